@@ -1,0 +1,195 @@
+"""Buffers (views over a data pointer), ranges, iteration variables and regions."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dtype import DataType, as_dtype
+from .expr import (
+    BufferLoad,
+    ExprLike,
+    IntImm,
+    PointerType,
+    PrimExpr,
+    Ramp,
+    Var,
+    _set,
+    convert,
+)
+from .span import Span
+
+__all__ = [
+    "Buffer",
+    "BufferRegion",
+    "IterKind",
+    "IterVar",
+    "MatchBufferRegion",
+    "Range",
+    "make_data_var",
+]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Range:
+    """The half-open interval ``[min, min + extent)``."""
+
+    min: PrimExpr
+    extent: PrimExpr
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+
+    @staticmethod
+    def from_min_extent(begin: ExprLike, extent: ExprLike) -> Range:
+        return Range(convert(begin), convert(extent))
+
+    __hash__ = object.__hash__
+
+
+class IterKind(enum.Enum):
+    """The role of a block iteration variable (``T.axis.*``)."""
+
+    SPATIAL = "S"
+    REDUCE = "R"
+    SCAN = "C"
+    OPAQUE = "O"
+    THREAD = "T"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IterVar:
+    """An iteration variable with its domain and role; it defines ``var``."""
+
+    var: Var
+    dom: Range
+    kind: IterKind = IterKind.SPATIAL
+    thread_tag: str = ""
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+
+    __hash__ = object.__hash__
+
+
+def make_data_var(name: str, dtype: DataType, scope: str = "global") -> Var:
+    """A fresh ``handle`` var that points to ``dtype`` elements."""
+    return Var(name, as_dtype("handle"), PointerType(dtype, scope))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Buffer:
+    """A typed, shaped view of memory starting at the pointer ``data``.
+
+    Several buffers may share one ``data`` var (aliases). A buffer is
+    identified by the object; ``name`` is a printing hint. Subscripting builds
+    loads (``A[i, j]``) and regions (``A[0:4, j]``).
+    """
+
+    name: str
+    data: Var
+    shape: tuple[PrimExpr, ...]
+    dtype: DataType
+    strides: tuple[PrimExpr, ...] = ()
+    elem_offset: PrimExpr = field(default_factory=lambda: IntImm(as_dtype("int32"), 0))
+    scope: str = "global"
+    data_alignment: int = 64
+    offset_factor: int = 1
+    axis_separators: tuple[int, ...] = ()
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+
+    __hash__ = object.__hash__
+
+    def __post_init__(self) -> None:
+        _set(self, "dtype", as_dtype(self.dtype))
+        _set(self, "shape", tuple(convert(s) for s in self.shape))
+        _set(self, "strides", tuple(convert(s) for s in self.strides))
+        _set(self, "elem_offset", convert(self.elem_offset))
+        _set(self, "axis_separators", tuple(int(a) for a in self.axis_separators))
+        if not self.data.dtype.is_handle:
+            raise TypeError(
+                f"buffer {self.name!r}: data must be a handle var, got {self.data.dtype}"
+            )
+        if self.strides and len(self.strides) != len(self.shape):
+            raise ValueError(
+                f"buffer {self.name!r}: {len(self.strides)} strides for {len(self.shape)} dims"
+            )
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def set_name_hint(self, name: str) -> None:
+        """Rename for printing (and the data var, when it follows the buffer's name)."""
+        old = self.name
+        _set(self, "name", name)
+        if self.data.name in (old, f"{old}_data", "data", "v"):
+            self.data.set_name_hint(f"{name}_data")
+
+    def __getitem__(self, key: Any) -> Any:
+        indices = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(i, slice) for i in indices):
+            return self._region(indices)
+        exprs = tuple(convert(i) for i in indices)
+        if len(exprs) != len(self.shape):
+            raise IndexError(
+                f"buffer {self.name!r} has {len(self.shape)} dimensions, "
+                f"indexed with {len(exprs)} indices"
+            )
+        return BufferLoad(self, exprs)
+
+    def _region(self, indices: Sequence[Any]) -> BufferRegion:
+        if len(indices) != len(self.shape):
+            raise IndexError(
+                f"buffer {self.name!r} has {len(self.shape)} dimensions, region has {len(indices)}"
+            )
+        ranges: list[Range] = []
+        for index, extent in zip(indices, self.shape):
+            if isinstance(index, slice):
+                if index.step not in (None, 1):
+                    raise ValueError(f"buffer {self.name!r}: region slices need step 1")
+                begin = convert(0 if index.start is None else index.start)
+                stop = extent if index.stop is None else convert(index.stop)
+                ranges.append(Range(begin, _simplify_extent(stop, begin)))
+            elif isinstance(index, Ramp):
+                ranges.append(Range(index.base, convert(index.lanes)))
+            else:
+                ranges.append(Range(convert(index), convert(1)))
+        return BufferRegion(self, tuple(ranges))
+
+    def full_region(self) -> BufferRegion:
+        """The region covering the whole buffer."""
+        return BufferRegion(self, tuple(Range(convert(0), s) for s in self.shape))
+
+    def __repr__(self) -> str:
+        shape = ", ".join(str(getattr(s, "value", s)) for s in self.shape)
+        return f"Buffer({self.name!r}, ({shape}), {self.dtype})"
+
+
+def _simplify_extent(stop: PrimExpr, begin: PrimExpr) -> PrimExpr:
+    if isinstance(begin, IntImm) and begin.value == 0:
+        return stop
+    return stop - begin
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class BufferRegion:
+    """A rectangular region of a buffer, one Range per dimension."""
+
+    buffer: Buffer
+    region: tuple[Range, ...]
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+
+    __hash__ = object.__hash__
+
+    def __post_init__(self) -> None:
+        _set(self, "region", tuple(self.region))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class MatchBufferRegion:
+    """Binds ``buffer`` (defined here) to view the region ``source``."""
+
+    buffer: Buffer
+    source: BufferRegion
+    span: Span | None = field(default=None, kw_only=True, repr=False)
+
+    __hash__ = object.__hash__

@@ -1,0 +1,196 @@
+"""Scalar and vector data types, spelled as TVM spells them (``"float32x8"``)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DataType", "DataTypeLike", "TypeCode", "as_dtype"]
+
+
+class TypeCode(enum.IntEnum):
+    """The kind of a data type; the numbers match DLPack's type codes."""
+
+    INT = 0
+    UINT = 1
+    FLOAT = 2
+    HANDLE = 3
+    BOOL = 6
+
+
+_CODE_NAMES = {
+    TypeCode.INT: "int",
+    TypeCode.UINT: "uint",
+    TypeCode.FLOAT: "float",
+    TypeCode.HANDLE: "handle",
+    TypeCode.BOOL: "bool",
+}
+_ALLOWED_BITS = {
+    TypeCode.INT: (8, 16, 32, 64),
+    TypeCode.UINT: (8, 16, 32, 64),
+    TypeCode.FLOAT: (16, 32, 64),
+    TypeCode.HANDLE: (64,),
+    TypeCode.BOOL: (1,),
+}
+_DTYPE_RE = re.compile(r"^(int|uint|float|bool|handle)(\d+)?(?:x(\d+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class DataType:
+    """A data type: a code, a bit width and a number of vector lanes.
+
+    Construct with :func:`as_dtype` (``as_dtype("float32x8")``); instances are
+    value objects, compared and hashed by their fields.
+    """
+
+    code: TypeCode
+    bits: int
+    lanes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.bits not in _ALLOWED_BITS[self.code]:
+            raise ValueError(f"unsupported bit width {self.bits} for {_CODE_NAMES[self.code]}")
+        if self.lanes < 1:
+            raise ValueError(f"vector lanes must be >= 1, got {self.lanes}")
+
+    def __str__(self) -> str:
+        name = _CODE_NAMES[self.code]
+        if self.code not in (TypeCode.BOOL, TypeCode.HANDLE):
+            name += str(self.bits)
+        if self.lanes != 1:
+            name += f"x{self.lanes}"
+        return name
+
+    def __repr__(self) -> str:
+        return f"DataType({str(self)!r})"
+
+    @property
+    def is_int(self) -> bool:
+        return self.code == TypeCode.INT
+
+    @property
+    def is_uint(self) -> bool:
+        return self.code == TypeCode.UINT
+
+    @property
+    def is_integer(self) -> bool:
+        """Signed or unsigned integer (not bool)."""
+        return self.code in (TypeCode.INT, TypeCode.UINT)
+
+    @property
+    def is_float(self) -> bool:
+        return self.code == TypeCode.FLOAT
+
+    @property
+    def is_bool(self) -> bool:
+        return self.code == TypeCode.BOOL
+
+    @property
+    def is_handle(self) -> bool:
+        return self.code == TypeCode.HANDLE
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.lanes == 1
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes one element occupies in memory (bool is stored as one byte)."""
+        return max(self.bits, 8) // 8 * self.lanes
+
+    def with_lanes(self, lanes: int) -> DataType:
+        return as_dtype(DataType(self.code, self.bits, lanes))
+
+    def element_of(self) -> DataType:
+        """The scalar type of one lane."""
+        return self.with_lanes(1)
+
+    def with_bits(self, bits: int) -> DataType:
+        return as_dtype(DataType(self.code, bits, self.lanes))
+
+    @property
+    def min_value(self) -> int | float:
+        """Lowest representable value of one lane."""
+        if self.is_int:
+            return -(1 << (self.bits - 1))
+        if self.is_uint or self.is_bool:
+            return 0
+        if self.is_float:
+            return float(np.finfo(self.numpy_dtype).min)
+        raise TypeError(f"{self} has no minimum value")
+
+    @property
+    def max_value(self) -> int | float:
+        """Highest representable value of one lane."""
+        if self.is_int:
+            return (1 << (self.bits - 1)) - 1
+        if self.is_uint:
+            return (1 << self.bits) - 1
+        if self.is_bool:
+            return 1
+        if self.is_float:
+            return float(np.finfo(self.numpy_dtype).max)
+        raise TypeError(f"{self} has no maximum value")
+
+    @property
+    def numpy_dtype(self) -> np.dtype[Any]:
+        """The numpy dtype of one lane."""
+        if self.is_handle:
+            raise TypeError("handle has no numpy equivalent")
+        return np.dtype("bool" if self.is_bool else str(self.element_of()))
+
+
+DataTypeLike = DataType | str | np.dtype[Any] | type
+
+
+@lru_cache(maxsize=512)
+def _parse(text: str) -> DataType:
+    aliases = {"float": "float32", "int": "int32", "double": "float64", "uint": "uint32"}
+    text = aliases.get(text, text)
+    match = _DTYPE_RE.match(text)
+    if match is None:
+        raise ValueError(f"unknown data type {text!r}")
+    name, bits_text, lanes_text = match.groups()
+    code = next(c for c, n in _CODE_NAMES.items() if n == name)
+    if code == TypeCode.BOOL:
+        bits = 1
+        if bits_text not in (None, "1", "8"):
+            raise ValueError(f"unknown data type {text!r}")
+    elif code == TypeCode.HANDLE:
+        bits = 64
+        if bits_text not in (None, "64"):
+            raise ValueError(f"unknown data type {text!r}")
+    else:
+        if bits_text is None:
+            raise ValueError(f"data type {text!r} needs a bit width")
+        bits = int(bits_text)
+    lanes = int(lanes_text) if lanes_text else 1
+    return DataType(code, bits, lanes)
+
+
+def as_dtype(value: DataTypeLike) -> DataType:
+    """Convert a string (``"int32"``, ``"float32x4"``), numpy dtype or DataType."""
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, str):
+        return _parse(value)
+    if value is bool:
+        return _parse("bool")
+    if value is int:
+        return _parse("int32")
+    if value is float:
+        return _parse("float32")
+    try:
+        np_dtype = np.dtype(value)
+    except TypeError as err:
+        raise TypeError(f"cannot interpret {value!r} as a data type") from err
+    return _parse("bool" if np_dtype == np.bool_ else str(np_dtype))

@@ -1,0 +1,315 @@
+"""Structural equality and hashing of IR.
+
+Variables and buffers that the IR *binds* (function params and the buffers
+of ``buffer_map`` with the symbolic dims of their shapes, loop vars, let vars,
+iter vars, allocated data vars, declared/allocated/matched buffers) compare
+up to a consistent renaming. Free variables compare by identity unless
+``map_free_vars`` is set. Name hints (``Var.name``, ``Buffer.name``, the
+function's ``global_symbol``) are not part of the structure; block names are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import math
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+from .buffer import Buffer, IterVar
+from .dtype import DataType
+from .expr import PrimExpr, Var
+from .function import IRModule, PrimFunc
+from .functor import DEFINITION_FIELDS
+from .stmt import Stmt
+
+__all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", "structural_hash"]
+
+_DEF_FIELDS: dict[type, tuple[str, ...]] = {}
+_IGNORED_ATTRS = frozenset({"global_symbol"})
+_SKIPPED_FIELDS = frozenset({"span", "name"})
+
+
+def _def_fields(cls: type) -> tuple[str, ...]:
+    cached = _DEF_FIELDS.get(cls)
+    if cached is None:
+        cached = tuple(sorted(DEFINITION_FIELDS.get(cls.__name__, frozenset())))
+        _DEF_FIELDS[cls] = cached
+    return cached
+
+
+class StructuralMismatch(AssertionError):
+    """Raised by :func:`assert_structural_equal`; ``path`` locates the difference."""
+
+    def __init__(self, path: str, lhs: Any, rhs: Any, reason: str) -> None:
+        self.path = path
+        self.lhs = lhs
+        self.rhs = rhs
+        self.reason = reason
+        super().__init__(
+            f"structural mismatch at {path}: {reason}\n  lhs: {_show(lhs)}\n  rhs: {_show(rhs)}"
+        )
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (Stmt, PrimFunc, IRModule)):
+        try:
+            text = value.script() if not isinstance(value, Stmt) else repr(value)
+        except Exception:  # printing is best effort inside an error message
+            text = repr(value)
+        return text if len(text) < 2000 else text[:2000] + " ..."
+    return repr(value)
+
+
+class _Equal:
+    def __init__(self, map_free_vars: bool) -> None:
+        self.map_free_vars = map_free_vars
+        self.lhs_to_rhs: dict[int, Any] = {}
+        self.rhs_to_lhs: dict[int, Any] = {}
+        self.keepalive: list[Any] = []
+        self.defining = 0
+
+    def fail(self, path: str, a: Any, b: Any, reason: str) -> None:
+        raise StructuralMismatch(path, a, b, reason)
+
+    def bind(self, a: Any, b: Any, path: str) -> None:
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, "bound to a different variable earlier")
+            return
+        back = self.rhs_to_lhs.get(id(b))
+        if back is not None and back is not a:
+            self.fail(path, a, b, "rhs variable is bound to a different lhs variable")
+        self.lhs_to_rhs[id(a)] = b
+        self.rhs_to_lhs[id(b)] = a
+        self.keepalive.extend((a, b))
+
+    def var(self, a: Var, b: Var, path: str, define: bool = False) -> None:
+        if type(a) is not type(b):
+            self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
+        if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
+            self.fail(path, a, b, f"variable types differ: {a.dtype} vs {b.dtype}")
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, "different variables")
+            return
+        if define or self.defining or self.map_free_vars:
+            self.bind(a, b, path)
+            return
+        if a is not b:
+            self.fail(path, a, b, f"free variables {a.name!r} and {b.name!r} differ")
+
+    def buffer(self, a: Buffer, b: Buffer, path: str) -> None:
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, f"different buffers {a.name!r} and {b.name!r}")
+            return
+        if a is b and not self.map_free_vars:
+            return
+        self.bind(a, b, path)
+        self.defining += 1
+        try:
+            self.value(a.data, b.data, path + ".data")
+            for name in (
+                "dtype",
+                "shape",
+                "strides",
+                "elem_offset",
+                "scope",
+                "data_alignment",
+                "offset_factor",
+                "axis_separators",
+            ):
+                self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
+        finally:
+            self.defining -= 1
+
+    def node(self, a: Any, b: Any, path: str) -> None:
+        for name in _def_fields(type(a)):
+            self.var(getattr(a, name), getattr(b, name), f"{path}.{name}", define=True)
+        for f in dataclasses.fields(a):
+            if f.name in _SKIPPED_FIELDS or f.name in _def_fields(type(a)):
+                continue
+            self.value(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+
+    def func(self, a: PrimFunc, b: PrimFunc, path: str) -> None:
+        if len(a.params) != len(b.params):
+            self.fail(path + ".params", a.params, b.params, "different parameter counts")
+        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
+            self.var(pa, pb, f"{path}.params[{i}]", define=True)
+        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
+            ba, bb = a.buffer_map.get(pa), b.buffer_map.get(pb)
+            if (ba is None) != (bb is None):
+                self.fail(f"{path}.buffer_map[{i}]", ba, bb, "buffer parameter vs scalar")
+            if ba is not None and bb is not None:
+                self.buffer(ba, bb, f"{path}.buffer_map[{pa.name}]")
+        if len(a.buffer_map) != len(b.buffer_map):
+            self.fail(path + ".buffer_map", a.buffer_map, b.buffer_map, "different sizes")
+        self.value(a.ret_type, b.ret_type, path + ".ret_type")
+        self.mapping(
+            {k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS},
+            {k: v for k, v in b.attrs.items() if k not in _IGNORED_ATTRS},
+            path + ".attrs",
+        )
+        self.value(a.body, b.body, path + ".body")
+
+    def mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], path: str) -> None:
+        if sorted(map(str, a)) != sorted(map(str, b)):
+            self.fail(path, dict(a), dict(b), f"keys differ: {sorted(a)} vs {sorted(b)}")
+        for key in sorted(a, key=str):
+            self.value(a[key], b[key], f"{path}[{key!r}]")
+
+    def value(self, a: Any, b: Any, path: str) -> None:
+        if a is b and not isinstance(a, (Var, Buffer)):
+            if not isinstance(a, (PrimExpr, Stmt, IterVar)) or not self.map_free_vars:
+                return
+        if isinstance(a, Var) and isinstance(b, Var):
+            self.var(a, b, path)
+        elif isinstance(a, Buffer) and isinstance(b, Buffer):
+            self.buffer(a, b, path)
+        elif type(a) is not type(b):
+            self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
+        elif isinstance(a, PrimFunc):
+            self.func(a, b, path)
+        elif isinstance(a, IRModule):
+            if sorted(a.functions) != sorted(b.functions):
+                self.fail(path, sorted(a.functions), sorted(b.functions), "function names differ")
+            for name in sorted(a.functions):
+                self.value(a.functions[name], b.functions[name], f"{path}[{name!r}]")
+        elif isinstance(a, (tuple, list)):
+            if len(a) != len(b):
+                self.fail(path, a, b, f"lengths differ: {len(a)} vs {len(b)}")
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.value(x, y, f"{path}[{i}]")
+        elif isinstance(a, Mapping):
+            self.mapping(a, b, path)
+        elif dataclasses.is_dataclass(a) and not isinstance(a, DataType):
+            self.node(a, b, path)
+        elif isinstance(a, float):
+            if not (a == b or (math.isnan(a) and math.isnan(b))):
+                self.fail(path, a, b, f"{a!r} vs {b!r}")
+        elif a != b:
+            self.fail(path, a, b, f"{a!r} vs {b!r}")
+
+
+def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
+    """Raise :class:`StructuralMismatch` naming the first differing path."""
+    _Equal(map_free_vars).value(lhs, rhs, "<root>")
+
+
+def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
+    """Whether two IR values are equal up to renaming of the variables they bind."""
+    try:
+        assert_structural_equal(lhs, rhs, map_free_vars)
+    except StructuralMismatch:
+        return False
+    return True
+
+
+class _Hasher:
+    def __init__(self) -> None:
+        self.digest = hashlib.blake2b(digest_size=8)
+        self.numbers: dict[int, int] = {}
+        self.keepalive: list[Any] = []
+
+    def put(self, token: str) -> None:
+        self.digest.update(token.encode())
+        self.digest.update(b"\x00")
+
+    def bind(self, obj: Any) -> None:
+        if id(obj) not in self.numbers:
+            self.numbers[id(obj)] = len(self.numbers)
+            self.keepalive.append(obj)
+
+    def var(self, v: Var, define: bool = False) -> None:
+        if define:
+            self.bind(v)
+        number = self.numbers.get(id(v))
+        self.put(f"{type(v).__name__}:{v.dtype}:{v.type_annotation}")
+        # Free vars hash by type only so that hashing agrees with both
+        # identity comparison and map_free_vars comparison.
+        self.put("free" if number is None else f"#{number}")
+
+    def buffer(self, b: Buffer) -> None:
+        number = self.numbers.get(id(b))
+        if number is not None:
+            self.put(f"buf#{number}")
+            return
+        self.bind(b)
+        self.put("buffer")
+        self.bind(b.data)
+        for name in (
+            "data",
+            "dtype",
+            "shape",
+            "strides",
+            "elem_offset",
+            "scope",
+            "data_alignment",
+            "offset_factor",
+            "axis_separators",
+        ):
+            value = getattr(b, name)
+            if isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, Var):
+                        self.bind(item)
+            elif isinstance(value, Var):
+                self.bind(value)
+            self.value(value)
+
+    def value(self, a: Any) -> None:
+        if isinstance(a, Var):
+            self.var(a)
+        elif isinstance(a, Buffer):
+            self.buffer(a)
+        elif isinstance(a, PrimFunc):
+            self.put("PrimFunc")
+            for p in a.params:
+                self.var(p, define=True)
+            for p in a.params:
+                if p in a.buffer_map:
+                    self.buffer(a.buffer_map[p])
+            self.value(a.ret_type)
+            self.value({k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS})
+            self.value(a.body)
+        elif isinstance(a, IRModule):
+            self.put("IRModule")
+            for name in sorted(a.functions):
+                self.put(name)
+                self.value(a.functions[name])
+        elif isinstance(a, (tuple, list)):
+            self.put(f"seq{len(a)}")
+            for item in a:
+                self.value(item)
+        elif isinstance(a, Mapping):
+            self.put(f"map{len(a)}")
+            for key in sorted(a, key=str):
+                self.put(str(key))
+                self.value(a[key])
+        elif dataclasses.is_dataclass(a) and not isinstance(a, DataType):
+            self.put(type(a).__name__)
+            defs = _def_fields(type(a))
+            for name in defs:
+                self.var(getattr(a, name), define=True)
+            for f in dataclasses.fields(a):
+                if f.name not in _SKIPPED_FIELDS and f.name not in defs:
+                    self.value(getattr(a, f.name))
+        elif isinstance(a, float):
+            self.put("f" + struct.pack("<d", a).hex())
+        elif isinstance(a, enum.Enum):
+            self.put(f"{type(a).__name__}.{a.name}")
+        else:
+            self.put(f"{type(a).__name__}:{a}")
+
+
+def structural_hash(value: Any) -> int:
+    """A hash consistent with :func:`structural_equal`, stable across processes."""
+    hasher = _Hasher()
+    hasher.value(value)
+    return int.from_bytes(hasher.digest.digest(), "little")
