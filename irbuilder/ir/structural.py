@@ -63,6 +63,12 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+def _var_type(v: Var) -> str:
+    if v.type_annotation is None:
+        return str(v.dtype)
+    return f"{v.dtype}({v.type_annotation.element}, {v.type_annotation.scope!r})"
+
+
 class _Equal:
     def __init__(self, map_free_vars: bool) -> None:
         self.map_free_vars = map_free_vars
@@ -91,7 +97,7 @@ class _Equal:
         if type(a) is not type(b):
             self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
         if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
-            self.fail(path, a, b, f"variable types differ: {a.dtype} vs {b.dtype}")
+            self.fail(path, a, b, f"variable types differ: {_var_type(a)} vs {_var_type(b)}")
         mapped = self.lhs_to_rhs.get(id(a))
         if mapped is not None:
             if mapped is not b:
@@ -114,9 +120,9 @@ class _Equal:
         self.bind(a, b, path)
         self.defining += 1
         try:
+            self.value(a.dtype, b.dtype, path + ".dtype")
             self.value(a.data, b.data, path + ".data")
             for name in (
-                "dtype",
                 "shape",
                 "strides",
                 "elem_offset",

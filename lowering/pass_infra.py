@@ -1,0 +1,241 @@
+"""Pass infrastructure: named passes over PrimFuncs and IRModules, Sequential, PassContext.
+
+A pass is a named function over a PrimFunc (most passes) or over an IRModule.
+Calling a pass accepts either: a function pass applied to a module runs on each
+function. The active :class:`PassContext` (a ``with`` block, thread-local)
+carries the optimisation level, disabled passes, per-pass options and the
+instruments (print after each pass, time each pass, verify after each pass).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, overload
+
+from irbuilder.ir import IRModule, PrimFunc
+
+__all__ = [
+    "FunctionPass",
+    "ModulePass",
+    "Pass",
+    "PassContext",
+    "PassInstrument",
+    "PrintAfterEach",
+    "Sequential",
+    "TimePasses",
+    "function_pass",
+    "module_pass",
+]
+
+
+class PassInstrument(Protocol):
+    """Observes pass execution; every method is optional in spirit (no-op defaults)."""
+
+    def before_pass(self, name: str, ir: PrimFunc | IRModule) -> None: ...
+
+    def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None: ...
+
+
+@dataclass
+class PrintAfterEach:
+    """Prints the IR as TVMScript after every pass (to ``sink``, default ``print``)."""
+
+    sink: Callable[[str], None] = print
+
+    def before_pass(self, name: str, ir: PrimFunc | IRModule) -> None:
+        return None
+
+    def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None:
+        self.sink(f"# after {name}\n{ir.script()}")
+
+
+@dataclass
+class TimePasses:
+    """Accumulates the wall time of every pass; ``report()`` formats a table."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def before_pass(self, name: str, ir: PrimFunc | IRModule) -> None:
+        return None
+
+    def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def report(self) -> str:
+        rows = sorted(self.seconds.items(), key=lambda item: -item[1])
+        lines = [f"{'pass':<32} {'calls':>6} {'ms':>10}"]
+        lines += [f"{n:<32} {self.calls[n]:>6} {s * 1e3:>10.3f}" for n, s in rows]
+        return "\n".join(lines)
+
+
+_local = threading.local()
+
+
+@dataclass
+class PassContext:
+    """Options for running passes; use as ``with PassContext(opt_level=2): ...``.
+
+    ``config`` maps a pass name to its options dict (read with :meth:`option`).
+    ``verify_each`` runs the well-formedness verifier after every pass.
+    """
+
+    opt_level: int = 3
+    disabled_passes: frozenset[str] = frozenset()
+    config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    instruments: Sequence[PassInstrument] = ()
+    verify_each: bool = False
+    verifier: Callable[[PrimFunc], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.disabled_passes = frozenset(self.disabled_passes)
+
+    @staticmethod
+    def current() -> PassContext:
+        stack: list[PassContext] = getattr(_local, "stack", [])
+        return stack[-1] if stack else _DEFAULT
+
+    def __enter__(self) -> PassContext:
+        if not hasattr(_local, "stack"):
+            _local.stack = []
+        _local.stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _local.stack.pop()
+
+    def option(self, pass_name: str, key: str, default: Any = None) -> Any:
+        """The option ``key`` configured for ``pass_name``, or ``default``."""
+        return self.config.get(pass_name, {}).get(key, default)
+
+    def enabled(self, p: Pass) -> bool:
+        return p.name not in self.disabled_passes and p.opt_level <= self.opt_level
+
+
+_DEFAULT = PassContext()
+
+
+class Pass:
+    """A named transformation; call it on a PrimFunc or an IRModule."""
+
+    name: str
+    opt_level: int
+
+    def __init__(self, name: str, opt_level: int = 0) -> None:
+        self.name = name
+        self.opt_level = opt_level
+
+    def run_module(self, mod: IRModule) -> IRModule:
+        raise NotImplementedError
+
+    def run_func(self, func: PrimFunc) -> PrimFunc:
+        result = self.run_module(IRModule({func.name: func}))
+        return result[func.name]
+
+    @overload
+    def __call__(self, ir: PrimFunc) -> PrimFunc: ...
+
+    @overload
+    def __call__(self, ir: IRModule) -> IRModule: ...
+
+    def __call__(self, ir: PrimFunc | IRModule) -> PrimFunc | IRModule:
+        ctx = PassContext.current()
+        if not ctx.enabled(self):
+            return ir
+        for instrument in ctx.instruments:
+            instrument.before_pass(self.name, ir)
+        start = time.perf_counter()
+        result: PrimFunc | IRModule
+        result = self.run_func(ir) if isinstance(ir, PrimFunc) else self.run_module(ir)
+        elapsed = time.perf_counter() - start
+        for instrument in ctx.instruments:
+            instrument.after_pass(self.name, result, elapsed)
+        if ctx.verify_each and ctx.verifier is not None and not isinstance(self, Sequential):
+            for func in _functions(result):
+                ctx.verifier(func)
+        return result
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def _functions(ir: PrimFunc | IRModule) -> Iterator[PrimFunc]:
+    if isinstance(ir, PrimFunc):
+        yield ir
+    else:
+        for _, func in ir.items():
+            yield func
+
+
+class FunctionPass(Pass):
+    """A pass defined by a function ``PrimFunc -> PrimFunc``."""
+
+    def __init__(self, fn: Callable[[PrimFunc], PrimFunc], name: str, opt_level: int = 0):
+        super().__init__(name, opt_level)
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def run_func(self, func: PrimFunc) -> PrimFunc:
+        return self.fn(func)
+
+    def run_module(self, mod: IRModule) -> IRModule:
+        functions = {name: self.fn(func) for name, func in mod.items()}
+        if all(functions[name] is mod[name] for name in functions):
+            return mod
+        return IRModule(functions, mod.attrs, span=mod.span)
+
+
+class ModulePass(Pass):
+    """A pass defined by a function ``IRModule -> IRModule``."""
+
+    def __init__(self, fn: Callable[[IRModule], IRModule], name: str, opt_level: int = 0):
+        super().__init__(name, opt_level)
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def run_module(self, mod: IRModule) -> IRModule:
+        return self.fn(mod)
+
+
+class Sequential(Pass):
+    """Runs passes in order, each subject to the active PassContext."""
+
+    def __init__(self, passes: Sequence[Pass], name: str = "sequential") -> None:
+        super().__init__(name, 0)
+        self.passes = list(passes)
+
+    def run_func(self, func: PrimFunc) -> PrimFunc:
+        for p in self.passes:
+            func = p(func)
+        return func
+
+    def run_module(self, mod: IRModule) -> IRModule:
+        for p in self.passes:
+            mod = p(mod)
+        return mod
+
+
+def function_pass(
+    name: str, opt_level: int = 0
+) -> Callable[[Callable[[PrimFunc], PrimFunc]], FunctionPass]:
+    """Decorator: ``@function_pass("flatten-buffer")`` turns a function into a pass."""
+
+    def wrap(fn: Callable[[PrimFunc], PrimFunc]) -> FunctionPass:
+        return FunctionPass(fn, name, opt_level)
+
+    return wrap
+
+
+def module_pass(
+    name: str, opt_level: int = 0
+) -> Callable[[Callable[[IRModule], IRModule]], ModulePass]:
+    """Decorator for passes over a whole module."""
+
+    def wrap(fn: Callable[[IRModule], IRModule]) -> ModulePass:
+        return ModulePass(fn, name, opt_level)
+
+    return wrap
