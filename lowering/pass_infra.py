@@ -90,6 +90,8 @@ class PassContext:
     instruments: Sequence[PassInstrument] = ()
     verify_each: bool = False
     verifier: Callable[[PrimFunc], None] | None = None
+    current_pass: str = field(default="", init=False, repr=False)
+    """The pass whose result is being verified (set while ``verifier`` runs)."""
 
     def __post_init__(self) -> None:
         self.disabled_passes = frozenset(self.disabled_passes)
@@ -109,11 +111,25 @@ class PassContext:
         _local.stack.pop()
 
     def option(self, pass_name: str, key: str, default: Any = None) -> Any:
-        """The option ``key`` configured for ``pass_name``, or ``default``."""
-        return self.config.get(pass_name, {}).get(key, default)
+        """The option ``key`` configured for ``pass_name``, or ``default``.
+
+        ``-`` and ``_`` are interchangeable in pass names (``"unroll-loop"`` is
+        ``"unroll_loop"``).
+        """
+        wanted = _normal(pass_name)
+        for name, options in self.config.items():
+            if _normal(name) == wanted:
+                return options.get(key, default)
+        return default
 
     def enabled(self, p: Pass) -> bool:
-        return p.name not in self.disabled_passes and p.opt_level <= self.opt_level
+        """Whether ``p`` runs: not disabled (by either spelling) and within ``opt_level``."""
+        disabled = {_normal(n) for n in self.disabled_passes}
+        return _normal(p.name) not in disabled and p.opt_level <= self.opt_level
+
+
+def _normal(name: str) -> str:
+    return name.replace("-", "_")
 
 
 _DEFAULT = PassContext()
@@ -155,8 +171,12 @@ class Pass:
         for instrument in ctx.instruments:
             instrument.after_pass(self.name, result, elapsed)
         if ctx.verify_each and ctx.verifier is not None and not isinstance(self, Sequential):
-            for func in _functions(result):
-                ctx.verifier(func)
+            saved, ctx.current_pass = ctx.current_pass, self.name
+            try:
+                for func in _functions(result):
+                    ctx.verifier(func)
+            finally:
+                ctx.current_pass = saved
         return result
 
     def __repr__(self) -> str:

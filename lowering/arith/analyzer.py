@@ -1,0 +1,367 @@
+"""Constant-interval bounds of integer expressions under known variable ranges and facts.
+
+:class:`Analyzer` keeps a scoped map from Vars to :class:`IntBound` intervals (from
+loop ranges, let values and constraints such as ``T.assume(i < n)``) and a scoped
+list of conditions known to be true. Bounds are computed on mathematical integers
+and then checked against the dtype: a node whose mathematical range does not fit
+may have wrapped around, so its bound becomes the whole dtype range. Every bound
+returned is therefore sound for the wrapped value the program computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from irbuilder.ir import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BufferLoad,
+    Call,
+    CallKind,
+    Cast,
+    CmpOp,
+    DataType,
+    Div,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    SizeVar,
+    Sub,
+    Var,
+    structural_equal,
+)
+
+from .canonical import LinearForm, supports_linear, to_linear
+
+__all__ = ["Analyzer", "IntBound"]
+
+
+@dataclass(frozen=True)
+class IntBound:
+    """The closed interval ``[lo, hi]`` of mathematical integers."""
+
+    lo: int
+    hi: int
+
+    @staticmethod
+    def of_dtype(dtype: DataType) -> IntBound:
+        """The full range of an integer or bool dtype."""
+        return IntBound(int(dtype.min_value), int(dtype.max_value))
+
+    @staticmethod
+    def point(value: int) -> IntBound:
+        return IntBound(value, value)
+
+    @property
+    def is_point(self) -> bool:
+        return self.lo == self.hi
+
+    def fits(self, dtype: DataType) -> bool:
+        """Whether every value of the interval is representable in ``dtype``."""
+        return dtype.min_value <= self.lo and self.hi <= dtype.max_value
+
+    def intersect(self, other: IntBound) -> IntBound:
+        return IntBound(max(self.lo, other.lo), min(self.hi, other.hi))
+
+    def union(self, other: IntBound) -> IntBound:
+        return IntBound(min(self.lo, other.lo), max(self.hi, other.hi))
+
+
+def _mul(a: IntBound, b: IntBound) -> IntBound:
+    products = (a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)
+    return IntBound(min(products), max(products))
+
+
+def _floordiv(a: IntBound, b: IntBound) -> IntBound | None:
+    if b.lo <= 0 <= b.hi:
+        return None
+    quotients = (a.lo // b.lo, a.lo // b.hi, a.hi // b.lo, a.hi // b.hi)
+    return IntBound(min(quotients), max(quotients))
+
+
+def _truncdiv(x: int, y: int) -> int:
+    quotient = abs(x) // abs(y)
+    return quotient if (x >= 0) == (y >= 0) else -quotient
+
+
+def _truncdiv_bound(a: IntBound, b: IntBound) -> IntBound | None:
+    if b.lo <= 0 <= b.hi:
+        return None
+    quotients = [_truncdiv(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+    if a.lo < 0 < a.hi:
+        quotients.append(0)
+    return IntBound(min(quotients), max(quotients))
+
+
+class Analyzer:
+    """Bounds and simple proofs over integer expressions, with scoped facts."""
+
+    def __init__(self) -> None:
+        self._bounds: dict[Var, IntBound] = {}
+        self._facts: list[PrimExpr] = []
+
+    # -- facts ------------------------------------------------------------
+    def bind(self, var: Var, bound: IntBound) -> None:
+        """Record (intersecting any existing bound) that ``var`` lies in ``bound``."""
+        old = self._bounds.get(var)
+        self._bounds[var] = bound if old is None else old.intersect(bound)
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """Facts recorded inside the ``with`` block are forgotten at its end."""
+        bounds = dict(self._bounds)
+        facts = list(self._facts)
+        try:
+            yield
+        finally:
+            self._bounds = bounds
+            self._facts = facts
+
+    def bind_range(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
+        """Record ``begin <= var < begin + extent`` (as far as constant bounds tell)."""
+        if not (var.dtype.is_integer and var.dtype.is_scalar):
+            return
+        lo = self.const_int_bound(begin)
+        ext = self.const_int_bound(extent)
+        self.bind(var, IntBound(lo.lo, lo.hi + ext.hi - 1))
+
+    def add_constraint(self, cond: PrimExpr) -> None:
+        """Record that the bool ``cond`` holds (tightening var bounds where possible)."""
+        if isinstance(cond, And):
+            self.add_constraint(cond.a)
+            self.add_constraint(cond.b)
+            return
+        if isinstance(cond, IntImm):
+            return
+        self._facts.append(cond)
+        if isinstance(cond, CmpOp) and supports_linear(cond.a.dtype):
+            self._constrain_compare(cond)
+
+    def _constrain_compare(self, cond: CmpOp) -> None:
+        # Rewrite `a op b` as `coef * v + rest op 0` with a single Var v of
+        # coefficient +-1, and tighten v's bound from rest's bound.
+        if not (self._exact(cond.a) and self._exact(cond.b)):
+            return
+        diff = self._difference(cond.a, cond.b)
+        live = diff.live_terms()
+        candidates = [(a, c) for a, c in live if isinstance(a, Var) and c in (1, -1)]
+        if len(candidates) != 1:
+            return
+        var, coef = candidates[0]
+        assert isinstance(var, Var)
+        rest = LinearForm(diff.dtype, wrap=False)
+        for atom, c in live:
+            if atom is not var:
+                rest.add_term(atom, c)
+        rest.const = diff.const
+        rb = self._math_bound(rest)
+        # coef*v + rest (op) 0  <=>  v (op') -rest / coef
+        op = type(cond)
+        if coef == -1:
+            op = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}[op]
+        neg = IntBound(-rb.hi, -rb.lo) if coef == 1 else rb
+        # for coef == -1: -v + rest op 0  <=>  v op' rest
+        if op is LT:
+            self.bind(var, IntBound(var.dtype.min_value, neg.hi - 1))  # type: ignore[arg-type]
+        elif op is LE:
+            self.bind(var, IntBound(var.dtype.min_value, neg.hi))  # type: ignore[arg-type]
+        elif op is GT:
+            self.bind(var, IntBound(neg.lo + 1, var.dtype.max_value))  # type: ignore[arg-type]
+        elif op is GE:
+            self.bind(var, IntBound(neg.lo, var.dtype.max_value))  # type: ignore[arg-type]
+        elif op is EQ:
+            self.bind(var, neg)
+
+    def is_known(self, cond: PrimExpr) -> bool:
+        """Whether ``cond`` is structurally one of the recorded facts."""
+        return any(f is cond or structural_equal(f, cond) for f in self._facts)
+
+    # -- bounds -----------------------------------------------------------
+    def const_int_bound(self, expr: PrimExpr) -> IntBound:
+        """A sound interval for the value of an integer or bool scalar expression."""
+        dtype = expr.dtype
+        if not (dtype.is_integer or dtype.is_bool) or dtype.is_vector:
+            raise TypeError(f"const_int_bound needs a scalar integer or bool, got {dtype}")
+        full = IntBound.of_dtype(dtype)
+        bound = self._bound(expr)
+        if bound is None or not bound.fits(dtype):
+            return full
+        return bound
+
+    def _exact(self, expr: PrimExpr) -> bool:
+        """Whether the linear form of ``expr`` provably equals its wrapped value."""
+        return self.linear_bound(to_linear(expr)) is not None
+
+    def linear_bound(self, form: LinearForm) -> IntBound | None:
+        """The bound of a linear form's mathematical value, or None if it may not fit."""
+        total = self._math_bound(form)
+        return total if total.fits(form.dtype) else None
+
+    def _math_bound(self, form: LinearForm) -> IntBound:
+        total = IntBound.point(form.const)
+        for atom, coef in form.live_terms():
+            part = _mul(self.const_int_bound(atom), IntBound.point(coef))
+            total = IntBound(total.lo + part.lo, total.hi + part.hi)
+        return total
+
+    @staticmethod
+    def _difference(a: PrimExpr, b: PrimExpr) -> LinearForm:
+        """``a - b`` as an exact (unwrapped) linear form."""
+        diff = LinearForm(a.dtype, wrap=False)
+        diff.add_form(to_linear(a))
+        diff.add_form(to_linear(b), -1)
+        return diff
+
+    def _bound(self, expr: PrimExpr) -> IntBound | None:
+        if isinstance(expr, IntImm):
+            return IntBound.point(expr.value)
+        if isinstance(expr, Var):
+            known = self._bounds.get(expr)
+            base = IntBound.of_dtype(expr.dtype)
+            if isinstance(expr, SizeVar):
+                base = IntBound(0, base.hi)
+            return base if known is None else base.intersect(known)
+        if expr.dtype.is_bool:
+            return IntBound(0, 1)
+        if isinstance(expr, (Add, Sub, Mul, Min, Max, FloorDiv, FloorMod, Div, Mod)):
+            a = self.const_int_bound(expr.a)
+            b = self.const_int_bound(expr.b)
+            return self._binary(expr, a, b)
+        if isinstance(expr, Select):
+            return self.const_int_bound(expr.true_value).union(
+                self.const_int_bound(expr.false_value)
+            )
+        if isinstance(expr, Cast):
+            source = expr.value.dtype
+            if (source.is_integer or source.is_bool) and source.is_scalar:
+                inner = self.const_int_bound(expr.value)
+                return inner if inner.fits(expr.dtype) else None
+            return None
+        if isinstance(expr, Let):
+            if expr.var.dtype.is_integer and expr.var.dtype.is_scalar:
+                with self.scope():
+                    self.bind(expr.var, self.const_int_bound(expr.value))
+                    return self.const_int_bound(expr.body)
+            return None
+        if isinstance(expr, Call) and expr.kind is CallKind.BUILTIN and expr.op == "likely":
+            return self.const_int_bound(expr.args[0])
+        if isinstance(expr, (BufferLoad, Call)):
+            return None
+        return None
+
+    @staticmethod
+    def _binary(expr: PrimExpr, a: IntBound, b: IntBound) -> IntBound | None:
+        if isinstance(expr, Add):
+            return IntBound(a.lo + b.lo, a.hi + b.hi)
+        if isinstance(expr, Sub):
+            return IntBound(a.lo - b.hi, a.hi - b.lo)
+        if isinstance(expr, Mul):
+            return _mul(a, b)
+        if isinstance(expr, Min):
+            return IntBound(min(a.lo, b.lo), min(a.hi, b.hi))
+        if isinstance(expr, Max):
+            return IntBound(max(a.lo, b.lo), max(a.hi, b.hi))
+        if isinstance(expr, FloorDiv):
+            return _floordiv(a, b)
+        if isinstance(expr, Div):
+            return _truncdiv_bound(a, b)
+        if isinstance(expr, FloorMod):
+            if b.lo > 0:
+                if a.lo >= 0 and a.hi < b.lo:
+                    return a
+                return IntBound(0, b.hi - 1)
+            return None
+        if isinstance(expr, Mod):
+            if b.lo > 0:
+                if a.lo >= 0 and a.hi < b.lo:
+                    return a
+                limit = b.hi - 1
+                return IntBound(-limit if a.lo < 0 else 0, limit if a.hi > 0 else 0)
+            return None
+        return None
+
+    # -- proofs -----------------------------------------------------------
+    def compare(self, a: PrimExpr, b: PrimExpr) -> IntBound | None:
+        """A bound of ``a - b`` as mathematical integers, or None if unknown.
+
+        Uses the linear forms of both sides, so common terms cancel
+        (``i + 1`` versus ``i`` gives exactly 1).
+        """
+        if not (supports_linear(a.dtype) and a.dtype == b.dtype):
+            if (a.dtype.is_integer or a.dtype.is_bool) and a.dtype == b.dtype and a.dtype.is_scalar:
+                ab, bb = self.const_int_bound(a), self.const_int_bound(b)
+                return IntBound(ab.lo - bb.hi, ab.hi - bb.lo)
+            return None
+        la, lb = to_linear(a), to_linear(b)
+        if self.linear_bound(la) is None or self.linear_bound(lb) is None:
+            ab, bb = self.const_int_bound(a), self.const_int_bound(b)
+            return IntBound(ab.lo - bb.hi, ab.hi - bb.lo)
+        return self._math_bound(self._difference(a, b))
+
+    def prove(self, cond: PrimExpr) -> bool | None:
+        """True/False when ``cond`` (a scalar bool) is provably so, else None."""
+        if isinstance(cond, IntImm):
+            return bool(cond.value)
+        if self.is_known(cond):
+            return True
+        if isinstance(cond, Not):
+            inner = self.prove(cond.a)
+            return None if inner is None else not inner
+        if isinstance(cond, And):
+            pa, pb = self.prove(cond.a), self.prove(cond.b)
+            if pa is False or pb is False:
+                return False
+            return True if (pa and pb) else None
+        if isinstance(cond, Or):
+            pa, pb = self.prove(cond.a), self.prove(cond.b)
+            if pa or pb:
+                return True
+            return False if (pa is False and pb is False) else None
+        if isinstance(cond, Call) and cond.kind is CallKind.BUILTIN and cond.op == "likely":
+            return self.prove(cond.args[0])
+        if isinstance(cond, CmpOp) and cond.a.dtype.is_scalar:
+            return self._prove_compare(cond)
+        return None
+
+    def _prove_compare(self, cond: CmpOp) -> bool | None:
+        d = self.compare(cond.a, cond.b)
+        if d is None:
+            return None
+        if isinstance(cond, LT):
+            return True if d.hi < 0 else (False if d.lo >= 0 else None)
+        if isinstance(cond, LE):
+            return True if d.hi <= 0 else (False if d.lo > 0 else None)
+        if isinstance(cond, GT):
+            return True if d.lo > 0 else (False if d.hi <= 0 else None)
+        if isinstance(cond, GE):
+            return True if d.lo >= 0 else (False if d.hi < 0 else None)
+        if isinstance(cond, EQ):
+            if d.is_point:
+                return d.lo == 0
+            return False if (d.lo > 0 or d.hi < 0) else None
+        if isinstance(cond, NE):
+            if d.is_point:
+                return d.lo != 0
+            return True if (d.lo > 0 or d.hi < 0) else None
+        return None
+
+    def can_prove(self, cond: PrimExpr) -> bool:
+        """Whether ``cond`` provably holds."""
+        return self.prove(cond) is True

@@ -1,0 +1,344 @@
+"""Bottom-up expression simplification: folding, identities, canonical affine forms.
+
+:class:`ExprSimplifier` is a mutator that simplifies every expression it visits
+under the facts of its :class:`Analyzer`. It knows nothing of statements except
+how to walk them; :mod:`lowering.simplify` adds the statement rules and the facts
+that loops, lets, asserts and branches provide.
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BinaryOp,
+    Broadcast,
+    Call,
+    CallKind,
+    Cast,
+    CmpOp,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Ramp,
+    Select,
+    StmtExprMutator,
+    Sub,
+    Var,
+    as_dtype,
+    rebuild,
+    structural_equal,
+)
+
+from .analyzer import Analyzer, IntBound
+from .canonical import LinearForm, from_linear, supports_linear, to_linear
+from .fold import fold_node
+
+__all__ = ["ExprSimplifier", "simplify_expr"]
+
+_BOOL = as_dtype("bool")
+_FLIP: dict[type, type[CmpOp]] = {LT: GE, LE: GT, GT: LE, GE: LT, EQ: NE, NE: EQ}
+_MAX_REWRITES = 4
+
+
+def _is_const(expr: PrimExpr, value: int | float) -> bool:
+    return isinstance(expr, (IntImm, FloatImm)) and expr.value == value
+
+
+def _same(a: PrimExpr, b: PrimExpr) -> bool:
+    return a is b or structural_equal(a, b)
+
+
+def _true() -> IntImm:
+    return IntImm(_BOOL, 1)
+
+
+def _false() -> IntImm:
+    return IntImm(_BOOL, 0)
+
+
+class ExprSimplifier(StmtExprMutator):
+    """Simplifies expressions bottom-up under ``analyzer``'s facts.
+
+    ``subst`` maps Vars to the expressions that replace them (used for lets
+    of constants and loops of extent one).
+    """
+
+    def __init__(self, analyzer: Analyzer | None = None) -> None:
+        self.analyzer = analyzer if analyzer is not None else Analyzer()
+        self.subst: dict[Var, PrimExpr] = {}
+
+    # -- traversal ----------------------------------------------------------
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if isinstance(expr, Var):
+            return self.subst.get(expr, expr)
+        if isinstance(expr, Let):
+            return self._visit_let(expr)
+        node = self.generic_mutate(expr)
+        for _ in range(_MAX_REWRITES):
+            new = self.rewrite(node)
+            if new is node:
+                break
+            node = new
+        return node
+
+    def _visit_let(self, expr: Let) -> PrimExpr:
+        value = self.visit_expr(expr.value)
+        if isinstance(value, (IntImm, FloatImm, Var)):
+            saved = self.subst.get(expr.var)
+            self.subst[expr.var] = value
+            try:
+                return self.visit_expr(expr.body)
+            finally:
+                if saved is None:
+                    del self.subst[expr.var]
+                else:
+                    self.subst[expr.var] = saved
+        with self.analyzer.scope():
+            if value.dtype.is_integer and value.dtype.is_scalar:
+                self.analyzer.bind(expr.var, self.analyzer.const_int_bound(value))
+            body = self.visit_expr(expr.body)
+        if value is expr.value and body is expr.body:
+            return expr
+        return Let(expr.var, value, body, span=expr.span)
+
+    # -- rules --------------------------------------------------------------
+    def rewrite(self, expr: PrimExpr) -> PrimExpr:
+        """One round of rules on ``expr`` whose children are already simplified."""
+        folded = fold_node(expr)
+        if folded is not None:
+            return folded
+        if expr.dtype.is_vector:
+            return self._rewrite_vector(expr)
+        result = self._rewrite_scalar(expr)
+        if result is expr and expr.dtype.is_bool and isinstance(expr, (CmpOp, And, Or, Not)):
+            proved = self.analyzer.prove(expr)
+            if proved is not None:
+                return IntImm(_BOOL, 1 if proved else 0)
+        return result
+
+    def _rewrite_scalar(self, expr: PrimExpr) -> PrimExpr:
+        if isinstance(expr, (Add, Sub, Mul)):
+            return self._arith(expr)
+        if isinstance(expr, (FloorDiv, FloorMod, Div, Mod)):
+            return self._division(expr)
+        if isinstance(expr, (Min, Max)):
+            return self._min_max(expr)
+        if isinstance(expr, CmpOp):
+            if expr.a.dtype.is_integer and _same(expr.a, expr.b):
+                return IntImm(_BOOL, 1 if isinstance(expr, (EQ, LE, GE)) else 0)
+            return expr
+        if isinstance(expr, (And, Or)):
+            return self._logical(expr)
+        if isinstance(expr, Not):
+            inner = expr.a
+            if isinstance(inner, Not):
+                return inner.a
+            if isinstance(inner, CmpOp) and inner.a.dtype.is_integer and inner.a.dtype.is_scalar:
+                return _FLIP[type(inner)](inner.a, inner.b, span=expr.span)
+            return expr
+        if isinstance(expr, Select):
+            proved = self.analyzer.prove(expr.condition)
+            if proved is not None:
+                return expr.true_value if proved else expr.false_value
+            if _same(expr.true_value, expr.false_value):
+                return expr.true_value
+            return expr
+        if isinstance(expr, Cast) and expr.value.dtype == expr.dtype:
+            return expr.value
+        if isinstance(expr, Call):
+            return self._call(expr)
+        return expr
+
+    def _call(self, expr: Call) -> PrimExpr:
+        if expr.kind is not CallKind.BUILTIN:
+            return expr
+        if expr.op == "likely" and len(expr.args) == 1:
+            proved = self.analyzer.prove(expr.args[0])
+            if proved is not None:
+                return IntImm(_BOOL, 1 if proved else 0)
+        if expr.op == "if_then_else" and len(expr.args) == 3:
+            proved = self.analyzer.prove(expr.args[0])
+            if proved is not None:
+                return expr.args[1] if proved else expr.args[2]
+        return expr
+
+    def _arith(self, expr: Add | Sub | Mul) -> PrimExpr:
+        a, b = expr.a, expr.b
+        dtype = expr.dtype
+        if supports_linear(dtype):
+            if isinstance(expr, Mul) and not isinstance(a, IntImm) and not isinstance(b, IntImm):
+                return expr
+            new = from_linear(to_linear(expr))
+            return expr if _same(new, expr) else new
+        # identities valid for every type (floats included: x - 0.0 and x * 1.0 are exact)
+        if isinstance(expr, Sub) and _is_const(b, 0):
+            return a
+        if isinstance(expr, Mul):
+            if _is_const(b, 1):
+                return a
+            if _is_const(a, 1):
+                return b
+        if dtype.is_integer:
+            if isinstance(expr, Add) and _is_const(b, 0):
+                return a
+            if isinstance(expr, Add) and _is_const(a, 0):
+                return b
+            if isinstance(expr, Mul) and (_is_const(a, 0) or _is_const(b, 0)):
+                return IntImm(dtype, 0)
+            if isinstance(expr, Sub) and _same(a, b):
+                return IntImm(dtype, 0)
+        return expr
+
+    def _division(self, expr: FloorDiv | FloorMod | Div | Mod) -> PrimExpr:
+        a, b = expr.a, expr.b
+        dtype = expr.dtype
+        if isinstance(expr, Div) and _is_const(b, 1):
+            return a
+        if not dtype.is_integer or not isinstance(b, IntImm):
+            return expr
+        c = b.value
+        if c == 1:
+            return a if isinstance(expr, (FloorDiv, Div)) else IntImm(dtype, 0)
+        if c <= 0:
+            return expr
+        is_div = isinstance(expr, (FloorDiv, Div))
+        if isinstance(expr, (Div, Mod)):
+            # truncation equals flooring for a non-negative dividend
+            if self.analyzer.const_int_bound(a).lo < 0:
+                return expr
+        bound = self.analyzer.const_int_bound(a)
+        k = bound.lo // c
+        if bound.hi // c == k:
+            return IntImm(dtype, k) if is_div else self.rewrite_sub(a, k * c)
+        if not supports_linear(dtype):
+            return expr
+        return self._linear_division(expr, a, c, is_div)
+
+    def rewrite_sub(self, a: PrimExpr, value: int) -> PrimExpr:
+        """``a - value`` simplified (``value`` fits the dtype)."""
+        if value == 0:
+            return a
+        return self.rewrite(Sub(a, IntImm(a.dtype, value)))
+
+    def _linear_division(self, expr: PrimExpr, a: PrimExpr, c: int, is_div: bool) -> PrimExpr:
+        dtype = expr.dtype
+        if isinstance(a, FloorDiv) and is_div and isinstance(expr, FloorDiv):
+            inner = a.b
+            if isinstance(inner, IntImm) and inner.value > 0:
+                product = inner.value * c
+                if product <= dtype.max_value:
+                    return FloorDiv(a.a, IntImm(dtype, product))
+        if isinstance(a, FloorMod) and not is_div and isinstance(expr, FloorMod):
+            inner = a.b
+            if isinstance(inner, IntImm) and inner.value > 0 and inner.value % c == 0:
+                return FloorMod(a.a, IntImm(dtype, c))
+        form = to_linear(a)
+        if self.analyzer.linear_bound(form) is None:
+            return expr
+        quotient = LinearForm(dtype)
+        remainder = LinearForm(dtype)
+        for atom, coef in form.live_terms():
+            if coef % c == 0:
+                quotient.add_term(atom, coef // c)
+            else:
+                remainder.add_term(atom, coef)
+        quotient.const = form.const // c
+        remainder.const = form.const % c
+        if quotient.is_const and quotient.const == 0:
+            return expr
+        q_bound = self.analyzer.linear_bound(quotient)
+        r_bound = self.analyzer.linear_bound(remainder)
+        if q_bound is None or r_bound is None:
+            return expr
+        r_expr = from_linear(remainder)
+        k = r_bound.lo // c
+        if r_bound.hi // c == k:
+            if is_div:
+                quotient.const += k
+                return from_linear(quotient)
+            return self.rewrite_sub(r_expr, k * c)
+        if not is_div:
+            return FloorMod(r_expr, IntImm(dtype, c), span=expr.span)
+        # floor((c*Q + R) / c) == Q + floor(R / c); every part fits the dtype
+        return self.rewrite(Add(from_linear(quotient), FloorDiv(r_expr, IntImm(dtype, c))))
+
+    def _min_max(self, expr: Min | Max) -> PrimExpr:
+        a, b = expr.a, expr.b
+        if _same(a, b):
+            return a
+        if not (expr.dtype.is_integer and expr.dtype.is_scalar):
+            return expr
+        diff: IntBound | None = self.analyzer.compare(a, b)
+        if diff is None:
+            return expr
+        if diff.hi <= 0:
+            return a if isinstance(expr, Min) else b
+        if diff.lo >= 0:
+            return b if isinstance(expr, Min) else a
+        return expr
+
+    @staticmethod
+    def _logical(expr: And | Or) -> PrimExpr:
+        a, b = expr.a, expr.b
+        if _same(a, b):
+            return a
+        absorbing = 0 if isinstance(expr, And) else 1
+        for side, other in ((a, b), (b, a)):
+            if isinstance(side, IntImm):
+                return side if side.value == absorbing else other
+        return expr
+
+    def _rewrite_vector(self, expr: PrimExpr) -> PrimExpr:
+        """Lane-wise rules: Broadcast op Broadcast, Ramp +- Broadcast, Ramp * const."""
+        if isinstance(expr, Ramp) and _is_const(expr.stride, 0):
+            return Broadcast(expr.base, expr.lanes)
+        if not isinstance(expr, BinaryOp):
+            return expr
+        a, b = expr.a, expr.b
+        lanes = expr.dtype.lanes
+        if isinstance(a, Broadcast) and isinstance(b, Broadcast):
+            scalar = self.visit_expr(rebuild(expr, {"a": a.value, "b": b.value}))
+            return Broadcast(scalar, lanes)
+        if not expr.dtype.is_integer:
+            return expr
+        if isinstance(expr, (Add, Sub)):
+            if isinstance(a, Ramp) and isinstance(b, Broadcast):
+                base = self.visit_expr(rebuild(expr, {"a": a.base, "b": b.value}))
+                return Ramp(base, a.stride, lanes)
+            if isinstance(a, Broadcast) and isinstance(b, Ramp):
+                base = self.visit_expr(rebuild(expr, {"a": a.value, "b": b.base}))
+                stride = b.stride if isinstance(expr, Add) else self.visit_expr(0 - b.stride)
+                return Ramp(base, stride, lanes)
+            if isinstance(a, Ramp) and isinstance(b, Ramp):
+                base = self.visit_expr(rebuild(expr, {"a": a.base, "b": b.base}))
+                stride = self.visit_expr(rebuild(expr, {"a": a.stride, "b": b.stride}))
+                return Ramp(base, stride, lanes)
+        if isinstance(expr, Mul):
+            ramp, scale = (a, b) if isinstance(a, Ramp) else (b, a)
+            if isinstance(ramp, Ramp) and isinstance(scale, Broadcast):
+                base = self.visit_expr(Mul(ramp.base, scale.value))
+                stride = self.visit_expr(Mul(ramp.stride, scale.value))
+                return Ramp(base, stride, lanes)
+        return expr
+
+
+def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:
+    """Simplify one expression (under ``analyzer``'s facts, if given)."""
+    return ExprSimplifier(analyzer).visit_expr(expr)

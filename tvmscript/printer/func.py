@@ -1,0 +1,156 @@
+"""Printing of functions and modules, and the ``script`` entry point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irbuilder.ir import (
+    Buffer,
+    IntImm,
+    IRModule,
+    PointerType,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    Var,
+    post_order_visit,
+)
+
+from .doc import Doc, render
+from .stmt import StmtPrinter, body_definitions
+
+__all__ = ["print_func", "script"]
+
+_TIR_HEADER = "# from tvmscript import tir as T"
+_IR_HEADER = "# from tvmscript import ir as I"
+
+
+def _vars_in(exprs: tuple[PrimExpr, ...]) -> list[Var]:
+    found: list[Var] = []
+    seen: set[int] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Var) and id(node) not in seen:
+            seen.add(id(node))
+            found.append(node)
+
+    for expr in exprs:
+        post_order_visit(expr, visit)
+    return found
+
+
+def _vars_in_stmt(stmt: Stmt) -> list[Var]:
+    found: list[Var] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Var):
+            found.append(node)
+
+    post_order_visit(stmt, visit)
+    return found
+
+
+def _default_layout(buffer: Buffer) -> bool:
+    """Whether the buffer is what ``T.Buffer(shape, dtype)`` builds."""
+    offset = buffer.elem_offset
+    return (
+        not buffer.strides
+        and isinstance(offset, IntImm)
+        and offset.value == 0
+        and str(offset.dtype) == "int32"
+        and buffer.scope == "global"
+        and buffer.data_alignment == 64
+        and buffer.offset_factor == 1
+        and not buffer.axis_separators
+        and buffer.data.type_annotation == PointerType(buffer.dtype, "global")
+    )
+
+
+class _FuncPrinter(StmtPrinter):
+    def function(self, func: PrimFunc, name: str) -> list[Doc]:
+        self.body_defs = body_definitions(func.body)
+        used = {id(v) for v in _vars_in_stmt(func.body)}
+        params: list[str] = []
+        prologue: list[Doc] = []
+        matched: list[tuple[Var, Buffer]] = []
+        earlier: set[int] = set()  # scalar params already declared, left to right
+        for param in func.params:
+            buffer = func.buffer_map.get(param)
+            if buffer is None:
+                params.append(f"{self.define_var(param)}: {self.type_annotation(param)}")
+                earlier.add(id(param))
+                continue
+            layout_vars = _vars_in((*buffer.shape, *buffer.strides, buffer.elem_offset))
+            if (
+                _default_layout(buffer)
+                and all(id(v) in earlier for v in layout_vars)
+                and id(buffer.data) not in self.body_defs
+                and id(param) not in used
+            ):
+                # The handle param takes the buffer's name: only the buffer is visible.
+                self.defined.add(id(param))
+                buf_name = self.buffer_ref(buffer)
+                self.names.name(param, buf_name)
+                params.append(f"{buf_name}: T.Buffer({self.buffer_args(buffer)})")
+                self.own_data(buffer)
+            else:
+                params.append(f"{self.define_var(param)}: T.handle")
+                matched.append((param, buffer))
+        attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol" or v != name}
+        if attrs:
+            prologue.append(Doc(f"T.func_attr({self.mapping(attrs)})"))
+        # Vars first seen in a matched buffer's layout are declared before the match.
+        param_ids = {id(p) for p in func.params}
+        for _, buffer in matched:
+            for var in _vars_in((*buffer.shape, *buffer.strides, buffer.elem_offset)):
+                if id(var) not in self.defined and id(var) not in param_ids:
+                    prologue.append(Doc(f"{self.define_var(var)} = {self.var_decl(var)}"))
+        for param, buffer in matched:
+            args = f"{self.var_ref(param)}, {self.buffer_args(buffer)}"
+            prologue.append(Doc(f"{self.buffer_ref(buffer)} = T.match_buffer({args})"))
+            self.own_data(buffer)
+        body = self.stmts(func.body)
+        hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
+        ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
+        head = f"def {name}({', '.join(params)}){ret}:"
+        return [Doc("@T.prim_func"), Doc(head, [*prologue, *hoisted, *body])]
+
+
+def print_func(func: PrimFunc, name: str | None = None) -> list[Doc]:
+    """The document of one function, named ``name`` (default: its global symbol)."""
+    return _FuncPrinter().function(func, func.name if name is None else name)
+
+
+def _module(mod: IRModule) -> list[Doc]:
+    body: list[Doc] = []
+    if mod.attrs:
+        body.append(Doc(f"I.module_attrs({_FuncPrinter().mapping(mod.attrs)})"))
+    for name, func in mod.functions.items():
+        if not name.isidentifier():
+            raise ValueError(f"cannot print module function {name!r}: not a Python identifier")
+        docs = print_func(func, name)
+        docs[0].blank_before = bool(body)
+        body.extend(docs)
+    return [Doc("@I.ir_module"), Doc("class Module:", body)]
+
+
+def script(node: Any) -> str:
+    """TVMScript text of a PrimFunc, IRModule, statement or expression.
+
+    Functions and modules print as parseable TVMScript headed by the import
+    comments; a statement or expression prints alone (free vars by name).
+    """
+    if isinstance(node, PrimFunc):
+        name = node.name
+        if not name.isidentifier():
+            raise ValueError(f"cannot print function {name!r}: not a Python identifier")
+        lines = [_TIR_HEADER, "", *render(print_func(node))]
+    elif isinstance(node, IRModule):
+        lines = [_IR_HEADER, _TIR_HEADER, "", *render(_module(node))]
+    elif isinstance(node, Stmt):
+        lines = render(StmtPrinter(hoist_free=False).stmts(node))
+    elif isinstance(node, PrimExpr):
+        return StmtPrinter(hoist_free=False).expr(node)
+    else:
+        raise TypeError(f"cannot print {type(node).__name__} as TVMScript")
+    return "\n".join(lines) + "\n"
