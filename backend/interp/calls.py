@@ -1,0 +1,157 @@
+"""Calls in the reference interpreter: builtins, entry builtins, intrinsics and externs.
+
+``likely`` is the identity, ``assume`` a no-op (value 1), ``if_then_else`` evaluates
+only the chosen side (both, lane-wise, for a vector condition), ``reinterpret`` is a
+bit cast. The entry builtins read the argument arrays (``array_stride`` in bytes,
+``array_flags`` numpy's flag bits). Externs: a table of libm names (``expf``,
+``sqrt``, ...) and ``memset``; any other symbol raises ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from irbuilder.ir import Call, CallKind, PrimExpr, StringImm, as_dtype
+
+from . import values as V
+from .arguments import ArrayArg
+from .intrinsics import EXTERN_MATH, INTRINSICS, call_extern_math, call_intrinsic
+from .memory import Pointer
+
+__all__ = ["BUILTINS", "Evaluator", "evaluate_call"]
+
+_BITWISE = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"})
+
+
+class Evaluator(Protocol):
+    """What call evaluation needs from the interpreter."""
+
+    def eval(self, expr: PrimExpr) -> V.Value:
+        """The value of ``expr``."""
+
+    def eval_int(self, expr: PrimExpr, what: str) -> int:
+        """The value of a scalar integer expression."""
+
+
+def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
+    """The value of a :class:`Call` of any kind."""
+    op = expr.op
+    if expr.kind in (CallKind.EXTERN, CallKind.PURE_EXTERN):
+        return _call_extern(interp, expr)
+    if op in BUILTINS:
+        return BUILTINS[op](interp, expr)
+    if op in _BITWISE:
+        if len(expr.args) != 2:
+            raise TypeError(f"{op} takes 2 arguments, got {len(expr.args)}")
+        a, b = expr.args
+        return V.binary(op, interp.eval(a), interp.eval(b), a.dtype)
+    if op in INTRINSICS or expr.kind is CallKind.INTRINSIC:
+        values = [interp.eval(a) for a in expr.args]
+        return call_intrinsic(op, values, [a.dtype for a in expr.args], expr.dtype)
+    raise NotImplementedError(f"the interpreter does not implement builtin {op!r}")
+
+
+def _call_extern(interp: Evaluator, expr: Call) -> V.Value:
+    symbol = expr.op
+    if symbol in EXTERN_MATH:
+        values = [interp.eval(a) for a in expr.args]
+        return call_extern_math(symbol, values, [a.dtype for a in expr.args], expr.dtype)
+    if symbol == "memset":
+        if len(expr.args) != 3:
+            raise TypeError(f"memset takes 3 arguments, got {len(expr.args)}")
+        pointer = interp.eval(expr.args[0])
+        if not isinstance(pointer, Pointer):
+            raise TypeError(f"memset needs a data pointer, got {pointer!r}")
+        byte = interp.eval_int(expr.args[1], "memset value")
+        nbytes = interp.eval_int(expr.args[2], "memset size")
+        pointer.fill(byte, nbytes, "memset")
+        return pointer if expr.dtype.is_handle else V.from_python(0, expr.dtype)
+    raise NotImplementedError(f"the interpreter does not know extern function {symbol!r}")
+
+
+def _array_arg(interp: Evaluator, expr: Call) -> ArrayArg:
+    if not expr.args:
+        raise TypeError(f"{expr.op} needs an array handle argument")
+    handle = interp.eval(expr.args[0])
+    if not isinstance(handle, ArrayArg):
+        raise TypeError(f"{expr.op} needs an array handle, got {handle!r}")
+    return handle
+
+
+def _axis(interp: Evaluator, expr: Call, arg: ArrayArg) -> int:
+    if len(expr.args) != 2:
+        raise TypeError(f"{expr.op} takes (handle, axis), got {len(expr.args)} arguments")
+    axis = interp.eval_int(expr.args[1], f"{expr.op} axis")
+    if not 0 <= axis < arg.array.ndim:
+        raise IndexError(f"{expr.op}: axis {axis} out of range for a {arg.array.ndim}-d array")
+    return axis
+
+
+def _builtin_likely(interp: Evaluator, expr: Call) -> V.Value:
+    return interp.eval(expr.args[0])
+
+
+def _builtin_assume(interp: Evaluator, expr: Call) -> V.Value:
+    return V.from_python(1, expr.dtype) if not expr.dtype.is_handle else None
+
+
+def _builtin_if_then_else(interp: Evaluator, expr: Call) -> V.Value:
+    if len(expr.args) != 3:
+        raise TypeError(f"if_then_else takes 3 arguments, got {len(expr.args)}")
+    cond_expr, a, b = expr.args
+    if cond_expr.dtype.is_vector:
+        return V.select(
+            interp.eval(cond_expr), cond_expr.dtype, interp.eval(a), interp.eval(b), expr.dtype
+        )
+    return interp.eval(a) if V.truthy(interp.eval(cond_expr)) else interp.eval(b)
+
+
+def _builtin_reinterpret(interp: Evaluator, expr: Call) -> V.Value:
+    (arg,) = expr.args
+    return V.reinterpret(interp.eval(arg), arg.dtype, expr.dtype)
+
+
+def _builtin_array_data(interp: Evaluator, expr: Call) -> V.Value:
+    return _array_arg(interp, expr).pointer
+
+
+def _builtin_array_ndim(interp: Evaluator, expr: Call) -> V.Value:
+    return V.from_python(_array_arg(interp, expr).array.ndim, expr.dtype)
+
+
+def _builtin_array_shape(interp: Evaluator, expr: Call) -> V.Value:
+    arg = _array_arg(interp, expr)
+    return V.from_python(arg.array.shape[_axis(interp, expr, arg)], expr.dtype)
+
+
+def _builtin_array_stride(interp: Evaluator, expr: Call) -> V.Value:
+    arg = _array_arg(interp, expr)
+    return V.from_python(arg.array.strides[_axis(interp, expr, arg)], expr.dtype)
+
+
+def _builtin_array_flags(interp: Evaluator, expr: Call) -> V.Value:
+    return V.from_python(_array_arg(interp, expr).array.flags.num, expr.dtype)
+
+
+def _builtin_array_dtype_is(interp: Evaluator, expr: Call) -> V.Value:
+    arg = _array_arg(interp, expr)
+    if len(expr.args) != 2 or not isinstance(expr.args[1], StringImm):
+        raise TypeError('array_dtype_is takes (handle, "dtype name")')
+    wanted = as_dtype(expr.args[1].value).numpy_dtype
+    return 1 if arg.array.dtype == wanted else 0
+
+
+BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
+    "likely": _builtin_likely,
+    "assume": _builtin_assume,
+    "if_then_else": _builtin_if_then_else,
+    "reinterpret": _builtin_reinterpret,
+    "array_data": _builtin_array_data,
+    "array_ndim": _builtin_array_ndim,
+    "array_shape": _builtin_array_shape,
+    "array_stride": _builtin_array_stride,
+    "array_flags": _builtin_array_flags,
+    "array_dtype_is": _builtin_array_dtype_is,
+}
+"""Builtin name -> evaluation (the arguments are evaluated as each needs)."""

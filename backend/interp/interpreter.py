@@ -1,0 +1,600 @@
+"""The reference interpreter: runs a PrimFunc, lowered or not, on numpy arrays.
+
+Slow and literal on purpose: it is the oracle of the differential tests. Value
+semantics are in :mod:`.values` and :mod:`.intrinsics`, memory in :mod:`.memory`;
+this module walks the IR. What it defines beyond TIR's letter:
+
+- serial execution of every loop kind (parallel, vectorized, unrolled, thread binding);
+- a ``BlockRealize`` skips its block when the predicate is false; the block's ``init``
+  runs when every reduce iter var sits at its domain minimum (always, when there is
+  none); ``alloc_buffers`` get fresh garbage-filled memory; ``match_buffers`` view
+  the source region in place;
+- ``Select`` evaluates both sides, ``if_then_else`` only the chosen one;
+- an ``AssertStmt`` whose message starts with ``"TypeError: "``, ``"ValueError: "`` or
+  ``"IndexError: "`` raises that exception with the rest of the message; others raise
+  ``AssertionError`` with the whole message;
+- accesses outside the memory of the data var raise ``IndexError``; indices are not
+  checked against a buffer's logical shape (compiled code does not either).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import numpy as np
+
+from irbuilder.ir import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    Allocate,
+    And,
+    AssertStmt,
+    AttrStmt,
+    Block,
+    BlockRealize,
+    Broadcast,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    Cast,
+    DeclBuffer,
+    Div,
+    Evaluate,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    For,
+    IfThenElse,
+    IntImm,
+    IterKind,
+    Let,
+    LetStmt,
+    MatchBufferRegion,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    Ramp,
+    Reduce,
+    ReduceKind,
+    Select,
+    SeqStmt,
+    Shuffle,
+    Stmt,
+    StringImm,
+    Sub,
+    Var,
+    While,
+)
+
+from . import values as V
+from .arguments import bind_arguments
+from .calls import evaluate_call
+from .memory import Pointer, allocate
+
+__all__ = ["Interpreter", "interpret"]
+
+_BINARY_NAMES: dict[type, str] = {
+    Add: "add",
+    Sub: "sub",
+    Mul: "mul",
+    Div: "div",
+    Mod: "mod",
+    FloorDiv: "floordiv",
+    FloorMod: "floormod",
+    Min: "min",
+    Max: "max",
+    EQ: "eq",
+    NE: "ne",
+    LT: "lt",
+    LE: "le",
+    GT: "gt",
+    GE: "ge",
+    And: "and",
+    Or: "or",
+}
+
+_REDUCE_OPS: dict[ReduceKind, str] = {
+    ReduceKind.SUM: "add",
+    ReduceKind.PROD: "mul",
+    ReduceKind.MAX: "max",
+    ReduceKind.MIN: "min",
+    ReduceKind.ALL: "and",
+    ReduceKind.ANY: "or",
+}
+
+_ASSERT_PREFIXES: dict[str, type[Exception]] = {
+    "TypeError: ": TypeError,
+    "ValueError: ": ValueError,
+    "IndexError: ": IndexError,
+}
+
+
+def assertion_error(message: str) -> Exception:
+    """The exception an ``AssertStmt`` with ``message`` raises (see ARCHITECTURE.md)."""
+    for prefix, exc_type in _ASSERT_PREFIXES.items():
+        if message.startswith(prefix):
+            return exc_type(message[len(prefix) :])
+    return AssertionError(message)
+
+
+class Interpreter:
+    """Runs one PrimFunc; :meth:`run` may be called any number of times."""
+
+    _expr_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], V.Value]]] = {}
+    _stmt_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], None]]] = {}
+
+    def __init__(self, func: PrimFunc) -> None:
+        if not isinstance(func, PrimFunc):
+            raise TypeError(f"interpret needs a PrimFunc, got {type(func).__name__}")
+        self.func = func
+        self._env: dict[int, tuple[Var, Any]] = {}
+        self._const_strides: dict[int, list[int]] = {}
+
+    # -- entry -----------------------------------------------------------------
+    def run(self, args: Sequence[Any], *, check_args: bool = True) -> None:
+        """Run the function on ``args`` (arrays for buffer params, numbers for scalars).
+
+        With ``check_args`` the argument count, dtypes, ranks, shapes, strides and
+        scalar ranges are checked first (``TypeError``/``ValueError``
+        naming the parameter). Without it only the bindings are made, so a lowered
+        function's own entry assertions do the checking.
+        """
+        self._env = {}
+        with np.errstate(all="ignore"):
+            bind_arguments(
+                self.func, list(args), self._bind, self._lookup_opt, self.eval, check=check_args
+            )
+            self.exec(self.func.body)
+        self._env = {}
+
+    # -- environment -------------------------------------------------------------
+    def _bind(self, var: Var, value: Any) -> None:
+        self._env[id(var)] = (var, value)
+
+    def _lookup_opt(self, var: Var) -> Any:
+        entry = self._env.get(id(var))
+        return None if entry is None else entry[1]
+
+    def lookup(self, var: Var) -> Any:
+        """The value bound to ``var``; ``NameError`` if it is not in scope."""
+        entry = self._env.get(id(var))
+        if entry is None:
+            raise NameError(f"variable {var.name!r} ({var.dtype}) is used outside its scope")
+        return entry[1]
+
+    @contextmanager
+    def _scoped(self, var: Var, value: Any) -> Any:
+        key = id(var)
+        saved = self._env.get(key)
+        self._env[key] = (var, value)
+        try:
+            yield
+        finally:
+            if saved is None:
+                del self._env[key]
+            else:
+                self._env[key] = saved
+
+    # -- expressions ---------------------------------------------------------------
+    def eval(self, expr: PrimExpr) -> V.Value:
+        """The value of ``expr`` in the current environment."""
+        handler = self._expr_dispatch.get(type(expr))
+        if handler is None:
+            handler = _find_handler(type(expr), self._expr_dispatch, "eval")
+        return handler(self, expr)
+
+    def eval_int(self, expr: PrimExpr, what: str) -> int:
+        """The value of a scalar integer (or bool) expression as a Python int."""
+        if type(expr) is IntImm:
+            return expr.value
+        if expr.dtype.is_vector or not (expr.dtype.is_integer or expr.dtype.is_bool):
+            raise TypeError(f"{what} must be a scalar integer, got {expr.dtype}")
+        return int(self.eval(expr))
+
+    def _eval_var(self, expr: Var) -> V.Value:
+        return self.lookup(expr)
+
+    def _eval_int_imm(self, expr: IntImm) -> V.Value:
+        return expr.value
+
+    def _eval_float_imm(self, expr: FloatImm) -> V.Value:
+        return V.from_python(expr.value, expr.dtype)
+
+    def _eval_string_imm(self, expr: StringImm) -> V.Value:
+        return expr.value
+
+    def _eval_cast(self, expr: Cast) -> V.Value:
+        return V.cast(self.eval(expr.value), expr.value.dtype, expr.dtype)
+
+    def _eval_binary(self, expr: Any) -> V.Value:
+        name = _BINARY_NAMES[type(expr)]
+        return V.binary(name, self.eval(expr.a), self.eval(expr.b), expr.a.dtype)
+
+    def _eval_not(self, expr: Not) -> V.Value:
+        return V.logical_not(self.eval(expr.a), expr.dtype)
+
+    def _eval_select(self, expr: Select) -> V.Value:
+        cond = self.eval(expr.condition)
+        a = self.eval(expr.true_value)
+        b = self.eval(expr.false_value)
+        return V.select(cond, expr.condition.dtype, a, b, expr.dtype)
+
+    def _eval_let(self, expr: Let) -> V.Value:
+        with self._scoped(expr.var, self.eval(expr.value)):
+            return self.eval(expr.body)
+
+    def _eval_ramp(self, expr: Ramp) -> V.Value:
+        base = self.eval(expr.base)
+        stride = self.eval(expr.stride)
+        element = expr.base.dtype
+        lanes = [
+            V.binary(
+                "add", base, V.binary("mul", stride, V.from_python(i, element), element), element
+            )
+            for i in range(expr.lanes)
+        ]
+        return V.pack(lanes, expr.dtype)
+
+    def _eval_broadcast(self, expr: Broadcast) -> V.Value:
+        value = self.eval(expr.value)
+        return V.pack([value] * expr.lanes, expr.dtype)
+
+    def _eval_shuffle(self, expr: Shuffle) -> V.Value:
+        lanes: list[V.Scalar] = []
+        for vector in expr.vectors:
+            lanes.extend(V.to_lanes(self.eval(vector), vector.dtype))
+        return V.pack([lanes[i] for i in expr.indices], expr.dtype)
+
+    def _eval_buffer_load(self, expr: BufferLoad) -> V.Value:
+        buffer = expr.buffer
+        pointer, offsets = self._addresses(buffer, expr.indices)
+        what = f"load from buffer {buffer.name!r}"
+        if len(offsets) == 1:
+            return pointer.load(offsets[0], buffer.dtype, what)
+        lanes: list[V.Scalar] = []
+        for offset in offsets:
+            lanes.extend(V.to_lanes(pointer.load(offset, buffer.dtype, what), buffer.dtype))
+        return V.pack(lanes, expr.dtype)
+
+    def _eval_reduce(self, expr: Reduce) -> V.Value:
+        op = _REDUCE_OPS[expr.kind]
+        acc = self.eval(expr.init)
+        domains = [
+            (
+                axis.var,
+                self.eval_int(axis.dom.min, "reduce axis min"),
+                self.eval_int(axis.dom.extent, "reduce axis extent"),
+            )
+            for axis in expr.axes
+        ]
+
+        def loop(depth: int) -> None:
+            nonlocal acc
+            if depth == len(domains):
+                if expr.condition is None or V.truthy(self.eval(expr.condition)):
+                    acc = V.binary(op, acc, self.eval(expr.source), expr.dtype)
+                return
+            var, start, extent = domains[depth]
+            for k in range(start, start + extent):
+                with self._scoped(var, V.wrap_int(k, var.dtype)):
+                    loop(depth + 1)
+
+        loop(0)
+        return acc
+
+    def _eval_call(self, expr: Call) -> V.Value:
+        return evaluate_call(self, expr)
+
+    # -- buffers ---------------------------------------------------------------------
+    def _strides(self, buffer: Buffer) -> list[int]:
+        cached = self._const_strides.get(id(buffer))
+        if cached is not None:
+            return cached
+        strides = self._compute_strides(buffer)
+        if all(type(e) is IntImm for e in (*buffer.shape, *buffer.strides)):
+            self._const_strides[id(buffer)] = strides  # the IR keeps the buffer alive
+        return strides
+
+    def _compute_strides(self, buffer: Buffer) -> list[int]:
+        if buffer.strides:
+            return [self.eval_int(s, f"stride of buffer {buffer.name!r}") for s in buffer.strides]
+        shape = [self.eval_int(s, f"shape of buffer {buffer.name!r}") for s in buffer.shape]
+        strides = [1] * len(shape)
+        for k in range(len(shape) - 2, -1, -1):
+            strides[k] = strides[k + 1] * shape[k + 1]
+        return strides
+
+    def _pointer(self, buffer: Buffer) -> Pointer:
+        pointer = self.lookup(buffer.data)
+        if not isinstance(pointer, Pointer):
+            raise TypeError(f"data of buffer {buffer.name!r} is not a pointer: {pointer!r}")
+        return pointer
+
+    def _addresses(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> tuple[Pointer, list[int]]:
+        """The data pointer and the byte offset of every lane of an access."""
+        if len(indices) != buffer.ndim:
+            raise IndexError(
+                f"buffer {buffer.name!r} has {buffer.ndim} dimensions, "
+                f"accessed with {len(indices)} indices"
+            )
+        pointer = self._pointer(buffer)
+        strides = self._strides(buffer)
+        base = self.eval_int(buffer.elem_offset, f"elem_offset of buffer {buffer.name!r}")
+        lanes = max((i.dtype.lanes for i in indices), default=1)
+        columns: list[list[int]] = []
+        for index in indices:
+            if not (index.dtype.is_integer or index.dtype.is_bool):
+                raise TypeError(f"buffer {buffer.name!r} indexed with a {index.dtype} value")
+            if index.dtype.lanes == 1:
+                columns.append([int(self.eval(index))] * lanes)
+                continue
+            value = [int(x) for x in V.to_lanes(self.eval(index), index.dtype)]
+            if len(value) == 1:
+                value = value * lanes
+            elif len(value) != lanes:
+                raise TypeError(f"buffer {buffer.name!r}: indices have different lane counts")
+            columns.append(value)
+        itemsize = buffer.dtype.itemsize
+        if lanes == 1:
+            return pointer, [(base + sum(c[0] * s for c, s in zip(columns, strides))) * itemsize]
+        offsets = []
+        for lane in range(lanes):
+            element = base + sum(col[lane] * s for col, s in zip(columns, strides))
+            offsets.append(element * itemsize)
+        return pointer, offsets
+
+    def _alloc_buffer(self, buffer: Buffer) -> Pointer:
+        shape = [self.eval_int(s, f"shape of buffer {buffer.name!r}") for s in buffer.shape]
+        if any(n < 0 for n in shape):
+            raise ValueError(f"buffer {buffer.name!r} has a negative extent: {shape}")
+        if isinstance(buffer.elem_offset, Var) and self._lookup_opt(buffer.elem_offset) is None:
+            self._bind(buffer.elem_offset, 0)
+        offset = self.eval_int(buffer.elem_offset, f"elem_offset of buffer {buffer.name!r}")
+        strides = self._strides(buffer)
+        count = 0 if 0 in shape else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        return allocate(max(count, 0) * buffer.dtype.itemsize, buffer.dtype, buffer.name)
+
+    def _match_buffer(self, match: MatchBufferRegion) -> list[Var]:
+        """Bind a match_buffer to view its source region; returns the vars it bound."""
+        buffer, source = match.buffer, match.source
+        src = source.buffer
+        bound: list[Var] = []
+
+        def bind(var: Var, value: int) -> None:
+            self._bind(var, V.wrap_int(value, var.dtype))
+            bound.append(var)
+
+        src_strides = self._strides(src)
+        mins = [self.eval_int(r.min, "match_buffer region min") for r in source.region]
+        extents = [self.eval_int(r.extent, "match_buffer region extent") for r in source.region]
+        start = self.eval_int(src.elem_offset, f"elem_offset of buffer {src.name!r}")
+        start += sum(m * s for m, s in zip(mins, src_strides))
+        ndim = buffer.ndim
+        if ndim > len(extents):
+            raise ValueError(
+                f"match_buffer {buffer.name!r} has {ndim} dims, its region has {len(extents)}"
+            )
+        for dim, extent in zip(buffer.shape, extents[len(extents) - ndim :]):
+            if isinstance(dim, Var) and self._lookup_opt(dim) is None:
+                bind(dim, extent)
+        used_strides = src_strides[len(src_strides) - ndim :]
+        if buffer.strides:
+            for stride, actual in zip(buffer.strides, used_strides):
+                if isinstance(stride, Var) and self._lookup_opt(stride) is None:
+                    bind(stride, actual)
+        wanted = self._strides(buffer)
+        shape = [self.eval_int(s, f"shape of buffer {buffer.name!r}") for s in buffer.shape]
+        for k, (want, have, n) in enumerate(zip(wanted, used_strides, shape)):
+            if n != 1 and want != have:
+                raise ValueError(
+                    f"match_buffer {buffer.name!r}: stride {want} of dim {k} does not match "
+                    f"the source buffer {src.name!r} stride {have}"
+                )
+        pointer = self._pointer(src)
+        if isinstance(buffer.elem_offset, Var) and self._lookup_opt(buffer.elem_offset) is None:
+            bind(buffer.elem_offset, start)
+            shift = 0
+        else:
+            shift = start - self.eval_int(buffer.elem_offset, "match_buffer elem_offset")
+        self._bind(buffer.data, pointer + shift * src.dtype.itemsize)
+        bound.append(buffer.data)
+        return bound
+
+    # -- statements --------------------------------------------------------------------
+    def exec(self, stmt: Stmt) -> None:
+        """Execute ``stmt`` for its effects on memory."""
+        handler = self._stmt_dispatch.get(type(stmt))
+        if handler is None:
+            handler = _find_handler(type(stmt), self._stmt_dispatch, "exec")
+        handler(self, stmt)
+
+    def _exec_seq_stmt(self, stmt: SeqStmt) -> None:
+        for item in stmt.seq:
+            self.exec(item)
+
+    def _exec_evaluate(self, stmt: Evaluate) -> None:
+        self.eval(stmt.value)
+
+    def _exec_buffer_store(self, stmt: BufferStore) -> None:
+        buffer = stmt.buffer
+        value = self.eval(stmt.value)
+        pointer, offsets = self._addresses(buffer, stmt.indices)
+        what = f"store to buffer {buffer.name!r}"
+        expected = buffer.dtype.with_lanes(buffer.dtype.lanes * len(offsets))
+        if stmt.value.dtype != expected:
+            raise TypeError(
+                f"store to buffer {buffer.name!r}: value of type {stmt.value.dtype}, "
+                f"the location holds {expected}"
+            )
+        if len(offsets) == 1:
+            pointer.store(offsets[0], buffer.dtype, value, what)
+            return
+        lanes = V.to_lanes(value, expected)
+        width = buffer.dtype.lanes
+        for k, offset in enumerate(offsets):
+            chunk = V.pack(lanes[k * width : (k + 1) * width], buffer.dtype)
+            pointer.store(offset, buffer.dtype, chunk, what)
+
+    def _exec_let_stmt(self, stmt: LetStmt) -> None:
+        with self._scoped(stmt.var, self.eval(stmt.value)):
+            self.exec(stmt.body)
+
+    def _exec_attr_stmt(self, stmt: AttrStmt) -> None:
+        self.exec(stmt.body)
+
+    def _exec_assert_stmt(self, stmt: AssertStmt) -> None:
+        if V.truthy(self.eval(stmt.condition), "assert condition"):
+            return
+        message = stmt.message
+        text = message.value if isinstance(message, StringImm) else str(self.eval(message))
+        raise assertion_error(text)
+
+    def _exec_for(self, stmt: For) -> None:
+        start = self.eval_int(stmt.min, "loop min")
+        extent = self.eval_int(stmt.extent, "loop extent")
+        var = stmt.loop_var
+        for k in range(start, start + extent):
+            with self._scoped(var, V.wrap_int(k, var.dtype)):
+                self.exec(stmt.body)
+
+    def _exec_while(self, stmt: While) -> None:
+        while V.truthy(self.eval(stmt.condition), "while condition"):
+            self.exec(stmt.body)
+
+    def _exec_if_then_else(self, stmt: IfThenElse) -> None:
+        if V.truthy(self.eval(stmt.condition), "if condition"):
+            self.exec(stmt.then_case)
+        elif stmt.else_case is not None:
+            self.exec(stmt.else_case)
+
+    def _exec_allocate(self, stmt: Allocate) -> None:
+        extent = self.eval_int(stmt.extent, "allocation extent")
+        pointer = allocate(extent * stmt.dtype.itemsize, stmt.dtype, stmt.buffer_var.name)
+        with self._scoped(stmt.buffer_var, pointer):
+            self.exec(stmt.body)
+
+    def _exec_decl_buffer(self, stmt: DeclBuffer) -> None:
+        # A view: accesses find the data var in the environment; nothing to allocate.
+        self._pointer(stmt.buffer)
+        self.exec(stmt.body)
+
+    def _exec_block_realize(self, stmt: BlockRealize) -> None:
+        block = stmt.block
+        if len(stmt.iter_values) != len(block.iter_vars):
+            raise ValueError(
+                f"block {block.name_hint!r}: {len(stmt.iter_values)} iter values for "
+                f"{len(block.iter_vars)} iter vars"
+            )
+        # The predicate guards the bindings too (they may divide by a padded extent).
+        if not V.truthy(self.eval(stmt.predicate), "block predicate"):
+            return
+        bindings = [self.eval(v) for v in stmt.iter_values]
+        saved = {id(iv.var): self._env.get(id(iv.var)) for iv in block.iter_vars}
+        try:
+            for iv, value in zip(block.iter_vars, bindings):
+                self._bind(iv.var, value)
+            self._run_block(block)
+        finally:
+            for iv in block.iter_vars:
+                entry = saved[id(iv.var)]
+                if entry is None:
+                    self._env.pop(id(iv.var), None)
+                else:
+                    self._env[id(iv.var)] = entry
+
+    def _exec_block(self, stmt: Block) -> None:
+        self._run_block(stmt)
+
+    def _run_block(self, block: Block) -> None:
+        before = dict(self._env)
+        try:
+            for buffer in block.alloc_buffers:
+                self._bind(buffer.data, self._alloc_buffer(buffer))
+            for match in block.match_buffers:
+                self._match_buffer(match)
+            if block.init is not None and self._at_reduction_start(block):
+                self.exec(block.init)
+            self.exec(block.body)
+        finally:
+            # Drop what the block defined (buffers, matched vars) and restore shadowed names.
+            self._env = before
+
+    def _at_reduction_start(self, block: Block) -> bool:
+        for iv in block.iter_vars:
+            if iv.kind is IterKind.REDUCE:
+                if int(self.lookup(iv.var)) != self.eval_int(iv.dom.min, "iter var domain min"):
+                    return False
+        return True
+
+
+# -- dispatch tables ----------------------------------------------------------------------
+
+
+def _find_handler(cls: type, table: dict[type, Any], kind: str) -> Any:
+    for klass in cls.__mro__:
+        if klass in table:
+            table[cls] = table[klass]
+            return table[klass]
+    raise NotImplementedError(f"the interpreter cannot {kind} a {cls.__name__} node")
+
+
+def _register() -> None:
+    exprs: dict[type, Callable[[Interpreter, Any], V.Value]] = {
+        Var: Interpreter._eval_var,
+        IntImm: Interpreter._eval_int_imm,
+        FloatImm: Interpreter._eval_float_imm,
+        StringImm: Interpreter._eval_string_imm,
+        Cast: Interpreter._eval_cast,
+        Not: Interpreter._eval_not,
+        Select: Interpreter._eval_select,
+        Let: Interpreter._eval_let,
+        Ramp: Interpreter._eval_ramp,
+        Broadcast: Interpreter._eval_broadcast,
+        Shuffle: Interpreter._eval_shuffle,
+        BufferLoad: Interpreter._eval_buffer_load,
+        Reduce: Interpreter._eval_reduce,
+        Call: Interpreter._eval_call,
+    }
+    for cls in _BINARY_NAMES:
+        exprs[cls] = Interpreter._eval_binary
+    Interpreter._expr_dispatch.update(exprs)
+    stmts: dict[type, Callable[[Interpreter, Any], None]] = {
+        SeqStmt: Interpreter._exec_seq_stmt,
+        Evaluate: Interpreter._exec_evaluate,
+        BufferStore: Interpreter._exec_buffer_store,
+        LetStmt: Interpreter._exec_let_stmt,
+        AttrStmt: Interpreter._exec_attr_stmt,
+        AssertStmt: Interpreter._exec_assert_stmt,
+        For: Interpreter._exec_for,
+        While: Interpreter._exec_while,
+        IfThenElse: Interpreter._exec_if_then_else,
+        Allocate: Interpreter._exec_allocate,
+        DeclBuffer: Interpreter._exec_decl_buffer,
+        BlockRealize: Interpreter._exec_block_realize,
+        Block: Interpreter._exec_block,
+    }
+    Interpreter._stmt_dispatch.update(stmts)
+
+
+_register()
+
+
+def interpret(func: PrimFunc, args: Sequence[Any], *, check_args: bool = True) -> None:
+    """Run ``func`` on ``args`` (numpy arrays for buffer params, numbers for scalars).
+
+    Arrays are modified in place. See :meth:`Interpreter.run` for ``check_args``.
+    """
+    Interpreter(func).run(args, check_args=check_args)

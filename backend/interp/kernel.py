@@ -1,0 +1,48 @@
+"""A kernel-like callable that runs a PrimFunc in the reference interpreter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from irbuilder.ir import PrimFunc
+
+from .arguments import bind_arguments, written_data_vars
+from .interpreter import Interpreter
+
+__all__ = ["InterpKernel", "make_interp_kernel"]
+
+
+class InterpKernel:
+    """Called like a compiled kernel: checks its arguments, runs, returns ``None``."""
+
+    def __init__(self, func: PrimFunc) -> None:
+        if not isinstance(func, PrimFunc):
+            raise TypeError(f"make_interp_kernel needs a PrimFunc, got {type(func).__name__}")
+        self.func = func
+        self.name = func.name
+        self._written = written_data_vars(func)
+
+    def __call__(self, *args: Any) -> None:
+        interp = Interpreter(self.func)
+        with np.errstate(all="ignore"):
+            # Check everything first (with the precomputed write set), then run unchecked.
+            bind_arguments(
+                self.func,
+                args,
+                interp._bind,
+                interp._lookup_opt,
+                interp.eval,
+                check=True,
+                written=self._written,
+            )
+        interp.run(args, check_args=False)
+
+    def __repr__(self) -> str:
+        return f"<InterpKernel {self.name!r}>"
+
+
+def make_interp_kernel(func: PrimFunc) -> InterpKernel:
+    """A callable running ``func`` in the interpreter, with compiled-kernel argument checks."""
+    return InterpKernel(func)

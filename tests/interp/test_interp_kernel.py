@@ -1,0 +1,97 @@
+"""make_interp_kernel: a callable with compiled-kernel argument checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from interp_helpers import buf, func, loop, store
+
+from backend.interp import make_interp_kernel
+from irbuilder.ir import PrimFunc, SizeVar, Var, as_dtype
+
+
+def _copy_kernel() -> PrimFunc:
+    n = SizeVar("n")
+    a, b = buf("A", (n, 4)), buf("B", (n, 4))
+    scale = Var("scale", as_dtype("float32"))
+    body = loop("i", n, lambda i: loop("j", 4, lambda j: store(b, [i, j], a[i, j] * scale)))
+    return func([a, b, scale], body, name="scale_copy")
+
+
+def test_kernel_runs_and_returns_none() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.zeros_like(x)
+    result: object = kernel(x, y, 2.0)  # type: ignore[func-returns-value]
+    assert result is None
+    np.testing.assert_array_equal(y, x * 2)
+
+
+def test_argument_count_is_checked() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    with pytest.raises(TypeError, match=r"scale_copy\(\) takes 3 arguments \(2 given\)"):
+        kernel(np.zeros((1, 4), np.float32), np.zeros((1, 4), np.float32))
+
+
+def test_dtype_is_checked_naming_the_parameter() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    with pytest.raises(TypeError, match="argument 'A': expected an array of float32, got int32"):
+        kernel(np.zeros((1, 4), np.int32), np.zeros((1, 4), np.float32), 1.0)
+
+
+def test_rank_is_checked() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    with pytest.raises(ValueError, match="argument 'B': expected a 2-d array"):
+        kernel(np.zeros((1, 4), np.float32), np.zeros(4, np.float32), 1.0)
+
+
+def test_symbolic_dim_bound_from_first_array() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    message = r"argument 'B': dimension 0 has extent 3, expected 2 \(n\)"
+    with pytest.raises(ValueError, match=message):
+        kernel(np.zeros((2, 4), np.float32), np.zeros((3, 4), np.float32), 1.0)
+    with pytest.raises(ValueError, match="argument 'A': dimension 1 has extent 5, expected 4"):
+        kernel(np.zeros((2, 5), np.float32), np.zeros((2, 4), np.float32), 1.0)
+
+
+def test_contiguity_and_writability_are_checked() -> None:
+    kernel = make_interp_kernel(_copy_kernel())
+    x = np.zeros((2, 8), np.float32)
+    with pytest.raises(ValueError, match="argument 'A': expected a C-contiguous array"):
+        kernel(x[:, ::2], np.zeros((2, 4), np.float32), 1.0)
+    y = np.zeros((2, 4), np.float32)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 'B': the array is read-only"):
+        kernel(np.zeros((2, 4), np.float32), y, 1.0)
+    frozen_input = np.ones((2, 4), np.float32)
+    frozen_input.flags.writeable = False
+    out = np.zeros((2, 4), np.float32)
+    kernel(frozen_input, out, 3.0)  # reading a read-only array is fine
+    np.testing.assert_array_equal(out, 3)
+
+
+def test_scalar_arguments_are_checked() -> None:
+    n, out = Var("n", as_dtype("int8")), buf("out", (1,), "int8")
+    kernel = make_interp_kernel(func([n, out], store(out, [0], n)))
+    result = np.zeros(1, np.int8)
+    kernel(-128, result)
+    assert result[0] == -128
+    with pytest.raises(ValueError, match="argument 'n': 128 does not fit in int8"):
+        kernel(128, result)
+    with pytest.raises(TypeError, match="argument 'n': expected an integer"):
+        kernel(1.5, result)
+
+
+def test_list_argument_goes_through_asarray() -> None:
+    a, b = buf("A", (3,), "int64"), buf("B", (3,), "int64")
+    kernel = make_interp_kernel(func([a, b], loop("i", 3, lambda i: store(b, [i], a[i] + 1))))
+    out = np.zeros(3, np.int64)
+    kernel(np.array([1, 2, 3]), out)
+    assert list(out) == [2, 3, 4]
+    with pytest.raises(TypeError, match="argument 'A'"):
+        kernel([1.0, 2.0, 3.0], out)
+
+
+def test_make_interp_kernel_rejects_non_functions() -> None:
+    with pytest.raises(TypeError, match="needs a PrimFunc"):
+        make_interp_kernel("not a function")  # type: ignore[arg-type]
