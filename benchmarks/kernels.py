@@ -1,0 +1,154 @@
+"""Our versions of the benchmark kernels, in TVMScript (the same loop nests as the peers)."""
+
+# ruff: noqa: F821
+from __future__ import annotations
+
+from tvmscript import tir as T
+
+N = 1 << 24
+
+
+@T.prim_func
+def vadd(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"), C: T.Buffer((N,), "float32")):
+    for io in T.parallel(N // 4096):
+        for ii in T.vectorized(4096):
+            C[io * 4096 + ii] = A[io * 4096 + ii] + B[io * 4096 + ii]
+
+
+@T.prim_func
+def fused(
+    A: T.Buffer((N,), "float32"),
+    B: T.Buffer((N,), "float32"),
+    C: T.Buffer((N,), "float32"),
+    D: T.Buffer((N,), "float32"),
+):
+    for io in T.parallel(N // 4096):
+        for ii in T.vectorized(4096):
+            D[io * 4096 + ii] = T.exp(A[io * 4096 + ii]) * B[io * 4096 + ii] + C[io * 4096 + ii]
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((4096, 4096), "float32"), B: T.Buffer((4096,), "float32")):
+    for i in T.parallel(4096):
+        acc = T.decl_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(4096):
+            acc[0] = acc[0] + A[i, j]
+        B[i] = acc[0]
+
+
+@T.prim_func
+def softmax(A: T.Buffer((4096, 1024), "float32"), B: T.Buffer((4096, 1024), "float32")):
+    for i in T.parallel(4096):
+        m = T.decl_buffer((1,), "float32")
+        s = T.decl_buffer((1,), "float32")
+        m[0] = A[i, 0]
+        for j in range(1024):
+            m[0] = T.max(m[0], A[i, j])
+        s[0] = T.float32(0)
+        for j in range(1024):
+            B[i, j] = T.exp(A[i, j] - m[0])
+            s[0] = s[0] + B[i, j]
+        for j in T.vectorized(1024):
+            B[i, j] = B[i, j] / s[0]
+
+
+@T.prim_func
+def transpose(A: T.Buffer((4096, 4096), "float32"), B: T.Buffer((4096, 4096), "float32")):
+    for io in T.parallel(128):
+        for jo in range(128):
+            for i in range(32):
+                for j in range(32):
+                    B[jo * 32 + j, io * 32 + i] = A[io * 32 + i, jo * 32 + j]
+
+
+@T.prim_func
+def matmul_naive(
+    A: T.Buffer((1024, 1024), "float32"),
+    B: T.Buffer((1024, 1024), "float32"),
+    C: T.Buffer((1024, 1024), "float32"),
+):
+    for i in range(1024):
+        for j in range(1024):
+            C[i, j] = T.float32(0)
+            for k in range(1024):
+                C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@T.prim_func
+def matmul_tiled(
+    A: T.Buffer((1024, 1024), "float32"),
+    B: T.Buffer((1024, 1024), "float32"),
+    C: T.Buffer((1024, 1024), "float32"),
+):
+    for io in T.parallel(128):
+        for jo in range(32):
+            acc = T.decl_buffer((8, 32), "float32")
+            for ii in range(8):
+                for ji in T.vectorized(32):
+                    acc[ii, ji] = T.float32(0)
+            for k in range(1024):
+                for ii in T.unroll(8):
+                    for ji in T.vectorized(32):
+                        acc[ii, ji] = acc[ii, ji] + A[io * 8 + ii, k] * B[k, jo * 32 + ji]
+            for ii in range(8):
+                for ji in T.vectorized(32):
+                    C[io * 8 + ii, jo * 32 + ji] = acc[ii, ji]
+
+
+@T.prim_func
+def conv2d(
+    X: T.Buffer((1, 64, 58, 58), "float32"),
+    W: T.Buffer((64, 64, 3, 3), "float32"),
+    Y: T.Buffer((1, 64, 56, 56), "float32"),
+):
+    for k in T.parallel(64):
+        for i in range(56):
+            for j in T.vectorized(56):
+                Y[0, k, i, j] = T.float32(0)
+        for c in range(64):
+            for di in range(3):
+                for dj in range(3):
+                    for i in range(56):
+                        for j in T.vectorized(56):
+                            Y[0, k, i, j] = Y[0, k, i, j] + W[k, c, di, dj] * X[0, c, i + di, j + dj]
+
+
+@T.prim_func
+def stencil(A: T.Buffer((4096, 4096), "float32"), B: T.Buffer((4096, 4096), "float32")):
+    for i in T.parallel(4094):
+        for j in T.vectorized(4094):
+            B[i + 1, j + 1] = T.float32(0.2) * (
+                A[i + 1, j + 1] + A[i, j + 1] + A[i + 2, j + 1] + A[i + 1, j] + A[i + 1, j + 2]
+            )
+
+
+@T.prim_func
+def gather(
+    Tb: T.Buffer((65536,), "float32"), I: T.Buffer((N,), "int32"), O: T.Buffer((N,), "float32")
+):
+    for i in range(N):
+        O[i] = Tb[I[i]]
+
+
+@T.prim_func
+def histogram(D: T.Buffer((N,), "int32"), H: T.Buffer((256,), "int32")):
+    for b in range(256):
+        H[b] = 0
+    for i in range(N):
+        H[D[i]] = H[D[i]] + 1
+
+
+KERNELS = {
+    "vadd": vadd,
+    "fused": fused,
+    "rowsum": rowsum,
+    "softmax": softmax,
+    "transpose": transpose,
+    "matmul_naive": matmul_naive,
+    "matmul_tiled": matmul_tiled,
+    "conv2d": conv2d,
+    "stencil": stencil,
+    "gather": gather,
+    "histogram": histogram,
+}
