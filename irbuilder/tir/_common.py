@@ -1,0 +1,151 @@
+"""Helpers shared by the ``T.*`` builder modules, and the scalar type objects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar, Union
+
+from ..builder import Frame, IRBuilder, IRBuilderError, current_span
+from ..frames import BlockFrame
+from ..ir import (
+    DataType,
+    DataTypeLike,
+    ExprLike,
+    FloatImm,
+    IntImm,
+    PointerType,
+    PrimExpr,
+    SizeVar,
+    Span,
+    Stmt,
+    Var,
+    as_dtype,
+    const,
+    convert,
+)
+
+__all__ = [
+    "DTypeArg",
+    "HandleType",
+    "ScalarType",
+    "add_stmt",
+    "as_expr",
+    "builder",
+    "index_expr",
+    "innermost_block",
+    "span",
+    "to_dtype",
+]
+
+_FrameT = TypeVar("_FrameT", bound=Frame)
+
+DTypeArg = Union[DataTypeLike, "ScalarType"]
+"""A dtype as TVMScript accepts it: ``"float32"``, a DataType or ``T.float32``."""
+
+
+def to_dtype(value: DTypeArg) -> DataType:
+    """Resolve a :data:`DTypeArg` to a DataType."""
+    if isinstance(value, ScalarType):
+        return value.dtype
+    return as_dtype(value)
+
+
+def builder(what: str) -> IRBuilder:
+    """The current IRBuilder; ``what`` (``"T.evaluate"``) names the caller in errors."""
+    return IRBuilder.current(what)
+
+
+def span() -> Span | None:
+    """The span to stamp on nodes created now."""
+    return current_span()
+
+
+def add_stmt(stmt: Stmt, what: str) -> None:
+    """Append a statement to the innermost frame of the current builder."""
+    builder(what).add_stmt(stmt, what)
+
+
+def innermost_block(what: str) -> BlockFrame:
+    """The innermost frame, which must be a ``T.block``."""
+    top = builder(what).top()
+    if not isinstance(top, BlockFrame):
+        where = "outside any frame" if top is None else f"inside {top.kind}"
+        raise IRBuilderError(f"{what} must be called directly inside a T.block frame, not {where}")
+    return top
+
+
+def as_expr(value: object, what: str) -> PrimExpr:
+    """Convert a Python number or expression; other values are a TypeError naming ``what``."""
+    if isinstance(value, (PrimExpr, bool, int, float)):
+        return convert(value)
+    raise TypeError(f"{what}: expected an expression or a number, got {type(value).__name__}")
+
+
+def index_expr(value: object, what: str) -> PrimExpr:
+    """An integer-typed expression (extents, indices, loop bounds)."""
+    expr = as_expr(value, what)
+    if not expr.dtype.element_of().is_integer:
+        raise TypeError(f"{what}: expected an integer expression, got {expr.dtype}")
+    return expr
+
+
+def as_shape(shape: object, what: str) -> tuple[PrimExpr, ...]:
+    """A shape given as one extent or a sequence of extents."""
+    if isinstance(shape, (PrimExpr, int)):
+        return (index_expr(shape, what),)
+    if isinstance(shape, Sequence) and not isinstance(shape, str):
+        return tuple(index_expr(s, what) for s in shape)
+    raise TypeError(f"{what}: shape must be an int, an expression or a sequence of them")
+
+
+class ScalarType:
+    """A TVMScript scalar/vector type object (``T.int32``); see :mod:`irbuilder.tir.types`."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: DataTypeLike) -> None:
+        self.dtype: DataType = as_dtype(dtype)
+
+    def __call__(
+        self, expr: ExprLike | str | None = None, *, is_size_var: bool = False
+    ) -> PrimExpr:
+        """A fresh var (no argument), a constant (a number) or a cast (an expression)."""
+        if expr is None:
+            return SizeVar("v", self.dtype) if is_size_var else Var("v", self.dtype)
+        if isinstance(expr, str):
+            expr = float(expr)  # TVM accepts numeric strings: T.float32("inf")
+        if isinstance(expr, (IntImm, FloatImm)):
+            return const(expr.value, self.dtype)
+        if isinstance(expr, PrimExpr):
+            return expr.astype(self.dtype)
+        if isinstance(expr, float) and self.dtype.element_of().is_integer:
+            if not expr.is_integer():
+                raise TypeError(f"T.{self.dtype}({expr!r}): not an integer value")
+        return const(expr, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"T.{self.dtype}"
+
+
+class HandleType(ScalarType):
+    """``T.handle``: ``T.handle()`` is an opaque handle var; with a dtype, a typed pointer."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("handle")
+
+    def __call__(  # type: ignore[override]
+        self,
+        dtype: DataTypeLike | None = None,
+        storage_scope: str = "global",
+        *,
+        is_size_var: bool = False,
+    ) -> Var:
+        """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given."""
+        annotation = None if dtype is None else PointerType(as_dtype(dtype), storage_scope)
+        cls = SizeVar if is_size_var else Var
+        return cls("v", self.dtype, annotation)
+
+    def __repr__(self) -> str:
+        return "T.handle"

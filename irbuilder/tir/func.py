@@ -1,0 +1,114 @@
+"""Function-level builders: ``T.prim_func``, ``T.func_name``, ``T.arg``, ``T.func_attr``...
+
+``T.prim_func()`` (no function argument) returns the frame. The decorator
+form ``@T.prim_func`` belongs to the parser: ``tvmscript`` registers it with
+:func:`register_prim_func_parser`, after which ``T.prim_func(fn, **kwargs)``
+(and ``T.prim_func(**kwargs)(fn)`` outside a builder) are forwarded to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from ..builder import IRBuilder, IRBuilderError
+from ..frames import PrimFuncFrame
+from ..ir import Buffer, DataType, Var, as_dtype
+from ._common import DTypeArg, builder, to_dtype
+
+__all__ = ["arg", "func_attr", "func_name", "func_ret", "prim_func", "register_prim_func_parser"]
+
+_ParserHook = Callable[..., Any]
+_parser_hook: list[_ParserHook] = []
+
+_T = TypeVar("_T")
+
+
+def register_prim_func_parser(hook: _ParserHook) -> None:
+    """Install the decorator behind ``@T.prim_func``: ``hook(fn, **kwargs) -> PrimFunc``."""
+    _parser_hook[:] = [hook]
+
+
+def _parse(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    if not _parser_hook:
+        raise IRBuilderError(
+            "@T.prim_func on a Python function needs the parser: `import tvmscript` "
+            "(from tvmscript import tir as T)"
+        )
+    return _parser_hook[0](fn, **kwargs)
+
+
+def prim_func(func: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+    """A ``T.prim_func()`` frame inside an IRBuilder; the decorator once the parser is loaded.
+
+    Inside a builder, ``T.prim_func(is_private=False)`` returns a
+    :class:`PrimFuncFrame`. With a Python function (``@T.prim_func``) or outside
+    any builder (``@T.prim_func(private=True)``), the call goes to the parser hook.
+    """
+    if func is not None:
+        return _parse(func, kwargs)
+    if IRBuilder.is_in_scope():
+        unknown = set(kwargs) - {"is_private", "private"}
+        if unknown:
+            raise TypeError(f"T.prim_func() frame got unexpected arguments {sorted(unknown)}")
+        private = bool(kwargs.get("is_private", kwargs.get("private", False)))
+        return PrimFuncFrame(is_private=private)
+
+    def decorate(fn: Callable[..., Any]) -> Any:
+        return _parse(fn, kwargs)
+
+    return decorate
+
+
+def _func_frame(what: str) -> PrimFuncFrame:
+    top = builder(what).top()
+    if not isinstance(top, PrimFuncFrame):
+        where = "outside any frame" if top is None else f"inside {top.kind}"
+        raise IRBuilderError(f"{what} must be called directly inside T.prim_func, not {where}")
+    return top
+
+
+def func_name(name: str) -> None:
+    """Name the function being built (its ``global_symbol``)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"T.func_name: expected a non-empty string, got {name!r}")
+    _func_frame("T.func_name").name = name
+
+
+def arg(name: str, obj: _T) -> _T:
+    """Add a parameter: a Buffer becomes a handle param mapped in buffer_map, a Var a scalar."""
+    frame = _func_frame("T.arg")
+    if isinstance(obj, Buffer):
+        if any(b is obj for b in frame.buffer_map.values()):
+            raise IRBuilderError(f"T.arg: buffer {obj.name!r} is already a parameter")
+        handle = Var(name, as_dtype("handle"))
+        obj.set_name_hint(name)
+        frame.params.append(handle)
+        frame.buffer_map[handle] = obj
+        return obj
+    if isinstance(obj, Var):
+        if any(p is obj for p in frame.params):
+            raise IRBuilderError(f"T.arg: variable {obj.name!r} is already a parameter")
+        obj.set_name_hint(name)
+        frame.params.append(obj)
+        return obj
+    raise TypeError(f"T.arg({name!r}, ...): expected a Buffer or a Var, got {type(obj).__name__}")
+
+
+def func_attr(attrs: Mapping[str, Any]) -> None:
+    """Merge ``attrs`` into the function's attributes."""
+    if not isinstance(attrs, Mapping):
+        raise TypeError(f"T.func_attr: expected a dict, got {type(attrs).__name__}")
+    frame = _func_frame("T.func_attr")
+    for key, value in attrs.items():
+        if key == "global_symbol":
+            frame.name = str(value)
+        frame.attrs[str(key)] = value
+
+
+def func_ret(dtype: DTypeArg) -> DataType:
+    """Set the function's return type (a dtype string or a ``T.int32``-style object)."""
+    frame = _func_frame("T.func_ret")
+    resolved = to_dtype(dtype)
+    frame.ret_type = resolved
+    return resolved

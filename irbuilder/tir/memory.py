@@ -1,0 +1,309 @@
+"""Buffers and memory: ``T.Buffer``, ``T.match_buffer``, ``T.allocate``,
+``T.decl_buffer``, ``T.alloc_buffer`` and ``T.Ptr``.
+
+``align <= 0`` means the default alignment (64 bytes) and ``offset_factor=0``
+means 1, as in TVM; ``elem_offset=None`` is the constant 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..builder import IRBuilderError
+from ..frames import AllocateFrame, BlockFrame, DeclBufferFrame, PrimFuncFrame
+from ..ir import (
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    ExprLike,
+    MatchBufferRegion,
+    PointerType,
+    PrimExpr,
+    Range,
+    Var,
+    convert,
+    make_data_var,
+)
+from ._common import DTypeArg, as_expr, as_shape, builder, index_expr, span, to_dtype
+
+__all__ = ["Buffer_", "Ptr", "alloc_buffer", "allocate", "decl_buffer", "match_buffer"]
+
+_DEFAULT_ALIGN = 64
+
+
+def make_buffer(
+    what: str,
+    shape: Any,
+    dtype: DTypeArg = "float32",
+    data: Var | None = None,
+    strides: Sequence[ExprLike] | None = None,
+    elem_offset: ExprLike | None = None,
+    scope: str = "global",
+    align: int = -1,
+    offset_factor: int = 0,
+    buffer_type: str = "",
+    axis_separators: Sequence[int] | None = None,
+) -> Buffer:
+    """A new Buffer with TVM's argument conventions; ``what`` names the caller in errors."""
+    if buffer_type not in ("", "default"):
+        raise NotImplementedError(f"{what}: buffer_type={buffer_type!r} is not supported")
+    element = to_dtype(dtype)
+    dims = as_shape(shape, what)
+    if data is None:
+        data = make_data_var("buffer_data", element, scope)
+    elif not isinstance(data, Var) or not data.dtype.is_handle:
+        raise TypeError(f"{what}: data must be a handle Var (e.g. A.data), got {data!r}")
+    stride_exprs = tuple(index_expr(s, what) for s in strides) if strides else ()
+    offset = convert(0) if elem_offset is None else index_expr(elem_offset, what)
+    return Buffer(
+        "buffer",
+        data,
+        dims,
+        element,
+        stride_exprs,
+        offset,
+        scope,
+        align if align > 0 else _DEFAULT_ALIGN,
+        offset_factor if offset_factor > 0 else 1,
+        tuple(axis_separators or ()),
+        span=span(),
+    )
+
+
+class _BufferFactory:
+    """``T.Buffer``: ``T.Buffer((16,), "float32")`` or ``T.Buffer[(16,), "float32"]``."""
+
+    def __call__(
+        self,
+        shape: Any,
+        dtype: DTypeArg = "float32",
+        data: Var | None = None,
+        strides: Sequence[ExprLike] | None = None,
+        elem_offset: ExprLike | None = None,
+        scope: str = "global",
+        align: int = 0,
+        offset_factor: int = 0,
+        buffer_type: str = "",
+        axis_separators: Sequence[int] | None = None,
+    ) -> Buffer:
+        """A new Buffer object (a parameter annotation or a standalone view)."""
+        return make_buffer(
+            "T.Buffer",
+            shape,
+            dtype,
+            data,
+            strides,
+            elem_offset,
+            scope,
+            align,
+            offset_factor,
+            buffer_type,
+            axis_separators,
+        )
+
+    def __getitem__(self, key: Any) -> Buffer:
+        """The subscript spelling ``T.Buffer[shape, dtype]`` (older TVMScript)."""
+        if isinstance(key, tuple) and len(key) == 2 and not isinstance(key[1], (int, PrimExpr)):
+            return self(key[0], key[1])
+        return self(key)
+
+    def __repr__(self) -> str:
+        return "T.Buffer"
+
+
+Buffer_ = _BufferFactory()
+"""The ``T.Buffer`` object (exported as ``Buffer`` in the T namespace)."""
+
+
+def Ptr(dtype: DTypeArg, storage_scope: str = "global") -> PointerType:
+    """A pointer type annotation (``x: T.Ptr("float32")``); the parser makes the var."""
+    return PointerType(to_dtype(dtype), storage_scope)
+
+
+def allocate(
+    extents: Sequence[ExprLike] | ExprLike,
+    dtype: DTypeArg,
+    scope: str = "global",
+    condition: ExprLike = True,
+    annotations: dict[str, Any] | None = None,
+) -> AllocateFrame:
+    """Allocate ``prod(extents)`` elements; the frame yields the **data var**."""
+    builder("T.allocate")
+    element = to_dtype(dtype)
+    dims = as_shape(extents, "T.allocate")
+    cond = as_expr(condition, "T.allocate")
+    data = make_data_var("buffer_data", element, scope)
+    return AllocateFrame(data, element, _product(dims), cond, annotations or {})
+
+
+def _product(dims: Sequence[PrimExpr]) -> PrimExpr:
+    if not dims:
+        return convert(1)
+    result = dims[0]
+    for dim in dims[1:]:
+        result = result * dim
+    return result
+
+
+def decl_buffer(
+    shape: Any,
+    dtype: DTypeArg = "float32",
+    data: Var | None = None,
+    strides: Sequence[ExprLike] | None = None,
+    elem_offset: ExprLike | None = None,
+    scope: str = "global",
+    align: int = -1,
+    offset_factor: int = 0,
+    buffer_type: str = "",
+    axis_separators: Sequence[int] | None = None,
+) -> DeclBufferFrame:
+    """Declare a buffer; without ``data`` it is also allocated (Allocate + DeclBuffer).
+
+    With ``data=other.data`` the buffer is an alias of ``other``'s memory.
+    """
+    builder("T.decl_buffer")
+    buffer = make_buffer(
+        "T.decl_buffer",
+        shape,
+        dtype,
+        data,
+        strides,
+        elem_offset,
+        scope,
+        align,
+        offset_factor,
+        buffer_type,
+        axis_separators,
+    )
+    extent = _product(buffer.shape) if data is None else None
+    return DeclBufferFrame(buffer, extent)
+
+
+def alloc_buffer(
+    shape: Any,
+    dtype: DTypeArg = "float32",
+    data: Var | None = None,
+    strides: Sequence[ExprLike] | None = None,
+    elem_offset: ExprLike | None = None,
+    scope: str = "global",
+    align: int = -1,
+    offset_factor: int = 0,
+    buffer_type: str = "",
+    axis_separators: Sequence[int] | None = None,
+) -> Buffer:
+    """Allocate a buffer for the innermost ``T.block`` (its ``alloc_buffers``).
+
+    Outside any block (TVM 0.13+ sugar) the buffer goes to the function's
+    implicit ``root`` block, which wraps the whole function body.
+    """
+    b = builder("T.alloc_buffer")
+    if data is not None:
+        raise TypeError("T.alloc_buffer allocates its own data; use T.decl_buffer(data=...)")
+    buffer = make_buffer(
+        "T.alloc_buffer",
+        shape,
+        dtype,
+        None,
+        strides,
+        elem_offset,
+        scope,
+        align,
+        offset_factor,
+        buffer_type,
+        axis_separators,
+    )
+    block = b.find(BlockFrame)
+    if block is not None:
+        block.alloc_buffers.append(buffer)
+        return buffer
+    func = b.find(PrimFuncFrame)
+    if func is None:
+        top = b.top()
+        where = "outside any frame" if top is None else f"inside {top.kind}"
+        raise IRBuilderError(f"T.alloc_buffer must be inside T.prim_func or T.block, not {where}")
+    func.root_alloc_buffers.append(buffer)
+    return buffer
+
+
+def match_buffer(
+    param: Var | Buffer | BufferRegion | BufferLoad,
+    shape: Any = None,
+    dtype: DTypeArg | None = None,
+    data: Var | None = None,
+    strides: Sequence[ExprLike] | None = None,
+    elem_offset: ExprLike | None = None,
+    scope: str = "global",
+    align: int = -1,
+    offset_factor: int = 0,
+    buffer_type: str = "",
+    axis_separators: Sequence[int] | None = None,
+) -> Buffer:
+    """Bind a buffer: to a handle param (in ``T.prim_func``) or to a region (in ``T.block``).
+
+    In a function, ``param`` is a handle parameter added with ``T.arg`` and the
+    buffer goes to ``buffer_map``. In a block, ``param`` is a region such as
+    ``A[0:4, 0:4]`` (or a whole buffer); ``shape`` defaults to the region's
+    extents and ``dtype`` to the source's.
+    """
+    b = builder("T.match_buffer")
+    top = b.top()
+    if isinstance(top, BlockFrame):
+        region = _as_region(param)
+        extents = [r.extent for r in region.region] if shape is None else shape
+        buffer = make_buffer(
+            "T.match_buffer",
+            extents,
+            region.buffer.dtype if dtype is None else dtype,
+            data,
+            strides,
+            elem_offset,
+            scope,
+            align,
+            offset_factor,
+            buffer_type,
+            axis_separators,
+        )
+        top.match_buffers.append(MatchBufferRegion(buffer, region, span=span()))
+        return buffer
+    if isinstance(top, PrimFuncFrame):
+        if not isinstance(param, Var) or not any(p is param for p in top.params):
+            raise IRBuilderError(
+                "T.match_buffer in T.prim_func needs a handle parameter added with T.arg, "
+                f"got {param!r}"
+            )
+        if any(k is param for k in top.buffer_map):
+            raise IRBuilderError(f"T.match_buffer: parameter {param.name!r} is already matched")
+        if shape is None:
+            raise TypeError("T.match_buffer on a parameter needs a shape")
+        buffer = make_buffer(
+            "T.match_buffer",
+            shape,
+            "float32" if dtype is None else dtype,
+            data,
+            strides,
+            elem_offset,
+            scope,
+            align,
+            offset_factor,
+            buffer_type,
+            axis_separators,
+        )
+        buffer.set_name_hint(param.name)
+        top.buffer_map[param] = buffer
+        return buffer
+    where = "outside any frame" if top is None else f"inside {top.kind}"
+    raise IRBuilderError(
+        f"T.match_buffer must be directly inside T.prim_func or T.block, not {where}"
+    )
+
+
+def _as_region(value: Any) -> BufferRegion:
+    """A BufferRegion from a region, a whole buffer or a point load."""
+    if isinstance(value, BufferRegion):
+        return value
+    if isinstance(value, Buffer):
+        return value.full_region()
+    if isinstance(value, BufferLoad):
+        return BufferRegion(value.buffer, tuple(Range(i, convert(1)) for i in value.indices))
+    raise TypeError(f"expected a buffer region such as A[0:4, j], got {type(value).__name__}")
