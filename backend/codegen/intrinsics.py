@@ -1,0 +1,451 @@
+"""Calls: math intrinsics, builtins (entry builtins, likely, if_then_else...) and extern C calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from backend.runtime.vecmath import LIBM_FUNCTIONS as VECMATH_FUNCTIONS
+from backend.runtime.vecmath import libmvec_variants
+from irbuilder.ir import BufferLoad, Call, CallKind, DataType, PrimExpr, StringImm, as_dtype
+
+from .context import CodegenError, ErrorKind, float_const, intrinsic_suffix, llvm_type, scalar_type
+
+if TYPE_CHECKING:
+    from .expr import ExprEmitter
+
+__all__ = ["LIBM_FUNCTIONS", "LLVM_FLOAT_INTRINSICS", "emit_call", "numpy_type_nums"]
+
+#: Float math that maps to an LLVM intrinsic of the same arity (``llvm.<name>.<type>``); the
+#: transcendental functions (exp, log, sin, pow, erf, sigmoid...) go through the runtime's
+#: ``MathLowering`` instead, so vectorised loops call libmvec rather than scalar libm.
+LLVM_FLOAT_INTRINSICS: dict[str, str] = {
+    "sqrt": "sqrt",
+    "fabs": "fabs",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    # numpy (and TVM's nearbyint lowering) round half to even.
+    "round": "roundeven",
+    "nearbyint": "nearbyint",
+    "fma": "fma",
+    "copysign": "copysign",
+}
+
+#: Float math left to plain libm calls (``nextafterf`` for float32, ``nextafter`` for float64).
+LIBM_FUNCTIONS: frozenset[str] = frozenset({"nextafter"})
+
+_PYARRAY_DATA = 16
+_PYARRAY_NDIM = 24
+_PYARRAY_DIMS = 32
+_PYARRAY_STRIDES = 40
+_PYARRAY_DESCR = 56
+_PYARRAY_FLAGS = 64
+# PyArray_Descr: byteorder char at +26 and type_num int at +28 in numpy 1.x and 2.x.
+_DESCR_BYTEORDER = 26
+_DESCR_TYPE_NUM = 28
+
+_INT64 = as_dtype("int64")
+_INT32 = as_dtype("int32")
+_BOOL = as_dtype("bool")
+
+
+def numpy_type_nums(dtype_name: str) -> list[int]:
+    """numpy type numbers of every scalar type equal to ``dtype_name`` (int64: long, longlong)."""
+    target = as_dtype(dtype_name).numpy_dtype
+    nums = {np.dtype(code).num for code in np.typecodes["All"] if np.dtype(code) == target}
+    return sorted(nums)
+
+
+def emit_call(em: ExprEmitter, node: Call) -> str:
+    """Emit any :class:`Call`; unknown names raise :class:`CodegenError` naming the call."""
+    if node.kind is CallKind.BUILTIN:
+        builtin = _BUILTINS.get(node.op)
+        if builtin is None:
+            # Math names are accepted as builtins too (some front ends tag them so).
+            return _intrinsic(em, node)
+        return builtin(em, node)
+    if node.kind is CallKind.INTRINSIC:
+        return _intrinsic(em, node)
+    return _extern(em, node)
+
+
+# ---------------------------------------------------------------------------
+# builtins
+# ---------------------------------------------------------------------------
+
+
+def _field_pointer(em: ExprEmitter, handle: str, offset: int) -> str:
+    return em.assign("fld", f"getelementptr inbounds i8, ptr {handle}, i64 {offset}")
+
+
+def _arg_count(node: Call, count: int) -> None:
+    if len(node.args) != count:
+        raise CodegenError(f"{node.op} takes {count} argument(s), got {len(node.args)}")
+
+
+def _array_data(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    handle = em.expr(node.args[0])
+    return em.assign("data", f"load ptr, ptr {_field_pointer(em, handle, _PYARRAY_DATA)}, align 8")
+
+
+def _array_i32_field(offset: int) -> Callable[[ExprEmitter, Call], str]:
+    def emit(em: ExprEmitter, node: Call) -> str:
+        _arg_count(node, 1)
+        handle = em.expr(node.args[0])
+        value = em.assign("fld", f"load i32, ptr {_field_pointer(em, handle, offset)}, align 4")
+        return em.cast(value, _INT32, node.dtype)
+
+    return emit
+
+
+def _array_dim_field(offset: int) -> Callable[[ExprEmitter, Call], str]:
+    def emit(em: ExprEmitter, node: Call) -> str:
+        _arg_count(node, 2)
+        handle = em.expr(node.args[0])
+        axis = em.to_i64(em.expr(node.args[1]), node.args[1].dtype)
+        dims = em.assign("dims", f"load ptr, ptr {_field_pointer(em, handle, offset)}, align 8")
+        ptr = em.assign("dimp", f"getelementptr inbounds i64, ptr {dims}, i64 {axis}")
+        value = em.assign("dim", f"load i64, ptr {ptr}, align 8")
+        return em.cast(value, _INT64, node.dtype)
+
+    return emit
+
+
+def _array_dtype_is(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 2)
+    name_arg = node.args[1]
+    if not isinstance(name_arg, StringImm):
+        raise CodegenError("array_dtype_is needs a string constant dtype name as 2nd argument")
+    nums = numpy_type_nums(name_arg.value)
+    handle = em.expr(node.args[0])
+    descr = em.assign(
+        "descr", f"load ptr, ptr {_field_pointer(em, handle, _PYARRAY_DESCR)}, align 8"
+    )
+    num = em.assign("tnum", f"load i32, ptr {_field_pointer(em, descr, _DESCR_TYPE_NUM)}, align 4")
+    ok = "false"
+    for value in nums:
+        hit = em.assign("tnum.eq", f"icmp eq i32 {num}, {value}")
+        ok = hit if ok == "false" else em.assign("tnum.any", f"or i1 {ok}, {hit}")
+    # A byte-swapped array has the same type number but byteorder '>'.
+    order = em.assign("bo", f"load i8, ptr {_field_pointer(em, descr, _DESCR_BYTEORDER)}, align 1")
+    native = em.assign("bo.ok", f"icmp ne i8 {order}, {ord('>')}")
+    both = em.assign("dtype.ok", f"and i1 {ok}, {native}")
+    return em.cast(both, _BOOL, node.dtype)
+
+
+def _likely(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    cond = em.expr(node.args[0])
+    if node.args[0].dtype.lanes != 1:
+        return cond
+    em.ctx.declare("llvm.expect.i1", "i1", ["i1", "i1"])
+    return em.assign("likely", f"call i1 @llvm.expect.i1(i1 {cond}, i1 true)")
+
+
+def _assume(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    cond = em.expr(node.args[0])
+    em.ctx.declare("llvm.assume", "void", ["i1"])
+    em.emit(f"call void @llvm.assume(i1 {cond})")
+    return em.zero(node.dtype)
+
+
+def _reinterpret(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    src = node.args[0].dtype
+    value = em.expr(node.args[0])
+    if (
+        src.bits * src.lanes != node.dtype.bits * node.dtype.lanes
+        or src.is_bool
+        or node.dtype.is_bool
+    ):
+        raise CodegenError(f"reinterpret from {src} to {node.dtype}: sizes differ or bool involved")
+    if src == node.dtype:
+        return value
+    if src.is_handle or node.dtype.is_handle:
+        return em.cast(value, src, node.dtype)
+    return em.assign("bits", f"bitcast {llvm_type(src)} {value} to {llvm_type(node.dtype)}")
+
+
+def _if_then_else(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 3)
+    cond_expr, then_expr, else_expr = node.args
+    if cond_expr.dtype.lanes != 1:
+        # A vector condition cannot branch: evaluate both sides lane-wise.
+        cond = em.expr(cond_expr)
+        a, b = em.expr(then_expr), em.expr(else_expr)
+        ty = llvm_type(node.dtype)
+        return em.assign("ite", f"select {llvm_type(cond_expr.dtype)} {cond}, {ty} {a}, {ty} {b}")
+    cond = em.expr(cond_expr)
+    then_label, else_label, join = (
+        em.new_label("ite.then"),
+        em.new_label("ite.else"),
+        em.new_label("ite.end"),
+    )
+    em.cond_br(cond, then_label, else_label)
+    em.label(then_label)
+    a = em.expr(then_expr)
+    a_block = em.block
+    em.br(join)
+    em.label(else_label)
+    b = em.expr(else_expr)
+    b_block = em.block
+    em.br(join)
+    em.label(join)
+    return em.assign("ite", f"phi {llvm_type(node.dtype)} [ {a}, %{a_block} ], [ {b}, %{b_block} ]")
+
+
+def _address_of(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    load = node.args[0]
+    if not isinstance(load, BufferLoad):
+        raise CodegenError("address_of needs a buffer element (BufferLoad) argument")
+    index = em.flat_index(load.buffer, load.indices)
+    return em.element_pointer(load.buffer, em.expr(index), index.dtype)
+
+
+def _isnullptr(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    return em.assign("isnull", f"icmp eq ptr {em.expr(node.args[0])}, null")
+
+
+_BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "array_data": _array_data,
+    "array_ndim": _array_i32_field(_PYARRAY_NDIM),
+    "array_flags": _array_i32_field(_PYARRAY_FLAGS),
+    "array_shape": _array_dim_field(_PYARRAY_DIMS),
+    "array_stride": _array_dim_field(_PYARRAY_STRIDES),
+    "array_dtype_is": _array_dtype_is,
+    "likely": _likely,
+    "assume": _assume,
+    "reinterpret": _reinterpret,
+    "if_then_else": _if_then_else,
+    "address_of": _address_of,
+    "isnullptr": _isnullptr,
+}
+
+
+# ---------------------------------------------------------------------------
+# intrinsics
+# ---------------------------------------------------------------------------
+
+
+def _float_arg(em: ExprEmitter, node: Call, count: int) -> list[str]:
+    _arg_count(node, count)
+    values = []
+    for arg in node.args:
+        value = em.expr(arg)
+        if arg.dtype != node.dtype:
+            value = em.cast(value, arg.dtype, node.dtype)
+        values.append(value)
+    return values
+
+
+def _libm_call(em: ExprEmitter, name: str, dtype: DataType, args: list[str]) -> str:
+    """Call libm ``name``/``namef`` lane by lane (float16 computed in float32)."""
+    promoted = [em.promote_half(a, dtype) for a in args]
+    wide = promoted[0][1]
+    elem = wide.element_of()
+    cname = name + ("f" if elem.bits == 32 else "")
+    sty = scalar_type(elem)
+    em.ctx.declare(cname, sty, [sty] * len(args), "nounwind")
+    if wide.lanes == 1:
+        arglist = ", ".join(f"{sty} {v}" for v, _ in promoted)
+        res = em.assign(name, f"call {sty} @{cname}({arglist})")
+        return em.demote_half(res, wide, dtype)
+    vty = llvm_type(wide)
+    acc = "poison"
+    for lane in range(wide.lanes):
+        lane_args = [
+            em.assign("lane", f"extractelement {vty} {v}, i64 {lane}") for v, _ in promoted
+        ]
+        arglist = ", ".join(f"{sty} {v}" for v in lane_args)
+        res = em.assign(name, f"call {sty} @{cname}({arglist})")
+        acc = em.assign("vm", f"insertelement {vty} {acc}, {sty} {res}, i64 {lane}")
+    return em.demote_half(acc, wide, dtype)
+
+
+def _vecmath_call(em: ExprEmitter, name: str, dtype: DataType, args: list[str]) -> str:
+    """Math through the runtime's :class:`MathLowering` (libmvec-vectorisable scalar symbols).
+
+    Scalars call the renamed scalar function, which the loop vectoriser widens to a
+    libmvec variant; explicit vectors call the variant of matching width directly, or
+    the scalar function lane by lane.
+    """
+    promoted = [em.promote_half(a, dtype) for a in args]
+    wide = promoted[0][1]
+    sty = scalar_type(wide.element_of())
+    math = em.ctx.vecmath()
+    symbol = math.call(name, sty)
+    fm = em.fm
+    if wide.lanes == 1:
+        arglist = ", ".join(f"{sty} {v}" for v, _ in promoted)
+        res = em.assign(name, f"call {fm}{sty} @{symbol}({arglist})")
+        return em.demote_half(res, wide, dtype)
+    vty = llvm_type(wide)
+    variants = libmvec_variants(name, sty) if math.use_libmvec and name != "sigmoid" else []
+    for variant, _isa, lanes in variants:
+        if lanes == wide.lanes:
+            arglist = ", ".join(f"{vty} {v}" for v, _ in promoted)
+            res = em.assign(name, f"call {fm}{vty} @{variant}({arglist})")
+            return em.demote_half(res, wide, dtype)
+    acc = "poison"
+    for lane in range(wide.lanes):
+        parts = [em.assign("lane", f"extractelement {vty} {v}, i64 {lane}") for v, _ in promoted]
+        arglist = ", ".join(f"{sty} {v}" for v in parts)
+        res = em.assign(name, f"call {fm}{sty} @{symbol}({arglist})")
+        acc = em.assign("vm", f"insertelement {vty} {acc}, {sty} {res}, i64 {lane}")
+    return em.demote_half(acc, wide, dtype)
+
+
+def _one(em: ExprEmitter, dtype: DataType) -> str:
+    return em.splat(float_const(1.0, dtype.element_of()), dtype)
+
+
+def _intrinsic(em: ExprEmitter, node: Call) -> str:
+    op, dtype = node.op, node.dtype
+    if op in _INT_INTRINSICS:
+        return _INT_INTRINSICS[op](em, node)
+    if op == "abs" and not dtype.is_float:
+        (value,) = [em.expr(a) for a in node.args]
+        if dtype.is_uint:
+            return value
+        return _int_call(em, "abs", dtype, [value], extra=", i1 false")
+    if op in ("isnan", "isinf", "isfinite"):
+        return _float_class(em, node)
+    if not dtype.is_float:
+        raise CodegenError(f"intrinsic {op!r} is not defined for {dtype} (expects a float type)")
+    if op == "abs":
+        op = "fabs"
+    if op in VECMATH_FUNCTIONS or op == "sigmoid":
+        arity = VECMATH_FUNCTIONS.get(op, 1)
+        return _vecmath_call(em, op, dtype, _float_arg(em, node, arity))
+    if op in LLVM_FLOAT_INTRINSICS:
+        arity = 3 if op == "fma" else 2 if op == "copysign" else 1
+        return em.call_intrinsic(LLVM_FLOAT_INTRINSICS[op], dtype, _float_arg(em, node, arity))
+    if op in LIBM_FUNCTIONS:
+        return _libm_call(em, op, dtype, _float_arg(em, node, 2))
+    if op == "rsqrt":
+        (value,) = _float_arg(em, node, 1)
+        root = em.call_intrinsic("sqrt", dtype, [value])
+        return em.float_binop("fdiv", _one(em, dtype), root, dtype)
+    raise CodegenError(f"unknown intrinsic {op!r} ({dtype})")
+
+
+def _float_class(em: ExprEmitter, node: Call) -> str:
+    _arg_count(node, 1)
+    arg = node.args[0]
+    value = em.expr(arg)
+    if not arg.dtype.is_float:
+        return em.int_literal(1 if node.op == "isfinite" else 0, node.dtype)
+    ty = llvm_type(arg.dtype)
+    if node.op == "isnan":
+        return em.assign("isnan", f"fcmp uno {ty} {value}, {value}")
+    mag = em.call_intrinsic("fabs", arg.dtype, [value])
+    inf = em.splat(float_const(float("inf"), arg.dtype.element_of()), arg.dtype)
+    pred = "oeq" if node.op == "isinf" else "one"
+    return em.assign(node.op, f"fcmp {pred} {ty} {mag}, {inf}")
+
+
+def _int_call(em: ExprEmitter, name: str, dtype: DataType, args: list[str], extra: str = "") -> str:
+    ty = llvm_type(dtype)
+    fname = f"llvm.{name}.{intrinsic_suffix(dtype)}"
+    params = [ty] * len(args) + (["i1"] if extra else [])
+    em.ctx.declare(fname, ty, params)
+    arglist = ", ".join(f"{ty} {v}" for v in args)
+    return em.assign(name, f"call {ty} @{fname}({arglist}{extra})")
+
+
+def _int_operands(em: ExprEmitter, node: Call, count: int) -> list[str]:
+    _arg_count(node, count)
+    if not (node.dtype.element_of().is_integer or node.dtype.element_of().is_bool):
+        raise CodegenError(f"{node.op} needs integer operands, got {node.dtype}")
+    return [em.cast(em.expr(a), a.dtype, node.dtype) for a in node.args]
+
+
+def _bitwise(op: str) -> Callable[[ExprEmitter, Call], str]:
+    def emit(em: ExprEmitter, node: Call) -> str:
+        a, b = _int_operands(em, node, 2)
+        return em.assign(op, f"{op} {llvm_type(node.dtype)} {a}, {b}")
+
+    return emit
+
+
+def _bitwise_not(em: ExprEmitter, node: Call) -> str:
+    (a,) = _int_operands(em, node, 1)
+    ones = em.int_literal(1 if node.dtype.is_bool else -1, node.dtype)
+    return em.assign("not", f"xor {llvm_type(node.dtype)} {a}, {ones}")
+
+
+def _shift_right(em: ExprEmitter, node: Call) -> str:
+    a, b = _int_operands(em, node, 2)
+    op = "ashr" if node.dtype.is_int else "lshr"
+    return em.assign("shr", f"{op} {llvm_type(node.dtype)} {a}, {b}")
+
+
+def _popcount(em: ExprEmitter, node: Call) -> str:
+    (a,) = _int_operands(em, node, 1)
+    return _int_call(em, "ctpop", node.dtype, [a])
+
+
+def _clz(em: ExprEmitter, node: Call) -> str:
+    (a,) = _int_operands(em, node, 1)
+    return _int_call(em, "ctlz", node.dtype, [a], extra=", i1 false")
+
+
+_INT_INTRINSICS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "bitwise_and": _bitwise("and"),
+    "bitwise_or": _bitwise("or"),
+    "bitwise_xor": _bitwise("xor"),
+    "bitwise_not": _bitwise_not,
+    "shift_left": _bitwise("shl"),
+    "shift_right": _shift_right,
+    "popcount": _popcount,
+    "clz": _clz,
+}
+
+
+# ---------------------------------------------------------------------------
+# extern calls
+# ---------------------------------------------------------------------------
+
+
+def _extern_arg(em: ExprEmitter, arg: PrimExpr) -> tuple[str, str]:
+    value = em.expr(arg)
+    return llvm_type(arg.dtype), value
+
+
+def _extern(em: ExprEmitter, node: Call) -> str:
+    name = node.op
+    if not name or not all(c.isalnum() or c in "_.$" for c in name):
+        raise CodegenError(f"extern call to {name!r}: not a valid C symbol name")
+    typed = [_extern_arg(em, a) for a in node.args]
+    arglist = ", ".join(f"{ty} {v}" for ty, v in typed)
+    if name in em.ctx.function_names:
+        # Another kernel of this module: propagate its failure (its exception is already set).
+        expected = em.ctx.function_names[name]
+        if expected != len(typed):
+            raise CodegenError(
+                f"call to kernel {name!r} passes {len(typed)} argument(s), it takes {expected}"
+            )
+        status = em.assign("status", f'call i32 @"{name}"({arglist})')
+        failed = em.assign("failed", f"icmp ne i32 {status}, 0")
+        ok_label, bad_label = em.new_label("call.ok"), em.new_label("call.fail")
+        em.cond_br(failed, bad_label, ok_label)
+        em.label(bad_label)
+        if em.parallel_ctx is None:
+            em.br(em.fail_label)
+        else:
+            # The callee set its exception on this worker thread; the caller's thread only
+            # sees what the parallel context records.
+            em.raise_error(ErrorKind.RUNTIME, f"kernel {name!r} failed inside a parallel loop")
+        em.label(ok_label)
+        return em.zero(node.dtype)
+    ret = llvm_type(node.dtype)
+    em.ctx.declare(name, ret, [ty for ty, _ in typed])
+    em.ctx.extern_symbols.add(name)
+    return em.assign("call", f"call {ret} @{name}({arglist})")
