@@ -196,8 +196,12 @@ class ExprEmitter(FunctionBuilder):
             op = "sitofp" if src.is_int else "uitofp"
             return self.assign("cast", f"{op} {st} {value} to {dt}")
         if src.is_float and dst.is_integer:
+            # Saturating (NaN -> 0), the semantics the interpreter defines: a plain
+            # fptosi of an out-of-range value is poison in LLVM.
             op = "fptosi" if dst.is_int else "fptoui"
-            return self.assign("cast", f"{op} {st} {value} to {dt}")
+            fname = f"llvm.{op}.sat.{intrinsic_suffix(dst)}.{intrinsic_suffix(src)}"
+            self.ctx.declare(fname, dt, [st])
+            return self.assign("cast", f"call {dt} @{fname}({st} {value})")
         if src.is_float and dst.is_float:
             if src.bits == dst.bits:
                 return value

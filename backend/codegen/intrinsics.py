@@ -381,10 +381,33 @@ def _bitwise_not(em: ExprEmitter, node: Call) -> str:
     return em.assign("not", f"xor {llvm_type(node.dtype)} {a}, {ones}")
 
 
-def _shift_right(em: ExprEmitter, node: Call) -> str:
+def _shift(em: ExprEmitter, node: Call, op: str) -> str:
+    # A shift by an amount outside [0, bits) is poison in LLVM; TIR defines it as
+    # 0 for shl/lshr and as the sign fill for ashr (as the interpreter does).
     a, b = _int_operands(em, node, 2)
-    op = "ashr" if node.dtype.is_int else "lshr"
-    return em.assign("shr", f"{op} {llvm_type(node.dtype)} {a}, {b}")
+    ty = llvm_type(node.dtype)
+    bits = node.dtype.element_of().bits
+    in_range = em.assign("inrange", f"icmp ult {ty} {b}, {em.int_literal(bits, node.dtype)}")
+    zero = em.int_literal(0, node.dtype)
+    safe_b = em.assign("amt", f"select {_bool_type(node)} {in_range}, {ty} {b}, {ty} {zero}")
+    shifted = em.assign("sh", f"{op} {ty} {a}, {safe_b}")
+    if op == "ashr":
+        fill = em.assign("fill", f"ashr {ty} {a}, {em.int_literal(bits - 1, node.dtype)}")
+    else:
+        fill = em.int_literal(0, node.dtype)
+    return em.assign("shres", f"select {_bool_type(node)} {in_range}, {ty} {shifted}, {ty} {fill}")
+
+
+def _bool_type(node: Call) -> str:
+    return "i1" if node.dtype.lanes == 1 else f"<{node.dtype.lanes} x i1>"
+
+
+def _shift_left(em: ExprEmitter, node: Call) -> str:
+    return _shift(em, node, "shl")
+
+
+def _shift_right(em: ExprEmitter, node: Call) -> str:
+    return _shift(em, node, "ashr" if node.dtype.element_of().is_int else "lshr")
 
 
 def _popcount(em: ExprEmitter, node: Call) -> str:
@@ -402,7 +425,7 @@ _INT_INTRINSICS: dict[str, Callable[[ExprEmitter, Call], str]] = {
     "bitwise_or": _bitwise("or"),
     "bitwise_xor": _bitwise("xor"),
     "bitwise_not": _bitwise_not,
-    "shift_left": _bitwise("shl"),
+    "shift_left": _shift_left,
     "shift_right": _shift_right,
     "popcount": _popcount,
     "clz": _clz,
