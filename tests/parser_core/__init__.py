@@ -1,0 +1,1 @@
+"""Tests of the IR-agnostic parser core (``tvmscript.parser.core``) and diagnostics."""

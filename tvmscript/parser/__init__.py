@@ -1,0 +1,1 @@
+"""The TVMScript parser: the IR-agnostic :mod:`core` and the dialect handlers."""

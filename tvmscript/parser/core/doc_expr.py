@@ -1,0 +1,507 @@
+"""Expression nodes of the :mod:`~tvmscript.parser.core.doc` mirror, with their helpers.
+
+Split from :mod:`doc` only to keep modules short; import nodes through ``doc``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+from typing_extensions import dataclass_transform
+
+__all__ = [
+    "Add",
+    "And",
+    "arg",
+    "arguments",
+    "AST",
+    "Attribute",
+    "Await",
+    "BinOp",
+    "BitAnd",
+    "BitOr",
+    "BitXor",
+    "BoolOp",
+    "boolop",
+    "Call",
+    "cmpop",
+    "Compare",
+    "comprehension",
+    "Constant",
+    "Dict",
+    "DictComp",
+    "Div",
+    "Eq",
+    "expr",
+    "FloorDiv",
+    "FormattedValue",
+    "GeneratorExp",
+    "Gt",
+    "GtE",
+    "IfExp",
+    "In",
+    "Invert",
+    "Is",
+    "IsNot",
+    "JoinedStr",
+    "keyword",
+    "Lambda",
+    "List",
+    "ListComp",
+    "LShift",
+    "Lt",
+    "LtE",
+    "MatMult",
+    "Mod",
+    "Mult",
+    "Name",
+    "NamedExpr",
+    "Not",
+    "NotEq",
+    "NotIn",
+    "operator",
+    "Or",
+    "Pow",
+    "RShift",
+    "Set",
+    "SetComp",
+    "Slice",
+    "Starred",
+    "Sub",
+    "Subscript",
+    "SYMBOLS",
+    "Tuple",
+    "UAdd",
+    "unaryop",
+    "UnaryOp",
+    "USub",
+    "Yield",
+    "YieldFrom",
+]
+
+_N = TypeVar("_N")
+
+
+@dataclass_transform(eq_default=False, kw_only_default=True, frozen_default=True)
+def _node(cls: type[_N]) -> type[_N]:
+    # Frozen and keyword-only, compared by identity: nodes are values handlers must not
+    # mutate, yet two textually equal sub-trees are still different source locations.
+    return dataclasses.dataclass(eq=False, kw_only=True, frozen=True, slots=True)(cls)
+
+
+@_node
+class AST:
+    """Base of every node: absolute 1-based positions, ``end_col`` exclusive."""
+
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+
+
+@_node
+class expr(AST):
+    """Base of expressions."""
+
+
+@_node
+class operator(AST):
+    """Base of binary operators (``+``, ``-``, ...); located at the operator token."""
+
+
+@_node
+class boolop(AST):
+    """Base of ``and``/``or``."""
+
+
+@_node
+class unaryop(AST):
+    """Base of unary operators."""
+
+
+@_node
+class cmpop(AST):
+    """Base of comparison operators."""
+
+
+@_node
+class arg(AST):
+    """One parameter: its name and optional annotation."""
+
+    arg: str
+    annotation: expr | None = None
+
+
+@_node
+class arguments(AST):
+    """A parameter list; ``kw_defaults`` holds ``None`` for keyword-only args without one."""
+
+    posonlyargs: tuple[arg, ...] = ()
+    args: tuple[arg, ...] = ()
+    vararg: arg | None = None
+    kwonlyargs: tuple[arg, ...] = ()
+    kw_defaults: tuple[expr | None, ...] = ()
+    kwarg: arg | None = None
+    defaults: tuple[expr, ...] = ()
+
+
+@_node
+class keyword(AST):
+    """A keyword argument ``name=value``; ``arg`` is ``None`` for ``**value``."""
+
+    arg: str | None
+    value: expr
+
+
+@_node
+class comprehension(AST):
+    """``for target in iter if ...`` inside a comprehension."""
+
+    target: expr
+    iter: expr
+    ifs: tuple[expr, ...] = ()
+    is_async: int = 0
+
+
+@_node
+class BoolOp(expr):
+    """``v1 and v2 and ...`` (or ``or``): one operator, two or more values."""
+
+    op: boolop
+    values: tuple[expr, ...]
+
+
+@_node
+class NamedExpr(expr):
+    """``target := value``."""
+
+    target: expr
+    value: expr
+
+
+@_node
+class BinOp(expr):
+    """``left op right``."""
+
+    left: expr
+    op: operator
+    right: expr
+
+
+@_node
+class UnaryOp(expr):
+    """``op operand``."""
+
+    op: unaryop
+    operand: expr
+
+
+@_node
+class Lambda(expr):
+    """``lambda args: body``."""
+
+    args: arguments
+    body: expr
+
+
+@_node
+class IfExp(expr):
+    """``body if test else orelse``."""
+
+    test: expr
+    body: expr
+    orelse: expr
+
+
+@_node
+class Dict(expr):
+    """``{k: v, **m}``; a ``None`` key marks ``**value``."""
+
+    keys: tuple[expr | None, ...]
+    values: tuple[expr, ...]
+
+
+@_node
+class Set(expr):
+    """``{a, b}``."""
+
+    elts: tuple[expr, ...]
+
+
+@_node
+class ListComp(expr):
+    """``[elt for ...]``."""
+
+    elt: expr
+    generators: tuple[comprehension, ...]
+
+
+@_node
+class SetComp(expr):
+    """``{elt for ...}``."""
+
+    elt: expr
+    generators: tuple[comprehension, ...]
+
+
+@_node
+class DictComp(expr):
+    """``{key: value for ...}``."""
+
+    key: expr
+    value: expr
+    generators: tuple[comprehension, ...]
+
+
+@_node
+class GeneratorExp(expr):
+    """``(elt for ...)``."""
+
+    elt: expr
+    generators: tuple[comprehension, ...]
+
+
+@_node
+class Await(expr):
+    """``await value``."""
+
+    value: expr
+
+
+@_node
+class Yield(expr):
+    """``yield value``."""
+
+    value: expr | None = None
+
+
+@_node
+class YieldFrom(expr):
+    """``yield from value``."""
+
+    value: expr
+
+
+@_node
+class Compare(expr):
+    """``left op1 c1 op2 c2 ...`` (a chain: ``len(ops) == len(comparators)``)."""
+
+    left: expr
+    ops: tuple[cmpop, ...]
+    comparators: tuple[expr, ...]
+
+
+@_node
+class Call(expr):
+    """``func(args, keywords)``; ``*x`` arguments are :class:`Starred` in ``args``."""
+
+    func: expr
+    args: tuple[expr, ...] = ()
+    keywords: tuple[keyword, ...] = ()
+
+
+@_node
+class FormattedValue(expr):
+    """``{value!conversion:format_spec}`` inside an f-string; conversion -1 means none."""
+
+    value: expr
+    conversion: int = -1
+    format_spec: expr | None = None
+
+
+@_node
+class JoinedStr(expr):
+    """An f-string: :class:`Constant` parts and :class:`FormattedValue` parts."""
+
+    values: tuple[expr, ...]
+
+
+@_node
+class Constant(expr):
+    """A literal: ``None``, bool, int, float, complex, str, bytes or ``...``."""
+
+    value: Any
+
+
+@_node
+class Attribute(expr):
+    """``value.attr``."""
+
+    value: expr
+    attr: str
+
+
+@_node
+class Subscript(expr):
+    """``value[slice]``; ``A[i, j]`` has a :class:`Tuple` slice, ``A[*i]`` a starred one."""
+
+    value: expr
+    slice: expr
+
+
+@_node
+class Starred(expr):
+    """``*value``."""
+
+    value: expr
+
+
+@_node
+class Name(expr):
+    """A name (load or store, the context is not recorded)."""
+
+    id: str
+
+
+@_node
+class List(expr):
+    """``[a, b]``."""
+
+    elts: tuple[expr, ...]
+
+
+@_node
+class Tuple(expr):
+    """``(a, b)`` or ``a, b``."""
+
+    elts: tuple[expr, ...]
+
+
+@_node
+class Slice(expr):
+    """``lower:upper:step``, only inside a subscript."""
+
+    lower: expr | None = None
+    upper: expr | None = None
+    step: expr | None = None
+
+
+# Operators carry no fields, only the position of their token.
+
+class And(boolop):
+    """``and``"""
+
+
+class Or(boolop):
+    """``or``"""
+
+
+class Add(operator):
+    """``+``"""
+
+
+class Sub(operator):
+    """``-``"""
+
+
+class Mult(operator):
+    """``*``"""
+
+
+class MatMult(operator):
+    """``@``"""
+
+
+class Div(operator):
+    """``/``"""
+
+
+class Mod(operator):
+    """``%``"""
+
+
+class Pow(operator):
+    """``**``"""
+
+
+class LShift(operator):
+    """``<<``"""
+
+
+class RShift(operator):
+    """``>>``"""
+
+
+class BitOr(operator):
+    """``|``"""
+
+
+class BitXor(operator):
+    """``^``"""
+
+
+class BitAnd(operator):
+    """``&``"""
+
+
+class FloorDiv(operator):
+    """``//``"""
+
+
+class Invert(unaryop):
+    """``~``"""
+
+
+class Not(unaryop):
+    """``not``"""
+
+
+class UAdd(unaryop):
+    """``+``"""
+
+
+class USub(unaryop):
+    """``-``"""
+
+
+class Eq(cmpop):
+    """``==``"""
+
+
+class NotEq(cmpop):
+    """``!=``"""
+
+
+class Lt(cmpop):
+    """``<``"""
+
+
+class LtE(cmpop):
+    """``<=``"""
+
+
+class Gt(cmpop):
+    """``>``"""
+
+
+class GtE(cmpop):
+    """``>=``"""
+
+
+class Is(cmpop):
+    """``is``"""
+
+
+class IsNot(cmpop):
+    """``is not``"""
+
+
+class In(cmpop):
+    """``in``"""
+
+
+class NotIn(cmpop):
+    """``not in``"""
+
+
+SYMBOLS: dict[str, str] = {
+    "And": "and", "Or": "or",
+    "Add": "+", "Sub": "-", "Mult": "*", "MatMult": "@", "Div": "/", "Mod": "%",
+    "Pow": "**", "LShift": "<<", "RShift": ">>", "BitOr": "|", "BitXor": "^",
+    "BitAnd": "&", "FloorDiv": "//",
+    "Invert": "~", "Not": "not", "UAdd": "+", "USub": "-",
+    "Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=",
+    "Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in",
+}
+"""Python spelling of every operator class, by class name (``"Add"`` -> ``"+"``)."""

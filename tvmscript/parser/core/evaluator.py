@@ -1,0 +1,546 @@
+"""Parse-time evaluation of expressions and assignments with Python's ``eval``/``exec``.
+
+:func:`eval_expr` works **bottom-up**: it evaluates a node's children first, binds their
+values to temporaries ``_0``, ``_1``, ... and ``eval``s a tiny expression built from the
+temporaries (``_0 + _1``, ``_0[_1]``, ``_0(*_1, k=_2)``).  Python's own operator
+semantics (and the IR's operator overloading) do the real work, while an exception is
+attributed to the smallest sub-expression that raised it: in ``a + b.c(1)`` a missing
+attribute is reported at ``b.c``.  Four constructs are not left to Python, because
+Python would call ``bool()`` on a symbolic value, which IR expressions refuse:
+
+* ``a and b``/``a or b``: while the value so far is *static* (``hooks.is_static``),
+  Python's short-circuit rules apply exactly; once it is symbolic the remaining operands
+  are all evaluated and combined with ``hooks.logical_and``/``logical_or``.
+* ``not a``: ``not`` for a static value, ``hooks.logical_not`` otherwise.
+* ``a < b < c``: evaluated as ``(a < b) and (b < c)`` with ``b`` evaluated once, through
+  the same rules (so a symbolic chain becomes ``logical_and`` of its links).
+* ``x if c else y``: a static ``c`` picks the branch at parse time (the other is not
+  evaluated); a symbolic ``c`` evaluates both and calls ``hooks.select(c, x, y)``.
+
+With the default :class:`EvalHooks` every value is static, i.e. plain Python semantics.
+
+Lambdas and comprehensions (list/set/dict/generator) are compiled and evaluated as a
+whole, over a snapshot of the current bindings, so ``T.compute((4,), lambda i: A[i] + 1)``
+works; they are compiled with their real file positions, and an error raised inside one
+(even when it is called later, e.g. by ``T.compute``) is located, on Python 3.11+, at the
+exact sub-expression of the lambda that failed.
+
+What ``eval`` and ``exec`` can see
+----------------------------------
+A single ``dict`` serves as globals (so names inside lambdas and comprehensions resolve
+the same way as at top level), built from, later entries winning:
+
+1. ``__builtins__``: :data:`EVAL_BUILTINS`, a fixed list of side-effect-free builtins
+   (types, ``len``, ``range``, ``min``, ``max``, ``zip``, ``isinstance``, ``print``,
+   ...) -- not ``__import__``, ``open``, ``eval``, ``exec``, ``compile``, ``globals``,
+   ``vars``, ``input``, ``breakpoint`` or the class machinery.  A name refused by the
+   capture policy is removed from the builtins, so an uncaptured module-level ``max``
+   is reported rather than silently replaced by the builtin ``max``;
+2. the captured environment's values (:mod:`capture`);
+3. the caller's extra names (the ``T`` and ``I`` namespaces);
+4. the variable table's visible bindings;
+5. the ``extra_vars`` of this call.
+
+Nothing else is reachable by name: not the parser's modules, not uncaptured globals.
+(This is not a security sandbox -- a captured object's attributes lead wherever they
+lead -- it only guarantees that a kernel sees exactly what its author made visible.)
+The tiny per-node expressions see only their temporaries.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from types import CodeType, MappingProxyType, TracebackType
+from typing import Any, Protocol
+
+from irbuilder.ir.span import Span
+from tvmscript.diagnostics import DiagnosticError, debug_frontend, describe_exception
+
+from . import doc
+from .capture import CapturedEnv
+from .dispatch import DispatchTable
+from .doc_ast import to_ast
+from .source import Source
+from .var_table import VarTable
+
+__all__ = [
+    "EVAL_BUILTINS",
+    "EvalContext",
+    "EvalHooks",
+    "diagnostic_for",
+    "eval_assign",
+    "eval_expr",
+    "eval_namespace",
+]
+
+_BUILTIN_NAMES = (
+    "Ellipsis NotImplemented abs all any ascii bin bool bytes callable chr complex dict "
+    "divmod enumerate filter float format frozenset getattr hasattr hash hex int "
+    "isinstance issubclass iter len list map max min next object oct ord pow print "
+    "range repr reversed round set slice sorted str sum tuple type zip"
+).split()
+EVAL_BUILTINS: Mapping[str, Any] = MappingProxyType(
+    {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+)
+"""The builtins visible to evaluated code (read-only)."""
+
+_MARKER = "__tvmscript_eval__"  # in the globals of every frame running user code we compiled
+_RHS = "__tvms_rhs__"
+_WHOLE = frozenset({"Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp"})
+_REJECTED = {
+    "NamedExpr": "assignment expressions (:=) are not supported",
+    "Await": "'await' is not supported",
+    "Yield": "'yield' is not supported",
+    "YieldFrom": "'yield from' is not supported",
+    "Starred": "a starred expression is only allowed in calls, displays and subscripts",
+}
+_code_cache: weakref.WeakKeyDictionary[Source, dict[tuple[doc.AST, str], CodeType]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _static(_value: Any) -> bool:
+    return True
+
+
+def _and(lhs: Any, rhs: Any) -> Any:
+    return lhs and rhs
+
+
+def _or(lhs: Any, rhs: Any) -> Any:
+    return lhs or rhs
+
+
+def _not(value: Any) -> Any:
+    return not value
+
+
+def _select(cond: Any, true_value: Any, false_value: Any) -> Any:
+    return true_value if cond else false_value
+
+
+@dataclass(frozen=True)
+class EvalHooks:
+    """How a dialect gives ``and``/``or``/``not``/chains/``if``-``else`` IR meaning.
+
+    ``is_static(v)`` says whether ``v``'s truth can be decided at parse time (for TIR:
+    anything that is not a symbolic expression).  The other hooks receive already
+    evaluated operands, of which at least one is not static.
+    """
+
+    is_static: Callable[[Any], bool] = _static
+    logical_and: Callable[[Any, Any], Any] = _and
+    logical_or: Callable[[Any, Any], Any] = _or
+    logical_not: Callable[[Any], Any] = _not
+    select: Callable[[Any, Any, Any], Any] = _select
+
+
+class EvalContext(Protocol):
+    """What evaluation needs from the parser (:class:`Parser` provides all of it)."""
+
+    @property
+    def source(self) -> Source: ...
+    @property
+    def var_table(self) -> VarTable: ...
+    @property
+    def captured(self) -> CapturedEnv: ...
+    @property
+    def extra_names(self) -> Mapping[str, Any]: ...
+    @property
+    def hooks(self) -> EvalHooks: ...
+    @property
+    def builtins(self) -> Mapping[str, Any]: ...
+    @property
+    def table(self) -> DispatchTable: ...
+
+
+def eval_expr(
+    ctx: EvalContext, node: doc.expr, extra_vars: Mapping[str, Any] | None = None
+) -> Any:
+    """Evaluate ``node`` bottom-up (see the module docstring) and return its value.
+
+    Any failure becomes a :class:`DiagnosticError` at the innermost failing
+    sub-expression, with the original exception as ``__cause__`` and ``.original``; an
+    existing ``DiagnosticError`` passes through unchanged.
+    """
+    return _Evaluator(ctx, extra_vars or {}).eval(node)
+
+
+def eval_assign(ctx: EvalContext, target: doc.expr, value: Any) -> dict[str, Any]:
+    """Assign ``value`` to ``target`` as Python would, and return the names bound.
+
+    Runs ``exec("<target> = __tvms_rhs__")`` on the user's own target (compiled from its
+    tree), so tuple unpacking, ``first, *rest = ...`` and nested targets behave exactly as
+    in Python.  Attribute and subscript targets are assigned but bind no name.  Errors
+    (``not enough values to unpack``) are located at the target, or on Python 3.11+ at
+    the nested part of it that failed.
+    """
+    evaluator = _Evaluator(ctx, {})
+    bound: dict[str, Any] = {_RHS: value}
+    try:
+        exec(evaluator.compiled(target, "exec"), evaluator.namespace(), bound)
+    except DiagnosticError:
+        raise
+    except Exception as err:
+        if debug_frontend():
+            raise
+        raise evaluator.wrap(err, target) from err
+    del bound[_RHS]
+    return bound
+
+
+def eval_namespace(ctx: EvalContext, extra_vars: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The globals dict that ``eval``/``exec`` of whole expressions receive (a new dict)."""
+    return _Evaluator(ctx, extra_vars or {}).namespace()
+
+
+def diagnostic_for(ctx: EvalContext, err: Exception, node: doc.AST) -> DiagnosticError:
+    """The diagnostic for ``err`` raised while handling ``node``.
+
+    Located at ``node`` unless the traceback runs through user code compiled by the
+    evaluator (a lambda, say), whose failing sub-expression is more precise; a
+    ``NameError`` for a name the capture policy refused gets the capture message.
+    """
+    return _Evaluator(ctx, {}).wrap(err, node)
+
+
+@lru_cache(maxsize=512)
+def _compile_tiny(text: str) -> CodeType:
+    return compile(text, "<tvmscript-eval>", "eval")
+
+
+class _Evaluator:
+    def __init__(self, ctx: EvalContext, extra: Mapping[str, Any]) -> None:
+        self.ctx = ctx
+        self.extra = extra
+        self.hooks = ctx.hooks
+
+    # ------------------------------------------------------------------ dispatch
+
+    def eval(self, node: doc.expr) -> Any:
+        kind = type(node).__name__
+        try:
+            if kind in _REJECTED:
+                raise DiagnosticError(_REJECTED[kind], self.ctx.source.span(node))
+            if kind in _WHOLE:
+                return self.whole(node)
+            method: Callable[[_Evaluator, Any], Any] | None = getattr(
+                _Evaluator, "eval_" + kind, None
+            )
+            if method is None:
+                raise DiagnosticError(
+                    f"unsupported expression: {kind}", self.ctx.source.span(node)
+                )
+            return method(self, node)
+        except DiagnosticError:
+            raise
+        except Exception as err:
+            if debug_frontend():
+                raise
+            raise self.wrap(err, node) from err
+
+    def tiny(self, text: str, *values: Any) -> Any:
+        """``eval`` the expression ``text`` over temporaries ``_0``, ``_1``, ... = values."""
+        scope: dict[str, Any] = {"__builtins__": {}}
+        scope.update((f"_{i}", v) for i, v in enumerate(values))
+        return eval(_compile_tiny(text), scope)
+
+    # --------------------------------------------------------------- leaf nodes
+
+    def eval_Constant(self, node: doc.Constant) -> Any:
+        return node.value
+
+    def eval_Name(self, node: doc.Name) -> Any:
+        name = node.id
+        if name in self.extra:
+            return self.extra[name]
+        try:
+            return self.ctx.var_table.lookup(name)
+        except KeyError:
+            pass
+        for layer in (self.ctx.extra_names, self.ctx.captured.values):
+            if name in layer:
+                return layer[name]
+        refusal = self.ctx.captured.refusal(name)
+        if refusal is not None:
+            raise DiagnosticError(refusal, self.ctx.source.span(node))
+        if name in self.ctx.builtins:
+            return self.ctx.builtins[name]
+        raise self.undefined(name, self.ctx.source.span(node))
+
+    # ---------------------------------------------------- operators and access
+
+    def eval_BinOp(self, node: doc.BinOp) -> Any:
+        lhs, rhs = self.eval(node.left), self.eval(node.right)
+        return self.binary(type(node.op).__name__, lhs, rhs)
+
+    def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        table = self.ctx.table
+        handler = table.get_op(type(lhs), op, 0) or table.get_op(type(rhs), op, 1)
+        if handler is not None:
+            return handler(lhs, rhs)
+        return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)
+
+    def eval_UnaryOp(self, node: doc.UnaryOp) -> Any:
+        value = self.eval(node.operand)
+        op = type(node.op).__name__
+        handler = self.ctx.table.get_op(type(value), op, 0)
+        if handler is not None:
+            return handler(value)
+        if op == "Not":
+            return not value if self.hooks.is_static(value) else self.hooks.logical_not(value)
+        return self.tiny(f"{doc.SYMBOLS[op]}_0", value)
+
+    def eval_Attribute(self, node: doc.Attribute) -> Any:
+        return self.tiny(f"_0.{node.attr}", self.eval(node.value))
+
+    def eval_Subscript(self, node: doc.Subscript) -> Any:
+        value = self.eval(node.value)
+        return self.tiny("_0[_1]", value, self.index(node.slice))
+
+    def index(self, node: doc.expr) -> Any:
+        """A subscript's index: slices become ``slice`` objects, ``A[*i]`` a tuple."""
+        if isinstance(node, doc.Slice):
+            return self.eval_Slice(node)
+        if isinstance(node, doc.Tuple) and node.elts:
+            return self.display("({},)", node.elts, self.index)
+        return self.eval(node)
+
+    def eval_Slice(self, node: doc.Slice) -> slice:
+        parts = (node.lower, node.upper, node.step)
+        lower, upper, step = (None if p is None else self.eval(p) for p in parts)
+        return slice(lower, upper, step)
+
+    def eval_Call(self, node: doc.Call) -> Any:
+        values = [self.eval(node.func)]
+        pieces = []
+        for item in node.args:
+            star = isinstance(item, doc.Starred)
+            values.append(self.eval(item.value if isinstance(item, doc.Starred) else item))
+            pieces.append(f"{'*' if star else ''}_{len(values) - 1}")
+        for kw in node.keywords:
+            values.append(self.eval(kw.value))
+            prefix = "**" if kw.arg is None else f"{kw.arg}="
+            pieces.append(f"{prefix}_{len(values) - 1}")
+        return self.tiny(f"_0({', '.join(pieces)})", *values)
+
+    # ------------------------------------------------------------------ displays
+
+    def display(
+        self, template: str, elts: tuple[doc.expr, ...], each: Callable[[doc.expr], Any]
+    ) -> Any:
+        values: list[Any] = []
+        pieces: list[str] = []
+        for elt in elts:
+            if isinstance(elt, doc.Starred):
+                values.append(self.eval(elt.value))
+                pieces.append(f"*_{len(values) - 1}")
+            else:
+                values.append(each(elt))
+                pieces.append(f"_{len(values) - 1}")
+        return self.tiny(template.format(", ".join(pieces)), *values)
+
+    def eval_Tuple(self, node: doc.Tuple) -> Any:
+        return self.display("({},)" if node.elts else "()", node.elts, self.eval)
+
+    def eval_List(self, node: doc.List) -> Any:
+        return self.display("[{}]", node.elts, self.eval)
+
+    def eval_Set(self, node: doc.Set) -> Any:
+        return self.display("{{{}}}", node.elts, self.eval)
+
+    def eval_Dict(self, node: doc.Dict) -> Any:
+        values: list[Any] = []
+        pieces: list[str] = []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                values.append(self.eval(value))
+                pieces.append(f"**_{len(values) - 1}")
+            else:
+                values.extend((self.eval(key), self.eval(value)))
+                pieces.append(f"_{len(values) - 2}: _{len(values) - 1}")
+        return self.tiny("{" + ", ".join(pieces) + "}", *values)
+
+    def eval_JoinedStr(self, node: doc.JoinedStr) -> Any:
+        values: list[Any] = []
+        template = ast.Expression(self.fstring_template(node, values))
+        code = compile(ast.fix_missing_locations(template), "<tvmscript-eval>", "eval")
+        scope: dict[str, Any] = {"__builtins__": {}}
+        scope.update((f"_{i}", v) for i, v in enumerate(values))
+        return eval(code, scope)
+
+    def fstring_template(self, node: doc.JoinedStr, values: list[Any]) -> ast.JoinedStr:
+        parts: list[ast.expr] = []
+        for part in node.values:
+            if isinstance(part, doc.FormattedValue):
+                values.append(self.eval(part.value))
+                name = ast.Name(id=f"_{len(values) - 1}", ctx=ast.Load())
+                spec = part.format_spec
+                spec_ast = (
+                    self.fstring_template(spec, values)
+                    if isinstance(spec, doc.JoinedStr)
+                    else None
+                )
+                parts.append(ast.FormattedValue(name, part.conversion, spec_ast))
+            elif isinstance(part, doc.Constant):
+                parts.append(ast.Constant(part.value))
+        return ast.JoinedStr(values=parts)
+
+    # ------------------------------------------------ logic with parse-time meaning
+
+    def eval_BoolOp(self, node: doc.BoolOp) -> Any:
+        is_and = isinstance(node.op, doc.And)
+        combine = self.hooks.logical_and if is_and else self.hooks.logical_or
+        result = self.eval(node.values[0])
+        for operand in node.values[1:]:
+            if self.hooks.is_static(result):
+                if bool(result) != is_and:  # Python's short circuit
+                    return result
+                result = self.eval(operand)
+            else:
+                result = combine(result, self.eval(operand))
+        return result
+
+    def eval_Compare(self, node: doc.Compare) -> Any:
+        lhs_node: doc.expr = node.left
+        lhs = self.eval(lhs_node)
+        result: Any = True
+        for op, rhs_node in zip(node.ops, node.comparators):
+            rhs = self.eval(rhs_node)
+            link = self.compare_link(type(op).__name__, lhs, rhs, lhs_node, rhs_node)
+            if self.hooks.is_static(result):
+                result = link  # ``True and link`` is ``link``
+            else:
+                result = self.hooks.logical_and(result, link)
+            if self.hooks.is_static(result) and not result:
+                return result
+            lhs, lhs_node = rhs, rhs_node
+        return result
+
+    def compare_link(
+        self, op: str, lhs: Any, rhs: Any, lhs_node: doc.expr, rhs_node: doc.expr
+    ) -> Any:
+        """One ``lhs op rhs`` of a chain; errors point at just that pair."""
+        try:
+            return self.binary(op, lhs, rhs)
+        except DiagnosticError:
+            raise
+        except Exception as err:
+            if debug_frontend():
+                raise
+            span = self.ctx.source.span(lhs_node).merge(self.ctx.source.span(rhs_node))
+            raise DiagnosticError(describe_exception(err), span, original=err) from err
+
+    def eval_IfExp(self, node: doc.IfExp) -> Any:
+        cond = self.eval(node.test)
+        if self.hooks.is_static(cond):
+            return self.eval(node.body if cond else node.orelse)
+        return self.hooks.select(cond, self.eval(node.body), self.eval(node.orelse))
+
+    # -------------------------------------------------- whole-expression evaluation
+
+    def whole(self, node: doc.expr) -> Any:
+        return eval(self.compiled(node, "eval"), self.namespace())
+
+    def compiled(self, node: doc.expr, mode: str) -> CodeType:
+        """Code for ``node`` (``eval``) or for ``node = __tvms_rhs__`` (``exec``), cached."""
+        source = self.ctx.source
+        cache = _code_cache.setdefault(source, {})
+        code = cache.get((node, mode))
+        if code is not None:
+            return code
+        tree: ast.mod
+        if mode == "eval":
+            tree = ast.Expression(to_ast(node, byte_col=source.byte_col))
+        else:
+            target = to_ast(node, store=True, byte_col=source.byte_col)
+            rhs = ast.copy_location(ast.Name(id=_RHS, ctx=ast.Load()), target)
+            assign = ast.copy_location(ast.Assign(targets=[target], value=rhs), target)
+            tree = ast.Module(body=[assign], type_ignores=[])
+        code = compile(ast.fix_missing_locations(tree), source.filename, mode)
+        cache[node, mode] = code
+        return code
+
+    def namespace(self) -> dict[str, Any]:
+        captured = self.ctx.captured
+        visible_builtins = {
+            k: v for k, v in self.ctx.builtins.items() if k not in captured.refused
+        }
+        namespace: dict[str, Any] = {"__builtins__": visible_builtins}
+        namespace.update(captured.values)
+        namespace.update(self.ctx.extra_names)
+        namespace.update(self.ctx.var_table.get())
+        namespace.update(self.extra)
+        namespace[_MARKER] = True
+        return namespace
+
+    # ------------------------------------------------------------------- errors
+
+    def wrap(self, err: Exception, node: doc.AST) -> DiagnosticError:
+        """``err`` as a diagnostic at ``node``, or deeper inside code we compiled."""
+        node_span = self.ctx.source.span(node)
+        span = self.locate_in_traceback(err.__traceback__) or node_span
+        name = err.name if isinstance(err, NameError) else None
+        refusal = self.ctx.captured.refusal(name) if name else None
+        if refusal is not None:
+            result = DiagnosticError(refusal, span, original=err)
+        elif name and type(err) is NameError:
+            result = self.undefined(name, span)
+            result.original = err
+        else:
+            result = DiagnosticError(describe_exception(err), span, original=err)
+        if not _within(span, node_span):
+            result.add_note("raised while evaluating this expression", node_span)
+        return result
+
+    def locate_in_traceback(self, tb: TracebackType | None) -> Span | None:
+        """Position of the innermost traceback entry that runs user code we compiled."""
+        found: Span | None = None
+        filename = self.ctx.source.filename
+        while tb is not None:
+            frame = tb.tb_frame
+            if frame.f_globals.get(_MARKER) is True and frame.f_code.co_filename == filename:
+                found = self.instruction_span(frame.f_code, tb.tb_lasti) or found
+            tb = tb.tb_next
+        return found
+
+    def instruction_span(self, code: CodeType, lasti: int) -> Span | None:
+        co_positions = getattr(code, "co_positions", None)  # Python 3.11+
+        if co_positions is None or lasti < 0:
+            return None  # 3.10 records lines only; the node's own span is more precise
+        positions = list(co_positions())
+        if lasti // 2 >= len(positions):
+            return None
+        line, end_line, col, end_col = positions[lasti // 2]
+        if line is None or end_line is None or col is None or end_col is None:
+            return None
+        source = self.ctx.source
+        return Span(
+            source.filename,
+            line,
+            source.char_col(line, col),
+            end_line,
+            source.char_col(end_line, end_col),
+        )
+
+    def undefined(self, name: str, span: Span) -> DiagnosticError:
+        error = DiagnosticError(f"name '{name}' is not defined", span)
+        known = [*self.namespace(), *self.ctx.builtins]
+        candidates = [k for k in known if not k.startswith("__")]
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        if close:
+            error.add_note(f"did you mean '{close[0]}'?")
+        return error
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.col) <= (inner.line, inner.col) and (
+        inner.end_line,
+        inner.end_col,
+    ) <= (outer.end_line, outer.end_col)

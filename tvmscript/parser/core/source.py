@@ -1,0 +1,200 @@
+"""Source text of a TVMScript program and the mapping of its nodes to file positions.
+
+A :class:`Source` is built either from a live function or class
+(:meth:`Source.from_object`, through :func:`inspect.getsourcelines`) or from text
+(:meth:`Source.from_text`, registered with :mod:`linecache` so that diagnostics and
+tracebacks can show it).  Its :attr:`~Source.tree` is the parsed :mod:`doc` tree, whose
+positions are absolute in the file.
+
+How indented definitions keep exact columns
+-------------------------------------------
+A method or a function nested in another function comes out of ``inspect`` indented,
+and ``ast.parse`` rejects leading indentation.  Instead of dedenting (which changes
+every column and breaks on docstrings indented less than the code), the text is parsed
+as the body of a one-line ``if 1:`` prepended to it.  Columns are then the file's own
+columns and line numbers are off by exactly one, which the conversion subtracts.
+
+How ``for *i in T.grid(...)`` is accepted
+-----------------------------------------
+The metaprogramming RFC writes rank-polymorphic loops as ``for *i in T.grid(*A.shape)``.
+Python refuses to *compile* that (``starred assignment target must be in a list or
+tuple``), but ``ast.parse`` accepts it on every supported version (3.10-3.13): the check
+lives in the compiler, not the parser.  So no text is rewritten: the converter
+(:func:`~tvmscript.parser.core.doc_ast.from_ast`) wraps the bare ``Starred`` loop target
+in a one-element ``Tuple`` whose span is exactly that of ``*i``, which is the tree of
+``for *i, in ...``.  Because the text is untouched, no column moves, before or after
+the target, and the target compiles as an assignment target (``(*i,) = value``).
+The same applies to comprehension targets.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+from typing import Any
+
+from irbuilder.ir.span import Span
+from tvmscript.diagnostics import DiagnosticError
+
+from . import doc
+from .doc_ast import UnknownNodeError, from_ast
+
+__all__ = ["Source"]
+
+_INDENT_PREFIX = "if 1:\n"
+
+
+class Source:
+    """The text of one TVMScript program, its file name and first line, and its tree.
+
+    ``lines`` holds the program's lines without line endings; ``lines[0]`` is line
+    ``first_line`` of ``filename``.  ``tree`` is a :class:`doc.Module`; for a source
+    built from a function or class its body is that single definition.
+    """
+
+    filename: str
+    first_line: int
+    lines: tuple[str, ...]
+    tree: doc.Module
+
+    def __init__(self, text: str, filename: str, first_line: int = 1) -> None:
+        """Parse ``text``, which starts at line ``first_line`` of ``filename``.
+
+        Raises :class:`DiagnosticError` for a syntax error.  Prefer the ``from_*``
+        constructors, which also make the text visible to :mod:`linecache`.
+        """
+        self.filename = filename
+        self.first_line = first_line
+        self.lines = tuple(_split_lines(text))
+        self.tree = self._parse("\n".join(self.lines))
+
+    @classmethod
+    def from_object(cls, obj: Any) -> Source:
+        """The source of a function, method or class, with exact file positions.
+
+        Decorators are included (``inspect`` starts at the first decorator line, even for
+        decorator calls spanning several lines).  Lambdas are rejected: their source is
+        the whole line they appear on, not a definition.
+        """
+        target = getattr(obj, "__func__", obj)  # bound and class methods
+        if not (inspect.isfunction(target) or inspect.isclass(target)):
+            raise TypeError(f"expected a function or a class, got {type(obj).__name__}")
+        if target.__name__ == "<lambda>":
+            raise TypeError("a lambda cannot be parsed as TVMScript; use a def")
+        try:
+            filename = inspect.getsourcefile(target) or inspect.getfile(target)
+            lines, first_line = inspect.getsourcelines(target)
+        except (OSError, TypeError) as err:
+            raise OSError(
+                f"cannot read the source of {target.__qualname__}: {err}; TVMScript "
+                "needs the source text (define it in a file, or use Source.from_text)"
+            ) from err
+        return cls("".join(lines), filename, max(first_line, 1))
+
+    @classmethod
+    def from_text(cls, text: str, filename: str = "<tvmscript>") -> Source:
+        """Parse ``text`` as a whole file named ``filename`` and register it in linecache.
+
+        Registering replaces any text cached earlier under the same name; diagnostics
+        that already exist keep the lines they were created with.
+        """
+        lines = _split_lines(text)
+        # mtime None marks the entry as not backed by a file: checkcache() keeps it.
+        linecache.cache[filename] = (len(text), None, [ln + "\n" for ln in lines], filename)
+        return cls(text, filename, 1)
+
+    # ------------------------------------------------------------------ positions
+
+    def span(self, node: doc.AST) -> Span:
+        """The file span of ``node`` (the program's start if the node is unlocated)."""
+        if node.line <= 0:
+            return Span(self.filename, self.first_line, 1, self.first_line, 1)
+        return Span(self.filename, node.line, node.col, node.end_line, node.end_col)
+
+    def line_text(self, line: int) -> str:
+        """Text of absolute line ``line`` (empty outside the program)."""
+        index = line - self.first_line
+        return self.lines[index] if 0 <= index < len(self.lines) else ""
+
+    def segment(self, node: doc.AST) -> str:
+        """The exact source text of ``node``."""
+        if node.line <= 0:
+            return ""
+        if node.line == node.end_line:
+            return self.line_text(node.line)[node.col - 1 : node.end_col - 1]
+        parts = [self.line_text(node.line)[node.col - 1 :]]
+        parts.extend(self.line_text(n) for n in range(node.line + 1, node.end_line))
+        parts.append(self.line_text(node.end_line)[: node.end_col - 1])
+        return "\n".join(parts)
+
+    def byte_col(self, line: int, col: int) -> int:
+        """0-based UTF-8 byte offset of 1-based character column ``col`` (as ``ast`` counts)."""
+        text = self.line_text(line)
+        if text.isascii():
+            return col - 1
+        return len(text[: col - 1].encode("utf-8")) + max(0, col - 1 - len(text))
+
+    def char_col(self, line: int, byte_offset: int) -> int:
+        """1-based character column of 0-based UTF-8 byte offset ``byte_offset``."""
+        text = self.line_text(line)
+        if text.isascii():
+            return byte_offset + 1
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
+
+    # -------------------------------------------------------------------- parsing
+
+    def _parse(self, text: str) -> doc.Module:
+        shift = 0
+        if _starts_indented(self.lines):
+            text = _INDENT_PREFIX + text
+            shift = 1
+        try:
+            tree = ast.parse(text, filename=self.filename, mode="exec")
+        except SyntaxError as err:
+            raise self._syntax_error(err, shift) from err
+        body: list[ast.stmt] = tree.body
+        if shift:
+            prefix = tree.body[0]
+            assert isinstance(prefix, ast.If)
+            body = prefix.body
+        module = ast.Module(body=body, type_ignores=[])
+        try:
+            result = from_ast(module, self.lines, self.first_line, shift)
+        except UnknownNodeError as err:
+            line, col, end_line, end_col = err.position
+            span = Span(self.filename, line, col, end_line, end_col) if line else None
+            raise DiagnosticError(str(err), span) from err
+        assert isinstance(result, doc.Module)
+        return result
+
+    def _syntax_error(self, err: SyntaxError, shift: int) -> DiagnosticError:
+        message = err.msg or "invalid syntax"
+        if err.lineno is None:
+            return DiagnosticError(message, None, original=err)
+        # SyntaxError offsets are 1-based characters, so only the line needs shifting.
+        line = err.lineno - shift - 1 + self.first_line
+        col = err.offset or 1
+        end_line = (err.end_lineno or err.lineno) - shift - 1 + self.first_line
+        end_col = err.end_offset or col
+        if (end_line, end_col) <= (line, col):
+            end_line, end_col = line, col + 1
+        span = Span(self.filename, line, col, end_line, end_col)
+        return DiagnosticError(message, span, original=err)
+
+
+def _split_lines(text: str) -> list[str]:
+    # Split exactly as Python's tokenizer and linecache do (\r\n, \r, \n); str.splitlines
+    # would also split on form feeds and other characters Python does not end lines on.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _starts_indented(lines: tuple[str, ...]) -> bool:
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#"):
+            return stripped != line
+    return False
