@@ -15,6 +15,7 @@ from irbuilder.ir import (
     Var,
     post_order_visit,
 )
+from irbuilder.tir.tensor import RETURNS_ATTR, RETURNS_SPAN_ATTR
 
 from .doc import Doc, render
 from .stmt import StmtPrinter, body_definitions
@@ -97,6 +98,9 @@ class _FuncPrinter(StmtPrinter):
                 params.append(f"{self.define_var(param)}: T.handle")
                 matched.append((param, buffer))
         attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol" or v != name}
+        # Returned tensors print as a trailing `return D, E`, not as attributes.
+        returns = attrs.pop(RETURNS_ATTR, ())
+        attrs.pop(RETURNS_SPAN_ATTR, None)
         if attrs:
             prologue.append(Doc(f"T.func_attr({self.mapping(attrs)})"))
         # Vars first seen in a matched buffer's layout are declared before the match.
@@ -110,6 +114,8 @@ class _FuncPrinter(StmtPrinter):
             prologue.append(Doc(f"{self.buffer_ref(buffer)} = T.match_buffer({args})"))
             self.own_data(buffer)
         body = self.stmts(func.body)
+        if returns:
+            body.append(Doc("return " + ", ".join(self.buffer_ref(b) for b in returns)))
         hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
         ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
         head = f"def {name}({', '.join(params)}){ret}:"
