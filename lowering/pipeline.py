@@ -2,9 +2,13 @@
 
 Order (passes above the context's ``opt_level`` are skipped)::
 
+    tensor_fusion           inline single-use elementwise tensors (opt_level 2)
+    bufferize               tensors to buffers, returned tensors to output params
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
+    hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
+    memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
     unroll_loop             T.unroll loops (and small constant loops)
     simplify                fold the unrolled constants
     vectorize_loop          T.vectorized loops become Ramp/Broadcast code
@@ -19,11 +23,15 @@ from typing import TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
+from .bufferize import bufferize
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
+from .hoist_alloc import hoist_allocations
 from .lower_blocks import lower_blocks
+from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .simplify import simplify
+from .tensor_fusion import tensor_fusion
 from .unroll import unroll_loop
 from .vectorize import vectorize_loop
 from .verifier import verify_well_formed
@@ -31,9 +39,13 @@ from .verifier import verify_well_formed
 __all__ = ["PIPELINE_ORDER", "default_pipeline", "lower"]
 
 PIPELINE_ORDER: tuple[str, ...] = (
+    "tensor_fusion",
+    "bufferize",
     "lower_blocks",
     "simplify",
     "flatten_buffer",
+    "hoist_allocations",
+    "memory_reuse",
     "unroll_loop",
     "simplify",
     "vectorize_loop",
@@ -46,6 +58,10 @@ PIPELINE_ORDER: tuple[str, ...] = (
 def default_pipeline(opt_level: int = 3) -> list[Pass]:
     """The passes of :data:`PIPELINE_ORDER` whose own opt_level is at most ``opt_level``."""
     by_name: dict[str, Pass] = {
+        "tensor_fusion": tensor_fusion,
+        "bufferize": bufferize,
+        "hoist_allocations": hoist_allocations,
+        "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,

@@ -101,6 +101,7 @@ from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_
 from .loops import grid, parallel, serial, thread_binding, unroll, vectorized
 from .memory import Buffer_ as Buffer
 from .memory import Ptr, alloc_buffer, allocate, decl_buffer, match_buffer
+from .tensor import return_tensors
 from .types import *  # noqa: F403 - the scalar and vector type objects
 from .types import bool_ as bool
 
@@ -187,6 +188,7 @@ __all__ = [
     "register_prim_func_parser",
     "reinterpret",
     "round",
+    "return_tensors",
     "rsqrt",
     "serial",
     "shift_left",

@@ -58,6 +58,8 @@ from lowering import (
     function_pass,
     lower,
 )
+from lowering.hoist_alloc import hoist_allocations
+from lowering.memory_reuse import memory_reuse
 
 F32 = as_dtype("float32")
 
@@ -451,11 +453,14 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 def test_default_pipeline_order() -> None:
     names = [p.name for p in default_pipeline()]
-    assert names[0] == "lower_blocks" and names[-1] == "entry_checks"
-    assert default_pipeline() == [
+    assert names[:3] == ["tensor_fusion", "bufferize", "lower_blocks"]
+    assert names[-1] == "entry_checks"
+    assert default_pipeline()[2:] == [
         lowering.lower_blocks,
         lowering.simplify,
         lowering.flatten_buffer,
+        hoist_allocations,
+        memory_reuse,
         lowering.unroll_loop,
         lowering.simplify,
         lowering.vectorize_loop,
