@@ -52,6 +52,7 @@ from .expr import (
     convert,
     promote,
     reduce_identity,
+    wrap_int,
 )
 from .function import IRModule, PrimFunc, set_script_printer
 from .functor import (
@@ -181,4 +182,5 @@ __all__ = [
     "set_script_printer",
     "structural_equal",
     "structural_hash",
+    "wrap_int",
 ]

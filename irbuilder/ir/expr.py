@@ -68,6 +68,7 @@ __all__ = [
     "convert",
     "promote",
     "reduce_identity",
+    "wrap_int",
 ]
 
 _BOOL = as_dtype("bool")
@@ -135,7 +136,7 @@ class PrimExpr:
 
     def __neg__(self) -> PrimExpr:
         if isinstance(self, IntImm):
-            return IntImm(self.dtype, _wrap_int(-self.value, self.dtype))
+            return IntImm(self.dtype, wrap_int(-self.value, self.dtype))
         if isinstance(self, FloatImm):
             return FloatImm(self.dtype, -self.value)
         return _binary(Mul, self, -1)
@@ -786,7 +787,7 @@ def _as_type(expr: PrimExpr, dtype: DataType) -> PrimExpr:
     if isinstance(expr, IntImm) and dtype.element_of().is_float:
         converted = FloatImm(dtype.element_of(), float(expr.value))
     elif isinstance(expr, IntImm) and dtype.element_of().is_integer:
-        converted = IntImm(dtype.element_of(), _wrap_int(expr.value, dtype.element_of()))
+        converted = IntImm(dtype.element_of(), wrap_int(expr.value, dtype.element_of()))
     elif isinstance(expr, FloatImm) and dtype.element_of().is_float:
         converted = FloatImm(dtype.element_of(), expr.value)
     else:
@@ -822,7 +823,8 @@ def promote(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     return _as_type(a, target), _as_type(b, target)
 
 
-def _wrap_int(value: int, dtype: DataType) -> int:
+def wrap_int(value: int, dtype: DataType) -> int:
+    """``value`` reduced to the range of the integer (or bool) ``dtype`` by wrap-around."""
     if dtype.is_bool:
         return 1 if value else 0
     bits = dtype.bits
@@ -876,7 +878,7 @@ def _fold(cls: type[BinaryOp], a: IntImm, b: IntImm) -> PrimExpr | None:
         return None
     if dtype.is_bool:
         return None
-    return IntImm(dtype, _wrap_int(result, dtype))
+    return IntImm(dtype, wrap_int(result, dtype))
 
 
 def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:

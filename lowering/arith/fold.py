@@ -42,22 +42,12 @@ from irbuilder.ir import (
     Select,
     Sub,
     as_dtype,
+    wrap_int,
 )
 
 __all__ = ["const_value", "fold_binary", "fold_cast", "fold_node", "make_const", "wrap_int"]
 
 _BOOL = as_dtype("bool")
-
-
-def wrap_int(value: int, dtype: DataType) -> int:
-    """``value`` reduced to the range of the integer (or bool) ``dtype`` by wrap-around."""
-    if dtype.is_bool:
-        return 1 if value else 0
-    bits = dtype.bits
-    value &= (1 << bits) - 1
-    if dtype.is_int and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
 
 
 def const_value(expr: PrimExpr) -> int | float | None:
