@@ -30,6 +30,33 @@ __all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", 
 _DEF_FIELDS: dict[type, tuple[str, ...]] = {}
 _IGNORED_ATTRS = frozenset({"global_symbol"})
 _SKIPPED_FIELDS = frozenset({"span", "name"})
+# Node fields that define buffers (everywhere else a buffer is used).
+_BUFFER_DEF_FIELDS: dict[str, tuple[str, ...]] = {
+    "DeclBuffer": ("buffer",),
+    "Block": ("alloc_buffers",),
+    "MatchBufferRegion": ("buffer",),
+}
+
+
+# Fields holding binders (IterVars) that must be compared before the fields using them:
+# a Reduce's source refers to the vars of its axes.
+# A Block's allocated and matched buffers are used by its reads/writes/body: define first.
+_BINDING_FIRST: dict[str, tuple[str, ...]] = {
+    "Reduce": ("axes",),
+    "Block": ("iter_vars", "alloc_buffers", "match_buffers"),
+}
+_FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+
+
+def _ordered_fields(cls: type) -> tuple[str, ...]:
+    """The compared fields of a node class, binders first (see ``_BINDING_FIRST``)."""
+    cached = _FIELD_ORDER.get(cls)
+    if cached is None:
+        first = _BINDING_FIRST.get(cls.__name__, ())
+        rest = [f.name for f in dataclasses.fields(cls) if f.name not in first]
+        cached = tuple(n for n in (*first, *rest) if n not in _SKIPPED_FIELDS)
+        _FIELD_ORDER[cls] = cached
+    return cached
 
 
 def _def_fields(cls: type) -> tuple[str, ...]:
@@ -117,8 +144,12 @@ class _Equal:
             return
         if a is b and not self.map_free_vars:
             return
-        self.bind(a, b, path)
-        self.defining += 1
+        # Only a buffer met at a definition site (buffer_map, DeclBuffer, alloc/match buffers)
+        # binds; a free buffer is compared field by field, so its data var must be the same.
+        define = bool(self.defining) or self.map_free_vars
+        if define:
+            self.bind(a, b, path)
+            self.defining += 1
         try:
             self.value(a.dtype, b.dtype, path + ".dtype")
             self.value(a.data, b.data, path + ".data")
@@ -133,15 +164,24 @@ class _Equal:
             ):
                 self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
         finally:
-            self.defining -= 1
+            if define:
+                self.defining -= 1
 
     def node(self, a: Any, b: Any, path: str) -> None:
         for name in _def_fields(type(a)):
             self.var(getattr(a, name), getattr(b, name), f"{path}.{name}", define=True)
-        for f in dataclasses.fields(a):
-            if f.name in _SKIPPED_FIELDS or f.name in _def_fields(type(a)):
+        buffer_defs = _BUFFER_DEF_FIELDS.get(type(a).__name__, ())
+        for name in _ordered_fields(type(a)):
+            if name in _def_fields(type(a)):
                 continue
-            self.value(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}")
+            if name in buffer_defs:
+                self.defining += 1
+                try:
+                    self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
+                finally:
+                    self.defining -= 1
+                continue
+            self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
 
     def func(self, a: PrimFunc, b: PrimFunc, path: str) -> None:
         if len(a.params) != len(b.params):
@@ -153,7 +193,11 @@ class _Equal:
             if (ba is None) != (bb is None):
                 self.fail(f"{path}.buffer_map[{i}]", ba, bb, "buffer parameter vs scalar")
             if ba is not None and bb is not None:
-                self.buffer(ba, bb, f"{path}.buffer_map[{pa.name}]")
+                self.defining += 1  # buffer_map defines its buffers
+                try:
+                    self.buffer(ba, bb, f"{path}.buffer_map[{pa.name}]")
+                finally:
+                    self.defining -= 1
         if len(a.buffer_map) != len(b.buffer_map):
             self.fail(path + ".buffer_map", a.buffer_map, b.buffer_map, "different sizes")
         self.value(a.ret_type, b.ret_type, path + ".ret_type")
@@ -303,9 +347,9 @@ class _Hasher:
             defs = _def_fields(type(a))
             for name in defs:
                 self.var(getattr(a, name), define=True)
-            for f in dataclasses.fields(a):
-                if f.name not in _SKIPPED_FIELDS and f.name not in defs:
-                    self.value(getattr(a, f.name))
+            for name in _ordered_fields(type(a)):
+                if name not in defs:
+                    self.value(getattr(a, name))
         elif isinstance(a, float):
             self.put("f" + struct.pack("<d", a).hex())
         elif isinstance(a, enum.Enum):

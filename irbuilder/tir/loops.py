@@ -11,7 +11,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..frames import ForFrame, LoopSpec
-from ..ir import ExprLike, ForKind, IterKind, IterVar, PrimExpr, Range, Var, binary_dtype
+from ..ir import (
+    ExprLike,
+    ForKind,
+    IterKind,
+    IterVar,
+    PrimExpr,
+    Range,
+    Var,
+    binary_dtype,
+    const,
+)
 from ._common import builder, index_expr
 
 __all__ = ["grid", "parallel", "serial", "thread_binding", "unroll", "vectorized"]
@@ -19,7 +29,10 @@ __all__ = ["grid", "parallel", "serial", "thread_binding", "unroll", "vectorized
 
 def _bounds(start: ExprLike, stop: ExprLike | None, what: str) -> tuple[PrimExpr, PrimExpr]:
     if stop is None:
-        begin, end = index_expr(0, what), index_expr(start, what)
+        # The implicit start is a constant of the extent's type (TVM: T.serial(T.int64(4))
+        # starts at IntImm(int64, 0), not at a cast of an int32 zero).
+        end = index_expr(start, what)
+        return const(0, end.dtype), end
     else:
         begin, end = index_expr(start, what), index_expr(stop, what)
     dtype = binary_dtype(begin.dtype, end.dtype)

@@ -72,10 +72,7 @@ class CapturedEnv:
 
 def uncaptured_message(name: str, kind: str) -> str:
     """The message for a reference to a value that needs ``capture=[...]``."""
-    return (
-        f"name '{name}' is {kind} from the enclosing scope; "
-        f"add it to capture=[...] to use it"
-    )
+    return f"name '{name}' is {kind} from the enclosing scope; add it to capture=[...] to use it"
 
 
 def describe_kind(value: Any) -> str:

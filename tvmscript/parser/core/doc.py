@@ -399,9 +399,7 @@ def node_fields(cls: type[AST]) -> tuple[str, ...]:
     """Names of the non-position fields of a node class, in declaration order."""
     names = _FIELD_CACHE.get(cls)
     if names is None:
-        names = tuple(
-            f.name for f in dataclasses.fields(cls) if f.name not in _POSITION_FIELDS
-        )
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _POSITION_FIELDS)
         _FIELD_CACHE[cls] = names
     return names
 

@@ -379,6 +379,7 @@ class Slice(expr):
 
 # Operators carry no fields, only the position of their token.
 
+
 class And(boolop):
     """``and``"""
 
@@ -496,12 +497,34 @@ class NotIn(cmpop):
 
 
 SYMBOLS: dict[str, str] = {
-    "And": "and", "Or": "or",
-    "Add": "+", "Sub": "-", "Mult": "*", "MatMult": "@", "Div": "/", "Mod": "%",
-    "Pow": "**", "LShift": "<<", "RShift": ">>", "BitOr": "|", "BitXor": "^",
-    "BitAnd": "&", "FloorDiv": "//",
-    "Invert": "~", "Not": "not", "UAdd": "+", "USub": "-",
-    "Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=",
-    "Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in",
+    "And": "and",
+    "Or": "or",
+    "Add": "+",
+    "Sub": "-",
+    "Mult": "*",
+    "MatMult": "@",
+    "Div": "/",
+    "Mod": "%",
+    "Pow": "**",
+    "LShift": "<<",
+    "RShift": ">>",
+    "BitOr": "|",
+    "BitXor": "^",
+    "BitAnd": "&",
+    "FloorDiv": "//",
+    "Invert": "~",
+    "Not": "not",
+    "UAdd": "+",
+    "USub": "-",
+    "Eq": "==",
+    "NotEq": "!=",
+    "Lt": "<",
+    "LtE": "<=",
+    "Gt": ">",
+    "GtE": ">=",
+    "Is": "is",
+    "IsNot": "is not",
+    "In": "in",
+    "NotIn": "not in",
 }
 """Python spelling of every operator class, by class name (``"Add"`` -> ``"+"``)."""

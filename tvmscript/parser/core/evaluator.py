@@ -160,9 +160,7 @@ class EvalContext(Protocol):
     def table(self) -> DispatchTable: ...
 
 
-def eval_expr(
-    ctx: EvalContext, node: doc.expr, extra_vars: Mapping[str, Any] | None = None
-) -> Any:
+def eval_expr(ctx: EvalContext, node: doc.expr, extra_vars: Mapping[str, Any] | None = None) -> Any:
     """Evaluate ``node`` bottom-up (see the module docstring) and return its value.
 
     Any failure becomes a :class:`DiagnosticError` at the innermost failing
@@ -234,9 +232,7 @@ class _Evaluator:
                 _Evaluator, "eval_" + kind, None
             )
             if method is None:
-                raise DiagnosticError(
-                    f"unsupported expression: {kind}", self.ctx.source.span(node)
-                )
+                raise DiagnosticError(f"unsupported expression: {kind}", self.ctx.source.span(node))
             return method(self, node)
         except DiagnosticError:
             raise
@@ -383,9 +379,7 @@ class _Evaluator:
                 name = ast.Name(id=f"_{len(values) - 1}", ctx=ast.Load())
                 spec = part.format_spec
                 spec_ast = (
-                    self.fstring_template(spec, values)
-                    if isinstance(spec, doc.JoinedStr)
-                    else None
+                    self.fstring_template(spec, values) if isinstance(spec, doc.JoinedStr) else None
                 )
                 parts.append(ast.FormattedValue(name, part.conversion, spec_ast))
             elif isinstance(part, doc.Constant):
@@ -469,9 +463,7 @@ class _Evaluator:
 
     def namespace(self) -> dict[str, Any]:
         captured = self.ctx.captured
-        visible_builtins = {
-            k: v for k, v in self.ctx.builtins.items() if k not in captured.refused
-        }
+        visible_builtins = {k: v for k, v in self.ctx.builtins.items() if k not in captured.refused}
         namespace: dict[str, Any] = {"__builtins__": visible_builtins}
         namespace.update(captured.values)
         namespace.update(self.ctx.extra_names)

@@ -145,9 +145,7 @@ class Parser:
         handler = self.table.get(token, type(node).__name__)
         if handler is None:
             handler = self.table.get_fallback(token) or _unsupported
-        context = (
-            nullcontext() if self.span_context is None else self.span_context(self.span(node))
-        )
+        context = nullcontext() if self.span_context is None else self.span_context(self.span(node))
         try:
             with context:
                 return handler(self, node)

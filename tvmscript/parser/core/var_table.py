@@ -102,9 +102,7 @@ class VarTable:
         """A new dict of every visible name and its innermost value."""
         barrier = self._barrier()
         return {
-            name: stack[-1][1]
-            for name, stack in self._stacks.items()
-            if stack[-1][0] >= barrier
+            name: stack[-1][1] for name, stack in self._stacks.items() if stack[-1][0] >= barrier
         }
 
     def lookup(self, name: str) -> Any:

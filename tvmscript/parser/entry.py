@@ -1,0 +1,188 @@
+"""Entry points of the TVMScript parser: ``@T.prim_func``, ``@I.ir_module``, ``from_source``.
+
+``tvmscript`` installs :func:`parse_prim_func` and :func:`parse_ir_module` as the
+IRBuilder's decorator hooks, so ``@T.prim_func`` / ``@T.prim_func(capture=[...])`` /
+``@I.ir_module`` end up here.  Every user error leaves as a :class:`DiagnosticError`
+whose traceback and exception chain are dropped (``err.detach()``): the user sees the
+located message, not the parser's frames.  ``TVMSCRIPT_DEBUG_FRONTEND=1`` keeps them.
+
+The names a kernel always sees are ``T`` (:mod:`tvmscript.tir`), ``I``
+(:mod:`tvmscript.ir`) and ``range`` (a serial loop, see
+:class:`~tvmscript.parser.tir.KernelRange`); everything else comes from the capture
+policy (:mod:`tvmscript.parser.core.capture`), where IR objects, ``@T.macro`` functions
+and the ``T``/``I`` modules themselves are captured automatically.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Iterable, Mapping
+from types import FrameType, ModuleType
+from typing import Any
+
+from irbuilder.ir import IRModule, PrimFunc
+from lowering import WellFormedError, verify_well_formed
+from tvmscript import ir as _ir_namespace
+from tvmscript import tir as _tir_namespace
+from tvmscript.diagnostics import DiagnosticError, debug_frontend
+from tvmscript.parser.core import CapturedEnv, Parser, Source
+
+from . import tir as _dialect
+
+__all__ = ["from_source", "parse_ir_module", "parse_prim_func"]
+
+_counter = itertools.count()
+_NAMESPACES: tuple[ModuleType, ...] = (_tir_namespace, _ir_namespace)
+
+
+def _is_ir_object(value: Any) -> bool:
+    return _dialect.is_ir_object(value) or any(value is ns for ns in _NAMESPACES)
+
+
+def _extra_names() -> dict[str, Any]:
+    return {"T": _tir_namespace, "I": _ir_namespace, "range": _dialect.KernelRange}
+
+
+def _options() -> dict[str, Any]:
+    return {
+        "extra_names": _extra_names(),
+        "hooks": _dialect.TIR_HOOKS,
+        "span_context": _dialect.stamp_span,
+    }
+
+
+def _defined_in_class_body(frame: FrameType | None) -> bool:
+    # A class body runs with __module__ and __qualname__ among its locals; a decorator
+    # applied there is inside an @I.ir_module class, which parses the whole class later.
+    if frame is None:
+        return False
+    names = frame.f_locals
+    return "__module__" in names and "__qualname__" in names and frame.f_code.co_name != "<module>"
+
+
+def _run(parser: Parser, *, private: bool = False) -> list[PrimFunc | IRModule]:
+    state = _dialect.ParseState(parser, _is_ir_object, private=private)
+    results: list[PrimFunc | IRModule] = []
+    with _dialect.active(state), parser.with_dispatch_token(_dialect.TOKEN):
+        for stmt in parser.source.tree.body:
+            result = parser.visit(stmt)
+            if isinstance(result, (PrimFunc, IRModule)):
+                results.append(result)
+    return results
+
+
+def _check_well_formed(result: PrimFunc | IRModule) -> None:
+    funcs = [result] if isinstance(result, PrimFunc) else list(result.functions.values())
+    for func in funcs:
+        try:
+            verify_well_formed(func)
+        except WellFormedError as err:
+            first = err.errors[0] if err.errors else None
+            message = first.message if first is not None else str(err)
+            diagnostic = DiagnosticError(
+                f"ill-formed TIR in {func.name!r}: {message}", err.span, original=err
+            )
+            for other in err.errors[1:]:
+                diagnostic.add_note(other.message, other.span)
+            raise diagnostic from err
+
+
+def _finish(results: list[PrimFunc | IRModule], what: str, check: bool) -> PrimFunc | IRModule:
+    if not results:
+        raise DiagnosticError(f"{what}: the source defines no @T.prim_func or @I.ir_module")
+    if len(results) == 1:
+        result = results[0]
+    else:
+        functions: dict[str, PrimFunc] = {}
+        for item in results:
+            if not isinstance(item, PrimFunc):
+                raise DiagnosticError(f"{what}: several definitions, not all of them functions")
+            functions[item.name] = item
+        result = IRModule(functions)
+    if check:
+        _check_well_formed(result)
+    return result
+
+
+def parse_prim_func(
+    fn: Any,
+    *,
+    capture: Iterable[Any] | Mapping[str, Any] = (),
+    check_well_formed: bool = False,
+    private: bool = False,
+    **unknown: Any,
+) -> Any:
+    """Parse the Python function ``fn`` as a TVMScript kernel and return its PrimFunc.
+
+    ``capture`` lists (or maps names to) the non-primitive values the kernel may use;
+    ``check_well_formed`` runs the verifier; ``private`` omits the ``global_symbol``.
+    Applied inside a class body, the function is returned unchanged for
+    ``@I.ir_module`` to parse with its class.
+    """
+    if unknown:
+        raise TypeError(f"@T.prim_func got unexpected keyword arguments {sorted(unknown)}")
+    frame = _dialect.user_frame(sys._getframe(1))
+    if _defined_in_class_body(frame):
+        return fn
+    try:
+        parser = Parser.for_object(
+            fn, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
+        )
+        result = _finish(_run(parser, private=private), "@T.prim_func", check_well_formed)
+    except DiagnosticError as err:
+        if debug_frontend():
+            raise
+        raise err.detach() from None
+    if not isinstance(result, PrimFunc):
+        raise TypeError(f"@T.prim_func: {fn!r} did not produce a PrimFunc")
+    return result
+
+
+def parse_ir_module(
+    cls: Any,
+    *,
+    capture: Iterable[Any] | Mapping[str, Any] = (),
+    check_well_formed: bool = False,
+    **unknown: Any,
+) -> IRModule:
+    """Parse the class ``cls`` (its ``@T.prim_func`` methods) into an IRModule."""
+    if unknown:
+        raise TypeError(f"@I.ir_module got unexpected keyword arguments {sorted(unknown)}")
+    frame = _dialect.user_frame(sys._getframe(1))
+    try:
+        parser = Parser.for_object(
+            cls, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
+        )
+        result = _finish(_run(parser), "@I.ir_module", check_well_formed)
+    except DiagnosticError as err:
+        if debug_frontend():
+            raise
+        raise err.detach() from None
+    if not isinstance(result, IRModule):
+        raise TypeError(f"@I.ir_module: {cls!r} did not produce an IRModule")
+    return result
+
+
+def from_source(
+    text: str,
+    *,
+    filename: str | None = None,
+    capture: Mapping[str, Any] | None = None,
+    check_well_formed: bool = False,
+) -> PrimFunc | IRModule:
+    """Parse TVMScript source text: one ``@T.prim_func`` gives a PrimFunc, an
+    ``@I.ir_module`` class an IRModule, several functions an IRModule of them.
+
+    ``capture`` maps names to the values the text may use besides ``T``/``I``;
+    ``filename`` names the text in diagnostics (a fresh ``<tvmscript-N>`` by default).
+    """
+    name = filename if filename is not None else f"<tvmscript-{next(_counter)}>"
+    try:
+        source = Source.from_text(text, name)
+        parser = Parser(source, captured=CapturedEnv(dict(capture or {})), **_options())
+        return _finish(_run(parser), "from_source", check_well_formed)
+    except DiagnosticError as err:
+        if debug_frontend():
+            raise
+        raise err.detach() from None

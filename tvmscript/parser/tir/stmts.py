@@ -1,0 +1,433 @@
+"""TIR statement handlers: loops, ``if``/``while``, ``with`` frames, stores, bindings.
+
+Each handler evaluates the statement's expressions against the variable table
+(:meth:`Parser.eval_expr`) and calls the IRBuilder; the builder's frames build the IR.
+The rules a user sees:
+
+* ``for`` over a loop frame (``range``, ``T.serial``, ``T.grid``, ...) is a TIR loop; over
+  a Python list or tuple it is unrolled at parse time.
+* ``if``/``while``: a condition that is a Python value or a constant ``IntImm`` is decided
+  while parsing (only the taken branch is parsed); otherwise ``IfThenElse``/``While``.
+* ``A[i, j] = v`` and ``A[i] += v`` store into a buffer (Python numbers adapt to its type;
+  any other type mismatch needs ``T.cast``).
+* ``x = value``: a frame (``T.allocate``, ``T.decl_buffer``, ``T.LetStmt``) is entered
+  for the rest of the enclosing body; a new Var or Buffer is named ``x``; any other
+  expression becomes a ``LetStmt`` over the rest of the body (``T.bind``); a Python
+  value (or ``T.meta_var(v)``) stays a Python value.  A TIR variable cannot be rebound in
+  the scope that defines it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from irbuilder import IRBuilder, def_
+from irbuilder.builder import Frame
+from irbuilder.frames import BlockFrame, ForFrame
+from irbuilder.ir import Buffer, PointerType, PrimExpr, Var, const
+from irbuilder.ir.span import Span
+from irbuilder.tir import (
+    Assert,
+    Else,
+    If,
+    LetStmt,
+    MetaVar,
+    Then,
+    While,
+    bind,
+    buffer_store,
+    evaluate,
+    return_tensors,
+)
+from irbuilder.tir._common import ScalarType
+from tvmscript.diagnostics import DiagnosticError
+from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
+
+from .context import current_state
+from .values import KernelRange, is_parse_time_condition
+
+__all__ = ["TOKEN", "bind_target", "stamp_span"]
+
+TOKEN = "tir"
+"""The dispatch token of the TIR dialect."""
+
+_AUG_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add,
+    "Sub": operator.sub,
+    "Mult": operator.mul,
+    "Div": operator.truediv,
+    "FloorDiv": operator.floordiv,
+    "Mod": operator.mod,
+    "Pow": operator.pow,
+    "LShift": operator.lshift,
+    "RShift": operator.rshift,
+    "BitOr": operator.or_,
+    "BitXor": operator.xor,
+    "BitAnd": operator.and_,
+    "MatMult": operator.matmul,
+}
+
+_UNSUPPORTED = {
+    "Try": "'try' statements are not supported in TVMScript",
+    "TryStar": "'try' statements are not supported in TVMScript",
+    "ClassDef": "a class cannot be defined inside a TVMScript kernel",
+    "Global": "'global' is not supported in TVMScript",
+    "Nonlocal": "'nonlocal' is not supported in TVMScript",
+    "Import": "'import' is not allowed inside a TVMScript kernel; import at module level "
+    "and list the name in capture=[...]",
+    "ImportFrom": "'import' is not allowed inside a TVMScript kernel; import at module level "
+    "and list the name in capture=[...]",
+    "Break": "'break' is not supported in TVMScript (TIR loops have no early exit)",
+    "Continue": "'continue' is not supported in TVMScript (use an if around the loop body)",
+    "Delete": "'del' is not supported in TVMScript",
+    "Raise": "'raise' is not supported in TVMScript; use assert cond, \"message\"",
+    "Match": "'match' statements are not supported in TVMScript; use if/elif",
+    "AsyncFor": "'async for' is not supported in TVMScript",
+    "AsyncWith": "'async with' is not supported in TVMScript",
+    "AsyncFunctionDef": "'async def' is not supported in TVMScript",
+    "TypeAlias": "'type' aliases are not supported in TVMScript",
+}
+
+
+@contextmanager
+def stamp_span(span: Span) -> Iterator[None]:
+    """The parser's span context: stamp ``span`` on built IR and remember the statement."""
+    state = current_state()
+    if state is not None:
+        state.stmt_spans.append(span)
+    try:
+        if IRBuilder.is_in_scope():
+            with IRBuilder.current().with_span(span):
+                yield
+        else:
+            yield
+    finally:
+        if state is not None:
+            state.stmt_spans.pop()
+
+
+# ---------------------------------------------------------------------------- binding
+
+
+def _name_node(target: doc.expr, name: str) -> doc.AST:
+    for node in doc.target_names(target):
+        if node.id == name:
+            return node
+    return target
+
+
+def _check_rebinding(parser: Parser, target: doc.expr, name: str, value: Any) -> None:
+    if not parser.var_table.defined_in_current_frame(name):
+        return
+    old = parser.var_table.lookup(name)
+    if isinstance(old, (Var, Buffer)) or isinstance(value, (Var, Buffer, PrimExpr)):
+        parser.report_error(
+            _name_node(target, name),
+            f"'{name}' is already defined in this scope; a TIR variable cannot be "
+            "reassigned (store into a buffer element for a mutable value)",
+        )
+
+
+def _bind_value(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
+    _check_rebinding(parser, target, name, value)
+    if isinstance(value, (Var, Buffer)) and not parser.var_table.exist(value):
+        return def_(name, value)
+    if isinstance(value, PrimExpr):
+        return def_(name, bind(value))
+    return value
+
+
+def _bind_names(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
+    """Name IR variables (loop vars, ``with ... as x``) without creating any statement."""
+    if isinstance(value, (Var, Buffer)):
+        return def_(name, value)
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, (Var, Buffer)):
+                def_(name, item)
+    return value
+
+
+def bind_target(parser: Parser, target: doc.expr, value: Any) -> None:
+    """Assign ``value`` to ``target`` with the rules of the module docstring."""
+    if isinstance(value, MetaVar):
+        parser.eval_assign(target, value.value, allow_shadowing=True)
+        return
+    if isinstance(value, Frame) and value.state == "new":
+        value = value.enter_implicit()
+        parser.eval_assign(target, value, bind_value=_bind_names, allow_shadowing=False)
+        return
+    parser.eval_assign(target, value, bind_value=_bind_value, allow_shadowing=True)
+
+
+# ------------------------------------------------------------------------ statements
+
+
+@dispatch.register(TOKEN, "Expr")
+def visit_expr(parser: Parser, node: doc.Expr) -> None:
+    """A bare expression: calls for their effect; a PrimExpr becomes ``T.evaluate``."""
+    if isinstance(node.value, doc.Lambda):
+        parser.report_error(node.value, "a lambda as a statement does nothing in TVMScript")
+    if isinstance(node.value, doc.Constant):
+        return  # docstrings and `...`
+    value = parser.eval_expr(node.value)
+    if isinstance(value, Frame):
+        if value.state == "new":
+            parser.report_error(
+                node.value,
+                f"{value.kind}(...) opens a scope: use it in a `with` statement or assign "
+                "its result to a name",
+            )
+        return
+    if isinstance(value, PrimExpr):
+        evaluate(value)
+
+
+@dispatch.register(TOKEN, "Pass")
+def visit_pass(parser: Parser, node: doc.Pass) -> None:
+    """``pass`` builds nothing."""
+
+
+@dispatch.register(TOKEN, "Assign")
+def visit_assign(parser: Parser, node: doc.Assign) -> None:
+    """``A[i] = v`` stores; ``x = v`` binds (see the module docstring)."""
+    if len(node.targets) != 1:
+        parser.report_error(node, "chained assignment (a = b = value) is not supported")
+    target = node.targets[0]
+    if isinstance(target, doc.Subscript):
+        buffer = parser.eval_expr(target.value)
+        if isinstance(buffer, Buffer):
+            _store(parser, buffer, target, node.value, None)
+            return
+    bind_target(parser, target, parser.eval_expr(node.value))
+
+
+@dispatch.register(TOKEN, "AugAssign")
+def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
+    """``A[i] += v`` stores ``A[i] + v``; ``x += v`` rebinds a Python value."""
+    op = _AUG_OPS[type(node.op).__name__]
+    target = node.target
+    if isinstance(target, doc.Subscript):
+        buffer = parser.eval_expr(target.value)
+        if isinstance(buffer, Buffer):
+            _store(parser, buffer, target, node.value, op)
+            return
+    current = parser.eval_expr(target)
+    value = op(current, parser.eval_expr(node.value))
+    bind_target(parser, target, value)
+
+
+def _indices(parser: Parser, buffer: Buffer, target: doc.Subscript) -> list[Any]:
+    index = parser.eval_expr(target.slice)
+    items = list(index) if isinstance(index, tuple) else [index]
+    if any(isinstance(i, slice) for i in items):
+        parser.report_error(
+            target.slice,
+            f"cannot store into a region of buffer {buffer.name!r}; index each element",
+        )
+    if len(items) != buffer.ndim:
+        parser.report_error(
+            target,
+            f"buffer {buffer.name!r} has {buffer.ndim} dimension"
+            f"{'' if buffer.ndim == 1 else 's'}, indexed with {len(items)} "
+            f"ind{'ex' if len(items) == 1 else 'ices'}",
+        )
+    return items
+
+
+def _store(
+    parser: Parser,
+    buffer: Buffer,
+    target: doc.Subscript,
+    value_node: doc.expr,
+    op: Callable[[Any, Any], Any] | None,
+) -> None:
+    indices = _indices(parser, buffer, target)
+    value = parser.eval_expr(value_node)
+    if op is not None:
+        try:
+            value = op(buffer[tuple(indices)], value)
+        except (TypeError, ValueError) as err:
+            parser.report_error(value_node, str(err))
+    try:
+        buffer_store(buffer, value, indices)
+    except TypeError as err:
+        where: doc.AST = value_node if "store" in str(err) else target
+        raise DiagnosticError(str(err), parser.span(where), original=err) from err
+
+
+@dispatch.register(TOKEN, "AnnAssign")
+def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
+    """``x: T.int32 = value`` binds a typed LetStmt var for the rest of the body."""
+    annotation = parser.eval_expr(node.annotation)
+    if node.value is None:
+        parser.report_error(node, "a variable declaration needs a value: x: T.int32 = ...")
+    if not isinstance(node.target, doc.Name):
+        parser.report_error(node.target, "only a plain name can be annotated")
+    value = parser.eval_expr(node.value)
+    name = node.target.id
+    if isinstance(value, Frame) or not isinstance(value, (PrimExpr, bool, int, float)):
+        bind_target(parser, node.target, value)
+        return
+    _check_rebinding(parser, node.target, name, value)
+    if isinstance(annotation, Var):  # T.handle("float32", "global"): the var itself
+        frame = LetStmt(value, var=annotation)
+    elif isinstance(annotation, (ScalarType, PointerType)):
+        if not isinstance(value, PrimExpr) and isinstance(annotation, ScalarType):
+            value = const(value, annotation.dtype)
+        frame = LetStmt(value, annotation)
+    else:
+        parser.report_error(
+            node.annotation,
+            f"expected a type such as T.int32 or T.handle(...), got {type(annotation).__name__}",
+        )
+    var = def_(name, frame.enter_implicit())
+    parser.var_table.add(name, var, allow_shadowing=True)
+
+
+@dispatch.register(TOKEN, "For")
+def visit_for(parser: Parser, node: doc.For) -> None:
+    """A TIR loop over a loop frame, or a parse-time loop over a Python sequence."""
+    if node.orelse:
+        parser.report_error(node.orelse[0], "'for ... else' is not supported in TVMScript")
+    iterable = parser.eval_expr(node.iter)
+    if isinstance(iterable, KernelRange):
+        iterable = iterable.loop()
+    if isinstance(iterable, ForFrame):
+        with parser.var_table.frame(FrameKind.LOOP), iterable as loop_vars:
+            parser.eval_assign(node.target, loop_vars, bind_value=_bind_names)
+            parser.visit_body(node.body)
+        return
+    if isinstance(iterable, Frame):
+        parser.report_error(node.iter, f"{iterable.kind}(...) is not a loop; use it with `with`")
+    if isinstance(iterable, (list, tuple, range)):
+        for item in iterable:  # unrolled while parsing
+            with parser.var_table.frame(FrameKind.LOOP, allow_shadowing=True):
+                parser.eval_assign(node.target, item, allow_shadowing=True)
+                parser.visit_body(node.body)
+        return
+    parser.report_error(
+        node.iter,
+        f"cannot loop over a value of type {type(iterable).__name__}; use range(...), "
+        "T.serial, T.parallel, T.vectorized, T.unroll, T.grid or T.thread_binding",
+    )
+
+
+@dispatch.register(TOKEN, "While")
+def visit_while(parser: Parser, node: doc.While) -> None:
+    """``while cond:`` over a TIR condition."""
+    if node.orelse:
+        parser.report_error(node.orelse[0], "'while ... else' is not supported in TVMScript")
+    cond = parser.eval_expr(node.test)
+    if is_parse_time_condition(cond):
+        if not cond:
+            return
+        parser.report_error(
+            node.test, f"this while loop never ends: its condition is the constant {cond!r}"
+        )
+    try:
+        frame = While(cond)
+    except TypeError as err:
+        raise DiagnosticError(str(err), parser.span(node.test), original=err) from err
+    with parser.var_table.frame(FrameKind.LOOP), frame:
+        parser.visit_body(node.body)
+
+
+@dispatch.register(TOKEN, "If")
+def visit_if(parser: Parser, node: doc.If) -> None:
+    """``if``: decided while parsing for a constant condition, else ``IfThenElse``."""
+    cond = parser.eval_expr(node.test)
+    if is_parse_time_condition(cond):
+        parser.visit_body(node.body if cond else node.orelse)
+        return
+    try:
+        frame = If(cond)
+    except TypeError as err:
+        raise DiagnosticError(str(err), parser.span(node.test), original=err) from err
+    with frame:
+        with Then(), parser.var_table.frame(FrameKind.WITH):
+            parser.visit_body(node.body)
+        if node.orelse:
+            with Else(), parser.var_table.frame(FrameKind.WITH):
+                parser.visit_body(node.orelse)
+
+
+@dispatch.register(TOKEN, "With")
+def visit_with(parser: Parser, node: doc.With) -> None:
+    """``with T.block(...)``, ``with T.init()``, ``with T.LetStmt(v) as x`` and other frames."""
+    _with_items(parser, node, 0)
+
+
+def _with_items(parser: Parser, node: doc.With, index: int) -> None:
+    if index == len(node.items):
+        parser.visit_body(node.body)
+        return
+    item = node.items[index]
+    frame = parser.eval_expr(item.context_expr)
+    if not isinstance(frame, Frame):
+        parser.report_error(
+            item.context_expr,
+            f"`with` needs a T.* frame (T.block, T.init, T.LetStmt, ...), got "
+            f"{type(frame).__name__}",
+        )
+    kind = FrameKind.BLOCK if isinstance(frame, BlockFrame) else FrameKind.WITH
+    with parser.var_table.frame(kind):
+        try:
+            value = frame.__enter__()
+        except Exception as err:
+            raise DiagnosticError(str(err), parser.span(item.context_expr), original=err) from err
+        ok = False
+        try:
+            if item.optional_vars is not None:
+                parser.eval_assign(item.optional_vars, value, bind_value=_bind_names)
+            _with_items(parser, node, index + 1)
+            ok = True
+        finally:
+            if ok:
+                frame.__exit__(None, None, None)
+            else:
+                frame.__exit__(RuntimeError, RuntimeError("parse failed"), None)
+
+
+@dispatch.register(TOKEN, "Assert")
+def visit_assert(parser: Parser, node: doc.Assert) -> None:
+    """``assert cond, "msg"``: an AssertStmt, or a parse-time check on a Python value."""
+    cond = parser.eval_expr(node.test)
+    if node.msg is not None:
+        message = parser.eval_expr(node.msg)
+    else:
+        message = f"assertion failed: {parser.source.segment(node.test)}"
+    if not isinstance(cond, PrimExpr):
+        if not cond:
+            parser.report_error(node.test, f"assertion failed while parsing: {message}")
+        return
+    Assert(cond, message if isinstance(message, (str, PrimExpr)) else str(message))
+
+
+@dispatch.register(TOKEN, "Return")
+def visit_return(parser: Parser, node: doc.Return) -> None:
+    """``return D`` / ``return D, E``: the kernel returns ``T.compute`` tensors."""
+    state = current_state()
+    if state is not None and state.in_macro:
+        parser.report_error(node, "'return' is only allowed as the last statement of a T.macro")
+    if node.value is None:
+        return
+    value = parser.eval_expr(node.value)
+    results = value if isinstance(value, tuple) else (value,)
+    if not all(isinstance(r, Buffer) for r in results):
+        kinds = ", ".join(type(r).__name__ for r in results)
+        parser.report_error(
+            node.value, f"a kernel can only return tensors computed with T.compute, got {kinds}"
+        )
+    return_tensors(*results)
+
+
+def _unsupported(parser: Parser, node: doc.AST) -> None:
+    kind = type(node).__name__
+    parser.report_error(node, _UNSUPPORTED.get(kind, f"unsupported syntax in TVMScript: {kind}"))
+
+
+dispatch.register(TOKEN, dispatch.ANY_NODE)(_unsupported)

@@ -1,0 +1,132 @@
+"""What TIR gives Python's logical operators, which values count as IR, and ``range``.
+
+* :data:`TIR_HOOKS`: ``and``/``or``/``not``/chained comparisons/``x if c else y`` keep
+  Python's meaning on Python values and build ``And``/``Or``/``Not``/``Select`` as soon
+  as an operand is a :class:`PrimExpr` (constants included: ``T.bool(True) and c`` is an
+  ``And`` node, as the printer expects).
+* :func:`is_ir_object`: the values the capture policy takes without ``capture=[...]``.
+* :class:`KernelRange`: ``range`` inside a kernel.  Like TVM, ``for i in range(n)`` is a
+  serial loop (``T.serial``) even over Python ints; elsewhere (a comprehension) the
+  object iterates like Python's ``range`` when its bounds are Python ints.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from typing import Any
+
+from irbuilder.frames import ForFrame
+from irbuilder.ir import (
+    And,
+    Buffer,
+    BufferRegion,
+    DataType,
+    IntImm,
+    IRModule,
+    IterVar,
+    Not,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    Range,
+    convert,
+)
+from irbuilder.tir import MetaVar, Select, serial
+from tvmscript.parser.core import EvalHooks
+
+from .macro import TIRMacro
+
+__all__ = ["TIR_HOOKS", "KernelRange", "is_ir_object", "is_parse_time_condition"]
+
+
+def _symbolic(value: Any) -> bool:
+    return isinstance(value, PrimExpr)
+
+
+def _bool_expr(value: Any, what: str) -> PrimExpr:
+    expr = convert(value)
+    if not expr.dtype.is_bool:
+        raise TypeError(f"operand of '{what}' must be a bool expression, got {expr.dtype}")
+    return expr
+
+
+def _logical_and(a: Any, b: Any) -> PrimExpr:
+    return And(_bool_expr(a, "and"), _bool_expr(b, "and"))
+
+
+def _logical_or(a: Any, b: Any) -> PrimExpr:
+    return Or(_bool_expr(a, "or"), _bool_expr(b, "or"))
+
+
+def _logical_not(a: Any) -> PrimExpr:
+    return Not(_bool_expr(a, "not"))
+
+
+def _select(cond: Any, true_value: Any, false_value: Any) -> PrimExpr:
+    return Select(cond, true_value, false_value)
+
+
+TIR_HOOKS = EvalHooks(
+    is_static=lambda value: not _symbolic(value),
+    logical_and=_logical_and,
+    logical_or=_logical_or,
+    logical_not=_logical_not,
+    select=_select,
+)
+"""The TIR dialect's :class:`EvalHooks`."""
+
+
+def is_parse_time_condition(value: Any) -> bool:
+    """Whether an ``if``/``while`` condition is decided while parsing.
+
+    Python values are, and so are constant ``IntImm``s (``if T.bool(True):``); any
+    other expression becomes IR control flow.
+    """
+    return not isinstance(value, PrimExpr) or isinstance(value, IntImm)
+
+
+_IR_TYPES = (
+    PrimExpr,
+    Buffer,
+    BufferRegion,
+    IterVar,
+    Range,
+    PrimFunc,
+    IRModule,
+    DataType,
+    TIRMacro,
+    MetaVar,
+)
+
+
+def is_ir_object(value: Any) -> bool:
+    """Whether the capture policy takes ``value`` automatically as an IR object."""
+    return isinstance(value, _IR_TYPES)
+
+
+class KernelRange:
+    """``range`` inside a kernel: a serial loop in a ``for``, Python's range elsewhere."""
+
+    def __init__(self, *args: Any) -> None:
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
+        if len(args) == 3 and not (isinstance(args[2], int) and args[2] == 1):
+            if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+                raise TypeError("a loop over range(start, stop, step) needs step 1 in a kernel")
+        self.args = args
+
+    def loop(self, annotations: dict[str, Any] | None = None) -> ForFrame:
+        """The ``T.serial`` frame of this range (loops over ``[start, stop)``)."""
+        if len(self.args) == 3 and self.args[2] != 1:
+            raise TypeError("a kernel loop over range() needs step 1; use T.serial and an index")
+        return serial(*self.args[:2], annotations=annotations)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(builtins.range(*self.args))
+
+    def __len__(self) -> int:
+        return len(builtins.range(*self.args))
+
+    def __repr__(self) -> str:
+        return f"range({', '.join(map(repr, self.args))})"

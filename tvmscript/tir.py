@@ -1,0 +1,254 @@
+"""The ``T`` namespace of TVMScript: ``from tvmscript import tir as T``.
+
+Everything of :mod:`irbuilder.tir` (frames, statements, expression builders, type
+objects), plus the names the TVMScript printer emits that are not builder functions:
+
+* the node constructors ``T.Add(1, 2)``, ``T.LT(a, b)``, ``T.And(x, y)``, ``T.Not(x)``,
+  ... which build the node **without folding** (Python's ``1 + 2`` folds to ``3``),
+  ``T.Let(body, where={x: value})``, ``T.Range(begin, end)``, ``T.iter_var(...)`` and
+  ``T.reduce(kind, source, axis=[...], where=...)``;
+* the entry builtins of lowered code: ``T.array_data``, ``T.array_ndim``,
+  ``T.array_shape``, ``T.array_stride``, ``T.array_flags``, ``T.array_dtype_is``;
+* ``@T.macro`` (hygienic macros expanded at the call site) and ``T.buffer_decl``
+  (the pre-DeclBuffer spelling of ``T.decl_buffer``).
+
+``T.decl_buffer(A.data, (256,), "float32")`` (data first, as the DeclBuffer RFC writes
+it) and ``T.allocate(shape=[16], dtype="float32")`` are accepted too.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from irbuilder import ir as _ir
+from irbuilder.frames import AllocateFrame, DeclBufferFrame
+from irbuilder.ir import (
+    BinaryOp,
+    Call,
+    CallKind,
+    IterKind,
+    IterVar,
+    PrimExpr,
+    Reduce,
+    ReduceKind,
+    StringImm,
+    Var,
+    as_dtype,
+    const,
+    convert,
+    promote,
+)
+from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
+from irbuilder.tir import __all__ as _builder_all
+from irbuilder.tir import allocate as _allocate
+from irbuilder.tir import decl_buffer as _decl_buffer
+
+from .parser.tir.macro import TIRMacro, macro
+
+__all__ = [
+    *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
+    "EQ",
+    "GE",
+    "GT",
+    "LE",
+    "LT",
+    "NE",
+    "Add",
+    "And",
+    "Div",
+    "FloorDiv",
+    "FloorMod",
+    "Let",
+    "Max",
+    "Min",
+    "Mod",
+    "Mul",
+    "Not",
+    "Or",
+    "Range",
+    "Sub",
+    "TIRMacro",
+    "allocate",
+    "array_data",
+    "array_dtype_is",
+    "array_flags",
+    "array_ndim",
+    "array_shape",
+    "array_stride",
+    "buffer_decl",
+    "decl_buffer",
+    "iter_var",
+    "macro",
+    "reduce",
+]
+
+
+def _operands(a: Any, b: Any, what: str) -> tuple[PrimExpr, PrimExpr]:
+    for value in (a, b):
+        if not isinstance(value, (PrimExpr, builtins.bool, int, float)):
+            raise TypeError(
+                f"T.{what}: expected expressions or numbers, got {type(value).__name__}"
+            )
+    return promote(a, b)
+
+
+def _node(cls: type[BinaryOp]) -> Any:
+    def build(a: Any, b: Any) -> PrimExpr:
+        x, y = _operands(a, b, cls.__name__)
+        return cls(x, y)
+
+    build.__name__ = build.__qualname__ = cls.__name__
+    build.__doc__ = f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded."
+    return build
+
+
+# Python operators fold constants (``1 + 2`` is ``3``); the printer spells unfolded nodes
+# with these constructors so that they parse back to the same node.
+Add = _node(_ir.Add)
+Sub = _node(_ir.Sub)
+Mul = _node(_ir.Mul)
+Div = _node(_ir.Div)
+Mod = _node(_ir.Mod)
+FloorDiv = _node(_ir.FloorDiv)
+FloorMod = _node(_ir.FloorMod)
+Min = _node(_ir.Min)
+Max = _node(_ir.Max)
+EQ = _node(_ir.EQ)
+NE = _node(_ir.NE)
+LT = _node(_ir.LT)
+LE = _node(_ir.LE)
+GT = _node(_ir.GT)
+GE = _node(_ir.GE)
+And = _node(_ir.And)
+Or = _node(_ir.Or)
+
+
+def Not(a: Any) -> PrimExpr:
+    """A ``Not`` node of a bool expression, never folded."""
+    return _ir.Not(convert(a))
+
+
+def Let(body: Any, where: Mapping[Var, Any]) -> PrimExpr:
+    """``T.Let(body, where={x: value})``: the ``Let`` expression binding ``x`` in ``body``."""
+    if not isinstance(where, Mapping) or len(where) != 1:
+        raise TypeError("T.Let: where= must be a dict with exactly one {var: value} entry")
+    ((var, value),) = where.items()
+    if not isinstance(var, Var):
+        raise TypeError(f"T.Let: the key of where= must be a Var, got {type(var).__name__}")
+    bound = value if isinstance(value, PrimExpr) else const(value, var.dtype)
+    return _ir.Let(var, bound, convert(body))
+
+
+def Range(begin: Any, end: Any) -> _ir.Range:
+    """``T.Range(begin, end)``: the range ``[begin, end)``; its extent is built as
+    ``end - begin`` (just ``end`` when ``begin`` is 0), as buffer regions build it."""
+    start, stop = promote(begin, end)
+    zero = isinstance(start, _ir.IntImm) and start.value == 0 and not start.dtype.is_bool
+    return _ir.Range(start, stop if zero else stop - start)
+
+
+_ITER_KINDS = {
+    "DataPar": IterKind.SPATIAL,
+    "CommReduce": IterKind.REDUCE,
+    "Ordered": IterKind.SCAN,
+    "Opaque": IterKind.OPAQUE,
+    "ThreadIndex": IterKind.THREAD,
+}
+
+
+def iter_var(var: Var, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
+    """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``."""
+    if not isinstance(var, Var):
+        raise TypeError(f"T.iter_var: expected a Var, got {type(var).__name__}")
+    if isinstance(dom, (tuple, list)):
+        dom = Range(*dom)
+    if not isinstance(dom, _ir.Range):
+        raise TypeError(f"T.iter_var: dom must be a T.Range, got {type(dom).__name__}")
+    kind = _ITER_KINDS.get(iter_type)
+    if kind is None:
+        raise ValueError(
+            f"T.iter_var: unknown iter type {iter_type!r}; one of {sorted(_ITER_KINDS)}"
+        )
+    return IterVar(var, dom, kind, thread_tag)
+
+
+def reduce(kind: str, source: Any, axis: Sequence[IterVar], where: Any = None) -> PrimExpr:
+    """``T.reduce("sum", src, axis=[T.iter_var(...)], where=c)``: a ``Reduce`` node."""
+    try:
+        reduce_kind = ReduceKind(kind)
+    except ValueError:
+        names = [k.value for k in ReduceKind]
+        raise ValueError(f"T.reduce: unknown reduction {kind!r}; one of {names}") from None
+    axes = tuple(axis)
+    if not axes or not builtins.all(isinstance(a, IterVar) for a in axes):
+        raise TypeError("T.reduce: axis must be a non-empty list of T.iter_var(...)")
+    return Reduce(reduce_kind, convert(source), axes, None if where is None else convert(where))
+
+
+def _builtin(name: str, dtype: str, *args: Any) -> PrimExpr:
+    exprs = tuple(StringImm(a) if isinstance(a, str) else convert(a) for a in args)
+    return Call(as_dtype(dtype), name, exprs, CallKind.BUILTIN)
+
+
+def array_data(handle: Var) -> PrimExpr:
+    """Entry builtin: the data pointer of the ndarray ``handle``."""
+    return _builtin("array_data", "handle", handle)
+
+
+def array_ndim(handle: Var) -> PrimExpr:
+    """Entry builtin: the number of dimensions of the ndarray ``handle`` (int32)."""
+    return _builtin("array_ndim", "int32", handle)
+
+
+def array_shape(handle: Var, axis: Any) -> PrimExpr:
+    """Entry builtin: the extent of ``axis`` of the ndarray ``handle`` (int64)."""
+    return _builtin("array_shape", "int64", handle, axis)
+
+
+def array_stride(handle: Var, axis: Any) -> PrimExpr:
+    """Entry builtin: the stride in bytes of ``axis`` of the ndarray ``handle`` (int64)."""
+    return _builtin("array_stride", "int64", handle, axis)
+
+
+def array_flags(handle: Var) -> PrimExpr:
+    """Entry builtin: the numpy flag bits of the ndarray ``handle`` (int32)."""
+    return _builtin("array_flags", "int32", handle)
+
+
+def array_dtype_is(handle: Var, dtype: str) -> PrimExpr:
+    """Entry builtin: whether the ndarray ``handle`` has element type ``dtype`` (bool)."""
+    return _builtin("array_dtype_is", "bool", handle, dtype)
+
+
+def allocate(  # type: ignore[no-redef]  # replaces the builder's (adds shape=)
+    extents: Any = None,
+    dtype: Any = None,
+    scope: str = "global",
+    condition: Any = True,
+    annotations: dict[str, Any] | None = None,
+    *,
+    shape: Any = None,
+) -> AllocateFrame:
+    """:func:`irbuilder.tir.allocate`; also accepts ``shape=`` for ``extents``."""
+    if extents is None:
+        extents = shape
+    if extents is None or dtype is None:
+        raise TypeError("T.allocate needs the extents and a dtype: T.allocate([n], 'float32')")
+    return _allocate(extents, dtype, scope, condition, annotations)
+
+
+def decl_buffer(*args: Any, **kwargs: Any) -> DeclBufferFrame:  # type: ignore[no-redef]
+    """:func:`irbuilder.tir.decl_buffer`; a leading data var (``T.decl_buffer(A.data,
+    (256,), "float32")``, the DeclBuffer RFC's spelling) is taken as ``data=``."""
+    if args and isinstance(args[0], Var) and args[0].dtype.is_handle:
+        if "data" in kwargs:
+            raise TypeError("T.decl_buffer: data given twice")
+        kwargs["data"] = args[0]
+        args = args[1:]
+    return _decl_buffer(*args, **kwargs)
+
+
+buffer_decl = decl_buffer
+"""``T.buffer_decl``: the old name of :func:`decl_buffer` (TVM before the DeclBuffer RFC)."""
