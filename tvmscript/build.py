@@ -4,16 +4,33 @@ A built kernel is called like the function: numpy arrays (or any buffer-protocol
 for buffer parameters, Python numbers for scalars. The call goes straight to a generated
 CPython fast-call entry point (no Python frame in between), which checks the arguments in
 generated code.
+
+Entry-point contract (checked in generated code; errors name the parameter):
+
+* argument count and scalar types/ranges -> ``TypeError``/``OverflowError``;
+* buffer ndim and dtype -> ``TypeError``; shape (symbolic dims are bound from the first
+  buffer that has them and checked against later ones) -> ``ValueError``;
+* layout: buffers are indexed row-major, so an array that is not C-contiguous is copied when
+  the kernel only *reads* it, and rejected with ``ValueError`` when the kernel writes it (a
+  copy would silently lose the writes); written buffers must be writable (``ValueError``);
+* alignment: nothing beyond the element alignment numpy guarantees is ever assumed;
+* overlapping arguments get sequential semantics (no ``noalias`` is promised).
+
+Calls between kernels of one module: ``T.call_extern("int32", "<kernel>", A, B, n)`` where
+``A``/``B`` are the caller's buffer *parameters* (handles: whole arrays are passed, checked by
+the callee's entry checks) and scalars are passed by value; a failure in the callee
+propagates its exception.
 """
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import lowering
 from backend.codegen import CodegenOptions, generate
 from backend.interp import make_interp_kernel
 from backend.runtime import (
@@ -21,18 +38,28 @@ from backend.runtime import (
     CompiledLibrary,
     EntrySpec,
     ScalarParam,
+    cache_enabled,
     compile_ir,
     entry_wrapper_ir,
+    load_object,
     make_builtin,
 )
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
+from lowering.analysis import buffer_accesses, free_vars
 
-__all__ = ["Kernel", "KernelModule", "build", "clear_build_cache"]
+from .build_cache import build_cache_path, load_build, save_build
+from .build_export import write_header
+from .build_options import BuildOptions, lower_for_build, parse_options
+
+__all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
 
 SourceKind = Literal["tir", "ll", "asm"]
 _CACHE_SIZE = 64
 _cache: OrderedDict[tuple[Any, ...], tuple[PrimFunc | IRModule, Any]] = OrderedDict()
 _cache_lock = threading.Lock()
+_cache_stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
+
+_Counters = ctypes.c_int64 * 2
 
 
 class Kernel:
@@ -42,54 +69,105 @@ class Kernel:
     subclass whose ``__call__`` *is* that builtin.
     """
 
-    __slots__ = ("_library", "entry", "func", "lowered", "name")
+    __slots__ = (
+        "_counters", "_library", "_lowered", "_tir", "entry", "from_cache", "func", "name",
+        "options", "spec",
+    )
 
     entry: Callable[..., Any]
 
-    def __new__(
-        cls, func: PrimFunc, lowered: PrimFunc, library: CompiledLibrary | None,
-        entry: Callable[..., Any],
-    ) -> Kernel:
-        subclass = type(cls.__name__, (cls,), {"__slots__": (), "__call__": entry})
+    def __new__(cls, *args: Any, **kwargs: Any) -> Kernel:
+        subclass = type(cls.__name__, (cls,), {"__slots__": (), "__call__": args[4]})
         return super().__new__(subclass)
 
     def __init__(
-        self, func: PrimFunc, lowered: PrimFunc, library: CompiledLibrary | None,
+        self,
+        func: PrimFunc,
+        lowered: PrimFunc | str,
+        library: CompiledLibrary | None,
+        spec: EntrySpec | None,
         entry: Callable[..., Any],
+        options: BuildOptions | None = None,
+        counters: Any = None,
     ) -> None:
         self.func = func
-        self.lowered = lowered
+        """The PrimFunc as given to ``build``."""
+        self._lowered = lowered if isinstance(lowered, PrimFunc) else None
+        self._tir = lowered if isinstance(lowered, str) else None
         self._library = library
+        self.spec = spec
+        """The Python-visible signature (parameter names and dtypes)."""
         self.entry = entry
+        """The native entry point (a builtin function)."""
         self.name = func.name
+        self.options = options or BuildOptions()
+        self._counters = counters
+        self.from_cache = library.from_cache if library is not None else False
+        """True when the machine code was loaded from the on-disk cache."""
 
     if TYPE_CHECKING:  # the real __call__ is the builtin set on each instance's class
 
         def __call__(self, *args: Any) -> Any: ...
 
+    @property
+    def lowered(self) -> PrimFunc | None:
+        """The lowered PrimFunc (None when the kernel was loaded from the disk cache)."""
+        return self._lowered
+
+    @property
+    def library(self) -> CompiledLibrary | None:
+        """The loaded machine code (shared by every kernel of a module)."""
+        return self._library
+
     def get_source(self, kind: SourceKind = "tir") -> str:
         """The lowered TVMScript (``"tir"``), LLVM IR (``"ll"``) or assembly (``"asm"``)."""
         if kind == "tir":
-            return self.lowered.script()
-        if self._library is None:
-            raise ValueError(f"kernel {self.name!r} was not compiled to machine code")
-        if kind == "ll":
-            return str(self._library.llvm_ir)
-        if kind == "asm":
-            return str(self._library.asm)
-        raise ValueError(f"unknown source kind {kind!r}; expected 'tir', 'll' or 'asm'")
+            if self._tir is None:
+                assert self._lowered is not None
+                self._tir = self._lowered.script()
+            return self._tir
+        if kind not in ("ll", "asm"):
+            raise ValueError(f"unknown source kind {kind!r}; expected 'tir', 'll' or 'asm'")
+        library = self._require_library()
+        return str(library.llvm_ir if kind == "ll" else library.asm)
 
-    def export_object(self, path: str) -> None:
-        """Write the kernel's object file (position independent) to ``path``."""
+    def _require_library(self) -> CompiledLibrary:
         if self._library is None:
             raise ValueError(f"kernel {self.name!r} was not compiled to machine code")
-        self._library.export_object(path)
+        return self._library
 
-    def export_library(self, path: str) -> None:
-        """Link the kernel into a shared library at ``path`` (needs a system ``cc``)."""
-        if self._library is None:
-            raise ValueError(f"kernel {self.name!r} was not compiled to machine code")
-        self._library.export_library(path)
+    def allocation_stats(self) -> dict[str, int]:
+        """Heap allocations made by this kernel's library: ``{"live": n, "total": n}``.
+
+        ``live`` counts allocations not yet freed (0 after every call returns, including
+        calls that failed an assertion); ``total`` counts every allocation so far. Kernels of
+        one module share their library's counters. Needs ``count_allocations=True`` (default).
+        """
+        if self._counters is None:
+            raise ValueError(
+                f"kernel {self.name!r} was built without count_allocations; "
+                "rebuild with build(..., count_allocations=True)"
+            )
+        return {"live": int(self._counters[0]), "total": int(self._counters[1])}
+
+    def export_object(self, path: str | Path) -> Path:
+        """Write the library's position-independent ELF object to ``path``.
+
+        Its kernels use the native ABI (``PyObject*`` ndarrays, see :mod:`backend.runtime`)
+        and leave the tvmscript runtime symbols undefined.
+        """
+        return self._require_library().export_object(path)
+
+    def export_library(self, path: str | Path) -> Path:
+        """Link a shared library at ``path`` (needs ``cc``) and write ``<stem>.h`` beside it.
+
+        The header declares each kernel's native C symbol; see :func:`write_header` for the
+        ABI (ndarray ``PyObject*`` arguments, usable only inside a CPython process).
+        """
+        out = self._require_library().export_library(path)
+        kernels = [(self.name, self.spec)] if self.spec is not None else []
+        write_header(out.with_suffix(".h"), out.stem, kernels)
+        return out
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.func.params)
@@ -108,32 +186,66 @@ class KernelModule:
     def __getitem__(self, name: str) -> Kernel:
         return self._kernels[name]
 
+    def __getattr__(self, name: str) -> Kernel:
+        # Only reached for names that are not kernels (kernels are instance attributes).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"module has no kernel {name!r}; it has {', '.join(self._kernels)}")
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._kernels)
 
     def __len__(self) -> int:
         return len(self._kernels)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._kernels
+
     def get_source(self, kind: SourceKind = "ll") -> str:
         """LLVM IR or assembly of the whole module; ``"tir"`` gives every lowered function."""
         if kind == "tir":
             return "\n\n".join(k.get_source("tir") for k in self._kernels.values())
+        if kind not in ("ll", "asm"):
+            raise ValueError(f"unknown source kind {kind!r}; expected 'tir', 'll' or 'asm'")
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
         return str(self._library.llvm_ir if kind == "ll" else self._library.asm)
 
+    def export_object(self, path: str | Path) -> Path:
+        """Write the module's object file (all kernels) to ``path``."""
+        if self._library is None:
+            raise ValueError("module was not compiled to machine code")
+        return self._library.export_object(path)
 
-def _entry_spec(func: PrimFunc) -> EntrySpec:
+    def export_library(self, path: str | Path) -> Path:
+        """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it."""
+        if self._library is None:
+            raise ValueError("module was not compiled to machine code")
+        out = self._library.export_library(path)
+        kernels = [(k.name, k.spec) for k in self._kernels.values() if k.spec is not None]
+        write_header(out.with_suffix(".h"), out.stem, kernels)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<tvmscript.KernelModule {', '.join(self._kernels)}>"
+
+
+def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> EntrySpec:
     params: list[BufferParam | ScalarParam] = []
     used: set[str] = set()
+    accesses = buffer_accesses(func.body)
     for param in func.params:
         buffer = func.buffer_map.get(param)
         name = buffer.name if buffer is not None else param.name
         if not name.isidentifier() or name in used:
-            name = param.name if param.name not in used else f"arg{len(params)}"
+            name = param.name if param.name not in used and param.name.isidentifier() \
+                else f"arg{len(params)}"
         used.add(name)
         if buffer is not None:
-            params.append(BufferParam(name, str(buffer.dtype)))
+            # Only buffers the kernel never writes and indexes row-major may be copied.
+            copy = (options.copy_noncontiguous_inputs and not buffer.strides
+                    and not accesses.stores_to(buffer.data) and id(param) not in passed_on)
+            params.append(BufferParam(name, str(buffer.dtype), copy))
         elif param.dtype.is_handle:
             raise TypeError(
                 f"parameter {param.name!r} of {func.name!r} is a raw handle without a buffer; "
@@ -141,27 +253,14 @@ def _entry_spec(func: PrimFunc) -> EntrySpec:
             )
         else:
             params.append(ScalarParam(name, str(param.dtype)))
-    return EntrySpec(func.name, params)
+    return EntrySpec(func.name, params, release_gil=options.release_gil)
 
 
-def _cache_key(ir: PrimFunc | IRModule, target: str, options: tuple[Any, ...]) -> tuple[Any, ...]:
-    return (structural_hash(ir), target, options)
-
-
-def _cached(key: tuple[Any, ...], ir: PrimFunc | IRModule) -> Any:
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and structural_equal(hit[0], ir):
-            _cache.move_to_end(key)
-            return hit[1]
-    return None
-
-
-def _remember(key: tuple[Any, ...], ir: PrimFunc | IRModule, result: Any) -> None:
-    with _cache_lock:
-        _cache[key] = (ir, result)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+def _handles_in_body(func: PrimFunc) -> set[int]:
+    """ids of buffer handles the (unlowered) body uses directly, e.g. passes to another
+    kernel that may write through them: such buffers must never be silently copied."""
+    handles = {id(p) for p in func.buffer_map}
+    return {id(v) for v in free_vars(func.body) if id(v) in handles}
 
 
 def clear_build_cache() -> None:
@@ -170,61 +269,152 @@ def clear_build_cache() -> None:
         _cache.clear()
 
 
+def build_cache_info() -> dict[str, int]:
+    """Counters: in-memory hits, disk-cache hits and full compiles in this process."""
+    with _cache_lock:
+        return dict(_cache_stats, memory_entries=len(_cache))
+
+
 def build(
     func_or_module: PrimFunc | IRModule,
     target: str = "llvm",
     opt_level: int = 3,
-    *,
-    fastmath: bool = False,
-    cache: bool | None = None,
-    verify: bool = False,
+    **options: Any,
 ) -> Any:
     """Compile a PrimFunc (to a :class:`Kernel`) or an IRModule (to a :class:`KernelModule`).
 
     ``target="llvm"`` JIT-compiles for the host CPU; ``target="interp"`` runs the IR with the
-    reference interpreter. ``opt_level`` drives both our passes and LLVM's pipeline;
-    ``fastmath`` allows reassociation (vectorized reductions); ``cache=True`` (or the
-    ``TVMSCRIPT_CACHE`` environment variable) keeps object code on disk so a later process
-    skips LLVM; ``verify`` runs the well-formedness verifier after every pass.
+    reference interpreter. ``opt_level`` (0-3) drives both our passes and LLVM's pipeline.
+    Options (unknown names raise ``TypeError``):
+
+    * ``fastmath=False``: allow reassociation/contraction (vectorized float reductions);
+    * ``cache=None``: keep the build on disk (``True``; ``None`` follows ``TVMSCRIPT_CACHE``
+      / ``TVMSCRIPT_CACHE_DIR``) so a later process skips lowering, codegen and LLVM;
+    * ``verify=False``: run the well-formedness verifier after every lowering pass;
+    * ``bounds_check=False``: check every buffer index (IndexError), ``lowering.bounds_check``;
+    * ``release_gil=False``: release the GIL while the kernel runs;
+    * ``count_allocations=True``: per-library heap allocation counters
+      (:meth:`Kernel.allocation_stats`);
+    * ``copy_noncontiguous_inputs=True``: copy non-contiguous arrays given for read-only
+      buffers (written buffers are always rejected when not C-contiguous).
+
+    Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
+    ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built
+    with equal options return the same cached object.
     """
     if not isinstance(func_or_module, (PrimFunc, IRModule)):
         raise TypeError(
             f"build() expects a PrimFunc or IRModule, got {type(func_or_module).__name__}"
         )
+    if not isinstance(target, str):
+        raise TypeError(f"build(): target must be a str, got {target!r}")
+    opts, cache = parse_options(opt_level, options)
     if target == "interp":
         if isinstance(func_or_module, IRModule):
             return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
         return make_interp_kernel(func_or_module)
     if target != "llvm":
         raise ValueError(f"unknown target {target!r}; expected 'llvm' or 'interp'")
-    if not 0 <= opt_level <= 3:
-        raise ValueError(f"opt_level must be 0..3, got {opt_level}")
-    options = (opt_level, fastmath, verify)
-    key = _cache_key(func_or_module, target, options)
-    hit = _cached(key, func_or_module)
-    if hit is not None:
-        return hit
-    result = _build_llvm(func_or_module, opt_level, fastmath, cache, verify)
-    _remember(key, func_or_module, result)
+    ir_hash = structural_hash(func_or_module)
+    # Structural equality ignores function names, but they are the kernels' symbols.
+    names = tuple(f.name for f in _functions(func_or_module))
+    key = (ir_hash, names, target, opts.key())
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and structural_equal(hit[0], func_or_module):
+            _cache.move_to_end(key)
+            _cache_stats["memory_hits"] += 1
+            return hit[1]
+    use_disk = cache_enabled(cache)
+    path = None
+    if use_disk:
+        kind = "func" if isinstance(func_or_module, PrimFunc) else "module"
+        path = build_cache_path(kind, ir_hash, target, (names, *opts.key()))
+    result = _load_cached(func_or_module, opts, path) if path is not None else None
+    if result is None:
+        result = _build_llvm(func_or_module, opts, use_disk, path)
+    with _cache_lock:
+        _cache[key] = (func_or_module, result)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return result
 
 
-def _build_llvm(
-    ir: PrimFunc | IRModule, opt_level: int, fastmath: bool, cache: bool | None, verify: bool
-) -> Any:
-    funcs = [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
-    lowered = [lowering.lower(f, opt_level=opt_level, verify_each=verify) for f in funcs]
-    result = generate(lowered, CodegenOptions(fastmath=fastmath))
-    specs = [_entry_spec(f) for f in lowered]
-    wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in
-                zip(specs, lowered)]
-    text = result.text + "\n" + "\n".join(wrappers)
-    name = funcs[0].name if isinstance(ir, PrimFunc) else "module"
-    library = compile_ir(text, opt_level=opt_level, name=name, cache=cache)
+def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
+    return [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
+
+
+def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
+    if not options.count_allocations:
+        return None, {}
+    counters = _Counters()
+    base = ctypes.addressof(counters)
+    return counters, {"tvms_cg_live_allocs": base, "tvms_cg_total_allocs": base + 8}
+
+
+def _assemble(
+    ir: PrimFunc | IRModule,
+    library: CompiledLibrary,
+    entries: Sequence[tuple[PrimFunc, PrimFunc | str, EntrySpec]],
+    options: BuildOptions,
+    counters: Any,
+) -> Kernel | KernelModule:
     kernels = {
-        f.name: Kernel(f, low, library, make_builtin(library, spec, f.name))
-        for f, low, spec in zip(funcs, lowered, specs)
+        func.name: Kernel(func, low, library, spec, make_builtin(library, spec, func.name),
+                          options, counters)
+        for func, low, spec in entries
     }
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
     return KernelModule(kernels, library)
+
+
+def _load_cached(
+    ir: PrimFunc | IRModule, options: BuildOptions, path: Path
+) -> Kernel | KernelModule | None:
+    entry = load_build(path)
+    if entry is None:
+        return None
+    funcs = _functions(ir)
+    if [k.spec.name for k in entry.kernels] != [f.name for f in funcs]:
+        return None  # a hash collision or a stale entry: rebuild
+    counters, symbols = _new_counters(options)
+    try:
+        library = load_object(
+            entry.obj, entry.exports, entry.externals, name=entry.name,
+            opt_level=options.opt_level, fastmath=options.fastmath, symbols=symbols,
+            ir_compressed=entry.ir_compressed,
+        )
+    except RuntimeError:
+        return None  # e.g. a symbol this process cannot provide: rebuild from source
+    entries = [(f, k.tir, k.spec) for f, k in zip(funcs, entry.kernels)]
+    with _cache_lock:
+        _cache_stats["disk_hits"] += 1
+    return _assemble(ir, library, entries, options, counters)
+
+
+def _build_llvm(
+    ir: PrimFunc | IRModule, options: BuildOptions, use_disk: bool, path: Path | None
+) -> Kernel | KernelModule:
+    funcs = _functions(ir)
+    lowered = [lower_for_build(f, options) for f in funcs]
+    counters, symbols = _new_counters(options)
+    result = generate(
+        lowered,
+        CodegenOptions(fastmath=options.fastmath, count_allocations=options.count_allocations),
+    )
+    specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
+    wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
+    text = result.text + "\n" + "\n".join(wrappers)
+    name = funcs[0].name if isinstance(ir, PrimFunc) else "module"
+    library = compile_ir(
+        # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag would
+        # add nnan/ninf everywhere.
+        text, opt_level=options.opt_level, name=name, cache=use_disk, symbols=symbols,
+    )
+    with _cache_lock:
+        _cache_stats["compiles"] += 1
+    if path is not None:
+        save_build(path, library, [(s, f.script()) for s, f in zip(specs, lowered)])
+    entries: list[tuple[PrimFunc, PrimFunc | str, EntrySpec]] = list(zip(funcs, lowered, specs))
+    return _assemble(ir, library, entries, options, counters)

@@ -23,7 +23,10 @@ from .engine import (
     compile_ir,
     compile_stats,
     default_cache_dir,
+    load_object,
+    read_cache_file,
     register_symbol_provider,
+    write_cache_file,
 )
 from .pyabi import (
     DTYPES,
@@ -110,6 +113,8 @@ __all__ = [
     "host_target_machine",
     "libmvec_available",
     "libmvec_variants",
+    "load_object",
+    "read_cache_file",
     "make_builtin",
     "ndarray_layout",
     "optimize",
@@ -127,4 +132,5 @@ __all__ = [
     "threadpool_symbol_address",
     "vecmath_symbol_address",
     "wrapper_symbol",
+    "write_cache_file",
 ]

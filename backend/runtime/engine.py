@@ -53,7 +53,10 @@ __all__ = [
     "compile_ir",
     "compile_stats",
     "default_cache_dir",
+    "load_object",
+    "read_cache_file",
     "register_symbol_provider",
+    "write_cache_file",
     "resolve_runtime_symbol",
 ]
 
@@ -241,8 +244,11 @@ class CompiledLibrary:
         module: Any = None,
         ir_compressed: bytes | None = None,
         keepalive: list[Any] | None = None,
+        externals: tuple[str, ...] = (),
     ) -> None:
         self.name = name
+        #: External symbols the object needs bound at load time (see :func:`load_object`).
+        self.externals = externals
         self.opt_level = opt_level
         self.fastmath = fastmath
         #: True when the machine code came from the on-disk cache (no optimisation/codegen ran).
@@ -466,6 +472,7 @@ def compile_ir(
                     return CompiledLibrary(
                         name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
                         from_cache=True, ir_compressed=ir_z,
+                        externals=tuple(header["externals"]),
                     )
 
         ensure_initialized()
@@ -491,7 +498,7 @@ def compile_ir(
         _stats["cold_compiles"] += 1
         lib = CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
-            from_cache=False, module=mod,
+            from_cache=False, module=mod, externals=tuple(externals),
         )
         if path is not None:
             try:
@@ -503,3 +510,42 @@ def compile_ir(
                 warnings.warn(f"tvmscript: could not write object cache {path}: {exc}",
                               RuntimeWarning, stacklevel=2)
         return lib
+
+
+def load_object(
+    obj: bytes,
+    exports: list[str] | tuple[str, ...],
+    externals: list[str] | tuple[str, ...],
+    *,
+    name: str = "kernel",
+    opt_level: int = 3,
+    fastmath: bool = False,
+    symbols: Mapping[str, int] | None = None,
+    ir_compressed: bytes | None = None,
+) -> CompiledLibrary:
+    """Load object code produced earlier by :func:`compile_ir` (``lib.object_bytes``).
+
+    ``exports``/``externals`` are ``lib.symbols``/``lib.externals`` of the library that produced
+    it; externals are bound exactly as in :func:`compile_ir` (no LLVM optimisation or codegen
+    runs).  ``ir_compressed`` (zlib of the optimised IR) backs ``llvm_ir``/``asm``; without it
+    those raise ``ValueError``.  Raises :class:`CompileError` when linking fails.
+    """
+    with _jit_lock:
+        imports = _bind_symbols(list(externals), dict(symbols or {}))
+        tracker, addrs = _link(name, obj, list(exports), imports)
+        _stats["cache_hits"] += 1
+        return CompiledLibrary(
+            name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath, from_cache=True,
+            ir_compressed=ir_compressed if ir_compressed is not None else zlib.compress(b""),
+            externals=tuple(externals),
+        )
+
+
+def write_cache_file(path: Path, header: dict[str, Any], obj: bytes, ir: str) -> None:
+    """Atomically write a cache entry (JSON-able header, object bytes, IR text) to *path*."""
+    _write_cache(path, header, obj, ir)
+
+
+def read_cache_file(path: Path) -> tuple[dict[str, Any], bytes, bytes] | None:
+    """Read a :func:`write_cache_file` entry: (header, object, zlib IR), or None if absent/bad."""
+    return _read_cache(path)

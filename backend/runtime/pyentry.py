@@ -71,10 +71,13 @@ class BufferParam:
 
     ``dtype`` (optional) is only a hint for the Python slow path: lists/tuples are converted to
     arrays of that dtype.  The kernel itself must still check the dtype of what it receives.
+    ``copy_noncontiguous=True`` (only for buffers the kernel never writes) sends an array that is
+    not C-contiguous to the slow path, which passes a contiguous copy instead.
     """
 
     name: str
     dtype: str | None = None
+    copy_noncontiguous: bool = False
 
     def __post_init__(self) -> None:
         _check_identifier("buffer parameter name", self.name)
@@ -281,6 +284,16 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
                f"  %tp{i} = load ptr, ptr %tpp{i}, align 8\n"
                f"  %isarr{i} = icmp eq ptr %tp{i}, @tvms_ndarray_type\n")
             checks.append(f"%isarr{i}")
+            if p.copy_noncontiguous:
+                # Flags are read only when the type check passed (select keeps it branch-free
+                # yet never dereferences a non-ndarray's memory past its header).
+                em(f"  %flp{i} = getelementptr inbounds i8, ptr %a{i}, "
+                   f"i64 {ndarray_layout().flags}\n"
+                   f"  %flsrc{i} = select i1 %isarr{i}, ptr %flp{i}, ptr @{f}__py.one\n"
+                   f"  %fl{i} = load i32, ptr %flsrc{i}, align 4\n"
+                   f"  %cc{i} = and i32 %fl{i}, 1\n"
+                   f"  %iscc{i} = icmp ne i32 %cc{i}, 0\n")
+                checks.append(f"%iscc{i}")
     cond = "true"
     for k, c in enumerate(checks):
         em(f"  %all{k} = and i1 {cond}, {c}\n")
@@ -320,6 +333,9 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
         head
         + f"; ---- fastcall entry for {f} ----\n"
         + f"@{_slot_symbol(spec)} = global ptr null, align 8\n"
+        + (f"@{f}__py.one = private unnamed_addr constant i32 1, align 4\n"
+           if any(isinstance(p, BufferParam) and p.copy_noncontiguous for p in spec.params)
+           else "")
         + "".join(em.consts)
         + "".join(em.lines)
     )
@@ -371,16 +387,21 @@ def _as_ndarray(
 
 
 def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..., Any]:
-    buffers = [(i, p.name, p.dtype) for i, p in enumerate(spec.params)
+    buffers = [(i, p.name, p.dtype, p.copy_noncontiguous) for i, p in enumerate(spec.params)
                if isinstance(p, BufferParam)]
 
     def slow_path(*args: object) -> object:
         fast = fast_ref()
         if fast is None:  # pragma: no cover - the builtin is alive while it calls us
             raise RuntimeError(f"{spec.name}(): kernel was released")
+        if len(args) != len(spec.params):  # the builtin checked; keep the message if not
+            return fast(*args)
         conv = list(args)
-        for i, pname, dtype in buffers:
-            conv[i] = _as_ndarray(args[i], spec.name, pname, dtype)
+        for i, pname, dtype, copy in buffers:
+            arr = _as_ndarray(args[i], spec.name, pname, dtype)
+            if copy and not arr.flags.c_contiguous:
+                arr = np.ascontiguousarray(arr)
+            conv[i] = arr
         return fast(*conv)
 
     slow_path.__name__ = f"{spec.name}_slow_path"

@@ -409,7 +409,7 @@ def pool_library() -> CompiledLibrary:
         return _library
     with _lock:
         if _library is None:
-            lib = compile_ir(_POOL_IR, opt_level=2, name="tvms_threadpool", cache=False)
+            lib = compile_ir(_POOL_IR, opt_level=2, name="tvms_threadpool", cache=None)
             _funcs["set"] = _VOID_I64(lib.address("tvms_pool_set_threads"))
             _funcs["get"] = _I64_VOID(lib.address("tvms_pool_get_threads"))
             _funcs["running"] = _I64_VOID(lib.address("tvms_pool_running_threads"))

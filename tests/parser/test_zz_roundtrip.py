@@ -41,13 +41,7 @@ CORPUS: dict[str, Any] = _corpus.CORPUS
 MODULES: dict[str, Any] = _corpus.MODULES
 
 # Cases that cannot round-trip, each with the reason.
-XFAIL = {
-    "loop_thread_binding": (
-        "the corpus builds the thread IterVar over the loop var itself, while the "
-        "IRBuilder's T.thread_binding (like TVM's) binds a fresh var named after the thread "
-        "tag; both print the same text"
-    ),
-}
+XFAIL: dict[str, str] = {}
 
 
 def _check(node: PrimFunc | IRModule) -> None:

@@ -144,7 +144,8 @@ def loop(
     e = const(extent, var.dtype) if not isinstance(extent, PrimExpr) else extent
     binding = None
     if thread is not None:
-        binding = IterVar(var, Range(b, e), IterKind.THREAD, thread)
+        # As T.thread_binding builds it: the IterVar has its own var named after the tag.
+        binding = IterVar(Var(thread, var.dtype), Range(b, e), IterKind.THREAD, thread)
     return For(var, b, e, kind, body, binding, annotations or {})
 
 

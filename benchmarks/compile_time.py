@@ -1,0 +1,185 @@
+"""Source-to-callable time of a simple kernel: ours cold, ours warm (disk cache), TVM 0.27.
+
+Every measurement runs in a fresh process (imports excluded, reported separately):
+
+* ``cold``: build the IR (parser when ``@T.prim_func`` works, else the IRBuilder) and
+  ``tvmscript.build(f, cache=False)``, with a per-phase breakdown (lowering passes, LLVM IR
+  generation, LLVM parse+verify+optimise, machine code, JIT link, entry wrapper);
+* ``warm``: the same with ``cache=True`` against a primed cache directory;
+* ``tvm``: TVMScript parse + ``tvm.compile(target="llvm")`` of the same kernel with
+  ``/work/peers/bin/python`` (skipped when it is absent).
+
+Run: ``python benchmarks/compile_time.py [repeats]``. Goals: cold <= TVM (~60 ms), warm <= 5 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER_PYTHON = Path("/work/peers/bin/python")
+
+_OURS = textwrap.dedent('''
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    t0 = time.perf_counter()
+    import numpy as np
+    import tvmscript
+    from irbuilder import IRBuilder, tir as T
+    t1 = time.perf_counter()
+
+    def make_ir():
+        try:
+            from tvmscript import tir as TS
+
+            @TS.prim_func
+            def add(a: TS.handle, b: TS.handle, c: TS.handle):
+                n = TS.int64()
+                A = TS.match_buffer(a, (n,), "float32")
+                B = TS.match_buffer(b, (n,), "float32")
+                C = TS.match_buffer(c, (n,), "float32")
+                for i in range(n):
+                    C[i] = A[i] + B[i]
+            return add, "parser"
+        except Exception:
+            with IRBuilder() as ib:
+                with T.prim_func():
+                    T.func_name("add")
+                    n = T.int64()
+                    A = T.arg("A", T.Buffer((n,), "float32"))
+                    B = T.arg("B", T.Buffer((n,), "float32"))
+                    C = T.arg("C", T.Buffer((n,), "float32"))
+                    with T.serial(n) as i:
+                        T.buffer_store(C, A[i] + B[i], [i])
+            return ib.get(), "irbuilder"
+
+    phases = {{}}
+    if {profile}:
+        # Wrap the phases of build() to time them (same calls as tvmscript.build).
+        import lowering, backend.codegen as cg, backend.runtime.engine as eng
+        tb = sys.modules["tvmscript.build"]
+        def timed(name, fn):
+            def wrapper(*a, **k):
+                s = time.perf_counter()
+                try:
+                    return fn(*a, **k)
+                finally:
+                    phases[name] = phases.get(name, 0.0) + time.perf_counter() - s
+            return wrapper
+        tb.lower_for_build = timed("lowering passes", tb.lower_for_build)
+        tb.generate = timed("LLVM IR generation", tb.generate)
+        tb.entry_wrapper_ir = timed("entry wrapper IR", tb.entry_wrapper_ir)
+        eng.optimize = timed("LLVM optimise (O3)", eng.optimize)
+        eng._link = timed("JIT link", eng._link)
+        tb.make_builtin = timed("make builtin", tb.make_builtin)
+        tb.structural_hash = timed("structural hash", tb.structural_hash)
+        import llvmlite.binding as llvm
+        orig_parse = llvm.parse_assembly
+        eng.llvm.parse_assembly = timed("LLVM parse", orig_parse)
+        orig_emit = llvm.TargetMachine.emit_object
+        llvm.TargetMachine.emit_object = timed("machine code (emit_object)", orig_emit)
+    t2 = time.perf_counter()
+    f, how = make_ir()
+    t3 = time.perf_counter()
+    k = tvmscript.build(f, cache={cache})
+    t4 = time.perf_counter()
+    a = np.arange(8, dtype="float32"); c = np.empty_like(a); k(a, a, c)
+    assert (c == 2 * a).all()
+    print(json.dumps({{"import": t1 - t0, "ir": t3 - t2, "build": t4 - t3, "how": how,
+                      "from_cache": k.from_cache, "phases": phases}}))
+''')
+
+_TVM = textwrap.dedent('''
+    import json, time
+    t0 = time.perf_counter()
+    import tvm
+    from tvm.script import tirx as T
+    t1 = time.perf_counter()
+
+    @T.prim_func
+    def add(a: T.handle, b: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        C = T.match_buffer(c, (n,), "float32")
+        for i in range(n):
+            C[i] = A[i] + B[i]
+    t2 = time.perf_counter()
+    lib = tvm.compile(add, target="llvm")
+    fn = lib["add"]
+    t3 = time.perf_counter()
+    print(json.dumps({"import": t1 - t0, "ir": t2 - t1, "build": t3 - t2}))
+''')
+
+
+def _run(python: str, code: str, env: dict[str, str]) -> dict[str, object]:
+    # A real file: TVMScript parsers read the kernel's source with inspect.
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(code)
+    try:
+        proc = subprocess.run([python, script.name], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, **env}, check=False)
+    finally:
+        os.unlink(script.name)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed")
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _ms(values: list[float]) -> str:
+    return f"{1e3 * statistics.median(values):8.2f} ms (min {1e3 * min(values):.2f})"
+
+
+def main(repeats: int = 5) -> None:
+    """Measure and print the table (medians over ``repeats`` fresh processes)."""
+    rows: dict[str, list[dict[str, object]]] = {"cold": [], "warm": [], "tvm": []}
+    with tempfile.TemporaryDirectory(prefix="tvms-ct-") as tmp:
+        env = {"TVMSCRIPT_CACHE_DIR": tmp}
+        for _ in range(repeats):
+            rows["cold"].append(_run(sys.executable, _OURS.format(
+                root=str(ROOT), cache=False, profile=True), env))
+        _run(sys.executable, _OURS.format(root=str(ROOT), cache=True, profile=False), env)
+        for _ in range(repeats):
+            rows["warm"].append(_run(sys.executable, _OURS.format(
+                root=str(ROOT), cache=True, profile=False), env))
+    if PEER_PYTHON.exists():
+        for _ in range(repeats):
+            try:
+                rows["tvm"].append(_run(str(PEER_PYTHON), _TVM, {}))
+            except RuntimeError as exc:
+                print(f"tvm: {exc}")
+                break
+    how = rows["cold"][0]["how"]
+    print(f"source-to-callable, simple add kernel (IR built with the {how}), "
+          f"median of {repeats} fresh processes")
+    print(f"{'':6} {'IR/parse':>26} {'build':>26} {'import':>26}")
+    for name, results in rows.items():
+        if not results:
+            print(f"{name:6} (not available)")
+            continue
+        cols = [_ms([float(r[key]) for r in results])  # type: ignore[arg-type]
+                for key in ("ir", "build", "import")]
+        print(f"{name:6} " + " ".join(f"{c:>26}" for c in cols))
+    if all(r.get("from_cache") for r in rows["warm"]):
+        print("warm builds were all served from the disk cache")
+    phases: dict[str, list[float]] = {}
+    for r in rows["cold"]:
+        timings = r["phases"]
+        assert isinstance(timings, dict)
+        for key, value in timings.items():
+            phases.setdefault(key, []).append(float(value))
+    print("\ncold build phases (median):")
+    for key, values in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
+        print(f"  {key:<28} {1e3 * statistics.median(values):7.2f} ms")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
