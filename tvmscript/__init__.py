@@ -6,9 +6,12 @@
 compiles a PrimFunc into a callable kernel.
 """
 
-from irbuilder.ir import set_script_printer
+from typing import Any
+
+from irbuilder.ir import PrimFunc, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser
+from lowering.bufferize import explain_bufferization as _explain
 
 from . import ir, tir
 from .build import Kernel, KernelModule, build, clear_build_cache
@@ -20,8 +23,21 @@ set_script_printer(script)
 register_prim_func_parser(parse_prim_func)
 register_ir_module_parser(parse_ir_module)
 
+
+def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs: Any) -> str:
+    """Print and return, for every tensor of ``func``, where it is computed and why.
+
+    Like MLIR's ``print-conflicts``: each copy or allocation comes with the source lines
+    of the definition, the conflicting write and the read that forced it.
+    """
+    report = _explain(func, opt_level=opt_level, **kwargs)
+    print(report)
+    return report
+
+
 __all__ = [
     "DiagnosticError",
+    "explain_bufferization",
     "Kernel",
     "KernelModule",
     "build",

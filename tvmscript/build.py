@@ -46,6 +46,8 @@ from backend.runtime import (
 )
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
+from lowering.boundary import allocate_outputs, num_outputs, output_specs
+from lowering.bufferize import bufferize
 
 from .build_cache import build_cache_path, load_build, save_build
 from .build_export import write_header
@@ -70,8 +72,16 @@ class Kernel:
     """
 
     __slots__ = (
-        "_counters", "_library", "_lowered", "_tir", "entry", "from_cache", "func", "name",
-        "options", "spec",
+        "_counters",
+        "_library",
+        "_lowered",
+        "_tir",
+        "entry",
+        "from_cache",
+        "func",
+        "name",
+        "options",
+        "spec",
     )
 
     entry: Callable[..., Any]
@@ -238,13 +248,20 @@ def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> E
         buffer = func.buffer_map.get(param)
         name = buffer.name if buffer is not None else param.name
         if not name.isidentifier() or name in used:
-            name = param.name if param.name not in used and param.name.isidentifier() \
+            name = (
+                param.name
+                if param.name not in used and param.name.isidentifier()
                 else f"arg{len(params)}"
+            )
         used.add(name)
         if buffer is not None:
             # Only buffers the kernel never writes and indexes row-major may be copied.
-            copy = (options.copy_noncontiguous_inputs and not buffer.strides
-                    and not accesses.stores_to(buffer.data) and id(param) not in passed_on)
+            copy = (
+                options.copy_noncontiguous_inputs
+                and not buffer.strides
+                and not accesses.stores_to(buffer.data)
+                and id(param) not in passed_on
+            )
             params.append(BufferParam(name, str(buffer.dtype), copy))
         elif param.dtype.is_handle:
             raise TypeError(
@@ -359,14 +376,38 @@ def _assemble(
     options: BuildOptions,
     counters: Any,
 ) -> Kernel | KernelModule:
-    kernels = {
-        func.name: Kernel(func, low, library, spec, make_builtin(library, spec, func.name),
-                          options, counters)
-        for func, low, spec in entries
-    }
+    kernels = {}
+    for func, low, spec in entries:
+        kernel = Kernel(
+            func, low, library, spec, make_builtin(library, spec, func.name), options, counters
+        )
+        plan = _output_plan(func, low)
+        if plan is not None:
+            type(kernel).__call__ = staticmethod(_returning_call(kernel.entry, plan))  # type: ignore[method-assign]
+        kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
     return KernelModule(kernels, library)
+
+
+def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
+    """The bufferized function whose trailing params are returned tensors, if any."""
+    if "tensor_returns" not in func.attrs:
+        return None
+    source = lowered if isinstance(lowered, PrimFunc) else bufferize(func)
+    return source if num_outputs(source) > 0 else None
+
+
+def _returning_call(entry: Callable[..., Any], func: PrimFunc) -> Callable[..., Any]:
+    """A call that allocates the returned tensors, runs the kernel and returns them."""
+    output_specs(func)  # fail at build time, not per call, when a shape is not computable
+
+    def call(*args: Any) -> Any:
+        outputs = allocate_outputs(func, args)
+        entry(*args, *outputs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    return call
 
 
 def _load_cached(
@@ -381,8 +422,13 @@ def _load_cached(
     counters, symbols = _new_counters(options)
     try:
         library = load_object(
-            entry.obj, entry.exports, entry.externals, name=entry.name,
-            opt_level=options.opt_level, fastmath=options.fastmath, symbols=symbols,
+            entry.obj,
+            entry.exports,
+            entry.externals,
+            name=entry.name,
+            opt_level=options.opt_level,
+            fastmath=options.fastmath,
+            symbols=symbols,
             ir_compressed=entry.ir_compressed,
         )
     except RuntimeError:
@@ -410,7 +456,11 @@ def _build_llvm(
     library = compile_ir(
         # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag would
         # add nnan/ninf everywhere.
-        text, opt_level=options.opt_level, name=name, cache=use_disk, symbols=symbols,
+        text,
+        opt_level=options.opt_level,
+        name=name,
+        cache=use_disk,
+        symbols=symbols,
     )
     with _cache_lock:
         _cache_stats["compiles"] += 1
