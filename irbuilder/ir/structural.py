@@ -23,6 +23,7 @@ from .dtype import DataType
 from .expr import PrimExpr, Var
 from .function import IRModule, PrimFunc
 from .functor import DEFINITION_FIELDS
+from .span import Span
 from .stmt import Stmt
 
 __all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", "structural_hash"]
@@ -201,12 +202,13 @@ class _Equal:
         if len(a.buffer_map) != len(b.buffer_map):
             self.fail(path + ".buffer_map", a.buffer_map, b.buffer_map, "different sizes")
         self.value(a.ret_type, b.ret_type, path + ".ret_type")
+        # The body first: attrs may name buffers the body defines (returned tensors).
+        self.value(a.body, b.body, path + ".body")
         self.mapping(
             {k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS},
             {k: v for k, v in b.attrs.items() if k not in _IGNORED_ATTRS},
             path + ".attrs",
         )
-        self.value(a.body, b.body, path + ".body")
 
     def mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], path: str) -> None:
         if sorted(map(str, a)) != sorted(map(str, b)):
@@ -218,6 +220,8 @@ class _Equal:
         if a is b and not isinstance(a, (Var, Buffer)):
             if not isinstance(a, (PrimExpr, Stmt, IterVar)) or not self.map_free_vars:
                 return
+        if isinstance(a, Span) or isinstance(b, Span):
+            return  # source positions are never part of the structure
         if isinstance(a, Var) and isinstance(b, Var):
             self.var(a, b, path)
         elif isinstance(a, Buffer) and isinstance(b, Buffer):
@@ -314,7 +318,9 @@ class _Hasher:
             self.value(value)
 
     def value(self, a: Any) -> None:
-        if isinstance(a, Var):
+        if isinstance(a, Span):
+            self.put("span")
+        elif isinstance(a, Var):
             self.var(a)
         elif isinstance(a, Buffer):
             self.buffer(a)
@@ -326,8 +332,8 @@ class _Hasher:
                 if p in a.buffer_map:
                     self.buffer(a.buffer_map[p])
             self.value(a.ret_type)
-            self.value({k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS})
             self.value(a.body)
+            self.value({k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS})
         elif isinstance(a, IRModule):
             self.put("IRModule")
             for name in sorted(a.functions):

@@ -13,7 +13,7 @@ prints the attribute back as ``return D, E`` at the end of the body.
 from __future__ import annotations
 
 from ..builder import IRBuilderError
-from ..frames import PrimFuncFrame
+from ..frames import BlockFrame, PrimFuncFrame
 from ..ir import Buffer
 from ._common import builder, span
 
@@ -38,12 +38,24 @@ def return_tensors(*buffers: Buffer) -> None:
     if frame is None:
         raise IRBuilderError("T.return_tensors must be called inside T.prim_func")
     top = b.top()
-    if top is not frame:
+    # The printer writes the implicit root block out as `with T.block("root"):`, so a
+    # return at the end of an explicit root block (directly in the function) is the same.
+    explicit_root = (
+        isinstance(top, BlockFrame)
+        and top.name == "root"
+        and not top.iter_vars
+        and len(b.frames) >= 2
+        and b.frames[-2] is frame
+    )
+    if top is not frame and not explicit_root:
         where = "nothing" if top is None else top.kind
         raise IRBuilderError(
             "T.return_tensors (return) must be at the top level of the function body, "
             f"not inside {where}"
         )
+    roots = list(frame.root_alloc_buffers)
+    if explicit_root and isinstance(top, BlockFrame):
+        roots += top.alloc_buffers
     if RETURNS_ATTR in frame.attrs:
         raise IRBuilderError("T.return_tensors: the function already returns tensors")
     if not buffers:
@@ -59,7 +71,7 @@ def return_tensors(*buffers: Buffer) -> None:
                 f"T.return_tensors: {buffer.name!r} is a parameter; only tensors computed "
                 "by the function (T.compute without out=) can be returned"
             )
-        if not any(a is buffer for a in frame.root_alloc_buffers):
+        if not any(a is buffer for a in roots):
             raise IRBuilderError(
                 f"T.return_tensors: {buffer.name!r} is not a tensor computed at the "
                 "function's top level (T.compute without out=)"

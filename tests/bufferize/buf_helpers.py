@@ -81,14 +81,6 @@ def built(func: PrimFunc, opt_level: int = 3) -> Any:
 
 
 def call_built(kernel: Any, inputs: Sequence[np.ndarray[Any, Any]]) -> Any:
-    """Call a built kernel with its inputs; one array or a tuple of outputs comes back.
-
-    Until build allocates outputs itself, they are allocated here from
-    ``lowering.boundary`` and passed after the inputs (the same native call).
-    """
-    low = kernel.lowered
-    if len(low.params) == len(inputs):
-        return kernel(*inputs)
-    outs = allocate_outputs(low, inputs)
-    kernel(*inputs, *outs)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    """Call a built kernel with its inputs; one array or a tuple of outputs comes back
+    (the kernel allocates the returned tensors itself)."""
+    return kernel(*inputs)

@@ -131,6 +131,7 @@ def test_prim_func_decorator_hook() -> None:
         seen.append((fn, kwargs))
         return "parsed"
 
+    previous = list(func_module._parser_hook)
     T.register_prim_func_parser(hook)
     try:
 
@@ -141,7 +142,7 @@ def test_prim_func_decorator_hook() -> None:
         assert T.prim_func(private=True)(kern) == "parsed"
         assert seen[1] == (kern, {"private": True})
     finally:
-        func_module._parser_hook.clear()
+        func_module._parser_hook[:] = previous  # the real parser, when tvmscript is loaded
 
 
 def test_buffer_factory_forms() -> None:

@@ -115,7 +115,12 @@ class _FuncPrinter(StmtPrinter):
             self.own_data(buffer)
         body = self.stmts(func.body)
         if returns:
-            body.append(Doc("return " + ", ".join(self.buffer_ref(b) for b in returns)))
+            # Tensors live in the root block's alloc_buffers, so their names are only in
+            # scope inside it: the return goes at the end of that block.
+            target = body
+            if len(body) == 1 and body[0].text.startswith('with T.block("root")'):
+                target = body[0].body
+            target.append(Doc("return " + ", ".join(self.buffer_ref(b) for b in returns)))
         hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
         ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
         head = f"def {name}({', '.join(params)}){ret}:"
