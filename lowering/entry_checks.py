@@ -197,6 +197,9 @@ def entry_checks(func: PrimFunc) -> PrimFunc:
     accesses = buffer_accesses(func.body)
     builder = _Builder()
     for param in func.params:
+        if param not in func.buffer_map:
+            builder.bound[param] = None  # scalar params are already defined: check, not bind
+    for param in func.params:
         buffer = func.buffer_map.get(param)
         if buffer is None:
             continue

@@ -55,7 +55,7 @@ from irbuilder.ir import (
     seq,
 )
 
-from .analysis import add, mul, product, uses_buffer_data
+from .analysis import add, mul, product, substitute, uses_buffer_data
 from .pass_infra import function_pass
 
 __all__ = ["allocation_extent", "contiguous_strides", "lower_blocks"]
@@ -182,15 +182,21 @@ class _BlockLowerer(StmtExprMutator):
         for reduce, temp in extractor.found:
             parts.append(BufferStore(temp, reduce.init, (const(0),), span=reduce.span))
             load = BufferLoad(temp, (const(0),))
+            # Fresh loop vars: one axis object may serve several reductions, and each
+            # loop must define its own variable.
+            fresh = {axis.var: Var(axis.var.name, axis.var.dtype) for axis in reduce.axes}
+            source = substitute(reduce.source, fresh)
             update: Stmt = BufferStore(
-                temp, _combine(reduce.kind, load, reduce.source), (const(0),), span=reduce.span
+                temp, _combine(reduce.kind, load, source), (const(0),), span=reduce.span
             )
             update = self._expand_reduces(update)  # a Reduce nested in the source
             if reduce.condition is not None and not _is_true(reduce.condition):
-                update = IfThenElse(reduce.condition, update, span=reduce.span)
+                condition = substitute(reduce.condition, fresh)
+                update = IfThenElse(condition, update, span=reduce.span)
             for axis in reversed(reduce.axes):
                 update = For(
-                    axis.var, axis.dom.min, axis.dom.extent, ForKind.SERIAL, update, span=axis.span
+                    fresh[axis.var], substitute(axis.dom.min, fresh),
+                    substitute(axis.dom.extent, fresh), ForKind.SERIAL, update, span=axis.span,
                 )
             parts.append(update)
         result = seq([*parts, rewritten])

@@ -111,7 +111,10 @@ class _Verifier(StmtExprVisitor):
 
     def define(self, var: Var, kind: str, span: Span | None = None) -> None:
         previous = self.ever.get(var)
-        if previous is not None:
+        # A reduction axis is scoped to its Reduce expression; one axis object shared by
+        # sibling reductions (k = T.reduce_axis(...) used twice) is not a redefinition.
+        reused_axis = kind == previous == "reduction axis" and var not in self.scope
+        if previous is not None and not reused_axis:
             if kind == "let variable" and previous in _LOOP_KINDS:
                 self.error(f"LetStmt rebinds {previous} {var.name!r}", span)
             else:
