@@ -340,5 +340,15 @@ class ExprSimplifier(StmtExprMutator):
 
 
 def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:
-    """Simplify one expression (under ``analyzer``'s facts, if given)."""
-    return ExprSimplifier(analyzer).visit_expr(expr)
+    """Simplify one expression (under ``analyzer``'s facts, if given) to a fixed point.
+
+    One bottom-up pass can expose new opportunities above it (``(x + 16) // 2 // 2``
+    folds its inner division first), so it repeats until nothing changes (at most 4 passes).
+    """
+    simplifier = ExprSimplifier(analyzer)
+    for _ in range(4):
+        new = simplifier.visit_expr(expr)
+        if new is expr:
+            break
+        expr = new
+    return expr

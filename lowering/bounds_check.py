@@ -1,0 +1,303 @@
+"""The ``bounds-check`` pass: an ``IndexError`` assert before every buffer access.
+
+Every statement that evaluates a ``BufferLoad`` or performs a ``BufferStore`` is
+preceded by one ``AssertStmt`` per accessed index::
+
+    IndexError: A: index i + 3 out of bounds for shape (16,)
+
+The message is static (the code generator formats only constant messages): it names
+the buffer, the index *expression* and the shape. On flattened code (``A_flat``
+aliases of a logical buffer) the message names the logical buffer and says the index
+is flat: ``A: flat index i * 4 + j out of bounds for shape (4, 4) (16 elements)``.
+
+Where it runs: anywhere without ``Reduce`` nodes, best after ``vectorize_loop``'s
+``simplify`` and before ``entry_checks`` (accesses are 1-d; vector accesses have Ramp
+indices whose first and last lanes are checked). Loads in an ``if_then_else`` branch
+are checked only when that branch is taken; loads under a ``Let`` see the binding.
+Loads in a ``While`` condition are checked before the loop and at the end of each
+iteration. Gather indices (vector indices that are not a Ramp) are not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from irbuilder.ir import (
+    GE,
+    LT,
+    Add,
+    Allocate,
+    And,
+    AssertStmt,
+    Broadcast,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    Cast,
+    Div,
+    Evaluate,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    For,
+    IfThenElse,
+    IntImm,
+    Let,
+    LetStmt,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    Ramp,
+    Reduce,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    StringImm,
+    Sub,
+    Var,
+    While,
+    const,
+    seq,
+)
+
+from .pass_infra import function_pass
+
+__all__ = ["PIPELINE_POSITION", "bounds_check", "format_expr", "insert_bounds_checks"]
+
+PIPELINE_POSITION = "before:entry_checks"
+"""Where ``build(..., bounds_check=True)`` runs the pass: after vectorization (so vector
+accesses are Ramps and no assert sits in a loop still to be vectorized), before the entry
+checks (which must stay last)."""
+
+_MAX_TEXT = 120
+_SYMBOLS: dict[type, str] = {
+    Add: "+", Sub: "-", Mul: "*", Div: "/", Mod: "%", FloorDiv: "//", FloorMod: "%",
+}
+
+
+def format_expr(expr: PrimExpr, names: dict[Var, str] | None = None) -> str:
+    """A short, TVMScript-like rendering of ``expr`` for messages (``...`` when long).
+
+    ``names`` renames loads by data var (flat aliases shown as their logical buffer).
+    """
+    text = _fmt(expr, 0, names or {})
+    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
+
+
+def _fmt(e: PrimExpr, depth: int, names: dict[Var, str]) -> str:
+    if depth > 12:
+        return "..."
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, (IntImm, FloatImm)):
+        return str(e.value)
+    if isinstance(e, StringImm):
+        return repr(e.value)
+    if isinstance(e, (FloorDiv, FloorMod)):
+        op = "floordiv" if isinstance(e, FloorDiv) else "floormod"
+        return f"T.{op}({_fmt(e.a, depth + 1, names)}, {_fmt(e.b, depth + 1, names)})"
+    if type(e) in _SYMBOLS:
+        binary: Any = e
+        a, b = _fmt(binary.a, depth + 1, names), _fmt(binary.b, depth + 1, names)
+        return f"({a} {_SYMBOLS[type(e)]} {b})"
+    if isinstance(e, (Min, Max)):
+        name = "min" if isinstance(e, Min) else "max"
+        return f"T.{name}({_fmt(e.a, depth + 1, names)}, {_fmt(e.b, depth + 1, names)})"
+    if isinstance(e, Cast):
+        return f"T.Cast({str(e.dtype)!r}, {_fmt(e.value, depth + 1, names)})"
+    if isinstance(e, BufferLoad):
+        name = names.get(e.buffer.data, e.buffer.name)
+        return f"{name}[{', '.join(_fmt(i, depth + 1, names) for i in e.indices)}]"
+    if isinstance(e, Ramp):
+        base = _strip(_fmt(e.base, depth + 1, names))
+        return f"T.Ramp({base}, {_fmt(e.stride, depth + 1, names)}, {e.lanes})"
+    if isinstance(e, Call):
+        return f"T.{e.op}({', '.join(_fmt(a, depth + 1, names) for a in e.args)})"
+    return f"<{type(e).__name__}>"
+
+
+def _strip(text: str) -> str:
+    """Drop the redundant outer parentheses of a formatted binary expression."""
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for pos, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and pos != len(text) - 1:
+                return text
+        return text[1:-1]
+    return text
+
+
+def _shape_text(shape: Sequence[PrimExpr]) -> str:
+    dims = [_fmt(d, 0, {}) for d in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+class _Checker:
+    """Collects (condition, message) pairs for the accesses inside expressions."""
+
+    def __init__(self, logical: dict[Var, Buffer]) -> None:
+        self.logical = logical  # data var -> buffer_map buffer, to name flat aliases
+        self.names = {var: buf.name for var, buf in logical.items()}
+
+    def access(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> Iterator[
+            tuple[PrimExpr, str]]:
+        """Checks of ``buffer[indices]`` itself (not of loads inside the indices)."""
+        for dim, (index, extent) in enumerate(zip(indices, buffer.shape)):
+            cond = self._in_bounds(index, extent)
+            if cond is None:
+                continue
+            yield cond, self._message(buffer, index, dim, len(indices))
+
+    def _in_bounds(self, index: PrimExpr, extent: PrimExpr) -> PrimExpr | None:
+        lo: PrimExpr
+        hi: PrimExpr
+        if isinstance(index, Ramp):
+            last = index.base + index.stride * (index.lanes - 1)
+            lo, hi = Min(index.base, last), Max(index.base, last)
+        elif index.dtype.lanes != 1:
+            return None  # a gather: no scalar condition covers it
+        else:
+            lo = hi = index
+        if isinstance(lo, IntImm) and isinstance(hi, IntImm) and isinstance(extent, IntImm) \
+                and 0 <= lo.value and hi.value < extent.value:
+            return None  # statically in bounds
+        ext = extent if extent.dtype == hi.dtype else Cast(hi.dtype, extent)
+        return And(GE(lo, const(0, lo.dtype)), LT(hi, ext))
+
+    def _message(self, buffer: Buffer, index: PrimExpr, dim: int, ndim: int) -> str:
+        text = _strip(format_expr(index, self.names))
+        origin = self.logical.get(buffer.data)
+        if origin is not None and origin is not buffer and ndim == 1 and origin.ndim == 1:
+            buffer = origin  # the flat alias of a 1-d parameter: same indices
+        elif origin is not None and origin is not buffer and ndim == 1:
+            n = _fmt(buffer.shape[0], 0, {})
+            return (f"IndexError: {origin.name}: flat index {text} out of bounds for shape "
+                    f"{_shape_text(origin.shape)} ({n} elements)")
+        where = f" in dimension {dim}" if ndim > 1 else ""
+        return (f"IndexError: {buffer.name}: index {text}{where} out of bounds for shape "
+                f"{_shape_text(buffer.shape)}")
+
+    def expr(self, e: PrimExpr) -> list[tuple[PrimExpr, str]]:
+        """Checks of every load ``e`` evaluates, guarded as ``e`` evaluates it."""
+        out: list[tuple[PrimExpr, str]] = []
+        self._walk(e, out)
+        return out
+
+    def _walk(self, e: Any, out: list[tuple[PrimExpr, str]]) -> None:
+        if not isinstance(e, PrimExpr) or isinstance(e, Reduce):
+            return  # a Reduce's axes are not in scope here: lower blocks first
+        if isinstance(e, BufferLoad):
+            for index in e.indices:
+                self._walk(index, out)
+            out.extend(self.access(e.buffer, e.indices))
+            return
+        if isinstance(e, Call) and e.op == "if_then_else" and len(e.args) == 3:
+            cond, then, other = e.args
+            self._walk(cond, out)
+            for branch, guard in ((then, cond), (other, Not(cond))):
+                inner: list[tuple[PrimExpr, str]] = []
+                self._walk(branch, inner)
+                out.extend((Or(Not(guard), c), m) for c, m in inner)
+            return
+        if isinstance(e, Let):
+            self._walk(e.value, out)
+            inner = []
+            self._walk(e.body, inner)
+            out.extend((Let(e.var, e.value, c), m) for c, m in inner)
+            return
+        if isinstance(e, Broadcast):
+            self._walk(e.value, out)
+            return
+        for name in getattr(type(e), "__dataclass_fields__", {}):
+            if name in ("span", "dtype"):
+                continue
+            value = getattr(e, name)
+            if isinstance(value, tuple):
+                for item in value:
+                    self._walk(item, out)
+            else:
+                self._walk(value, out)
+
+
+def _asserts(checks: list[tuple[PrimExpr, str]], span: Any) -> list[Stmt]:
+    return [AssertStmt(cond, StringImm(msg), span=span) for cond, msg in checks]
+
+
+class _Inserter(StmtExprMutator):
+    """Puts the checks of each statement's own expressions right before it."""
+
+    def __init__(self, checker: _Checker) -> None:
+        self.checker = checker
+
+    def _prefixed(self, checks: list[tuple[PrimExpr, str]], stmt: Stmt) -> Stmt:
+        if not checks:
+            return stmt
+        return seq([*_asserts(checks, stmt.span), stmt])
+
+    def visit_buffer_store_(self, node: BufferStore) -> Stmt:
+        c = self.checker
+        checks = [x for i in node.indices for x in c.expr(i)]
+        checks += c.expr(node.value)
+        checks += list(c.access(node.buffer, node.indices))
+        return self._prefixed(checks, node)
+
+    def visit_evaluate_(self, node: Evaluate) -> Stmt:
+        return self._prefixed(self.checker.expr(node.value), node)
+
+    def visit_assert_stmt_(self, node: AssertStmt) -> Stmt:
+        return self._prefixed(self.checker.expr(node.condition), node)
+
+    def visit_let_stmt_(self, node: LetStmt) -> Stmt:
+        body = self.visit_stmt(node.body)
+        new = node if body is node.body else LetStmt(node.var, node.value, body, span=node.span)
+        return self._prefixed(self.checker.expr(node.value), new)
+
+    def visit_if_then_else_(self, node: IfThenElse) -> Stmt:
+        then = self.visit_stmt(node.then_case)
+        other = self.visit_stmt(node.else_case) if node.else_case is not None else None
+        new: Stmt = node
+        if then is not node.then_case or other is not node.else_case:
+            new = IfThenElse(node.condition, then, other, span=node.span)
+        return self._prefixed(self.checker.expr(node.condition), new)
+
+    def visit_for_(self, node: For) -> Stmt:
+        new = self.generic_mutate(node)
+        return self._prefixed(self.checker.expr(node.min) + self.checker.expr(node.extent), new)
+
+    def visit_allocate_(self, node: Allocate) -> Stmt:
+        new = self.generic_mutate(node)
+        return self._prefixed(self.checker.expr(node.extent), new)
+
+    def visit_while_(self, node: While) -> Stmt:
+        checks = self.checker.expr(node.condition)
+        body = self.visit_stmt(node.body)
+        if checks:
+            body = seq([body, *_asserts(checks, node.span)])
+        new = node if body is node.body else While(node.condition, body, span=node.span)
+        return self._prefixed(checks, new)
+
+    # Containers: default traversal (SeqStmt, DeclBuffer, AttrStmt, Block, BlockRealize).
+    def visit_seq_stmt_(self, node: SeqStmt) -> Stmt:
+        items = [self.visit_stmt(s) for s in node.seq]
+        if all(a is b for a, b in zip(items, node.seq)):
+            return node
+        return seq(items)
+
+
+def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
+    """``func`` with an ``IndexError`` assert before every buffer access."""
+    logical = {buf.data: buf for buf in func.buffer_map.values()}
+    return _Inserter(_Checker(logical)).visit_func(func)
+
+
+bounds_check = function_pass("bounds-check")(insert_bounds_checks)
+"""The pass object (name ``"bounds-check"``) wrapping :func:`insert_bounds_checks`."""

@@ -1,0 +1,6 @@
+"""Makes the fuzz helpers (progen, differential) importable from the tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,6 @@
+"""Makes the reliability helpers (relkit) importable from the tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

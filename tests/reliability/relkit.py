@@ -1,0 +1,33 @@
+"""Helpers of the reliability tests: kernels built with the IRBuilder, builds with extra passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import lowering
+from irbuilder import IRBuilder
+from irbuilder import tir as T
+from irbuilder.ir import PrimFunc
+from lowering.bounds_check import bounds_check
+from lowering.pass_infra import Sequential
+
+__all__ = ["kernel", "lower_bounds_checked"]
+
+
+def kernel(name: str, body: Callable[[], None]) -> PrimFunc:
+    """A prim_func named ``name`` built by ``body()`` inside ``T.prim_func()``."""
+    with IRBuilder() as b:
+        with T.prim_func():
+            T.func_name(name)
+            body()
+    func = b.get()
+    assert isinstance(func, PrimFunc)
+    return func
+
+
+def lower_bounds_checked(func: PrimFunc, opt_level: int = 3) -> PrimFunc:
+    """The default pipeline with ``bounds-check`` right before ``entry_checks``."""
+    passes = lowering.default_pipeline(opt_level)
+    assert passes[-1] is lowering.entry_checks
+    with lowering.PassContext(opt_level=opt_level):
+        return Sequential([*passes[:-1], bounds_check, passes[-1]])(func)
