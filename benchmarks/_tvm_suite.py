@@ -4,7 +4,7 @@ Plain loop nests in the ``tirx`` dialect (0.27 rejects blocks in this flow); the
 schedules as ours: T.parallel / T.vectorized where our kernels use them.
 """
 
-# ruff: noqa: F821, F841
+# ruff: noqa: E501, E741 - TVMScript sources: one statement per line, the suite's buffer names
 from __future__ import annotations
 
 from typing import Any
@@ -70,19 +70,21 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
     @T.prim_func
     def matmul_tiled(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
                      C: T.Buffer((1024, 1024), "float32")):
-        for io in T.parallel(128):
-            for jo in range(32):
-                acc = T.decl_buffer((8, 32), "float32")
-                for ii in range(8):
-                    for ji in T.vectorized(32):
-                        acc[ii, ji] = T.float32(0)
-                for k in range(1024):
-                    for ii in T.unroll(8):
-                        for ji in T.vectorized(32):
-                            acc[ii, ji] = acc[ii, ji] + A[io * 8 + ii, k] * B[k, jo * 32 + ji]
-                for ii in range(8):
-                    for ji in T.vectorized(32):
-                        C[io * 8 + ii, jo * 32 + ji] = acc[ii, ji]
+        for io in T.parallel(32):
+            for jo in range(16):
+                for im in range(8):
+                    acc = T.decl_buffer((4, 64), "float32")
+                    for ii in range(4):
+                        for ji in T.vectorized(64):
+                            acc[ii, ji] = T.float32(0)
+                    for k in range(1024):
+                        for ii in T.unroll(4):
+                            for ji in T.vectorized(64):
+                                acc[ii, ji] = (acc[ii, ji]
+                                               + A[io * 32 + im * 4 + ii, k] * B[k, jo * 64 + ji])
+                    for ii in range(4):
+                        for ji in T.vectorized(64):
+                            C[io * 32 + im * 4 + ii, jo * 64 + ji] = acc[ii, ji]
 
     @T.prim_func
     def conv2d(X: T.Buffer((1, 64, 58, 58), "float32"), W: T.Buffer((64, 64, 3, 3), "float32"),

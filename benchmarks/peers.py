@@ -104,7 +104,9 @@ def numpy_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
 
     def stencil() -> None:
         a, b = v["stencil"]["a"], v["stencil"]["b"]
-        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+        b[1:-1, 1:-1] = 0.2 * (
+            a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]
+        )
 
     def histogram() -> None:
         d = v["histogram"]
@@ -202,17 +204,18 @@ def numba_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
     @njp
     def matmul_tiled(a, b, c):  # type: ignore[no-untyped-def]
         n = a.shape[0]
-        for io in prange(n // 8):
-            for jo in range(n // 32):
-                acc = np.zeros((8, 32), np.float32)
-                for k in range(n):
-                    for ii in range(8):
-                        av = a[io * 8 + ii, k]
-                        for ji in range(32):
-                            acc[ii, ji] += av * b[k, jo * 32 + ji]
-                for ii in range(8):
-                    for ji in range(32):
-                        c[io * 8 + ii, jo * 32 + ji] = acc[ii, ji]
+        for io in prange(n // 32):
+            for jo in range(n // 64):
+                for im in range(8):
+                    acc = np.zeros((4, 64), np.float32)
+                    for k in range(n):
+                        for ii in range(4):
+                            av = a[io * 32 + im * 4 + ii, k]
+                            for ji in range(64):
+                                acc[ii, ji] += av * b[k, jo * 64 + ji]
+                    for ii in range(4):
+                        for ji in range(64):
+                            c[io * 32 + im * 4 + ii, jo * 64 + ji] = acc[ii, ji]
 
     @njp
     def conv2d(x, w, y):  # type: ignore[no-untyped-def]

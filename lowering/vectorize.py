@@ -60,9 +60,11 @@ from .arith import simplify_expr
 from .pass_infra import FunctionPass, PassContext, function_pass
 from .unroll import copy_with_fresh_vars
 
-__all__ = ["CannotVectorize", "vectorize_body", "vectorize_loop"]
+__all__ = ["REMAINDER_ANNOTATION", "CannotVectorize", "vectorize_body", "vectorize_loop"]
 
 DEFAULT_MAX_WIDTH = 16
+REMAINDER_ANNOTATION = "vector_remainder"
+"""Annotation of a constant scalar remainder loop; its value is the main loop's width."""
 _ELEMENTWISE_BUILTINS = frozenset({"likely", "reinterpret"})
 
 
@@ -294,8 +296,14 @@ def _split(loop: For, width: int, main_extent: PrimExpr, rem_extent: PrimExpr) -
         inner = Var(f"{var.name}_rem", dtype)
         start = simplify_expr(loop.min + main_extent * width + inner)
         rem_body = copy_with_fresh_vars(loop.body, {var: start})
+        # A constant remainder is tagged so that ``lowering.vector_remainder`` can turn it
+        # into narrower vectors (8 + 4 + ... lanes) instead of one scalar op per lane.
+        tag = {REMAINDER_ANNOTATION: width} if isinstance(rem_extent, IntImm) else {}
         parts.append(
-            For(inner, _zero(rem_extent), rem_extent, ForKind.SERIAL, rem_body, span=loop.span)
+            For(
+                inner, _zero(rem_extent), rem_extent, ForKind.SERIAL, rem_body,
+                annotations=tag, span=loop.span,
+            )
         )
     return seq(parts)
 

@@ -66,6 +66,9 @@ class CodegenOptions:
     """Constant-size allocations up to this many bytes go on the stack, larger ones on the heap."""
     libmvec: bool = True
     """Use glibc libmvec SIMD variants for exp/log/sin/... (else inline polynomials or libm)."""
+    perf_rewrites: bool = True
+    """Run :func:`backend.codegen.module.prepare_for_codegen` (vector remainders, loop
+    distribution, jamming of parallel reductions, register accumulators) before emitting."""
     count_allocations: bool = False
     """Count heap allocations in the external globals ``tvms_cg_live_allocs`` (currently live)
     and ``tvms_cg_total_allocs`` (ever made); tests bind them with ``compile_ir(symbols=...)``."""

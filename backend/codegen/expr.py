@@ -59,6 +59,8 @@ from .intrinsics import emit_call
 __all__ = ["ExprEmitter"]
 
 _F32 = as_dtype("float32")
+_I64 = as_dtype("int64")
+_INDEX_OPS: dict[type[PrimExpr], str] = {Add: "add", Sub: "sub", Mul: "mul"}
 
 
 _INT_CMP_SIGNED = {EQ: "eq", NE: "ne", LT: "slt", LE: "sle", GT: "sgt", GE: "sge"}
@@ -221,6 +223,30 @@ class ExprEmitter(FunctionBuilder):
         return self.assign(
             "ptr", f"getelementptr inbounds {mem_type(buffer.dtype)}, ptr {base}, i64 {idx}"
         )
+
+    def index_i64(self, node: PrimExpr) -> str:
+        """A scalar buffer index as an ``i64`` value.
+
+        Signed 32/64-bit ``+ - *`` are computed in i64 with ``nsw``: an index whose int32
+        arithmetic would wrap addresses outside the buffer anyway, and i64 ``nsw``
+        arithmetic lets LLVM fold the index into addressing modes and strength-reduce it
+        (wrapping i32 math costs a sign extension per access and blocks both).
+        """
+        dtype = node.dtype
+        if dtype.lanes != 1 or not dtype.is_int or dtype.bits not in (32, 64):
+            return self.to_i64(self.expr(node), dtype)
+        if isinstance(node, IntImm):
+            return str(node.value)
+        op = _INDEX_OPS.get(type(node))
+        if op is not None:
+            assert isinstance(node, (Add, Sub, Mul))
+            a, b = self.index_i64(node.a), self.index_i64(node.b)
+            return self.assign("ix", f"{op} nsw i64 {a}, {b}")
+        return self.to_i64(self.expr(node), dtype)
+
+    def index_pointer(self, buffer: Buffer, index: PrimExpr) -> str:
+        """``getelementptr inbounds`` to element ``index`` (a scalar index expression)."""
+        return self.element_pointer(buffer, self.index_i64(index), _I64)
 
     def load_scalar_at(self, ptr: str, dtype: DataType) -> str:
         """Load a ``dtype`` value stored at ``ptr`` (bool: byte -> i1) at element alignment."""
@@ -526,11 +552,11 @@ def _buffer_load(em: ExprEmitter, node: BufferLoad) -> str:
     buffer = node.buffer
     index = em.flat_index(buffer, node.indices)
     if index.dtype.lanes == 1:
-        ptr = em.element_pointer(buffer, em.expr(index), index.dtype)
+        ptr = em.index_pointer(buffer, index)
         return em.load_scalar_at(ptr, buffer.dtype)
     if em.is_contiguous_ramp(index, buffer):
         assert isinstance(index, Ramp)
-        ptr = em.element_pointer(buffer, em.expr(index.base), index.base.dtype)
+        ptr = em.index_pointer(buffer, index.base)
         return em.load_scalar_at(ptr, node.dtype)
     # Gather: one scalar load per lane (LLVM forms a hardware gather when profitable).
     acc = "poison"

@@ -205,7 +205,7 @@ def _address_of(em: ExprEmitter, node: Call) -> str:
     if not isinstance(load, BufferLoad):
         raise CodegenError("address_of needs a buffer element (BufferLoad) argument")
     index = em.flat_index(load.buffer, load.indices)
-    return em.element_pointer(load.buffer, em.expr(index), index.dtype)
+    return em.index_pointer(load.buffer, index)
 
 
 def _isnullptr(em: ExprEmitter, node: Call) -> str:

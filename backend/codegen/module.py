@@ -8,11 +8,16 @@ from collections.abc import Iterable
 from backend.runtime.pyabi import runtime_prelude_ir
 from backend.runtime.target import codegen_target_machine, host_target
 from irbuilder.ir import IRModule, PrimFunc
+from lowering.distribute import distribute_reductions
+from lowering.jam import jam_parallel_reductions
+from lowering.promote import promote_accumulators
+from lowering.simplify import simplify
+from lowering.vector_remainder import vector_remainder
 
 from .context import CodegenError, CodegenOptions, ModuleContext
 from .function import emit_primfunc, kernel_signature
 
-__all__ = ["CodegenResult", "codegen_module", "generate"]
+__all__ = ["CodegenResult", "codegen_module", "generate", "prepare_for_codegen"]
 
 
 class CodegenResult:
@@ -37,6 +42,23 @@ def _host_triple_and_layout() -> tuple[str, str]:
     return host_target().triple, str(codegen_target_machine(3).target_data)
 
 
+def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
+    """Performance rewrites of a lowered function that only pay off in machine code.
+
+    Constant remainders of vectorized loops become narrower vectors, and serial loops
+    mixing element-wise stores with scalar reductions are distributed so the element-wise
+    part vectorizes, and parallel loops running scalar reduction chains interleave a few
+    iterations, and loops accumulating into one array element do so in a register when
+    a run-time test shows no other array overlaps it (see :mod:`lowering.vector_remainder`,
+    :mod:`lowering.distribute`, :mod:`lowering.jam`, :mod:`lowering.promote`).
+    Both preserve the sequential semantics; running them twice changes nothing.
+    """
+    out = vector_remainder(func)
+    out = jam_parallel_reductions(distribute_reductions(out))
+    out = promote_accumulators(out)
+    return out if out is func else simplify(out)
+
+
 def generate(
     funcs: Iterable[PrimFunc] | IRModule | PrimFunc,
     options: CodegenOptions | None = None,
@@ -56,7 +78,7 @@ def generate(
             raise CodegenError(f"two functions are named {func.name!r} in one module")
         ctx.function_names[func.name] = len(kernel_signature(func))
     for func in func_list:
-        emit_primfunc(ctx, func)
+        emit_primfunc(ctx, prepare_for_codegen(func) if ctx.options.perf_rewrites else func)
     triple, layout = _host_triple_and_layout()
     prelude = runtime_prelude_ir()
     # A symbol may be declared once per module: the prelude's declarations win.

@@ -150,7 +150,7 @@ def _buffer_store(em: StmtEmitter, node: BufferStore) -> None:
             raise CodegenError(
                 f"store of a {vdtype} value into buffer {buffer.name!r} of {buffer.dtype}"
             )
-        ptr = em.element_pointer(buffer, em.expr(index), index.dtype)
+        ptr = em.index_pointer(buffer, index)
         em.store_at(ptr, value, buffer.dtype)
         return
     lanes = index.dtype.lanes
@@ -164,7 +164,7 @@ def _buffer_store(em: StmtEmitter, node: BufferStore) -> None:
         )
     if em.is_contiguous_ramp(index, buffer):
         assert isinstance(index, Ramp)
-        ptr = em.element_pointer(buffer, em.expr(index.base), index.base.dtype)
+        ptr = em.index_pointer(buffer, index.base)
         em.store_at(ptr, value, vector)
         return
     # Scatter: lanes are stored in order, so a repeated index keeps the last lane's value.

@@ -10,6 +10,8 @@ from typing import Any
 from .dtype import DataType, as_dtype
 from .expr import (
     BufferLoad,
+    Call,
+    CallKind,
     ExprLike,
     IntImm,
     PointerType,
@@ -155,6 +157,35 @@ class Buffer:
                 ranges.append(Range(convert(index), convert(1)))
         return BufferRegion(self, tuple(ranges))
 
+    def access_ptr(
+        self,
+        access_mask: str | int,
+        ptr_type: str = "handle",
+        content_lanes: int = 1,
+        offset: ExprLike = 0,
+        extent: ExprLike | None = None,
+    ) -> PrimExpr:
+        """TVM's ``A.access_ptr("rw")``: the builtin ``tvm_access_ptr(type_annotation,
+        data, elem_offset + offset, extent, mask)`` (mask bits: 1 read, 2 write)."""
+        if isinstance(access_mask, str):
+            if not access_mask or set(access_mask) - {"r", "w"}:
+                raise ValueError(f"access_ptr: mask must be 'r', 'w' or 'rw', got {access_mask!r}")
+            mask = ("r" in access_mask) * 1 + ("w" in access_mask) * 2
+        else:
+            mask = int(access_mask)
+        dtype = self.dtype if content_lanes == 1 else self.dtype.with_lanes(content_lanes)
+        begin = convert(offset)
+        begin = self.elem_offset if _is_zero(begin) else self.elem_offset + begin
+        if extent is None:
+            size: PrimExpr = convert(1)
+            for dim in self.shape:
+                size = dim if _is_one(size) else size * dim
+            extent = size if _is_zero(convert(offset)) else size - convert(offset)
+        handle = as_dtype(ptr_type)
+        annotation = Call(dtype, "type_annotation", (), CallKind.BUILTIN)
+        args = (annotation, self.data, begin, convert(extent), convert(mask))
+        return Call(handle, "tvm_access_ptr", args, CallKind.BUILTIN)
+
     def full_region(self) -> BufferRegion:
         """The region covering the whole buffer."""
         return BufferRegion(self, tuple(Range(convert(0), s) for s in self.shape))
@@ -162,6 +193,14 @@ class Buffer:
     def __repr__(self) -> str:
         shape = ", ".join(str(getattr(s, "value", s)) for s in self.shape)
         return f"Buffer({self.name!r}, ({shape}), {self.dtype})"
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0 and not expr.dtype.is_bool
+
+
+def _is_one(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1 and not expr.dtype.is_bool
 
 
 def _simplify_extent(stop: PrimExpr, begin: PrimExpr) -> PrimExpr:

@@ -101,6 +101,20 @@ from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_
 from .loops import grid, parallel, serial, thread_binding, unroll, vectorized
 from .memory import Buffer_ as Buffer
 from .memory import Ptr, alloc_buffer, allocate, decl_buffer, match_buffer
+from .runtime import (
+    address_of,
+    call_cpacked,
+    call_packed,
+    env_thread,
+    launch_thread,
+    tvm_access_ptr,
+    tvm_stack_alloca,
+    tvm_stack_make_array,
+    tvm_stack_make_shape,
+    tvm_storage_sync,
+    tvm_thread_allreduce,
+    type_annotation,
+)
 from .tensor import return_tensors
 from .types import *  # noqa: F403 - the scalar and vector type objects
 from .types import bool_ as bool
@@ -207,5 +221,17 @@ __all__ = [
     "vectorized",
     "where",
     "writes",
+    "address_of",
+    "call_cpacked",
+    "call_packed",
+    "env_thread",
+    "launch_thread",
+    "tvm_access_ptr",
+    "tvm_stack_alloca",
+    "tvm_stack_make_array",
+    "tvm_stack_make_shape",
+    "tvm_storage_sync",
+    "tvm_thread_allreduce",
+    "type_annotation",
     *(name for name in _types.__all__ if name != "bool_"),
 ]

@@ -17,12 +17,14 @@ from ..ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    DataType,
     ExprLike,
     IterKind,
     IterVar,
     PrimExpr,
     Range,
     Var,
+    const,
     convert,
 )
 from ._common import DTypeArg, as_expr, builder, index_expr, innermost_block, span, to_dtype
@@ -38,6 +40,12 @@ def block(name: str = "", no_realize: bool = False) -> BlockFrame:
     return BlockFrame(name, no_realize)
 
 
+def _typed(value: Any, target: DataType, what: str) -> PrimExpr:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return const(value, target)
+    return index_expr(value, what).astype(target)
+
+
 def _domain(dom: Any, dtype: DTypeArg, what: str) -> Range:
     if isinstance(dom, Range):
         return dom
@@ -45,14 +53,32 @@ def _domain(dom: Any, dtype: DTypeArg, what: str) -> Range:
     if isinstance(dom, (tuple, list)):
         if len(dom) != 2:
             raise TypeError(f"{what}: a domain pair must be (min, max), got {len(dom)} items")
-        begin = index_expr(dom[0], what).astype(target)
-        end = index_expr(dom[1], what).astype(target)
+        begin = _typed(dom[0], target, what)
+        end = _typed(dom[1], target, what)
         return Range(begin, end - begin)
-    return Range(convert(0).astype(target), index_expr(dom, what).astype(target))
+    # A constant zero of the target type, not a Cast of an int32 zero (TVM's IntImm).
+    return Range(const(0, target), _typed(dom, target, what))
 
 
-def _add_axis(kind: IterKind, what: str, dom: Any, binding: ExprLike, dtype: DTypeArg) -> Var:
+def _infer_dtype(dom: Any, dtype: DTypeArg | None) -> DTypeArg:
+    # Without an explicit dtype the iter var takes the type of its domain (TVM prints an
+    # int64 axis as ``T.axis.spatial(T.int64(16), i0)``), int32 for plain numbers.
+    if dtype is not None:
+        return dtype
+    if isinstance(dom, Range):
+        return dom.extent.dtype
+    parts = dom if isinstance(dom, (tuple, list)) else (dom,)
+    for part in parts:
+        if isinstance(part, PrimExpr) and part.dtype.is_int and part.dtype.bits == 64:
+            return part.dtype
+    return "int32"
+
+
+def _add_axis(
+    kind: IterKind, what: str, dom: Any, binding: ExprLike, dtype: DTypeArg | None
+) -> Var:
     frame = innermost_block(what)
+    dtype = _infer_dtype(dom, dtype)
     rng = _domain(dom, dtype, what)
     value = index_expr(binding, what)
     target = to_dtype(dtype)
@@ -78,22 +104,22 @@ class axis:
     """``T.axis``: block iter var constructors (``spatial``/``S``, ``reduce``/``R``...)."""
 
     @staticmethod
-    def spatial(dom: Any, binding: ExprLike, dtype: DTypeArg = "int32") -> Var:
+    def spatial(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
         """A spatial (data-parallel) block iter var."""
         return _add_axis(IterKind.SPATIAL, "T.axis.spatial", dom, binding, dtype)
 
     @staticmethod
-    def reduce(dom: Any, binding: ExprLike, dtype: DTypeArg = "int32") -> Var:
+    def reduce(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
         """A reduction block iter var."""
         return _add_axis(IterKind.REDUCE, "T.axis.reduce", dom, binding, dtype)
 
     @staticmethod
-    def scan(dom: Any, binding: ExprLike, dtype: DTypeArg = "int32") -> Var:
+    def scan(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
         """A scan (ordered) block iter var."""
         return _add_axis(IterKind.SCAN, "T.axis.scan", dom, binding, dtype)
 
     @staticmethod
-    def opaque(dom: Any, binding: ExprLike, dtype: DTypeArg = "int32") -> Var:
+    def opaque(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
         """An opaque block iter var."""
         return _add_axis(IterKind.OPAQUE, "T.axis.opaque", dom, binding, dtype)
 
@@ -103,7 +129,7 @@ class axis:
     O = opaque  # noqa: E741
 
     @staticmethod
-    def remap(kinds: str, bindings: Sequence[PrimExpr], dtype: DTypeArg = "int32") -> Any:
+    def remap(kinds: str, bindings: Sequence[PrimExpr], dtype: DTypeArg | None = None) -> Any:
         """One iter var per kind letter (``"SSR"``), each over its loop var's domain.
 
         Returns the list of new vars (a single var when there is one kind).
@@ -139,13 +165,19 @@ def _regions(values: Sequence[Any], what: str) -> tuple[BufferRegion, ...]:
             out.append(value.full_region())
         elif isinstance(value, BufferLoad):
             out.append(
-                BufferRegion(value.buffer, tuple(Range(i, convert(1)) for i in value.indices))
+                # The unit extent has the index's type (int64 indices: an int64 1).
+                BufferRegion(value.buffer, tuple(Range(i, _unit(i)) for i in value.indices))
             )
         else:
             raise TypeError(
                 f"{what}: expected buffer regions such as A[i, 0:4], got {type(value).__name__}"
             )
     return tuple(out)
+
+
+def _unit(index: PrimExpr) -> PrimExpr:
+    dtype = index.dtype
+    return const(1, dtype) if dtype.is_int and dtype.lanes == 1 else convert(1)
 
 
 def reads(*regions: Any) -> None:

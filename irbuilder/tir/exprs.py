@@ -92,7 +92,26 @@ __all__ = [
     "truncmod",
 ]
 
-_BUILTINS = frozenset({"likely", "reinterpret", "assume", "if_then_else"})
+# The runtime builtins (irbuilder.tir.runtime) are builtins too; listed here rather than
+# imported so that this module stays free of the frame machinery.
+_BUILTINS = frozenset(
+    {
+        "likely",
+        "reinterpret",
+        "assume",
+        "if_then_else",
+        "tvm_call_packed",
+        "tvm_call_cpacked",
+        "address_of",
+        "tvm_access_ptr",
+        "type_annotation",
+        "tvm_thread_allreduce",
+        "tvm_storage_sync",
+        "tvm_stack_alloca",
+        "tvm_stack_make_shape",
+        "tvm_stack_make_array",
+    }
+)
 
 
 def _pair(a: ExprLike, b: ExprLike, what: str) -> tuple[PrimExpr, PrimExpr]:
@@ -163,10 +182,18 @@ def _bool_cond(cond: ExprLike, what: str) -> PrimExpr:
     return expr
 
 
-def if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike) -> PrimExpr:
-    """``t if cond else f``, evaluating only the chosen branch (a BUILTIN call)."""
+def if_then_else(
+    cond: ExprLike, t: ExprLike, f: ExprLike, dtype: DTypeArg | None = None
+) -> PrimExpr:
+    """``t if cond else f``, evaluating only the chosen branch (a BUILTIN call).
+
+    ``dtype=`` (older TVM spelling) converts both branches to that type.
+    """
     c = _bool_cond(cond, "T.if_then_else")
     x, y = _pair(t, f, "T.if_then_else")
+    if dtype is not None:
+        target = to_dtype(dtype)
+        x, y = cast(x, target), cast(y, target)
     return Call(x.dtype, "if_then_else", (c, x, y), CallKind.BUILTIN)
 
 

@@ -26,9 +26,10 @@ from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
 from tvmscript import tir as _tir_namespace
 from tvmscript.diagnostics import DiagnosticError, debug_frontend
-from tvmscript.parser.core import CapturedEnv, Parser, Source
+from tvmscript.parser.core import CapturedEnv, Parser, Source, doc
 
 from . import tir as _dialect
+from .tir.macro import TIRMacro
 
 __all__ = ["from_source", "parse_ir_module", "parse_prim_func"]
 
@@ -66,10 +67,74 @@ def _run(parser: Parser, *, private: bool = False) -> list[PrimFunc | IRModule]:
     results: list[PrimFunc | IRModule] = []
     with _dialect.active(state), parser.with_dispatch_token(_dialect.TOKEN):
         for stmt in parser.source.tree.body:
+            if _harmless_import(stmt):
+                continue
+            if _define_text_macro(parser, stmt):
+                continue
             result = parser.visit(stmt)
             if isinstance(result, (PrimFunc, IRModule)):
                 results.append(result)
     return results
+
+
+# Real-world TVMScript texts start with ``from tvm.script import tir as T`` / ``import
+# tvm``; the names they bind are the ones every kernel sees anyway, so the lines are moot.
+_HARMLESS_MODULES = ("tvm", "tvmscript", "numpy", "__future__")
+
+
+def _harmless_module(name: str | None) -> bool:
+    return name is not None and any(
+        name == root or name.startswith(root + ".") for root in _HARMLESS_MODULES
+    )
+
+
+def _harmless_import(stmt: Any) -> bool:
+    """Whether ``stmt`` is a top-level import of tvm/tvmscript/numpy (skipped)."""
+    if isinstance(stmt, doc.ImportFrom):
+        return stmt.level == 0 and _harmless_module(stmt.module)
+    if isinstance(stmt, doc.Import):
+        return all(_harmless_module(alias.name) for alias in stmt.names)
+    return False
+
+
+def _is_macro_decorator(node: Any) -> bool:
+    target = node.func if isinstance(node, doc.Call) else node
+    return (
+        isinstance(target, doc.Attribute)
+        and target.attr == "macro"
+        and isinstance(target.value, doc.Name)
+        and target.value.id == "T"
+    )
+
+
+def _define_text_macro(parser: Parser, stmt: Any) -> bool:
+    """A top-level ``@T.macro def`` of a source text: define it for the kernels after it.
+
+    The definition is compiled under the text's file name (registered in linecache by
+    :meth:`Source.from_text`), so the macro reads its own source as a file-defined
+    macro does; its globals are ``T``, ``I`` and the macros defined before it.
+    """
+    if not isinstance(stmt, doc.FunctionDef) or not any(
+        _is_macro_decorator(d) for d in stmt.decorator_list
+    ):
+        return False
+    source = parser.source
+    first = min([stmt.line, *(d.line for d in stmt.decorator_list)])
+    offset = first - source.first_line
+    lines = source.lines[offset : stmt.end_line - source.first_line + 1]
+    text = "\n" * (first - 1) + "\n".join(lines) + "\n"
+    namespace: dict[str, Any] = {"T": _tir_namespace, "I": _ir_namespace}
+    namespace.update((k, v) for k, v in parser.captured.values.items() if isinstance(v, TIRMacro))
+    try:
+        exec(compile(text, source.filename, "exec"), namespace)
+    except Exception as err:  # a broken decorator call: report it at the definition
+        raise DiagnosticError(
+            f"cannot define macro {stmt.name!r}: {err}", source.span(stmt)
+        ) from err
+    values = dict(parser.captured.values)
+    values[stmt.name] = namespace[stmt.name]
+    parser.captured = CapturedEnv(values, parser.captured.refused)
+    return True
 
 
 def _check_well_formed(result: PrimFunc | IRModule) -> None:

@@ -52,6 +52,7 @@ from irbuilder.ir import (
     Var,
     structural_equal,
 )
+from irbuilder.tir.runtime import RUNTIME_BUILTINS
 
 from .doc import py_str
 from .names import NameTable
@@ -319,12 +320,33 @@ class ExprPrinter:
             name = "T.call_extern" if call.kind is CallKind.EXTERN else "T.call_pure_extern"
             rest = "".join(", " + self.expr(a) for a in args)
             return f"{name}({py_str(dtype)}, {py_str(op)}{rest})"
+        runtime = self._runtime_call(call)
+        if runtime is not None:
+            return runtime
         if self._short_call_ok(call):
             if op == "reinterpret":
                 return f"T.reinterpret({py_str(dtype)}, {self._args(call.args)})"
             return f"T.{op}({self._args(call.args)})"
         rest = "".join(", " + self.expr(a) for a in args)
         return f"T.call_intrin({py_str(dtype)}, {py_str(op)}{rest})"
+
+    def _runtime_call(self, call: Call) -> str | None:
+        """TVM's spelling of a runtime builtin (``T.call_packed("f", x)``), or None."""
+        if call.kind is not CallKind.BUILTIN or call.op not in RUNTIME_BUILTINS:
+            return None
+        op, args = call.op, call.args
+        if op == "type_annotation":
+            return f"T.type_annotation({py_str(str(call.dtype))})" if not args else None
+        if str(call.dtype) != RUNTIME_BUILTINS[op]:
+            return None
+        if op in ("tvm_call_packed", "tvm_call_cpacked"):
+            if not args or not isinstance(args[0], StringImm):
+                return None
+            name = "T.call_packed" if op == "tvm_call_packed" else "T.call_cpacked"
+            return f"{name}({self._args(args)})"
+        if op == "address_of" and (len(args) != 1 or not isinstance(args[0], BufferLoad)):
+            return None
+        return f"T.{op}({self._args(args)})"
 
     @staticmethod
     def _short_call_ok(call: Call) -> bool:

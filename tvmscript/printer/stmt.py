@@ -28,11 +28,13 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StringImm,
+    Sub,
     Var,
     While,
     post_order_visit,
     structural_equal,
 )
+from irbuilder.regions import infer_regions
 
 from .doc import Doc, py_str
 from .expr import ExprPrinter, float_literal
@@ -404,14 +406,45 @@ class StmtPrinter(ExprPrinter):
                 i += 1
         return lines
 
+    @staticmethod
+    def _range_round_trips(rng: Range) -> bool:
+        """Whether ``min:stop`` parses back to this range (the parser builds
+        ``stop - min``, folding constants only)."""
+        if _is_const(rng.extent, 1) or _is_const(rng.min, 0):
+            return True
+        if isinstance(rng.min, IntImm) and isinstance(rng.extent, IntImm):
+            return True
+        return isinstance(rng.extent, Sub) and structural_equal(rng.extent.b, rng.min)
+
+    def _access_lines(self, block: Block) -> tuple[bool, bool]:
+        """Whether to print ``T.reads`` / ``T.writes``.
+
+        A region such as ``A[x : x + 16]`` with a constant extent (what inference builds)
+        has no slice spelling; when it is what the parser infers anyway, its line is
+        left out so that the block parses back to the same regions.
+        """
+        regions = (*block.reads, *block.writes)
+        if all(self._range_round_trips(r) for region in regions for r in region.region):
+            return True, True
+        reads, writes = infer_regions(
+            block.body, block.init, block.alloc_buffers, block.match_buffers
+        )
+        return (
+            not structural_equal(tuple(reads), tuple(block.reads)),
+            not structural_equal(tuple(writes), tuple(block.writes)),
+        )
+
     def _block(
         self, block: Block, values: tuple[PrimExpr, ...] | None, predicate: PrimExpr | None
     ) -> list[Doc]:
         body = self._iter_lines(block, values)
         if predicate is not None and not _is_true(predicate):
             body.append(Doc(f"T.where({self.expr(predicate)})"))
-        body.append(Doc(f"T.reads({', '.join(self.region(r) for r in block.reads)})"))
-        body.append(Doc(f"T.writes({', '.join(self.region(r) for r in block.writes)})"))
+        reads_line, writes_line = self._access_lines(block)
+        if reads_line:
+            body.append(Doc(f"T.reads({', '.join(self.region(r) for r in block.reads)})"))
+        if writes_line:
+            body.append(Doc(f"T.writes({', '.join(self.region(r) for r in block.writes)})"))
         if block.annotations:
             body.append(Doc(f"T.block_attr({self.mapping(block.annotations)})"))
         for buffer in block.alloc_buffers:

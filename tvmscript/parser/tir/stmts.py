@@ -26,8 +26,21 @@ from typing import Any
 
 from irbuilder import IRBuilder, def_
 from irbuilder.builder import Frame
-from irbuilder.frames import BlockFrame, ForFrame
-from irbuilder.ir import Buffer, PointerType, PrimExpr, Var, const
+from irbuilder.frames import AttrFrame, BlockFrame, ForFrame
+from irbuilder.ir import (
+    Add,
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    IntImm,
+    PointerType,
+    PrimExpr,
+    Ramp,
+    Sub,
+    Var,
+    const,
+    structural_equal,
+)
 from irbuilder.ir.span import Span
 from irbuilder.tir import (
     Assert,
@@ -43,6 +56,7 @@ from irbuilder.tir import (
     return_tensors,
 )
 from irbuilder.tir._common import ScalarType
+from irbuilder.tir.runtime import LaunchThreadFrame
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 
@@ -166,6 +180,10 @@ def bind_target(parser: Parser, target: doc.expr, value: Any) -> None:
 # ------------------------------------------------------------------------ statements
 
 
+# Frames that TVM opens for the rest of the body when written as a bare statement.
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame)
+
+
 @dispatch.register(TOKEN, "Expr")
 def visit_expr(parser: Parser, node: doc.Expr) -> None:
     """A bare expression: calls for their effect; a PrimExpr becomes ``T.evaluate``."""
@@ -175,6 +193,9 @@ def visit_expr(parser: Parser, node: doc.Expr) -> None:
         return  # docstrings and `...`
     value = parser.eval_expr(node.value)
     if isinstance(value, Frame):
+        if value.state == "new" and isinstance(value, _BARE_FRAMES):
+            value.enter_implicit()  # TVM's `T.launch_thread(v, 8)` / `T.attr(...)` lines
+            return
         if value.state == "new":
             parser.report_error(
                 node.value,
@@ -220,14 +241,46 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
     bind_target(parser, target, value)
 
 
-def _indices(parser: Parser, buffer: Buffer, target: doc.Subscript) -> list[Any]:
+def _ramp_indices(region: BufferRegion) -> tuple[PrimExpr, ...]:
+    """The indices of a region as a vector access: one constant-extent range becomes a
+    unit-stride ``Ramp``, every other range must have extent 1."""
+    out: list[PrimExpr] = []
+    vectors = 0
+    for rng in region.region:
+        ext = rng.extent
+        if isinstance(ext, Sub) and isinstance(ext.a, Add) and structural_equal(ext.a.a, ext.b):
+            ext = ext.a.b  # (x + 4) - x
+        if not isinstance(ext, IntImm):
+            raise ValueError("a sliced dimension needs a constant length")
+        if ext.value == 1:
+            out.append(rng.min)
+        else:
+            vectors += 1
+            out.append(Ramp(rng.min, const(1, rng.min.dtype), int(ext.value)))
+    if vectors > 1:
+        raise ValueError("only one dimension can be sliced")
+    return tuple(out)
+
+
+def _indices(
+    parser: Parser, buffer: Buffer, target: doc.Subscript, *, allow_slices: bool
+) -> list[Any]:
     index = parser.eval_expr(target.slice)
     items = list(index) if isinstance(index, tuple) else [index]
-    if any(isinstance(i, slice) for i in items):
+    if any(isinstance(i, slice) for i in items) and not allow_slices:
         parser.report_error(
             target.slice,
             f"cannot store into a region of buffer {buffer.name!r}; index each element",
         )
+    if any(isinstance(i, slice) for i in items):
+        # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4).
+        try:
+            items = list(_ramp_indices(buffer[tuple(items)]))
+        except (TypeError, ValueError, IndexError) as err:
+            parser.report_error(
+                target.slice,
+                f"cannot store into a region of buffer {buffer.name!r}: {err}; index each element",
+            )
     if len(items) != buffer.ndim:
         parser.report_error(
             target,
@@ -245,8 +298,16 @@ def _store(
     value_node: doc.expr,
     op: Callable[[Any, Any], Any] | None,
 ) -> None:
-    indices = _indices(parser, buffer, target)
     value = parser.eval_expr(value_node)
+    vector = isinstance(value, BufferRegion) or (
+        isinstance(value, PrimExpr) and value.dtype.lanes > 1
+    )
+    indices = _indices(parser, buffer, target, allow_slices=vector and op is None)
+    if isinstance(value, BufferRegion):  # `B[0:4] = A[4:8]`: a vector load
+        try:
+            value = BufferLoad(value.buffer, _ramp_indices(value))
+        except ValueError as err:
+            parser.report_error(value_node, f"cannot load region of {value.buffer.name!r}: {err}")
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)

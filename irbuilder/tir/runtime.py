@@ -1,0 +1,205 @@
+"""TVM runtime constructs that real TVMScript (0.13-0.16) uses: GPU thread launches and
+the ``tvm_*`` builtins.
+
+They exist so that TVM programs parse and round-trip; the CPU backend may reject them.
+
+* ``T.launch_thread("blockIdx.x", 8)`` (or ``T.launch_thread(v, 8)`` with
+  ``v = T.env_thread("blockIdx.x")``) opens, for the rest of the enclosing body, an
+  ``AttrStmt(IterVar(v, Range(0, 8), THREAD, "blockIdx.x"), "thread_extent", 8)``, as TVM
+  builds it; it yields the thread var.
+* ``T.call_packed``/``T.call_cpacked``, ``T.address_of``, ``T.tvm_access_ptr``,
+  ``T.type_annotation``, ``T.tvm_thread_allreduce``, ``T.tvm_storage_sync``,
+  ``T.tvm_stack_*`` ... build ``CallKind.BUILTIN`` calls named as TVM's ops without the
+  ``tir.`` prefix (:data:`RUNTIME_BUILTINS` lists them and their result types).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..builder import Frame, IRBuilder, IRBuilderError
+from ..frames import PrimFuncFrame
+from ..ir import (
+    AttrStmt,
+    BufferLoad,
+    Call,
+    CallKind,
+    IterKind,
+    IterVar,
+    PrimExpr,
+    Range,
+    StringImm,
+    Var,
+    as_dtype,
+    convert,
+)
+from ._common import DTypeArg, as_expr, builder, index_expr, to_dtype
+
+__all__ = [
+    "RUNTIME_BUILTINS",
+    "LaunchThreadFrame",
+    "address_of",
+    "call_cpacked",
+    "call_packed",
+    "env_thread",
+    "launch_thread",
+    "tvm_access_ptr",
+    "tvm_stack_alloca",
+    "tvm_stack_make_array",
+    "tvm_stack_make_shape",
+    "tvm_storage_sync",
+    "tvm_thread_allreduce",
+    "type_annotation",
+]
+
+RUNTIME_BUILTINS: dict[str, str | None] = {
+    "tvm_call_packed": "int32",
+    "tvm_call_cpacked": "int32",
+    "address_of": "handle",
+    "tvm_access_ptr": "handle",
+    "type_annotation": None,  # typed by its dtype argument
+    "tvm_thread_allreduce": "handle",
+    "tvm_storage_sync": "int32",
+    "tvm_stack_alloca": "handle",
+    "tvm_stack_make_shape": "handle",
+    "tvm_stack_make_array": "handle",
+}
+"""Builtin op name -> result type (None: given by the call) of the runtime builtins."""
+
+
+def _args(args: tuple[Any, ...], what: str) -> tuple[PrimExpr, ...]:
+    return tuple(StringImm(a) if isinstance(a, str) else as_expr(a, what) for a in args)
+
+
+def _call(dtype: DTypeArg, op: str, args: tuple[Any, ...]) -> PrimExpr:
+    return Call(to_dtype(dtype), op, _args(args, f"T.{op}"), CallKind.BUILTIN)
+
+
+def call_packed(name: str, *args: Any) -> PrimExpr:
+    """``T.call_packed("f", ...)``: call the TVM packed function ``f`` (int32 result)."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.call_packed: the function name must be a string, got {name!r}")
+    return _call("int32", "tvm_call_packed", (name, *args))
+
+
+def call_cpacked(name: str, *args: Any) -> PrimExpr:
+    """``T.call_cpacked("f", ...)``: call the C packed function ``f`` (int32 result)."""
+    if not isinstance(name, str):
+        raise TypeError(f"T.call_cpacked: the function name must be a string, got {name!r}")
+    return _call("int32", "tvm_call_cpacked", (name, *args))
+
+
+def address_of(load: Any) -> PrimExpr:
+    """``T.address_of(A[i])``: the address of a buffer element (a handle)."""
+    if not isinstance(load, BufferLoad):
+        raise TypeError(
+            f"T.address_of: expected a buffer element such as A[i], got {type(load).__name__}"
+        )
+    return Call(as_dtype("handle"), "address_of", (load,), CallKind.BUILTIN)
+
+
+def type_annotation(dtype: DTypeArg) -> PrimExpr:
+    """``T.type_annotation("float32")``: a value that only carries a type."""
+    return Call(to_dtype(dtype), "type_annotation", (), CallKind.BUILTIN)
+
+
+def tvm_access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, rw_mask: Any) -> PrimExpr:
+    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, off, n, rw)``."""
+    return _call("handle", "tvm_access_ptr", (ptype, data, offset, extent, rw_mask))
+
+
+def tvm_thread_allreduce(*args: Any) -> PrimExpr:
+    """``T.tvm_thread_allreduce(n, values..., cond, results..., threads...)``."""
+    return _call("handle", "tvm_thread_allreduce", args)
+
+
+def tvm_storage_sync(scope: str) -> PrimExpr:
+    """``T.tvm_storage_sync("shared")``: a barrier over ``scope`` memory."""
+    return _call("int32", "tvm_storage_sync", (scope,))
+
+
+def tvm_stack_alloca(kind: str, count: Any) -> PrimExpr:
+    """``T.tvm_stack_alloca("arg_value", n)``: stack space for packed-call arguments."""
+    return _call("handle", "tvm_stack_alloca", (kind, count))
+
+
+def tvm_stack_make_shape(*dims: Any) -> PrimExpr:
+    """``T.tvm_stack_make_shape(d0, d1, ...)``: a shape array on the stack."""
+    return _call("handle", "tvm_stack_make_shape", dims)
+
+
+def tvm_stack_make_array(*args: Any) -> PrimExpr:
+    """``T.tvm_stack_make_array(data, shape, strides, ndim, dtype, offset)``."""
+    return _call("handle", "tvm_stack_make_array", args)
+
+
+# -- threads ---------------------------------------------------------------------------
+
+
+def _thread_var_name(tag: str) -> str:
+    return tag.replace(".", "_")
+
+
+def _env_table(what: str) -> dict[int, tuple[Var, str]]:
+    # env_thread vars and their tags live on the function being built: launch_thread(v)
+    # must find the tag of the var ``v`` that env_thread made.
+    b = builder(what)
+    for frame in reversed(b.frames):
+        if isinstance(frame, PrimFuncFrame):
+            table: dict[int, tuple[Var, str]] | None = getattr(frame, "_env_threads", None)
+            if table is None:
+                table = {}
+                frame._env_threads = table  # type: ignore[attr-defined]
+            return table
+    raise IRBuilderError(f"{what} must be used inside T.prim_func")
+
+
+def env_thread(thread_tag: str, dtype: DTypeArg = "int32") -> Var:
+    """``T.env_thread("threadIdx.x")``: a thread index var, launched by ``T.launch_thread``."""
+    if not isinstance(thread_tag, str) or not thread_tag:
+        raise TypeError(
+            f"T.env_thread: expected a thread tag such as 'threadIdx.x', got {thread_tag!r}"
+        )
+    var = Var(_thread_var_name(thread_tag), to_dtype(dtype))
+    _env_table("T.env_thread")[id(var)] = (var, thread_tag)
+    return var
+
+
+class LaunchThreadFrame(Frame):
+    """``T.launch_thread(...)``: an ``AttrStmt(IterVar, "thread_extent", extent)`` scope."""
+
+    kind = "T.launch_thread"
+
+    def __init__(self, iter_var: IterVar, extent: PrimExpr) -> None:
+        super().__init__()
+        self.iter_var = iter_var
+        self.extent = extent
+
+    def value(self) -> Any:
+        return self.iter_var.var
+
+    def finalize(self, builder: IRBuilder) -> None:
+        stmt = AttrStmt(self.iter_var, "thread_extent", self.extent, self.body(), span=self.span)
+        builder.add_stmt(stmt, self.kind)
+
+
+def launch_thread(thread: Var | str, extent: Any) -> LaunchThreadFrame:
+    """``T.launch_thread("blockIdx.x", 8)`` or ``T.launch_thread(env_var, 8)``."""
+    if isinstance(thread, str):
+        tag = thread
+        var = Var(_thread_var_name(tag), as_dtype("int32"))
+    elif isinstance(thread, Var):
+        entry = _env_table("T.launch_thread").get(id(thread))
+        if entry is None or entry[0] is not thread:
+            raise TypeError(f"T.launch_thread: {thread.name!r} is not a var made by T.env_thread")
+        var, tag = entry
+    else:
+        raise TypeError(
+            "T.launch_thread: expected a thread tag such as 'threadIdx.x' or a T.env_thread "
+            f"var, got {type(thread).__name__}"
+        )
+    ext = index_expr(extent, "T.launch_thread")
+    if ext.dtype != var.dtype:
+        ext = ext.astype(var.dtype)
+    iter_var = IterVar(var, Range(convert(0).astype(var.dtype), ext), IterKind.THREAD, tag)
+    return LaunchThreadFrame(iter_var, ext)

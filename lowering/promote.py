@@ -1,0 +1,213 @@
+"""The ``promote-accumulators`` pass: keep a loop's in-memory accumulator in a register.
+
+``for k: C[i, j] = C[i, j] + A[i, k] * B[k, j]`` loads and stores ``C[i, j]`` on every
+iteration: LLVM cannot keep it in a register because ``A`` or ``B`` might overlap ``C``
+(they are arbitrary numpy arrays), so every step waits for a store-to-load forward. The
+pass versions such a loop on a cheap run-time test -- the accumulator's address lies
+outside every other parameter buffer the loop reads -- and on the fast path accumulates
+into a one-element local buffer (which LLVM promotes to a register), storing once after
+the loop. Operations and their order are unchanged, so results are bit-identical; when
+the test fails (overlapping arrays) the original loop runs.
+
+Applied to SERIAL loops with a constant positive trip count whose body is a single scalar
+``BufferStore`` to a non-local buffer at an index independent of the loop, whose value
+reads that buffer only at the same index, and has no side effects.
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    LE,
+    Add,
+    Allocate,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    CallKind,
+    Cast,
+    DeclBuffer,
+    Div,
+    FloorDiv,
+    FloorMod,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    Mod,
+    Mul,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    StmtExprVisitor,
+    as_dtype,
+    make_data_var,
+    structural_equal,
+)
+from irbuilder.ir import And as AndNode
+
+from .analysis.vars import free_vars
+from .pass_infra import FunctionPass, function_pass
+from .unroll import copy_with_fresh_vars
+
+__all__ = ["promote_accumulators", "promote_loop"]
+
+_U64 = as_dtype("uint64")
+_TRUE = IntImm(as_dtype("bool"), 1)
+
+
+class _Locals(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.vars: set[int] = set()
+
+    def visit_expr(self, expr: PrimExpr) -> None:
+        return None
+
+    def visit_allocate_(self, stmt: Allocate) -> None:
+        self.vars.add(id(stmt.buffer_var))
+        self.generic_visit(stmt)
+
+
+class _Loads(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.loads: list[BufferLoad] = []
+        self.impure = False
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self.loads.append(node)
+        self.generic_visit(node)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.kind is CallKind.EXTERN:
+            self.impure = True
+        self.generic_visit(node)
+
+    def visit_expr(self, expr: PrimExpr) -> None:
+        # Integer division may raise mid-loop: the stores made before it must stay visible.
+        if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and not expr.dtype.is_float:
+            self.impure = True
+        super().visit_expr(expr)
+
+
+def _address(buffer: Buffer, index: PrimExpr) -> PrimExpr:
+    item = IntImm(_U64, buffer.dtype.itemsize)
+    return Add(Cast(_U64, buffer.data), Mul(Cast(_U64, index), item))
+
+
+def _outside(target: Buffer, index: PrimExpr, other: Buffer) -> PrimExpr | None:
+    """``target[index]`` does not lie in ``other``'s memory (None: cannot tell)."""
+    if len(other.shape) != 1 or not (isinstance(other.elem_offset, IntImm)
+                                      and other.elem_offset.value == 0):
+        return None
+    size = other.shape[0]
+    if not size.dtype.is_integer:
+        return None
+    lo = Cast(_U64, other.data)
+    hi = Add(lo, Mul(Cast(_U64, size), IntImm(_U64, other.dtype.itemsize)))
+    addr = _address(target, index)
+    end = Add(addr, IntImm(_U64, target.dtype.itemsize))
+    return Or(LE(end, lo), LE(hi, addr))
+
+
+def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
+    """The versioned loop with a register accumulator (see module doc), or None."""
+    if loop.kind is not ForKind.SERIAL or not isinstance(loop.body, BufferStore):
+        return None
+    if not (isinstance(loop.extent, IntImm) and loop.extent.value > 0):
+        return None
+    store = loop.body
+    buffer = store.buffer
+    if id(buffer.data) in local_data or len(store.indices) != 1:
+        return None
+    if store.value.dtype.lanes != 1 or buffer.dtype.lanes != 1:
+        return None
+    (index,) = store.indices
+    var = loop.loop_var
+    if any(v is var for v in free_vars(index)):
+        return None
+    found = _Loads()
+    found.visit_expr(store.value)
+    if found.impure:
+        return None
+    self_loads: list[BufferLoad] = []
+    checks: list[PrimExpr] = []
+    seen: set[int] = set()
+    for load in found.loads:
+        data = load.buffer.data
+        if data is buffer.data:
+            if len(load.indices) != 1 or not structural_equal(load.indices[0], index):
+                return None
+            self_loads.append(load)
+        elif id(data) not in local_data and id(data) not in seen:
+            seen.add(id(data))
+            check = _outside(buffer, index, load.buffer)
+            if check is None:
+                return None
+            checks.append(check)
+    if not self_loads:
+        return None
+    acc_data = make_data_var(f"{buffer.name}_acc", buffer.dtype)
+    acc = Buffer(f"{buffer.name}_acc", acc_data, (IntImm(as_dtype("int32"), 1),), buffer.dtype)
+    zero = IntImm(as_dtype("int32"), 0)
+    acc_load = BufferLoad(acc, (zero,))
+    value = _replace_loads(store.value, self_loads, acc_load)
+    fast_loop = For(var, loop.min, loop.extent, loop.kind, BufferStore(acc, value, (zero,)),
+                    loop.thread_binding, loop.annotations, span=loop.span)
+    fast = SeqStmt((
+        BufferStore(acc, BufferLoad(buffer, (index,)), (zero,)),
+        copy_with_fresh_vars(fast_loop),
+        BufferStore(buffer, acc_load, (index,)),
+    ))
+    fast_alloc = Allocate(acc_data, buffer.dtype, IntImm(as_dtype("int32"), 1), _TRUE,
+                          DeclBuffer(acc, fast))
+    if not checks:
+        return fast_alloc
+    cond = checks[0]
+    for check in checks[1:]:
+        cond = AndNode(cond, check)
+    return IfThenElse(cond, fast_alloc, loop, span=loop.span)
+
+
+class _Replace(StmtExprMutator):
+    def __init__(self, targets: list[BufferLoad], new: PrimExpr) -> None:
+        self.targets = {id(t) for t in targets}
+        self.new = new
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if id(expr) in self.targets:
+            return self.new
+        return super().visit_expr(expr)
+
+
+def _replace_loads(expr: PrimExpr, targets: list[BufferLoad], new: PrimExpr) -> PrimExpr:
+    return _Replace(targets, new).visit_expr(expr)
+
+
+class _Promoter(StmtExprMutator):
+    def __init__(self, local_data: set[int]) -> None:
+        self.local_data = local_data
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr  # loops are statements: skip expression trees
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        new = self.generic_mutate(stmt)  # inner loops first
+        out = promote_loop(new, self.local_data)
+        return new if out is None else out
+
+
+@function_pass("promote-accumulators")
+def _promote_accumulators(func: PrimFunc) -> PrimFunc:
+    """Version loops accumulating into one array element to accumulate in a register."""
+    finder = _Locals()
+    finder.visit_stmt(func.body)
+    body = _Promoter(finder.vars).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+promote_accumulators: FunctionPass = _promote_accumulators
+"""The ``promote-accumulators`` pass (a :class:`FunctionPass`)."""
+
