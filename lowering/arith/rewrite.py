@@ -42,6 +42,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
+    post_order_visit,
     rebuild,
     structural_equal,
 )
@@ -182,6 +183,10 @@ class ExprSimplifier(StmtExprMutator):
     def _arith(self, expr: Add | Sub | Mul) -> PrimExpr:
         a, b = expr.a, expr.b
         dtype = expr.dtype
+        if dtype.is_integer and may_trap(expr):
+            # Regrouping could cancel or zero out a division that must raise at run time
+            # (x // y * 0, x // y - x // y): keep the expression as written.
+            return expr
         if supports_linear(dtype):
             if isinstance(expr, Mul) and not isinstance(a, IntImm) and not isinstance(b, IntImm):
                 return expr
@@ -337,6 +342,23 @@ class ExprSimplifier(StmtExprMutator):
                 stride = self.visit_expr(Mul(ramp.stride, scale.value))
                 return Ramp(base, stride, lanes)
         return expr
+
+
+def may_trap(expr: PrimExpr) -> bool:
+    """Whether evaluating ``expr`` may raise: an integer division by a non-constant or zero."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if (
+            isinstance(node, (Div, Mod, FloorDiv, FloorMod))
+            and node.dtype.element_of().is_integer
+            and not (isinstance(node.b, IntImm) and node.b.value != 0)
+        ):
+            found = True
+
+    post_order_visit(expr, visit)
+    return found
 
 
 def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:

@@ -62,22 +62,10 @@ def compare(want: Outcome, got: Outcome, inexact: bool) -> str | None:
     return None
 
 
-KNOWN_TRAP_REMOVALS = [0]
-"""How many programs differed only by a division by zero that lowering simplified away
-(tests/fuzz/test_regressions.py documents that issue as an xfail)."""
-
-
 def check_program(prog: Program, opt_level: int = 3) -> None:
     """Assert the verifier accepts every stage and LLVM agrees with the interpreter."""
-    lowered = lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
+    lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
     want, got = run_both(prog.func, prog.args(), opt_level)
     problem = compare(want, got, prog.inexact)
-    if problem is not None and want.error == "ZeroDivisionError" and got.error is None:
-        # The known issue: simplify removed a trapping division. Accept only when the
-        # interpreter on the *lowered* IR agrees with LLVM exactly.
-        after = _run(tvmscript.build(lowered, target="interp"), prog.args())
-        if compare(after, got, prog.inexact) is None:
-            KNOWN_TRAP_REMOVALS[0] += 1
-            return
     if problem is not None:
         raise AssertionError(f"{problem}\nprogram:\n{prog.func.script()}\nseed={prog.arg_seed}")

@@ -254,6 +254,14 @@ class StmtPrinter(ExprPrinter):
         return [Doc(f"with T.LetStmt({value}) as {name}:", self.stmts(stmt.body))]
 
     def _if(self, stmt: IfThenElse) -> list[Doc]:
+        if isinstance(stmt.condition, IntImm):
+            # `if False:` would be decided (and dropped) by the parser; the frame form
+            # always builds the IfThenElse node.
+            cond = f"T.bool({bool(stmt.condition.value)})"
+            frames = [Doc("with T.Then():", self.stmts(stmt.then_case))]
+            if stmt.else_case is not None:
+                frames.append(Doc("with T.Else():", self.stmts(stmt.else_case)))
+            return [Doc(f"with T.If({cond}):", frames)]
         docs = [Doc(f"if {self.expr(stmt.condition)}:", self.stmts(stmt.then_case))]
         other = stmt.else_case
         while isinstance(other, IfThenElse):
