@@ -110,6 +110,9 @@ class Buffer:
             raise TypeError(
                 f"buffer {self.name!r}: data must be a handle var, got {self.data.dtype}"
             )
+        for dim in self.shape:
+            if isinstance(dim, IntImm) and dim.value < 0:
+                raise ValueError(f"buffer {self.name!r}: negative dimension {dim.value}")
         if self.strides and len(self.strides) != len(self.shape):
             raise ValueError(
                 f"buffer {self.name!r}: {len(self.strides)} strides for {len(self.shape)} dims"

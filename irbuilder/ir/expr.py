@@ -12,6 +12,7 @@ on construction.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -78,6 +79,9 @@ _FLOAT32 = as_dtype("float32")
 _HANDLE = as_dtype("handle")
 
 ExprLike = Union["PrimExpr", int, float, bool]
+
+MAX_LANES = 1024
+"""The widest vector an expression may have (Ramp/Broadcast lanes)."""
 
 
 def _set(obj: object, name: str, value: Any) -> None:
@@ -311,7 +315,10 @@ class FloatImm(PrimExpr):
         _set(self, "dtype", dtype)
         if not dtype.is_float or dtype.is_vector:
             raise TypeError(f"FloatImm needs a scalar float type, got {dtype}")
-        _set(self, "value", float(self.value))
+        value = float(self.value)
+        if math.isfinite(value) and abs(value) > dtype.max_value:
+            raise ValueError(f"constant {value!r} does not fit in {dtype} (use 'inf' for infinity)")
+        _set(self, "value", value)
 
     def __float__(self) -> float:
         return self.value
@@ -577,8 +584,8 @@ class Ramp(PrimExpr):
                 f"Ramp base and stride must be scalars of one type, "
                 f"got {self.base.dtype} and {self.stride.dtype}"
             )
-        if int(self.lanes) < 2:
-            raise ValueError(f"Ramp needs at least 2 lanes, got {self.lanes}")
+        if not 2 <= int(self.lanes) <= MAX_LANES:
+            raise ValueError(f"Ramp needs 2 to {MAX_LANES} lanes, got {self.lanes}")
         _set(self, "lanes", int(self.lanes))
         _set(self, "dtype", self.base.dtype.with_lanes(self.lanes))
 
@@ -594,8 +601,8 @@ class Broadcast(PrimExpr):
     def __post_init__(self) -> None:
         if self.value.dtype.is_vector:
             raise TypeError(f"Broadcast needs a scalar value, got {self.value.dtype}")
-        if int(self.lanes) < 2:
-            raise ValueError(f"Broadcast needs at least 2 lanes, got {self.lanes}")
+        if not 2 <= int(self.lanes) <= MAX_LANES:
+            raise ValueError(f"Broadcast needs 2 to {MAX_LANES} lanes, got {self.lanes}")
         _set(self, "lanes", int(self.lanes))
         _set(self, "dtype", self.value.dtype.with_lanes(self.lanes))
 
@@ -635,11 +642,21 @@ class BufferLoad(PrimExpr):
 
     def __post_init__(self) -> None:
         _set(self, "indices", tuple(self.indices))
+        check_indices(self.buffer.name, self.indices)
         lanes = 1
         for index in self.indices:
             lanes = max(lanes, index.dtype.lanes)
         base = self.buffer.dtype
         _set(self, "dtype", base if lanes == 1 else base.with_lanes(base.lanes * lanes))
+
+
+def check_indices(buffer_name: str, indices: tuple[PrimExpr, ...]) -> None:
+    """Raise TypeError unless every index is an integer (scalar or vector) expression."""
+    for index in indices:
+        if not index.dtype.element_of().is_integer:
+            raise TypeError(
+                f"buffer {buffer_name!r}: index must be an integer, got {index.dtype}"
+            )
 
 
 class ReduceKind(enum.Enum):

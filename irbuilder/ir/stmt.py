@@ -9,7 +9,7 @@ from typing import Any
 
 from .buffer import Buffer, BufferRegion, IterVar, MatchBufferRegion
 from .dtype import DataType, as_dtype
-from .expr import BufferLoad, IntImm, PrimExpr, Var, _set, convert
+from .expr import BufferLoad, IntImm, PrimExpr, Var, _set, check_indices, convert
 from .span import Span
 
 __all__ = [
@@ -53,6 +53,7 @@ class BufferStore(Stmt):
 
     def __post_init__(self) -> None:
         _set(self, "indices", tuple(self.indices))
+        check_indices(self.buffer.name, self.indices)
 
 
 @dataclass(frozen=True, eq=False, slots=True)

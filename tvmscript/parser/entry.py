@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from types import FrameType, ModuleType
 from typing import Any
 
-from irbuilder.ir import IRModule, PrimFunc
+from irbuilder.ir import IRModule, PrimFunc, Span
 from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
 from tvmscript import tir as _tir_namespace
@@ -170,6 +170,14 @@ def _finish(results: list[PrimFunc | IRModule], what: str, check: bool) -> PrimF
     return result
 
 
+def _too_deep(file: str, line: int) -> DiagnosticError:
+    return DiagnosticError(
+        "the program is nested too deeply to parse (Python's recursion limit was reached); "
+        "split long expressions or deep nesting into smaller pieces",
+        Span(file, line, 1, line, 2),
+    )
+
+
 def parse_prim_func(
     fn: Any,
     *,
@@ -195,6 +203,10 @@ def parse_prim_func(
             fn, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
         )
         result = _finish(_run(parser, private=private), "@T.prim_func", check_well_formed)
+    except RecursionError:
+        code = getattr(fn, "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 1)
+        raise _too_deep(*where) from None
     except DiagnosticError as err:
         if debug_frontend():
             raise
@@ -220,6 +232,10 @@ def parse_ir_module(
             cls, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
         )
         result = _finish(_run(parser), "@I.ir_module", check_well_formed)
+    except RecursionError:
+        raise _too_deep(
+            getattr(sys.modules.get(cls.__module__), "__file__", "<unknown>") or "<unknown>", 1
+        ) from None
     except DiagnosticError as err:
         if debug_frontend():
             raise
@@ -247,6 +263,8 @@ def from_source(
         source = Source.from_text(text, name)
         parser = Parser(source, captured=CapturedEnv(dict(capture or {})), **_options())
         return _finish(_run(parser), "from_source", check_well_formed)
+    except RecursionError:
+        raise _too_deep(name, 1) from None
     except DiagnosticError as err:
         if debug_frontend():
             raise
