@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from backend.codegen import CodegenOptions, generate
+from backend.codegen.stmt import COUNTER_NAMES
 from backend.interp import make_interp_kernel
 from backend.runtime import (
     BufferParam,
@@ -61,7 +62,7 @@ _cache: OrderedDict[tuple[Any, ...], tuple[PrimFunc | IRModule, Any]] = OrderedD
 _cache_lock = threading.Lock()
 _cache_stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
 
-_Counters = ctypes.c_int64 * 2
+_Counters = ctypes.c_int64 * len(COUNTER_NAMES)
 
 
 class Kernel:
@@ -147,18 +148,36 @@ class Kernel:
         return self._library
 
     def allocation_stats(self) -> dict[str, int]:
-        """Heap allocations made by this kernel's library: ``{"live": n, "total": n}``.
+        """Heap allocations made by this kernel's library.
 
-        ``live`` counts allocations not yet freed (0 after every call returns, including
-        calls that failed an assertion); ``total`` counts every allocation so far. Kernels of
-        one module share their library's counters. Needs ``count_allocations=True`` (default).
+        ``live``/``live_bytes``: not yet freed (0 after every call returns, including calls
+        that failed an assertion); ``total``/``total_bytes``: every allocation so far;
+        ``peak``/``peak_bytes``: the most live at once. Stack allocations (small constant
+        sizes) are not counted. Kernels of one module share their library's counters.
+        Needs ``count_allocations=True`` (the default); see :meth:`reset_allocation_stats`.
         """
         if self._counters is None:
             raise ValueError(
                 f"kernel {self.name!r} was built without count_allocations; "
                 "rebuild with build(..., count_allocations=True)"
             )
-        return {"live": int(self._counters[0]), "total": int(self._counters[1])}
+        c = self._counters
+        return {
+            "live": int(c[0]),
+            "total": int(c[1]),
+            "live_bytes": int(c[2]),
+            "total_bytes": int(c[3]),
+            "peak_bytes": int(c[4]),
+            "peak": int(c[5]),
+        }
+
+    def reset_allocation_stats(self) -> None:
+        """Zero the totals and peaks (live counts are kept: they describe memory in use)."""
+        if self._counters is None:
+            raise ValueError(f"kernel {self.name!r} was built without count_allocations")
+        c = self._counters
+        c[1] = c[3] = 0
+        c[4], c[5] = c[2], c[0]
 
     def export_object(self, path: str | Path) -> Path:
         """Write the library's position-independent ELF object to ``path``.
@@ -366,7 +385,7 @@ def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
         return None, {}
     counters = _Counters()
     base = ctypes.addressof(counters)
-    return counters, {"tvms_cg_live_allocs": base, "tvms_cg_total_allocs": base + 8}
+    return counters, {name: base + 8 * i for i, name in enumerate(COUNTER_NAMES)}
 
 
 def _assemble(

@@ -33,15 +33,28 @@ class BuildOptions:
     """A non-C-contiguous array passed for a buffer the kernel only reads is copied."""
 
     def key(self) -> tuple[Any, ...]:
-        """A hashable, printable tuple identifying these options."""
+        """A hashable, printable tuple identifying these options (and the active
+        PassContext's disabled passes and config, which change the lowered code)."""
+        ctx = PassContext.current()
         return (
-            self.opt_level, self.fastmath, self.verify, self.bounds_check, self.release_gil,
-            self.count_allocations, self.copy_noncontiguous_inputs,
+            self.opt_level,
+            self.fastmath,
+            self.verify,
+            self.bounds_check,
+            self.release_gil,
+            self.count_allocations,
+            self.copy_noncontiguous_inputs,
+            tuple(sorted(ctx.disabled_passes)),
+            repr(sorted((k, sorted(v.items())) for k, v in ctx.config.items())),
         )
 
 
 _BOOL_OPTIONS = (
-    "fastmath", "verify", "bounds_check", "release_gil", "count_allocations",
+    "fastmath",
+    "verify",
+    "bounds_check",
+    "release_gil",
+    "count_allocations",
     "copy_noncontiguous_inputs",
 )
 _ALL_OPTIONS = (*_BOOL_OPTIONS, "cache")
@@ -56,8 +69,10 @@ def parse_options(opt_level: object, options: Mapping[str, Any]) -> tuple[BuildO
     if unknown:
         hint = ""
         if "num_threads" in unknown:
-            hint = (" (the thread count is a process setting: TVMSCRIPT_NUM_THREADS or "
-                    "backend.runtime.set_num_threads)")
+            hint = (
+                " (the thread count is a process setting: TVMSCRIPT_NUM_THREADS or "
+                "backend.runtime.set_num_threads)"
+            )
         raise TypeError(
             f"build() got unknown option(s): {', '.join(unknown)}; expected some of "
             f"{', '.join(_ALL_OPTIONS)}{hint}"
@@ -127,7 +142,7 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     if position == "end":
         passes.append(check)
     else:
-        target = position[len("before:"):].replace("-", "_")
+        target = position[len("before:") :].replace("-", "_")
         index = names.index(target) if target in names else len(passes)
         passes.insert(index, check)
     outer = PassContext.current()

@@ -247,33 +247,79 @@ def _allocate(em: StmtEmitter, node: Allocate) -> None:
     em.emit(f"store ptr null, ptr {slot}, align 8")
 
 
-_HEAP_HELPERS = """define internal ptr @__tvms_heap_alloc(i64 %bytes) {{
+_HEAP_HELPERS = """define internal ptr @__tvms_heap_alloc(i64 %bytes) {
 entry:
   %r = add i64 %bytes, 63
   %s = and i64 %r, -64
   %z = icmp eq i64 %s, 0
   %size = select i1 %z, i64 64, i64 %s
   %p = call ptr @aligned_alloc(i64 64, i64 %size)
-{count_alloc}  ret ptr %p
-}}
+  ret ptr %p
+}
 
-define internal void @__tvms_heap_free(ptr %p) {{
+define internal void @__tvms_heap_free(ptr %p) {
 entry:
   %null = icmp eq ptr %p, null
   br i1 %null, label %done, label %free
 free:
   call void @free(ptr %p)
-{count_free}  br label %done
+  br label %done
 done:
   ret void
-}}"""
+}"""
 
-_COUNT_ALLOC = """  %ok = icmp ne ptr %p, null
-  %inc = zext i1 %ok to i64
-  %0 = atomicrmw add ptr @tvms_cg_live_allocs, i64 %inc seq_cst, align 8
-  %1 = atomicrmw add ptr @tvms_cg_total_allocs, i64 %inc seq_cst, align 8
-"""
-_COUNT_FREE = "  %0 = atomicrmw sub ptr @tvms_cg_live_allocs, i64 1 seq_cst, align 8\n"
+# With counting, each block carries a 64-byte header holding its size, so that free can
+# subtract the bytes; counters: live, total, live_bytes, total_bytes, peak_bytes, peak_live.
+_COUNTED_HEAP_HELPERS = """define internal ptr @__tvms_heap_alloc(i64 %bytes) {
+entry:
+  %r = add i64 %bytes, 63
+  %s = and i64 %r, -64
+  %z = icmp eq i64 %s, 0
+  %size = select i1 %z, i64 64, i64 %s
+  %total = add i64 %size, 64
+  %raw = call ptr @aligned_alloc(i64 64, i64 %total)
+  %ok = icmp ne ptr %raw, null
+  br i1 %ok, label %count, label %fail
+count:
+  store i64 %bytes, ptr %raw, align 8
+  %live0 = atomicrmw add ptr @tvms_cg_live_allocs, i64 1 seq_cst, align 8
+  %t0 = atomicrmw add ptr @tvms_cg_total_allocs, i64 1 seq_cst, align 8
+  %lb0 = atomicrmw add ptr @tvms_cg_live_bytes, i64 %bytes seq_cst, align 8
+  %tb0 = atomicrmw add ptr @tvms_cg_total_bytes, i64 %bytes seq_cst, align 8
+  %lb1 = add i64 %lb0, %bytes
+  %pb = atomicrmw max ptr @tvms_cg_peak_bytes, i64 %lb1 seq_cst, align 8
+  %live1 = add i64 %live0, 1
+  %pl = atomicrmw max ptr @tvms_cg_peak_allocs, i64 %live1 seq_cst, align 8
+  %p = getelementptr inbounds i8, ptr %raw, i64 64
+  ret ptr %p
+fail:
+  ret ptr null
+}
+
+define internal void @__tvms_heap_free(ptr %p) {
+entry:
+  %null = icmp eq ptr %p, null
+  br i1 %null, label %done, label %free
+free:
+  %raw = getelementptr inbounds i8, ptr %p, i64 -64
+  %bytes = load i64, ptr %raw, align 8
+  %l = atomicrmw sub ptr @tvms_cg_live_allocs, i64 1 seq_cst, align 8
+  %b = atomicrmw sub ptr @tvms_cg_live_bytes, i64 %bytes seq_cst, align 8
+  call void @free(ptr %raw)
+  br label %done
+done:
+  ret void
+}"""
+
+COUNTER_NAMES = (
+    "tvms_cg_live_allocs",
+    "tvms_cg_total_allocs",
+    "tvms_cg_live_bytes",
+    "tvms_cg_total_bytes",
+    "tvms_cg_peak_bytes",
+    "tvms_cg_peak_allocs",
+)
+"""External i64 globals updated by counted heap allocations, in this order."""
 
 
 def ensure_heap_helpers(em: ExprEmitter) -> None:
@@ -284,16 +330,12 @@ def ensure_heap_helpers(em: ExprEmitter) -> None:
     ctx.helpers.add("__tvms_heap_alloc")
     ctx.declare("aligned_alloc", "ptr", ["i64", "i64"])
     ctx.declare("free", "void", ["ptr"])
-    counting = ctx.options.count_allocations
-    if counting:
-        ctx.external_global("tvms_cg_live_allocs", "i64")
-        ctx.external_global("tvms_cg_total_allocs", "i64")
-    ctx.definitions.append(
-        _HEAP_HELPERS.format(
-            count_alloc=_COUNT_ALLOC if counting else "",
-            count_free=_COUNT_FREE if counting else "",
-        )
-    )
+    if ctx.options.count_allocations:
+        for name in COUNTER_NAMES:
+            ctx.external_global(name, "i64")
+        ctx.definitions.append(_COUNTED_HEAP_HELPERS)
+    else:
+        ctx.definitions.append(_HEAP_HELPERS)
 
 
 _HANDLERS: dict[type, Callable[[StmtEmitter, Any], None]] = {

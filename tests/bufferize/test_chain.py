@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from buf_helpers import allocates, built, call_built, here, kernel, lowered, run
 
 from irbuilder import IRBuilder
@@ -137,3 +138,21 @@ def test_built_chain_matches_and_counts_no_allocation() -> None:
     a = np.linspace(-4, 4, 1000, dtype="float32")
     out = call_built(k, [a])
     np.testing.assert_array_equal(out, reference(a))
+    assert k.allocation_stats()["total"] == 0
+
+
+@pytest.mark.parametrize("disabled", [(), ("tensor_fusion",)], ids=["fused", "fusion-off"])
+def test_16m_chain_allocation_counter(disabled: tuple[str, ...]) -> None:
+    # The acceptance case: 8 elementwise computes over 16M float32, the last one returned.
+    from lowering import PassContext
+    from tvmscript import build
+
+    n = 1 << 24
+    with PassContext(disabled_passes=frozenset(disabled)):
+        k = build(chain(n), opt_level=2)
+    a = np.linspace(-4, 4, n, dtype="float32")
+    out = k(a)
+    np.testing.assert_array_equal(out[:: 1 << 12], reference(a[:: 1 << 12]))
+    stats = k.allocation_stats()
+    assert stats["total"] <= (0 if not disabled else 1), stats
+    assert stats["live"] == 0

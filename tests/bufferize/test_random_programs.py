@@ -145,7 +145,9 @@ def test_random_programs_native_build(prog: tuple[list[Node], list[int]]) -> Non
     v = np.arange(-3, N - 3, dtype="float32")
     m = np.arange(R * N, dtype="float32").reshape(R, N) - 8
     f = build_program(nodes, returns)
-    got = call_built(built(f), [v, m])
+    k = built(f)
+    got = call_built(k, [v, m])
+    assert k.allocation_stats()["live"] == 0  # every intermediate freed
     got = got if isinstance(got, tuple) else (got,)
     for g, want in zip(got, reference(nodes, returns, v, m)):
         np.testing.assert_array_equal(g, want)

@@ -34,18 +34,28 @@ def test_allocation_freed_on_assertion_failure() -> None:
     k = tvmscript.build(scratch_kernel())
     a = np.arange(N, dtype="float32")
     b = np.zeros_like(a)
-    assert k.allocation_stats() == {"live": 0, "total": 0}
+    def counts() -> dict[str, int]:
+        stats = k.allocation_stats()
+        return {"live": stats["live"], "total": stats["total"]}
+
+    assert counts() == {"live": 0, "total": 0}
     k(a, b, 1)
     np.testing.assert_array_equal(b, a + 1)
-    assert k.allocation_stats() == {"live": 0, "total": 1}
+    assert counts() == {"live": 0, "total": 1}
+    stats = k.allocation_stats()
+    assert stats["live_bytes"] == 0 and stats["total_bytes"] == N * 4
+    assert stats["peak"] == 1 and stats["peak_bytes"] == N * 4
     for calls in range(2, 6):
         with pytest.raises(ValueError, match="limit must be positive"):
             k(a, b, 0)
-        assert k.allocation_stats() == {"live": 0, "total": calls}
+        assert counts() == {"live": 0, "total": calls}
+    assert k.allocation_stats()["live_bytes"] == 0
     # The entry checks fail before anything is allocated.
     with pytest.raises(ValueError, match="shape"):
         k(a[:10], b, 1)
-    assert k.allocation_stats() == {"live": 0, "total": 5}
+    assert counts() == {"live": 0, "total": 5}
+    k.reset_allocation_stats()
+    assert k.allocation_stats()["total_bytes"] == 0 and k.allocation_stats()["peak"] == 0
 
 
 def test_allocation_stats_are_per_library_and_optional() -> None:

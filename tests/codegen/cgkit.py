@@ -145,18 +145,18 @@ def build(
 
 
 class AllocCounters:
-    """``tvms_cg_live_allocs``/``tvms_cg_total_allocs`` as ctypes ints, for ``symbols=``."""
+    """The codegen's allocation counters as ctypes ints, for ``symbols=``."""
 
     def __init__(self) -> None:
-        self.live = ctypes.c_int64(0)
-        self.total = ctypes.c_int64(0)
+        from backend.codegen.stmt import COUNTER_NAMES
+
+        self.values = {name: ctypes.c_int64(0) for name in COUNTER_NAMES}
+        self.live = self.values["tvms_cg_live_allocs"]
+        self.total = self.values["tvms_cg_total_allocs"]
 
     @property
     def symbols(self) -> dict[str, int]:
-        return {
-            "tvms_cg_live_allocs": ctypes.addressof(self.live),
-            "tvms_cg_total_allocs": ctypes.addressof(self.total),
-        }
+        return {name: ctypes.addressof(v) for name, v in self.values.items()}
 
 
 def rand(
