@@ -23,11 +23,8 @@ The transform is applied only when it provably preserves the sequential semantic
 from __future__ import annotations
 
 from irbuilder.ir import (
-    Allocate,
     BufferLoad,
     BufferStore,
-    Call,
-    CallKind,
     For,
     ForKind,
     PrimExpr,
@@ -35,49 +32,18 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StmtExprMutator,
-    StmtExprVisitor,
     Var,
     seq,
     structural_equal,
 )
 
+from .analysis.loads import LoadCollector, LocalAllocations
 from .analysis.vars import free_vars
 from .arith.canonical import supports_linear, to_linear
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["distribute_loop", "distribute_reductions"]
-
-
-class _Locals(StmtExprVisitor):
-    """Data vars of the function's own allocations (they never alias parameters)."""
-
-    def __init__(self) -> None:
-        self.vars: set[int] = set()
-
-    def visit_expr(self, expr: PrimExpr) -> None:
-        return None  # allocations are statements: skip expression trees
-
-    def visit_allocate_(self, stmt: Allocate) -> None:
-        self.vars.add(id(stmt.buffer_var))
-        self.generic_visit(stmt)
-
-
-class _Loads(StmtExprVisitor):
-    """Loads in an expression, and whether it calls anything with side effects."""
-
-    def __init__(self) -> None:
-        self.loads: list[BufferLoad] = []
-        self.impure = False
-
-    def visit_buffer_load_(self, node: BufferLoad) -> None:
-        self.loads.append(node)
-        self.generic_visit(node)
-
-    def visit_call_(self, node: Call) -> None:
-        if node.kind is CallKind.EXTERN:
-            self.impure = True
-        self.generic_visit(node)
 
 
 def _depends_on(expr: PrimExpr, var: Var) -> bool:
@@ -118,7 +84,7 @@ def distribute_loop(loop: For, local_data: set[int]) -> Stmt | None:
     loads: list[list[BufferLoad]] = []
     for pos, stmt in enumerate(stores):
         assert isinstance(stmt, BufferStore)
-        found = _Loads()
+        found = LoadCollector(traps_are_effects=True)
         found.visit_expr(stmt.value)
         for index in stmt.indices:
             found.visit_expr(index)
@@ -159,14 +125,24 @@ def distribute_loop(loop: For, local_data: set[int]) -> Stmt | None:
             if not _same_indices(writer.indices, ld.indices):
                 return None
     first = For(
-        var, loop.min, loop.extent, loop.kind,
-        seq([stores[p] for p in elementwise]), loop.thread_binding, loop.annotations,
+        var,
+        loop.min,
+        loop.extent,
+        loop.kind,
+        seq([stores[p] for p in elementwise]),
+        loop.thread_binding,
+        loop.annotations,
         span=loop.span,
     )
     second = copy_with_fresh_vars(
         For(
-            var, loop.min, loop.extent, loop.kind,
-            seq([stores[p] for p in reductions]), loop.thread_binding, loop.annotations,
+            var,
+            loop.min,
+            loop.extent,
+            loop.kind,
+            seq([stores[p] for p in reductions]),
+            loop.thread_binding,
+            loop.annotations,
             span=loop.span,
         )
     )
@@ -195,7 +171,7 @@ class _Distributor(StmtExprMutator):
 @function_pass("distribute-reductions")
 def _distribute_reductions(func: PrimFunc) -> PrimFunc:
     """Split serial loops into an element-wise loop and a reduction loop (see module doc)."""
-    finder = _Locals()
+    finder = LocalAllocations()
     finder.visit_stmt(func.body)
     if not finder.vars:
         return func

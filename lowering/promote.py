@@ -23,18 +23,12 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferStore,
-    Call,
-    CallKind,
     Cast,
     DeclBuffer,
-    Div,
-    FloorDiv,
-    FloorMod,
     For,
     ForKind,
     IfThenElse,
     IntImm,
-    Mod,
     Mul,
     Or,
     PrimExpr,
@@ -42,13 +36,13 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StmtExprMutator,
-    StmtExprVisitor,
     as_dtype,
     make_data_var,
     structural_equal,
 )
 from irbuilder.ir import And as AndNode
 
+from .analysis.loads import LoadCollector, LocalAllocations
 from .analysis.vars import free_vars
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
@@ -59,39 +53,6 @@ _U64 = as_dtype("uint64")
 _TRUE = IntImm(as_dtype("bool"), 1)
 
 
-class _Locals(StmtExprVisitor):
-    def __init__(self) -> None:
-        self.vars: set[int] = set()
-
-    def visit_expr(self, expr: PrimExpr) -> None:
-        return None
-
-    def visit_allocate_(self, stmt: Allocate) -> None:
-        self.vars.add(id(stmt.buffer_var))
-        self.generic_visit(stmt)
-
-
-class _Loads(StmtExprVisitor):
-    def __init__(self) -> None:
-        self.loads: list[BufferLoad] = []
-        self.impure = False
-
-    def visit_buffer_load_(self, node: BufferLoad) -> None:
-        self.loads.append(node)
-        self.generic_visit(node)
-
-    def visit_call_(self, node: Call) -> None:
-        if node.kind is CallKind.EXTERN:
-            self.impure = True
-        self.generic_visit(node)
-
-    def visit_expr(self, expr: PrimExpr) -> None:
-        # Integer division may raise mid-loop: the stores made before it must stay visible.
-        if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and not expr.dtype.is_float:
-            self.impure = True
-        super().visit_expr(expr)
-
-
 def _address(buffer: Buffer, index: PrimExpr) -> PrimExpr:
     item = IntImm(_U64, buffer.dtype.itemsize)
     return Add(Cast(_U64, buffer.data), Mul(Cast(_U64, index), item))
@@ -99,8 +60,9 @@ def _address(buffer: Buffer, index: PrimExpr) -> PrimExpr:
 
 def _outside(target: Buffer, index: PrimExpr, other: Buffer) -> PrimExpr | None:
     """``target[index]`` does not lie in ``other``'s memory (None: cannot tell)."""
-    if len(other.shape) != 1 or not (isinstance(other.elem_offset, IntImm)
-                                      and other.elem_offset.value == 0):
+    if len(other.shape) != 1 or not (
+        isinstance(other.elem_offset, IntImm) and other.elem_offset.value == 0
+    ):
         return None
     size = other.shape[0]
     if not size.dtype.is_integer:
@@ -128,7 +90,7 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
     var = loop.loop_var
     if any(v is var for v in free_vars(index)):
         return None
-    found = _Loads()
+    found = LoadCollector(traps_are_effects=True)
     found.visit_expr(store.value)
     if found.impure:
         return None
@@ -154,15 +116,26 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
     zero = IntImm(as_dtype("int32"), 0)
     acc_load = BufferLoad(acc, (zero,))
     value = _replace_loads(store.value, self_loads, acc_load)
-    fast_loop = For(var, loop.min, loop.extent, loop.kind, BufferStore(acc, value, (zero,)),
-                    loop.thread_binding, loop.annotations, span=loop.span)
-    fast = SeqStmt((
-        BufferStore(acc, BufferLoad(buffer, (index,)), (zero,)),
-        copy_with_fresh_vars(fast_loop),
-        BufferStore(buffer, acc_load, (index,)),
-    ))
-    fast_alloc = Allocate(acc_data, buffer.dtype, IntImm(as_dtype("int32"), 1), _TRUE,
-                          DeclBuffer(acc, fast))
+    fast_loop = For(
+        var,
+        loop.min,
+        loop.extent,
+        loop.kind,
+        BufferStore(acc, value, (zero,)),
+        loop.thread_binding,
+        loop.annotations,
+        span=loop.span,
+    )
+    fast = SeqStmt(
+        (
+            BufferStore(acc, BufferLoad(buffer, (index,)), (zero,)),
+            copy_with_fresh_vars(fast_loop),
+            BufferStore(buffer, acc_load, (index,)),
+        )
+    )
+    fast_alloc = Allocate(
+        acc_data, buffer.dtype, IntImm(as_dtype("int32"), 1), _TRUE, DeclBuffer(acc, fast)
+    )
     if not checks:
         return fast_alloc
     cond = checks[0]
@@ -202,7 +175,7 @@ class _Promoter(StmtExprMutator):
 @function_pass("promote-accumulators")
 def _promote_accumulators(func: PrimFunc) -> PrimFunc:
     """Version loops accumulating into one array element to accumulate in a register."""
-    finder = _Locals()
+    finder = LocalAllocations()
     finder.visit_stmt(func.body)
     body = _Promoter(finder.vars).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
@@ -210,4 +183,3 @@ def _promote_accumulators(func: PrimFunc) -> PrimFunc:
 
 promote_accumulators: FunctionPass = _promote_accumulators
 """The ``promote-accumulators`` pass (a :class:`FunctionPass`)."""
-
