@@ -63,6 +63,7 @@ from .functor import (
     StmtExprVisitor,
     StmtMutator,
     StmtVisitor,
+    child_fields,
     post_order_visit,
     rebuild,
 )
@@ -183,4 +184,5 @@ __all__ = [
     "structural_equal",
     "structural_hash",
     "wrap_int",
+    "child_fields",
 ]

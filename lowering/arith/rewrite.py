@@ -42,7 +42,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
-    post_order_visit,
+    child_fields,
     rebuild,
     structural_equal,
 )
@@ -84,6 +84,7 @@ class ExprSimplifier(StmtExprMutator):
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self.analyzer = analyzer if analyzer is not None else Analyzer()
         self.subst: dict[Var, PrimExpr] = {}
+        self._trap_memo: dict[int, tuple[PrimExpr, bool]] = {}
 
     # -- traversal ----------------------------------------------------------
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
@@ -183,7 +184,7 @@ class ExprSimplifier(StmtExprMutator):
     def _arith(self, expr: Add | Sub | Mul) -> PrimExpr:
         a, b = expr.a, expr.b
         dtype = expr.dtype
-        if dtype.is_integer and may_trap(expr):
+        if dtype.is_integer and may_trap(expr, self._trap_memo):
             # Regrouping could cancel or zero out a division that must raise at run time
             # (x // y * 0, x // y - x // y): keep the expression as written.
             return expr
@@ -344,21 +345,38 @@ class ExprSimplifier(StmtExprMutator):
         return expr
 
 
-def may_trap(expr: PrimExpr) -> bool:
-    """Whether evaluating ``expr`` may raise: an integer division by a non-constant or zero."""
-    found = False
+def may_trap(expr: PrimExpr, memo: dict[int, tuple[PrimExpr, bool]] | None = None) -> bool:
+    """Whether evaluating ``expr`` may raise: an integer division by a non-constant or zero.
 
-    def visit(node: object) -> None:
-        nonlocal found
-        if (
-            isinstance(node, (Div, Mod, FloorDiv, FloorMod))
-            and node.dtype.element_of().is_integer
-            and not (isinstance(node.b, IntImm) and node.b.value != 0)
-        ):
-            found = True
+    ``memo`` (keyed by node identity, holding the node to keep the id valid) makes repeated
+    queries on growing trees linear, as the bottom-up simplifier asks for every node.
+    """
+    if memo is not None:
+        hit = memo.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+    if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and expr.dtype.element_of().is_integer:
+        if not (isinstance(expr.b, IntImm) and expr.b.value != 0):
+            result = True
+        else:
+            result = may_trap(expr.a, memo)
+    else:
+        result = any(
+            may_trap(child, memo)
+            for name in child_fields(type(expr))
+            for child in _exprs(getattr(expr, name))
+        )
+    if memo is not None:
+        memo[id(expr)] = (expr, result)
+    return result
 
-    post_order_visit(expr, visit)
-    return found
+
+def _exprs(value: object) -> list[PrimExpr]:
+    if isinstance(value, PrimExpr):
+        return [value]
+    if isinstance(value, tuple):
+        return [v for v in value if isinstance(v, PrimExpr)]
+    return []
 
 
 def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:
