@@ -59,7 +59,15 @@ def prim_func_options(parser: Parser, node: doc.FunctionDef) -> dict[str, Any] |
         if name == "prim_func":
             if not isinstance(dec, doc.Call):
                 return {}
-            return {kw.arg: parser.eval_expr(kw.value) for kw in dec.keywords if kw.arg}
+            if dec.args:
+                parser.report_error(
+                    dec.args[0], "@T.prim_func takes only keyword options (e.g. private=True)"
+                )
+            options = {kw.arg: parser.eval_expr(kw.value) for kw in dec.keywords if kw.arg}
+            unknown = sorted(set(options) - {"private", "check_well_formed", "capture"})
+            if unknown:
+                parser.report_error(dec, f"@T.prim_func got unexpected options {unknown}")
+            return options
         if name == "macro":
             return None
     return {}
