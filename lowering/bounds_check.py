@@ -3,12 +3,13 @@
 Every statement that evaluates a ``BufferLoad`` or performs a ``BufferStore`` is
 preceded by one ``AssertStmt`` per accessed index::
 
-    IndexError: A: index i + 3 out of bounds for shape (16,)
+    IndexError: A: index i + 3 = 17 out of bounds for shape (16,)
 
-The message is static (the code generator formats only constant messages): it names
-the buffer, the index *expression* and the shape. On flattened code (``A_flat``
-aliases of a logical buffer) the message names the logical buffer and says the index
-is flat: ``A: flat index i * 4 + j out of bounds for shape (4, 4) (16 elements)``.
+The message (a ``format_message``) names the buffer, the index expression with its
+value at run time (for a Ramp index, the range its lanes span) and the shape. On
+flattened code (``A_flat`` aliases of a logical buffer) the message names the logical
+buffer and says the index is flat: ``A: flat index i * 4 + j = 17 out of bounds for
+shape (4, 4) (16 elements)``.
 
 Where it runs: anywhere without ``Reduce`` nodes, best after ``vectorize_loop``'s
 ``simplify`` and before ``entry_checks`` (accesses are 1-d; vector accesses have Ramp
@@ -21,6 +22,7 @@ iteration. Gather indices (vector indices that are not a Ramp) are not checked.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from irbuilder.ir import (
@@ -64,6 +66,7 @@ from irbuilder.ir import (
     Var,
     While,
     const,
+    format_message,
     seq,
 )
 
@@ -141,21 +144,35 @@ def _shape_text(shape: Sequence[PrimExpr]) -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
+def _braces(text: str) -> str:
+    """``text`` as literal text of a ``format_message`` template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+@dataclass(frozen=True)
+class _Check:
+    """An in-bounds condition and its message (a format_message template and values)."""
+
+    cond: PrimExpr
+    template: str
+    values: tuple[PrimExpr, ...] = ()
+
+
 class _Checker:
-    """Collects (condition, message) pairs for the accesses inside expressions."""
+    """Collects the checks (condition and message) for the accesses inside expressions."""
 
     def __init__(self, logical: dict[Var, Buffer]) -> None:
         self.logical = logical  # data var -> buffer_map buffer, to name flat aliases
         self.names = {var: buf.name for var, buf in logical.items()}
 
-    def access(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> Iterator[
-            tuple[PrimExpr, str]]:
+    def access(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> Iterator[_Check]:
         """Checks of ``buffer[indices]`` itself (not of loads inside the indices)."""
         for dim, (index, extent) in enumerate(zip(indices, buffer.shape)):
             cond = self._in_bounds(index, extent)
             if cond is None:
                 continue
-            yield cond, self._message(buffer, index, dim, len(indices))
+            template, values = self._message(buffer, index, dim, len(indices))
+            yield _Check(cond, template, values)
 
     def _in_bounds(self, index: PrimExpr, extent: PrimExpr) -> PrimExpr | None:
         lo: PrimExpr
@@ -173,26 +190,38 @@ class _Checker:
         ext = extent if extent.dtype == hi.dtype else Cast(hi.dtype, extent)
         return And(GE(lo, const(0, lo.dtype)), LT(hi, ext))
 
-    def _message(self, buffer: Buffer, index: PrimExpr, dim: int, ndim: int) -> str:
-        text = _strip(format_expr(index, self.names))
+    def _message(
+        self, buffer: Buffer, index: PrimExpr, dim: int, ndim: int
+    ) -> tuple[str, tuple[PrimExpr, ...]]:
+        text = _braces(_strip(format_expr(index, self.names)))
+        values: tuple[PrimExpr, ...]
+        if isinstance(index, Ramp):
+            last = index.base + index.stride * (index.lanes - 1)
+            text += " (lanes from {} to {})"
+            values = (index.base, last)
+        elif isinstance(index, IntImm):
+            values = ()
+        else:
+            text += " = {}"
+            values = (index,)
         origin = self.logical.get(buffer.data)
         if origin is not None and origin is not buffer and ndim == 1 and origin.ndim == 1:
             buffer = origin  # the flat alias of a 1-d parameter: same indices
         elif origin is not None and origin is not buffer and ndim == 1:
-            n = _fmt(buffer.shape[0], 0, {})
+            n = _braces(_fmt(buffer.shape[0], 0, {}))
             return (f"IndexError: {origin.name}: flat index {text} out of bounds for shape "
-                    f"{_shape_text(origin.shape)} ({n} elements)")
+                    f"{_braces(_shape_text(origin.shape))} ({n} elements)"), values
         where = f" in dimension {dim}" if ndim > 1 else ""
         return (f"IndexError: {buffer.name}: index {text}{where} out of bounds for shape "
-                f"{_shape_text(buffer.shape)}")
+                f"{_braces(_shape_text(buffer.shape))}"), values
 
-    def expr(self, e: PrimExpr) -> list[tuple[PrimExpr, str]]:
+    def expr(self, e: PrimExpr) -> list[_Check]:
         """Checks of every load ``e`` evaluates, guarded as ``e`` evaluates it."""
-        out: list[tuple[PrimExpr, str]] = []
+        out: list[_Check] = []
         self._walk(e, out)
         return out
 
-    def _walk(self, e: Any, out: list[tuple[PrimExpr, str]]) -> None:
+    def _walk(self, e: Any, out: list[_Check]) -> None:
         if not isinstance(e, PrimExpr) or isinstance(e, Reduce):
             return  # a Reduce's axes are not in scope here: lower blocks first
         if isinstance(e, BufferLoad):
@@ -204,15 +233,18 @@ class _Checker:
             cond, then, other = e.args
             self._walk(cond, out)
             for branch, guard in ((then, cond), (other, Not(cond))):
-                inner: list[tuple[PrimExpr, str]] = []
+                inner: list[_Check] = []
                 self._walk(branch, inner)
-                out.extend((Or(Not(guard), c), m) for c, m in inner)
+                # The values are computed only when the check fails, i.e. the guard held.
+                out.extend(_Check(Or(Not(guard), c.cond), c.template, c.values) for c in inner)
             return
         if isinstance(e, Let):
             self._walk(e.value, out)
             inner = []
             self._walk(e.body, inner)
-            out.extend((Let(e.var, e.value, c), m) for c, m in inner)
+            for c in inner:
+                values = tuple(Let(e.var, e.value, v) for v in c.values)
+                out.append(_Check(Let(e.var, e.value, c.cond), c.template, values))
             return
         if isinstance(e, Broadcast):
             self._walk(e.value, out)
@@ -228,8 +260,16 @@ class _Checker:
                 self._walk(value, out)
 
 
-def _asserts(checks: list[tuple[PrimExpr, str]], span: Any) -> list[Stmt]:
-    return [AssertStmt(cond, StringImm(msg), span=span) for cond, msg in checks]
+def _asserts(checks: list[_Check], span: Any) -> list[Stmt]:
+    out: list[Stmt] = []
+    for check in checks:
+        message: PrimExpr
+        if check.values:
+            message = format_message(check.template, *check.values)
+        else:
+            message = StringImm(check.template.replace("{{", "{").replace("}}", "}"))
+        out.append(AssertStmt(check.cond, message, span=span))
+    return out
 
 
 class _Inserter(StmtExprMutator):
@@ -238,7 +278,7 @@ class _Inserter(StmtExprMutator):
     def __init__(self, checker: _Checker) -> None:
         self.checker = checker
 
-    def _prefixed(self, checks: list[tuple[PrimExpr, str]], stmt: Stmt) -> Stmt:
+    def _prefixed(self, checks: list[_Check], stmt: Stmt) -> Stmt:
         if not checks:
             return stmt
         return seq([*_asserts(checks, stmt.span), stmt])

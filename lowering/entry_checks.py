@@ -2,8 +2,10 @@
 
 For each buffer parameter ``A`` (handle ``h``), at the top of the body, in order:
 
-1. ``assert array_ndim(h) == ndim, "TypeError: A: expected ndim == 2"``
-2. ``assert array_dtype_is(h, "float32"), "TypeError: A: expected dtype float32"``
+1. ``assert array_ndim(h) == 2, format_message("TypeError: A: expected ndim == 2, got {}",
+   array_ndim(h))``
+2. ``assert array_dtype_is(h, "float32"), format_message("TypeError: A: expected dtype
+   float32, got {}", array_descr(h))``
 3. per dim ``i``: a constant is checked for equality; the first occurrence of a
    symbolic dim ``n`` binds it (``LetStmt(n, cast(array_shape(h, i)))``), later
    occurrences are checked against it; other expressions are checked once every
@@ -13,6 +15,10 @@ For each buffer parameter ``A`` (handle ``h``), at the top of the body, in order
    are checked, symbolic ones are bound (``array_stride(h, i) / itemsize``);
 5. writability (``array_flags(h) & NPY_ARRAY_WRITEABLE``) if the body stores to it;
 6. ``LetStmt(A.data, array_data(h))``.
+
+Every failed check names the parameter, the expected and the actual value (a
+``format_message`` assertion message: ``"ValueError: B: expected shape[0] == n = 3, got
+5"``).
 
 Unused buffer parameters get only the ndim and dtype checks. The function gets
 the attribute ``entry_checked`` (the verifier then expects these LetStmts to
@@ -40,6 +46,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     const,
+    format_message,
     seq,
 )
 
@@ -47,7 +54,7 @@ from .analysis import buffer_accesses, free_vars, mul
 from .pass_infra import function_pass
 from .verifier import ENTRY_CHECKED_ATTR
 
-__all__ = ["NPY_ARRAY_WRITEABLE", "entry_checks"]
+__all__ = ["NPY_ARRAY_WRITEABLE", "entry_checks", "expr_text"]
 
 NPY_ARRAY_WRITEABLE = 0x0400
 """numpy's flag bit for writable arrays (``ndarray.flags.writeable``)."""
@@ -68,7 +75,8 @@ def _i64(expr: PrimExpr) -> PrimExpr:
 @dataclass
 class _Assert:
     condition: PrimExpr
-    message: str
+    message: str  # a format_message template: each {} is filled from ``values``
+    values: tuple[PrimExpr, ...] = ()
     span: Span | None = None
 
 
@@ -89,8 +97,14 @@ class _Builder:
         self.bound: dict[Var, None] = {}
         self.deferred: list[_Assert] = []
 
-    def check(self, condition: PrimExpr, message: str, needs: PrimExpr | None = None) -> None:
-        item = _Assert(condition, message, self.span)
+    def check(
+        self,
+        condition: PrimExpr,
+        message: str,
+        *values: PrimExpr,
+        needs: PrimExpr | None = None,
+    ) -> None:
+        item = _Assert(condition, message, values, self.span)
         if needs is not None and any(v not in self.bound for v in free_vars(needs)):
             self.deferred.append(item)
         else:
@@ -102,32 +116,46 @@ class _Builder:
         self.items.append(_Let(var, value, self.span))
         self.bound[var] = None
 
-    def match(self, expected: PrimExpr, actual: PrimExpr, message: str) -> None:
+    def match(self, expected: PrimExpr, actual: PrimExpr, what: str) -> None:
         """Bind ``expected`` if it is an unbound var, else check ``actual == expected``."""
         if isinstance(expected, Var) and expected not in self.bound:
             self.bind(expected, actual)
-        else:
-            self.check(actual == _i64(expected), message, needs=expected)
+            return
+        text, values = _expected(expected)
+        self.check(
+            actual == _i64(expected),
+            f"{what} == {text}, got {{}}",
+            *values,
+            actual,
+            needs=expected,
+        )
 
     def param(self, handle: Var, buffer: Buffer, used: bool, stored: bool) -> None:
         name = buffer.name
         self.span = buffer.span
         ndim = _builtin("int32", "array_ndim", handle)
-        self.check(ndim == buffer.ndim, f"TypeError: {name}: expected ndim == {buffer.ndim}")
+        self.check(
+            ndim == buffer.ndim,
+            f"TypeError: {name}: expected ndim == {buffer.ndim}, got {{}}",
+            ndim,
+        )
         dtype = str(buffer.dtype)
         self.check(
             _builtin("bool", "array_dtype_is", handle, StringImm(dtype)),
-            f"TypeError: {name}: expected dtype {dtype}",
+            f"TypeError: {name}: expected dtype {dtype}, got {{}}",
+            _builtin("handle", "array_descr", handle),
         )
         for i, dim in enumerate(buffer.shape):
             actual = _builtin(_INT64, "array_shape", handle, const(i))
-            self.match(dim, actual, f"ValueError: {name}: expected shape[{i}] == {_show(dim)}")
+            self.match(dim, actual, f"ValueError: {name}: expected shape[{i}]")
         if used:
             self._strides(handle, buffer)
         if stored:
             flags = _builtin("int32", "array_flags", handle)
             writable = Call(as_dtype("int32"), "bitwise_and", (flags, const(NPY_ARRAY_WRITEABLE)))
-            self.check(writable != 0, f"ValueError: {name}: expected a writable array")
+            self.check(
+                writable != 0, f"ValueError: {name}: expected a writable array, got a read-only one"
+            )
         if used:
             self.bind(buffer.data, _builtin("handle", "array_data", handle))
 
@@ -140,10 +168,12 @@ class _Builder:
                 if isinstance(stride, Var) and stride not in self.bound:
                     self.bind(stride, FloorDiv(actual, itemsize))
                 else:
+                    text, values = _expected(mul(_i64(stride), itemsize))
                     self.check(
                         actual == mul(_i64(stride), itemsize),
-                        f"ValueError: {name}: expected strides[{i}] == "
-                        f"{_show(stride)} * {buffer.dtype.itemsize} bytes",
+                        f"ValueError: {name}: expected strides[{i}] == {text} bytes, got {{}}",
+                        *values,
+                        actual,
                         needs=stride,
                     )
             return
@@ -152,10 +182,13 @@ class _Builder:
             dim = buffer.shape[i]
             stride = _builtin(_INT64, "array_stride", handle, const(i))
             extent = _builtin(_INT64, "array_shape", handle, const(i))
+            text, values = _expected(expected)
             self.check(
                 (extent <= 1) | (stride == expected),
                 f"ValueError: {name}: expected a C-contiguous array "
-                f"(strides[{i}] == {_show(expected)} bytes)",
+                f"(strides[{i}] == {text} bytes), got strides[{i}] == {{}}",
+                *values,
+                stride,
                 needs=expected,
             )
             expected = mul(expected, _i64(dim))
@@ -166,7 +199,12 @@ class _Builder:
         pending: list[Stmt] = []
         for item in reversed(items):
             if isinstance(item, _Assert):
-                message = StringImm(item.message, span=item.span)
+                message: PrimExpr
+                if item.values:
+                    message = format_message(item.message, *item.values, span=item.span)
+                else:
+                    text = item.message.replace("{{", "{").replace("}}", "}")
+                    message = StringImm(text, span=item.span)
                 pending.insert(0, AssertStmt(item.condition, message, span=item.span))
             else:
                 result = LetStmt(item.var, item.value, seq([*pending, result]), span=item.span)
@@ -174,18 +212,26 @@ class _Builder:
         return seq([*pending, result])
 
 
-def _show(expr: PrimExpr) -> str:
+def _expected(expr: PrimExpr) -> tuple[str, tuple[PrimExpr, ...]]:
+    """Message text of an expected value: a constant inline, else its name and its value."""
+    if isinstance(expr, IntImm):
+        return str(expr.value), ()
+    text = expr_text(expr).replace("{", "{{").replace("}", "}}")
+    return f"{text} = {{}}", (_i64(expr),)
+
+
+def expr_text(expr: PrimExpr) -> str:
     """Short text of a shape/stride expression for messages."""
     if isinstance(expr, IntImm):
         return str(expr.value)
     if isinstance(expr, Var):
         return expr.name
     if isinstance(expr, Cast):
-        return _show(expr.value)
+        return expr_text(expr.value)
     symbol = getattr(type(expr), "symbol", None)
     a, b = getattr(expr, "a", None), getattr(expr, "b", None)
     if isinstance(symbol, str) and isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
-        return f"({_show(a)} {symbol} {_show(b)})"
+        return f"({expr_text(a)} {symbol} {expr_text(b)})"
     return type(expr).__name__
 
 

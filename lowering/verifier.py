@@ -11,6 +11,9 @@ Rules (each failure names the offending buffer or variable):
 * loop and block iteration variables are never rebound;
 * a store's value type equals the buffer's element type times the index lanes;
   vector indices of one access agree on their lanes;
+* an assert message is a string or ``format_message(template, values...)`` whose
+  placeholders match its (at most four scalar integer) values; ``format_message``
+  appears nowhere else;
 * with ``lowered=True``: no Block, BlockRealize or Reduce, and every access is 1-d.
 
 Symbolic shape, stride and offset vars of ``buffer_map`` buffers are defined by the
@@ -24,18 +27,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from irbuilder.ir import (
+    FORMAT_MESSAGE,
     Allocate,
+    AssertStmt,
     Block,
     BlockRealize,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Call,
+    CallKind,
     DeclBuffer,
     For,
     IfThenElse,
     Let,
     LetStmt,
+    MessageFormatError,
     PrimExpr,
     PrimFunc,
     Reduce,
@@ -43,6 +51,7 @@ from irbuilder.ir import (
     Stmt,
     StmtExprVisitor,
     Var,
+    message_parts,
 )
 
 __all__ = [
@@ -329,6 +338,21 @@ class _Verifier(StmtExprVisitor):
                 self.visit_expr(node.condition)
 
         self.scoped([(axis.var, "reduction axis") for axis in node.axes], inner)
+
+    def visit_assert_stmt_(self, node: AssertStmt) -> None:
+        self.visit_expr(node.condition)
+        try:
+            _, values = message_parts(node.message)
+        except MessageFormatError as err:
+            self.error(f"assert message: {err}")
+            return
+        for value in values:
+            self.visit_expr(value)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.op == FORMAT_MESSAGE and node.kind is CallKind.BUILTIN:
+            self.error("format_message is only valid as the message of an assert")
+        self.generic_visit(node)
 
     def visit_buffer_load_(self, node: BufferLoad) -> None:
         self.check_access(node.buffer, node.indices, "load")

@@ -8,7 +8,8 @@ objects), plus the names the TVMScript printer emits that are not builder functi
   ``T.Let(body, where={x: value})``, ``T.Range(begin, end)``, ``T.iter_var(...)`` and
   ``T.reduce(kind, source, axis=[...], where=...)``;
 * the entry builtins of lowered code: ``T.array_data``, ``T.array_ndim``,
-  ``T.array_shape``, ``T.array_stride``, ``T.array_flags``, ``T.array_dtype_is``;
+  ``T.array_shape``, ``T.array_stride``, ``T.array_flags``, ``T.array_dtype_is``,
+  ``T.array_descr``, and ``T.format_message`` (assertion messages with run-time values);
 * ``@T.macro`` (hygienic macros expanded at the call site) and ``T.buffer_decl``
   (the pre-DeclBuffer spelling of ``T.decl_buffer``).
 
@@ -72,6 +73,7 @@ __all__ = [
     "TIRMacro",
     "allocate",
     "array_data",
+    "array_descr",
     "array_dtype_is",
     "array_flags",
     "array_ndim",
@@ -79,6 +81,7 @@ __all__ = [
     "array_stride",
     "buffer_decl",
     "decl_buffer",
+    "format_message",
     "iter_var",
     "macro",
     "reduce",
@@ -220,6 +223,24 @@ def array_flags(handle: Var) -> PrimExpr:
 def array_dtype_is(handle: Var, dtype: str) -> PrimExpr:
     """Entry builtin: whether the ndarray ``handle`` has element type ``dtype`` (bool)."""
     return _builtin("array_dtype_is", "bool", handle, dtype)
+
+
+def array_descr(handle: Var) -> PrimExpr:
+    """Entry builtin: the dtype object of the ndarray ``handle`` (only for messages)."""
+    return _builtin("array_descr", "handle", handle)
+
+
+def format_message(template: str, *values: Any) -> PrimExpr:
+    """An assertion message with run-time values: each ``{}`` takes the next value.
+
+    ``assert n == 4, T.format_message("expected 4, got {}", n)``. Values are scalar
+    integers/bools (or ``T.array_descr(h)``); at most four; ``{{``/``}}`` are braces.
+    """
+    if not isinstance(template, str):
+        raise TypeError(
+            f"T.format_message: the template must be a string, got {type(template).__name__}"
+        )
+    return _ir.format_message(template, *(convert(v) for v in values))
 
 
 def allocate(  # type: ignore[no-redef]  # replaces the builder's (adds shape=)

@@ -163,6 +163,30 @@ class FunctionBuilder:
             )
         self.br(self.fail_label)
 
+    def raise_formatted(self, kind: int, pieces: list[str], values: list[tuple[str, str]]) -> None:
+        """Raise ``kind`` with ``pieces`` joined by ``values`` and jump to ``fail``.
+
+        ``values`` are ``(llvm i64 value, printf conversion)`` pairs (``%lld``, ``%llu`` or
+        ``%S`` for a Python object). In a parallel body a worker thread cannot set the
+        caller's exception, so the region records the message with ``?`` for each value.
+        """
+        if not values:
+            self.raise_error(kind, pieces[0])
+            return
+        if self.parallel_ctx is not None:
+            self.raise_error(kind, "?".join(pieces))
+            return
+        ensure_helpers(self.ctx)
+        parts = [pieces[0].replace("%", "%%")]
+        for (_, conversion), piece in zip(values, pieces[1:], strict=True):
+            parts.append(conversion)
+            parts.append(piece.replace("%", "%%"))
+        fmt = self.ctx.string("".join(parts))
+        args = [value for value, _ in values] + ["0"] * (4 - len(values))
+        arg_text = ", ".join(f"i64 {a}" for a in args)
+        self.emit(f"call void @__tvms_raise_fmt(i32 {kind}, ptr {fmt}, {arg_text})")
+        self.br(self.fail_label)
+
     def check(self, ok: str, kind: int, message: str, hint: str = "check") -> None:
         """Continue when ``ok`` (an ``i1``) holds, else raise ``kind`` with ``message``."""
         good = self.new_label(f"{hint}.ok")
@@ -188,6 +212,14 @@ entry:
 {cases}  ]
 {blocks}}}"""
 
+_RAISE_FMT_HELPER = """\
+define internal void @__tvms_raise_fmt(i32 %kind, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
+    cold noinline {{
+entry:
+  switch i32 %kind, label %k7 [
+{cases}  ]
+{blocks}}}"""
+
 _PAR_ERROR_HELPER = """\
 define internal void @__tvms_par_error(ptr %ctx, i32 %kind, ptr %msg) cold noinline {
 entry:
@@ -207,7 +239,8 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     """Add the error-raising helpers to the module once.
 
     ``__tvms_raise(kind, msg)`` maps an :class:`ErrorKind` code to the runtime's
-    ``@tvms_exc_<Name>`` slot and calls the runtime prelude's ``tvms_raise``, which takes
+    ``@tvms_exc_<Name>`` slot and calls the runtime prelude's ``tvms_raise`` (and
+    ``__tvms_raise_fmt(kind, fmt, 4 x i64)`` its ``tvms_raise_fmt``), which takes
     the GIL with ``PyGILState_Ensure`` (correct whether or not the entry wrapper released
     it). ``__tvms_par_error`` records the first error of a parallel region in the region's
     context (``{i32 kind, ptr msg}`` at offset 0); the caller raises it after
@@ -218,11 +251,19 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     ctx.helpers.add("__tvms_raise")
     cases = []
     blocks = []
+    fmt_blocks = []
     for kind, pyname in sorted(ErrorKind.PY_NAMES.items()):
         if kind != ErrorKind.RUNTIME:
             cases.append(f"    i32 {kind}, label %k{kind}\n")
         blocks.append(
             f"k{kind}:\n  call void @tvms_raise(ptr @tvms_exc_{pyname}, ptr %msg)\n  ret void\n"
         )
+        fmt_blocks.append(
+            f"k{kind}:\n  call void @tvms_raise_fmt(ptr @tvms_exc_{pyname}, ptr %fmt, "
+            "i64 %a, i64 %b, i64 %c, i64 %d)\n  ret void\n"
+        )
     ctx.definitions.append(_RAISE_HELPER.format(cases="".join(cases), blocks="".join(blocks)))
+    ctx.definitions.append(
+        _RAISE_FMT_HELPER.format(cases="".join(cases), blocks="".join(fmt_blocks))
+    )
     ctx.definitions.append(_PAR_ERROR_HELPER)

@@ -137,6 +137,19 @@ def _array_dtype_is(em: ExprEmitter, node: Call) -> str:
     return em.cast(both, _BOOL, node.dtype)
 
 
+def _array_descr(em: ExprEmitter, node: Call) -> str:
+    # A borrowed reference to the array's dtype object (only ever formatted into a message).
+    _arg_count(node, 1)
+    handle = em.expr(node.args[0])
+    return em.assign(
+        "descr", f"load ptr, ptr {_field_pointer(em, handle, _PYARRAY_DESCR)}, align 8"
+    )
+
+
+def _format_message(em: ExprEmitter, node: Call) -> str:
+    raise CodegenError("format_message is only valid as the message of an AssertStmt")
+
+
 def _likely(em: ExprEmitter, node: Call) -> str:
     _arg_count(node, 1)
     cond = em.expr(node.args[0])
@@ -220,6 +233,8 @@ _BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
     "array_shape": _array_dim_field(_PYARRAY_DIMS),
     "array_stride": _array_dim_field(_PYARRAY_STRIDES),
     "array_dtype_is": _array_dtype_is,
+    "array_descr": _array_descr,
+    "format_message": _format_message,
     "likely": _likely,
     "assume": _assume,
     "reinterpret": _reinterpret,

@@ -16,13 +16,15 @@ from irbuilder.ir import (
     ForKind,
     IfThenElse,
     LetStmt,
+    MessageFormatError,
+    PrimExpr,
     Ramp,
     SeqStmt,
     Stmt,
-    StringImm,
     Var,
     While,
     as_dtype,
+    message_parts,
 )
 
 from .context import CodegenError, ErrorKind, const_int, llvm_type, mem_type
@@ -126,18 +128,38 @@ def _decl_buffer(em: StmtEmitter, node: DeclBuffer) -> None:
 
 
 def _assert(em: StmtEmitter, node: AssertStmt) -> None:
-    message = node.message.value if isinstance(node.message, StringImm) else "assertion failed"
+    try:
+        pieces, values = message_parts(node.message)
+    except MessageFormatError as err:
+        raise CodegenError(f"AssertStmt: {err}") from None
     kind = ErrorKind.ASSERTION
     for prefix, code in ErrorKind.PREFIXES.items():
-        if message.startswith(prefix):
-            kind, message = code, message[len(prefix) :]
+        if pieces[0].startswith(prefix):
+            kind, pieces[0] = code, pieces[0][len(prefix) :]
             break
     cond = em.expr(node.condition)
     if node.condition.dtype.lanes != 1:
         raise CodegenError("AssertStmt condition must be a scalar bool")
     if not node.condition.dtype.is_bool:
         cond = em.cast(cond, node.condition.dtype, _BOOL)
-    em.check(cond, kind, message, hint="assert")
+    good = em.new_label("assert.ok")
+    bad = em.new_label("assert.fail")
+    em.cond_br(cond, good, bad)
+    em.label(bad)
+    # The values are computed only on the failing path (they may read what the
+    # condition just found invalid, e.g. an array's actual shape).
+    formatted = [_message_value(em, value) for value in values]
+    em.raise_formatted(kind, pieces, formatted)
+    em.label(good)
+
+
+def _message_value(em: StmtEmitter, value: PrimExpr) -> tuple[str, str]:
+    text = em.expr(value)
+    dtype = value.dtype
+    if dtype.is_handle:
+        return em.assign("msg.obj", f"ptrtoint ptr {text} to i64"), "%S"
+    conversion = "%llu" if dtype.is_uint and dtype.bits == 64 else "%lld"
+    return em.to_i64(text, dtype), conversion
 
 
 def _buffer_store(em: StmtEmitter, node: BufferStore) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from irbuilder.ir import Buffer, BufferStore, PrimExpr, PrimFunc, Var, post_order_visit
+from irbuilder.ir import Buffer, BufferStore, IntImm, PrimExpr, PrimFunc, Var, post_order_visit
+from lowering.entry_checks import expr_text
 
 from . import values as V
 from .memory import Pointer, pointer_to_array
@@ -79,15 +80,11 @@ def _as_array(param: Var, buffer: Buffer, arg: Any, check: bool) -> np.ndarray[A
     array = arg if isinstance(arg, np.ndarray) else np.asarray(arg)
     if check:
         expected = buffer.dtype.element_of().numpy_dtype
-        if array.dtype != expected:
-            raise TypeError(
-                f"argument {param.name!r}: expected an array of {buffer.dtype}, got {array.dtype}"
-            )
+        # The messages are the native entry checks' (lowering.entry_checks).
         if array.ndim != buffer.ndim:
-            raise ValueError(
-                f"argument {param.name!r}: expected a {buffer.ndim}-d array, "
-                f"got {array.ndim}-d with shape {array.shape}"
-            )
+            raise TypeError(f"{buffer.name}: expected ndim == {buffer.ndim}, got {array.ndim}")
+        if array.dtype != expected:
+            raise TypeError(f"{buffer.name}: expected dtype {buffer.dtype}, got {array.dtype}")
     return array
 
 
@@ -143,9 +140,7 @@ def bind_arguments(
     for param, buffer, array in arrays:
         _check_layout(param, buffer, array, evaluate)
         if id(buffer.data) in written and not array.flags.writeable:
-            raise ValueError(
-                f"argument {param.name!r}: the array is read-only but the kernel writes to it"
-            )
+            raise ValueError(f"{buffer.name}: expected a writable array, got a read-only one")
 
 
 def _check_layout(
@@ -154,19 +149,23 @@ def _check_layout(
     for k, dim in enumerate(buffer.shape):
         expected = int(evaluate(dim))
         if array.shape[k] != expected:
-            what = f" ({dim.name})" if isinstance(dim, Var) else ""
-            raise ValueError(
-                f"argument {param.name!r}: dimension {k} has extent {array.shape[k]}, "
-                f"expected {expected}{what}"
-            )
+            text = str(expected) if isinstance(dim, IntImm) else f"{expr_text(dim)} = {expected}"
+            raise ValueError(f"{buffer.name}: expected shape[{k}] == {text}, got {array.shape[k]}")
     itemsize = buffer.dtype.itemsize
     if buffer.strides:
         for k, stride in enumerate(buffer.strides):
             expected = int(evaluate(stride)) * itemsize
             if array.shape[k] > 1 and array.strides[k] != expected:
                 raise ValueError(
-                    f"argument {param.name!r}: dimension {k} has a stride of "
-                    f"{array.strides[k]} bytes, expected {expected}"
+                    f"{buffer.name}: expected strides[{k}] == {expected} bytes, "
+                    f"got {array.strides[k]}"
                 )
-    elif not array.flags.c_contiguous:
-        raise ValueError(f"argument {param.name!r}: expected a C-contiguous array")
+        return
+    contiguous = itemsize
+    for k in reversed(range(array.ndim)):
+        if array.shape[k] > 1 and array.strides[k] != contiguous:
+            raise ValueError(
+                f"{buffer.name}: expected a C-contiguous array (strides[{k}] == {contiguous} "
+                f"bytes), got strides[{k}] == {array.strides[k]}"
+            )
+        contiguous *= array.shape[k]

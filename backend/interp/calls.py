@@ -142,6 +142,10 @@ def _builtin_array_dtype_is(interp: Evaluator, expr: Call) -> V.Value:
     return 1 if arg.array.dtype == wanted else 0
 
 
+def _builtin_array_descr(interp: Evaluator, expr: Call) -> V.Value:
+    return _array_arg(interp, expr).array.dtype
+
+
 BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "likely": _builtin_likely,
     "assume": _builtin_assume,
@@ -153,5 +157,6 @@ BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "array_stride": _builtin_array_stride,
     "array_flags": _builtin_array_flags,
     "array_dtype_is": _builtin_array_dtype_is,
+    "array_descr": _builtin_array_descr,
 }
 """Builtin name -> evaluation (the arguments are evaluated as each needs)."""

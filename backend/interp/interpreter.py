@@ -77,6 +77,8 @@ from irbuilder.ir import (
     Sub,
     Var,
     While,
+    message_parts,
+    render_message,
 )
 
 from . import values as V
@@ -458,9 +460,12 @@ class Interpreter:
     def _exec_assert_stmt(self, stmt: AssertStmt) -> None:
         if V.truthy(self.eval(stmt.condition), "assert condition"):
             return
-        message = stmt.message
-        text = message.value if isinstance(message, StringImm) else str(self.eval(message))
-        raise assertion_error(text)
+        pieces, values = message_parts(stmt.message)
+        texts = []
+        for value in values:
+            result = self.eval(value)
+            texts.append(str(result) if value.dtype.is_handle else str(int(result)))
+        raise assertion_error(render_message(pieces, texts))
 
     def _exec_for(self, stmt: For) -> None:
         start = self.eval_int(stmt.min, "loop min")

@@ -67,6 +67,14 @@ from .functor import (
     post_order_visit,
     rebuild,
 )
+from .message import (
+    FORMAT_MESSAGE,
+    MAX_MESSAGE_VALUES,
+    MessageFormatError,
+    format_message,
+    message_parts,
+    render_message,
+)
 from .span import Span
 from .stmt import (
     Allocate,
@@ -94,6 +102,12 @@ from .structural import (
 )
 
 __all__ = [
+    "FORMAT_MESSAGE",
+    "MAX_MESSAGE_VALUES",
+    "MessageFormatError",
+    "format_message",
+    "message_parts",
+    "render_message",
     "DEFINITION_FIELDS",
     "EQ",
     "GE",

@@ -35,33 +35,36 @@ def test_argument_count_is_checked() -> None:
 
 def test_dtype_is_checked_naming_the_parameter() -> None:
     kernel = make_interp_kernel(_copy_kernel())
-    with pytest.raises(TypeError, match="argument 'A': expected an array of float32, got int32"):
+    with pytest.raises(TypeError, match="^A: expected dtype float32, got int32$"):
         kernel(np.zeros((1, 4), np.int32), np.zeros((1, 4), np.float32), 1.0)
 
 
 def test_rank_is_checked() -> None:
     kernel = make_interp_kernel(_copy_kernel())
-    with pytest.raises(ValueError, match="argument 'B': expected a 2-d array"):
+    with pytest.raises(TypeError, match="^B: expected ndim == 2, got 1$"):
         kernel(np.zeros((1, 4), np.float32), np.zeros(4, np.float32), 1.0)
 
 
 def test_symbolic_dim_bound_from_first_array() -> None:
     kernel = make_interp_kernel(_copy_kernel())
-    message = r"argument 'B': dimension 0 has extent 3, expected 2 \(n\)"
+    message = r"^B: expected shape\[0\] == n = 2, got 3$"
     with pytest.raises(ValueError, match=message):
         kernel(np.zeros((2, 4), np.float32), np.zeros((3, 4), np.float32), 1.0)
-    with pytest.raises(ValueError, match="argument 'A': dimension 1 has extent 5, expected 4"):
+    with pytest.raises(ValueError, match=r"^A: expected shape\[1\] == 4, got 5$"):
         kernel(np.zeros((2, 5), np.float32), np.zeros((2, 4), np.float32), 1.0)
 
 
 def test_contiguity_and_writability_are_checked() -> None:
     kernel = make_interp_kernel(_copy_kernel())
     x = np.zeros((2, 8), np.float32)
-    with pytest.raises(ValueError, match="argument 'A': expected a C-contiguous array"):
+    with pytest.raises(
+        ValueError,
+        match=r"^A: expected a C-contiguous array \(strides\[1\] == 4 bytes\), got strides\[1\] == 8$",
+    ):
         kernel(x[:, ::2], np.zeros((2, 4), np.float32), 1.0)
     y = np.zeros((2, 4), np.float32)
     y.flags.writeable = False
-    with pytest.raises(ValueError, match="argument 'B': the array is read-only"):
+    with pytest.raises(ValueError, match="^B: expected a writable array, got a read-only one$"):
         kernel(np.zeros((2, 4), np.float32), y, 1.0)
     frozen_input = np.ones((2, 4), np.float32)
     frozen_input.flags.writeable = False
@@ -88,7 +91,7 @@ def test_list_argument_goes_through_asarray() -> None:
     out = np.zeros(3, np.int64)
     kernel(np.array([1, 2, 3]), out)
     assert list(out) == [2, 3, 4]
-    with pytest.raises(TypeError, match="argument 'A'"):
+    with pytest.raises(TypeError, match="^A: expected dtype int64, got float64$"):
         kernel([1.0, 2.0, 3.0], out)
 
 

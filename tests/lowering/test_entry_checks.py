@@ -28,6 +28,7 @@ from irbuilder.ir import (
     as_dtype,
     assert_structural_equal,
     const,
+    format_message,
     make_data_var,
 )
 from lowering import entry_checks, flatten_buffer, verify_well_formed
@@ -50,6 +51,16 @@ def func(body: Stmt, *buffers: Buffer) -> tuple[PrimFunc, list[Var]]:
     return PrimFunc(tuple(handles), body, buffer_map=dict(zip(handles, buffers))), handles
 
 
+def template(message: PrimExpr) -> str:
+    """The text of an assert message (a format_message's template)."""
+    if isinstance(message, StringImm):
+        return message.value
+    assert isinstance(message, Call) and message.op == "format_message"
+    first = message.args[0]
+    assert isinstance(first, StringImm)
+    return first.value
+
+
 def messages(stmt: Stmt) -> list[str]:
     """Assert messages and ``let <name>`` entries of the entry preamble, in order."""
     out: list[str] = []
@@ -57,15 +68,13 @@ def messages(stmt: Stmt) -> list[str]:
         if isinstance(stmt, SeqStmt):
             for s in stmt.seq[:-1]:
                 assert isinstance(s, AssertStmt)
-                assert isinstance(s.message, StringImm)
-                out.append(s.message.value)
+                out.append(template(s.message))
             stmt = stmt.seq[-1]
         elif isinstance(stmt, LetStmt):
             out.append(f"let {stmt.var.name}")
             stmt = stmt.body
         elif isinstance(stmt, AssertStmt):
-            assert isinstance(stmt.message, StringImm)
-            out.append(stmt.message.value)
+            out.append(template(stmt.message))
             return out
         else:
             return out
@@ -82,20 +91,32 @@ def test_constant_shape_checks_exact_ir() -> None:
         (
             AssertStmt(
                 builtin("int32", "array_ndim", h) == 1,
-                StringImm("TypeError: A: expected ndim == 1"),
+                format_message(
+                    "TypeError: A: expected ndim == 1, got {}", builtin("int32", "array_ndim", h)
+                ),
             ),
             AssertStmt(
                 builtin("bool", "array_dtype_is", h, StringImm("float32")),
-                StringImm("TypeError: A: expected dtype float32"),
+                format_message(
+                    "TypeError: A: expected dtype float32, got {}",
+                    builtin("handle", "array_descr", h),
+                ),
             ),
             AssertStmt(
                 builtin("int64", "array_shape", h, const(0)) == const(16, I64),
-                StringImm("ValueError: A: expected shape[0] == 16"),
+                format_message(
+                    "ValueError: A: expected shape[0] == 16, got {}",
+                    builtin("int64", "array_shape", h, const(0)),
+                ),
             ),
             AssertStmt(
                 (builtin("int64", "array_shape", h, const(0)) <= 1)
                 | (builtin("int64", "array_stride", h, const(0)) == const(4, I64)),
-                StringImm("ValueError: A: expected a C-contiguous array (strides[0] == 4 bytes)"),
+                format_message(
+                    "ValueError: A: expected a C-contiguous array (strides[0] == 4 bytes), "
+                    "got strides[0] == {}",
+                    builtin("int64", "array_stride", h, const(0)),
+                ),
             ),
             AssertStmt(
                 Call(
@@ -104,7 +125,7 @@ def test_constant_shape_checks_exact_ir() -> None:
                     (builtin("int32", "array_flags", h), const(0x400)),
                 )
                 != 0,
-                StringImm("ValueError: A: expected a writable array"),
+                StringImm("ValueError: A: expected a writable array, got a read-only one"),
             ),
             LetStmt(a.data, builtin("handle", "array_data", h), body),
         )
@@ -122,18 +143,18 @@ def test_symbolic_dim_bound_once_then_checked() -> None:
     out = entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     assert messages(out.body) == [
-        "TypeError: A: expected ndim == 2",
-        "TypeError: A: expected dtype float32",
+        "TypeError: A: expected ndim == 2, got {}",
+        "TypeError: A: expected dtype float32, got {}",
         "let n",
-        "ValueError: A: expected shape[1] == 16",
-        "ValueError: A: expected a C-contiguous array (strides[1] == 4 bytes)",
-        "ValueError: A: expected a C-contiguous array (strides[0] == 64 bytes)",
+        "ValueError: A: expected shape[1] == 16, got {}",
+        "ValueError: A: expected a C-contiguous array (strides[1] == 4 bytes), got strides[1] == {}",
+        "ValueError: A: expected a C-contiguous array (strides[0] == 64 bytes), got strides[0] == {}",
         "let A_data",
-        "TypeError: B: expected ndim == 1",
-        "TypeError: B: expected dtype float32",
-        "ValueError: B: expected shape[0] == n",
-        "ValueError: B: expected a C-contiguous array (strides[0] == 4 bytes)",
-        "ValueError: B: expected a writable array",
+        "TypeError: B: expected ndim == 1, got {}",
+        "TypeError: B: expected dtype float32, got {}",
+        "ValueError: B: expected shape[0] == n = {}, got {}",
+        "ValueError: B: expected a C-contiguous array (strides[0] == 4 bytes), got strides[0] == {}",
+        "ValueError: B: expected a writable array, got a read-only one",
         "let B_data",
     ]
     # n is bound from A's first dim; B's dim is compared with it
@@ -152,9 +173,10 @@ def test_symbolic_contiguity_uses_bound_dims() -> None:
     f, _ = func(BufferStore(a, const(0.0), (const(0), const(0))), a)
     out = entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
-    assert "ValueError: A: expected a C-contiguous array (strides[0] == (4 * m) bytes)" in messages(
-        out.body
-    )
+    assert (
+        "ValueError: A: expected a C-contiguous array (strides[0] == (4 * m) = {} bytes), "
+        "got strides[0] == {}"
+    ) in messages(out.body)
 
 
 def test_read_only_buffer_has_no_writability_check_and_unused_has_no_data() -> None:
@@ -163,9 +185,9 @@ def test_read_only_buffer_has_no_writability_check_and_unused_has_no_data() -> N
     out = entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     got = messages(out.body)
-    assert "ValueError: A: expected a writable array" not in got
-    assert "ValueError: C: expected a writable array" in got
-    assert "let U_data" not in got and "ValueError: U: expected shape[0] == 4" in got
+    assert not any("A: expected a writable array" in m for m in got)
+    assert "ValueError: C: expected a writable array, got a read-only one" in got
+    assert "let U_data" not in got and "ValueError: U: expected shape[0] == 4, got {}" in got
     assert not any("U: expected a C-contiguous" in m for m in got)
 
 
@@ -179,8 +201,8 @@ def test_explicit_strides_checked_or_bound() -> None:
     out = entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     got = messages(out.body)
-    assert "ValueError: A: expected strides[0] == 8 * 4 bytes" in got
-    assert "ValueError: A: expected strides[1] == 1 * 4 bytes" in got
+    assert "ValueError: A: expected strides[0] == 32 bytes, got {}" in got
+    assert "ValueError: A: expected strides[1] == 4 bytes, got {}" in got
     assert "let s" in got
 
     def find_let(stmt: Stmt, var: Var) -> LetStmt:

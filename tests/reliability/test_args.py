@@ -238,7 +238,11 @@ def test_bounds_check_raises_index_error_naming_buffer_index_and_shape() -> None
     for bad in (17, -1, 16):
         with pytest.raises(IndexError) as info:
             entry(a, np.array([0, bad, 0, 0], "int32"), out)
-        assert str(info.value) == "A: index I[i] out of bounds for shape (16,)"
+        assert str(info.value) == f"A: index I[i] = {bad} out of bounds for shape (16,)"
+    interp = tvmscript.build(lower_bounds_checked(_gather()), target="interp")
+    with pytest.raises(IndexError) as interp_info:
+        interp(a, np.array([0, 0, 0, 99], "int32"), out)
+    assert str(interp_info.value) == "A: index I[i] = 99 out of bounds for shape (16,)"
     assert "IndexError" not in tvmscript.build(_gather()).get_source("tir")
 
 
@@ -281,4 +285,5 @@ def test_without_bounds_check_the_lowered_code_has_no_index_asserts() -> None:
 
     text = lowering.lower(_gather()).script()
     assert "IndexError" not in text
-    assert "IndexError: A: index I[i] out of bounds" in lower_bounds_checked(_gather()).script()
+    checked = lower_bounds_checked(_gather()).script()
+    assert 'T.format_message("IndexError: A: index I[i] = {} out of bounds' in checked

@@ -118,6 +118,8 @@ _FIXED_BUILTINS: dict[str, str] = {
     "array_stride": "int64",
     "array_flags": "int32",
     "array_dtype_is": "bool",
+    "array_descr": "handle",
+    "format_message": "handle",
 }
 
 ITER_TYPE_NAMES: dict[IterKind, str] = {
