@@ -1,4 +1,4 @@
-"""What parse-time eval/exec can see (docs/eval-scope.md): names are isolated; attributes are not."""
+"""What parse-time eval/exec can see (docs/eval-scope.md): names and attributes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from tvmscript.parser.core.evaluator import EVAL_BUILTINS
 from_source: Any = getattr(tvmscript, "from_source", None)
 pytestmark = pytest.mark.skipif(from_source is None, reason="the parser does not exist yet")
 
-_TEMPLATE = '@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    x = T.meta_var({})\n    A[0] = 1\n'
+_TEMPLATE = (
+    '@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    x = T.meta_var({})\n    A[0] = 1\n'
+)
 SECRET_GLOBAL = 1234
 
 
@@ -74,14 +76,65 @@ def test_primitive_module_globals_are_captured_for_decorated_kernels() -> None:
     assert "1234" in k.script()
 
 
-@pytest.mark.xfail(strict=True, reason="not a sandbox: attribute walking from T or object "
-                   "reaches everything (documented in docs/eval-scope.md)")
+@pytest.mark.parametrize(
+    ("expr", "attribute"),
+    [("T.__builtins__", "__builtins__"),
+     ("T.__dict__['__builtins__']['__import__']('os').getpid()", "__dict__"),
+     ("().__class__.__base__.__subclasses__()", "__class__"),
+     ("T.exp.__globals__['__builtins__']", "__globals__"),
+     ("getattr(T, '__builtins__')", "__builtins__"),
+     ("hasattr(T, '__dict__')", "__dict__"),
+     ("getattr(getattr((), '__class__'), '__base__')", "__class__"),
+     ("(lambda: ().__class__)()", "__class__"),
+     ("[x.__class__ for x in (1,)]", "__class__"),
+     ("(x for x in ()).gi_frame.f_globals", "gi_frame"),
+     ("T.exp.__code__", "__code__")],
+)
+def test_dunder_and_introspection_attributes_are_refused(expr: str, attribute: str) -> None:
+    with pytest.raises(tvmscript.DiagnosticError, match=f"attribute '{attribute}' is not "
+                       "accessible") as info:
+        from_source(_TEMPLATE.format(expr))
+    span = info.value.span
+    assert span is not None and span.line == 3  # at the attribute, inside the script
+
+
 @pytest.mark.parametrize(
     "expr",
-    ["T.__builtins__", "T.__dict__['__builtins__']['__import__']('os').getpid()",
-     "().__class__.__base__.__subclasses__()", "T.exp.__globals__['__builtins__']",
-     "getattr(T, '__builtins__')"],
+    ["T.builtins", "T.builtins.open('/etc/hostname')", "getattr(T, 'builtins')",
+     "(lambda: T.builtins.eval('1'))()", "[T.builtins for _ in range(1)]", "T._ir",
+     "getattr(T, '_builtin')", "(lambda: getattr(T, 'builtins'))()"],
 )
-def test_attribute_walking_escapes(expr: str) -> None:
-    with pytest.raises(tvmscript.DiagnosticError):
+def test_modules_and_private_names_of_T_are_refused(expr: str) -> None:
+    with pytest.raises(tvmscript.DiagnosticError, match="not part of the TVMScript namespace"):
         from_source(_TEMPLATE.format(expr))
+
+
+def test_assigning_attributes_of_a_module_is_refused() -> None:
+    text = '@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    T.exp = 1\n'
+    with pytest.raises(tvmscript.DiagnosticError, match="cannot assign attribute 'exp'"):
+        from_source(text)
+    import tvmscript.tir as tir
+
+    assert callable(tir.exp)
+
+
+def test_text_macro_definitions_run_with_the_restricted_builtins() -> None:
+    head = "@T.macro\ndef m(x={}):\n    pass\n\n" + _TEMPLATE.format("0")
+    with pytest.raises(tvmscript.DiagnosticError, match="__import__"):
+        from_source(head.format("__import__('os')"))
+    with pytest.raises(tvmscript.DiagnosticError, match="__class__"):
+        from_source(head.format("().__class__"))
+    with pytest.raises(tvmscript.DiagnosticError, match="not part of the TVMScript namespace"):
+        from_source(head.format("T.builtins"))
+    assert "A[0] = 1" in from_source(head.format("len((1, 2))")).script()
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["T.exp", "getattr(T, 'float32')", "hasattr(T, 'exp')", "T.float32",
+     "(lambda: T.exp)()", "[T.int32 for _ in range(2)]", "'{0:x}'.format(255)",
+     "getattr(A, 'shape')", "A.dtype"],
+)
+def test_ordinary_attributes_still_work(expr: str) -> None:
+    text = _TEMPLATE.replace("x = T.meta_var({})", "x = T.meta_var({})\n    y = A.shape")
+    from_source(text.format(expr), capture={})

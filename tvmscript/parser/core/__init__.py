@@ -13,7 +13,7 @@ evaluated code can see, and :mod:`.capture` for the capture policy.
 
 from tvmscript.diagnostics import DiagnosticError
 
-from . import dispatch, doc
+from . import attributes, dispatch, doc
 from .capture import CapturedEnv, IsIRObject, capture_env, describe_kind, is_auto_captured
 from .dispatch import DispatchTable
 from .doc_ast import from_ast, to_ast
@@ -45,6 +45,7 @@ __all__ = [
     "SpanContext",
     "VarTable",
     "VarTableError",
+    "attributes",
     "capture_env",
     "describe_kind",
     "diagnostic_for",

@@ -42,9 +42,16 @@ the same way as at top level), built from, later entries winning:
 5. the ``extra_vars`` of this call.
 
 Nothing else is reachable by name: not the parser's modules, not uncaptured globals.
-(This is not a security sandbox -- a captured object's attributes lead wherever they
-lead -- it only guarantees that a kernel sees exactly what its author made visible.)
-The tiny per-node expressions see only their temporaries.
+Attributes obey the rules of :mod:`.attributes` (dunder and frame-introspection names are
+refused on any object, checked on the tree before evaluation; private names and modules
+are refused on the ``T``/``I`` namespaces; module attributes cannot be assigned); the
+builtins ``getattr``/``hasattr`` are checked versions.  docs/eval-scope.md states the
+whole contract.  (This is not a security sandbox: a captured object's public attributes
+lead wherever they lead.)  The tiny per-node expressions see only their temporaries.
+
+Long left-leaning operator chains (``a + b + ... `` with 10,000 terms, ``- - - x``) are
+folded in a loop, not by recursion, so their depth is bounded only by what
+:class:`~.source.Source` can parse.
 """
 
 from __future__ import annotations
@@ -56,13 +63,13 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from types import CodeType, MappingProxyType, TracebackType
+from types import CodeType, MappingProxyType, ModuleType, TracebackType
 from typing import Any, Protocol
 
 from irbuilder.ir.span import Span
 from tvmscript.diagnostics import DiagnosticError, debug_frontend, describe_exception
 
-from . import doc
+from . import attributes, doc
 from .capture import CapturedEnv
 from .dispatch import DispatchTable
 from .doc_ast import to_ast
@@ -86,9 +93,16 @@ _BUILTIN_NAMES = (
     "range repr reversed round set slice sorted str sum tuple type zip"
 ).split()
 EVAL_BUILTINS: Mapping[str, Any] = MappingProxyType(
-    {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+    {
+        **{name: getattr(builtins, name) for name in _BUILTIN_NAMES},
+        # Attribute reads by name obey the same rules as ``a.b`` (see attributes.py); an
+        # evaluator replaces these two with versions that also know its T/I namespaces.
+        "getattr": attributes.bound_getattr(()),
+        "hasattr": attributes.bound_hasattr(()),
+    }
 )
 """The builtins visible to evaluated code (read-only)."""
+_CHECKED = {"getattr": attributes.bound_getattr, "hasattr": attributes.bound_hasattr}
 
 _MARKER = "__tvmscript_eval__"  # in the globals of every frame running user code we compiled
 _RHS = "__tvms_rhs__"
@@ -167,7 +181,9 @@ def eval_expr(ctx: EvalContext, node: doc.expr, extra_vars: Mapping[str, Any] | 
     sub-expression, with the original exception as ``__cause__`` and ``.original``; an
     existing ``DiagnosticError`` passes through unchanged.
     """
-    return _Evaluator(ctx, extra_vars or {}).eval(node)
+    evaluator = _Evaluator(ctx, extra_vars or {})
+    evaluator.check_attributes(node)
+    return evaluator.eval(node)
 
 
 def eval_assign(ctx: EvalContext, target: doc.expr, value: Any) -> dict[str, Any]:
@@ -180,6 +196,12 @@ def eval_assign(ctx: EvalContext, target: doc.expr, value: Any) -> dict[str, Any
     the nested part of it that failed.
     """
     evaluator = _Evaluator(ctx, {})
+    evaluator.check_attributes(target)
+    evaluator.check_attribute_targets(target)
+    if isinstance(target, doc.Name) and target.id != "__debug__":
+        # What the exec below does for a bare name (most assignments in a kernel), without
+        # compiling code or building the namespace.
+        return {target.id: value}
     bound: dict[str, Any] = {_RHS: value}
     try:
         exec(evaluator.compiled(target, "exec"), evaluator.namespace(), bound)
@@ -218,6 +240,15 @@ class _Evaluator:
         self.ctx = ctx
         self.extra = extra
         self.hooks = ctx.hooks
+        # The built-in namespaces (T, I): attribute rule 3 of attributes.py applies to them.
+        self.namespaces = tuple(v for v in ctx.extra_names.values() if isinstance(v, ModuleType))
+
+    def builtin(self, name: str) -> Any:
+        """The builtin ``name`` as evaluated code sees it (getattr/hasattr bound to T/I)."""
+        value = self.ctx.builtins[name]
+        if name in _CHECKED and value is EVAL_BUILTINS[name]:
+            return _CHECKED[name](self.namespaces)
+        return value
 
     # ------------------------------------------------------------------ dispatch
 
@@ -267,14 +298,35 @@ class _Evaluator:
         if refusal is not None:
             raise DiagnosticError(refusal, self.ctx.source.span(node))
         if name in self.ctx.builtins:
-            return self.ctx.builtins[name]
+            return self.builtin(name)
         raise self.undefined(name, self.ctx.source.span(node))
 
     # ---------------------------------------------------- operators and access
 
     def eval_BinOp(self, node: doc.BinOp) -> Any:
-        lhs, rhs = self.eval(node.left), self.eval(node.right)
-        return self.binary(type(node.op).__name__, lhs, rhs)
+        # A long ``a + b + c + ...`` is a left-leaning tree as deep as it is long: walk
+        # down the left spine and fold back up in a loop instead of recursing.
+        spine: list[doc.BinOp] = []
+        current: doc.expr = node
+        while isinstance(current, doc.BinOp):
+            spine.append(current)
+            current = current.left
+        value = self.eval(current)
+        for link in reversed(spine):
+            rhs = self.eval(link.right)
+            value = self.located(link, self.binary, type(link.op).__name__, value, rhs)
+        return value
+
+    def located(self, node: doc.AST, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, any failure reported at ``node`` (one link of a folded chain)."""
+        try:
+            return fn(*args)
+        except DiagnosticError:
+            raise
+        except Exception as err:
+            if debug_frontend():
+                raise
+            raise self.wrap(err, node) from err
 
     def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
         table = self.ctx.table
@@ -284,8 +336,17 @@ class _Evaluator:
         return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)
 
     def eval_UnaryOp(self, node: doc.UnaryOp) -> Any:
-        value = self.eval(node.operand)
-        op = type(node.op).__name__
+        spine: list[doc.UnaryOp] = []  # ``- - - x``: iterative, as for BinOp
+        current: doc.expr = node
+        while isinstance(current, doc.UnaryOp):
+            spine.append(current)
+            current = current.operand
+        value = self.eval(current)
+        for link in reversed(spine):
+            value = self.located(link, self.unary, type(link.op).__name__, value)
+        return value
+
+    def unary(self, op: str, value: Any) -> Any:
         handler = self.ctx.table.get_op(type(value), op, 0)
         if handler is not None:
             return handler(value)
@@ -294,7 +355,39 @@ class _Evaluator:
         return self.tiny(f"{doc.SYMBOLS[op]}_0", value)
 
     def eval_Attribute(self, node: doc.Attribute) -> Any:
-        return self.tiny(f"_0.{node.attr}", self.eval(node.value))
+        self.check_attribute(node)
+        base = self.eval(node.value)
+        return attributes.checked_getattr(base, node.attr, namespaces=self.namespaces)
+
+    def check_attribute(self, node: doc.Attribute) -> None:
+        """Refuse a dunder or introspection attribute, at the attribute (attributes.py)."""
+        why = attributes.refusal(node.attr)
+        if why is not None:
+            raise DiagnosticError(why, self.ctx.source.span(node))
+
+    def check_attributes(self, node: doc.AST) -> None:
+        """Rules 1-2 of attributes.py over the whole tree, before any of it runs; the
+        refused attribute that comes first in the source is reported."""
+        refused = attributes.first_refused_node(node)
+        if refused is not None:
+            self.check_attribute(refused)
+
+    def check_attribute_targets(self, target: doc.expr) -> None:
+        """Refuse assigning an attribute of a module (``T.exp = ...``): rule 4."""
+        if isinstance(target, (doc.Tuple, doc.List)):
+            for elt in target.elts:
+                self.check_attribute_targets(elt)
+        elif isinstance(target, doc.Starred):
+            self.check_attribute_targets(target.value)
+        elif isinstance(target, doc.Attribute):
+            self.check_attribute(target)
+            base = self.eval(target.value)
+            if isinstance(base, ModuleType):
+                raise DiagnosticError(
+                    f"cannot assign attribute '{target.attr}' of module {base.__name__!r} "
+                    "in a kernel",
+                    self.ctx.source.span(target),
+                )
 
     def eval_Subscript(self, node: doc.Subscript) -> Any:
         value = self.eval(node.value)
@@ -449,6 +542,7 @@ class _Evaluator:
         code = cache.get((node, mode))
         if code is not None:
             return code
+        self.check_attributes(node)
         tree: ast.mod
         if mode == "eval":
             tree = ast.Expression(to_ast(node, byte_col=source.byte_col))
@@ -457,19 +551,23 @@ class _Evaluator:
             rhs = ast.copy_location(ast.Name(id=_RHS, ctx=ast.Load()), target)
             assign = ast.copy_location(ast.Assign(targets=[target], value=rhs), target)
             tree = ast.Module(body=[assign], type_ignores=[])
+        tree = attributes.route_attribute_loads(tree)  # rule 3, checked when the code runs
         code = compile(ast.fix_missing_locations(tree), source.filename, mode)
         cache[node, mode] = code
         return code
 
     def namespace(self) -> dict[str, Any]:
         captured = self.ctx.captured
-        visible_builtins = {k: v for k, v in self.ctx.builtins.items() if k not in captured.refused}
+        visible_builtins = {
+            k: self.builtin(k) for k in self.ctx.builtins if k not in captured.refused
+        }
         namespace: dict[str, Any] = {"__builtins__": visible_builtins}
         namespace.update(captured.values)
         namespace.update(self.ctx.extra_names)
         namespace.update(self.ctx.var_table.get())
         namespace.update(self.extra)
         namespace[_MARKER] = True
+        namespace[attributes.GETATTR_NAME] = attributes.bound_getattr(self.namespaces)
         return namespace
 
     # ------------------------------------------------------------------- errors
