@@ -15,6 +15,7 @@ and the ``T``/``I`` modules themselves are captured automatically.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import sys
 from collections.abc import Iterable, Mapping
@@ -26,7 +27,7 @@ from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
 from tvmscript import tir as _tir_namespace
 from tvmscript.diagnostics import DiagnosticError, debug_frontend
-from tvmscript.parser.core import CapturedEnv, Parser, Source, doc
+from tvmscript.parser.core import EVAL_BUILTINS, CapturedEnv, Parser, Source, attributes, doc
 
 from . import tir as _dialect
 from .tir.macro import TIRMacro
@@ -112,7 +113,8 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
 
     The definition is compiled under the text's file name (registered in linecache by
     :meth:`Source.from_text`), so the macro reads its own source as a file-defined
-    macro does; its globals are ``T``, ``I`` and the macros defined before it.
+    macro does; its globals are ``T``, ``I`` and the macros defined before it, its
+    builtins :data:`EVAL_BUILTINS`, and its attribute reads obey the evaluator's rules.
     """
     if not isinstance(stmt, doc.FunctionDef) or not any(
         _is_macro_decorator(d) for d in stmt.decorator_list
@@ -123,10 +125,31 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
     offset = first - source.first_line
     lines = source.lines[offset : stmt.end_line - source.first_line + 1]
     text = "\n" * (first - 1) + "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {"T": _tir_namespace, "I": _ir_namespace}
+    # Python runs the decorator line, defaults and annotations here: with the evaluator's
+    # builtins and attribute rules (docs/eval-scope.md), never with the real builtins.
+    tree = ast.parse(text, source.filename)
+    refused = attributes.first_refused(tree)
+    if refused is not None:
+        node, why = refused
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        col = source.char_col(line, node.col_offset)
+        end_col = source.char_col(end_line, node.end_col_offset or node.col_offset)
+        raise DiagnosticError(why, Span(source.filename, line, col, end_line, end_col))
+    namespaces = (_tir_namespace, _ir_namespace)
+    namespace: dict[str, Any] = {
+        "__builtins__": {
+            **EVAL_BUILTINS,
+            "getattr": attributes.bound_getattr(namespaces),
+            "hasattr": attributes.bound_hasattr(namespaces),
+        },
+        "T": _tir_namespace,
+        "I": _ir_namespace,
+        attributes.GETATTR_NAME: attributes.bound_getattr(namespaces),
+    }
     namespace.update((k, v) for k, v in parser.captured.values.items() if isinstance(v, TIRMacro))
     try:
-        exec(compile(text, source.filename, "exec"), namespace)
+        code = compile(attributes.route_attribute_loads(tree), source.filename, "exec")
+        exec(code, namespace)
     except Exception as err:  # a broken decorator call: report it at the definition
         raise DiagnosticError(
             f"cannot define macro {stmt.name!r}: {err}", source.span(stmt)
@@ -153,9 +176,21 @@ def _check_well_formed(result: PrimFunc | IRModule) -> None:
             raise diagnostic from err
 
 
-def _finish(results: list[PrimFunc | IRModule], what: str, check: bool) -> PrimFunc | IRModule:
+def _start_span(source: Source) -> Span:
+    """The first line of the source: where a missing definition is reported."""
+    first = source.lines[0] if source.lines else ""
+    return Span(source.filename, source.first_line, 1, source.first_line, len(first) + 1)
+
+
+def _finish(
+    results: list[PrimFunc | IRModule], what: str, check: bool, source: Source
+) -> PrimFunc | IRModule:
     if not results:
-        raise DiagnosticError(f"{what}: the source defines no @T.prim_func or @I.ir_module")
+        raise DiagnosticError(
+            f"{what}: the source defines no @T.prim_func or @I.ir_module"
+            + (" (it is empty)" if not any(ln.strip() for ln in source.lines) else ""),
+            _start_span(source),
+        )
     if len(results) == 1:
         result = results[0]
     else:
@@ -202,7 +237,9 @@ def parse_prim_func(
         parser = Parser.for_object(
             fn, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
         )
-        result = _finish(_run(parser, private=private), "@T.prim_func", check_well_formed)
+        result = _finish(
+            _run(parser, private=private), "@T.prim_func", check_well_formed, parser.source
+        )
     except RecursionError:
         code = getattr(fn, "__code__", None)
         where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 1)
@@ -231,7 +268,7 @@ def parse_ir_module(
         parser = Parser.for_object(
             cls, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
         )
-        result = _finish(_run(parser), "@I.ir_module", check_well_formed)
+        result = _finish(_run(parser), "@I.ir_module", check_well_formed, parser.source)
     except RecursionError:
         raise _too_deep(
             getattr(sys.modules.get(cls.__module__), "__file__", "<unknown>") or "<unknown>", 1
@@ -262,7 +299,7 @@ def from_source(
     try:
         source = Source.from_text(text, name)
         parser = Parser(source, captured=CapturedEnv(dict(capture or {})), **_options())
-        return _finish(_run(parser), "from_source", check_well_formed)
+        return _finish(_run(parser), "from_source", check_well_formed, source)
     except RecursionError:
         raise _too_deep(name, 1) from None
     except DiagnosticError as err:

@@ -9,7 +9,7 @@ compiled code point into the user's file.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from . import doc
@@ -96,6 +96,27 @@ class _FromAst:
         return line, col, end_line, end_col
 
     def convert(self, node: ast.AST, anchor: Position | None) -> doc.AST:
+        # Iterative (a stack of per-node generators) rather than recursive: a 10,000-term
+        # ``a + b + ...`` chain is a tree that deep, far beyond Python's recursion limit.
+        stack = [self.convert_node(node, anchor)]
+        result: doc.AST | None = None
+        while True:
+            try:
+                child, child_anchor = stack[-1].send(result)
+            except StopIteration as done:
+                stack.pop()
+                result = done.value
+                if not stack:
+                    assert result is not None
+                    return result
+                continue
+            stack.append(self.convert_node(child, child_anchor))
+            result = None
+
+    def convert_node(
+        self, node: ast.AST, anchor: Position | None
+    ) -> Generator[tuple[ast.AST, Position | None], doc.AST | None, doc.AST]:
+        """Convert one node; yields each child to convert and receives its conversion."""
         kind = type(node).__name__
         own = self.position(node)
         cls = doc.NODE_CLASSES.get(kind)
@@ -106,19 +127,22 @@ class _FromAst:
         here = own or anchor
         fields: dict[str, Any] = {}
         for name in doc.node_fields(cls):
-            if hasattr(node, name):
-                fields[name] = self.value(getattr(node, name), here)
+            if not hasattr(node, name):
+                continue
+            raw = getattr(node, name)
+            if isinstance(raw, ast.AST):
+                fields[name] = yield raw, here
+            elif isinstance(raw, list):
+                items: list[Any] = []
+                for item in raw:
+                    items.append((yield item, here) if isinstance(item, ast.AST) else item)
+                fields[name] = tuple(items)
+            else:
+                fields[name] = raw
         pos = own or _cover(fields.values()) or _empty_at(anchor)
         self.place_operators(fields, pos)
         line, col, end_line, end_col = pos
         return cls(line=line, col=col, end_line=end_line, end_col=end_col, **fields)
-
-    def value(self, raw: object, anchor: Position | None) -> Any:
-        if isinstance(raw, ast.AST):
-            return self.convert(raw, anchor)
-        if isinstance(raw, list):
-            return tuple(self.value(item, anchor) for item in raw)
-        return raw
 
     def place_operators(self, fields: dict[str, Any], pos: Position) -> None:
         """Give operator nodes the position of their token, found between the operands."""

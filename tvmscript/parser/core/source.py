@@ -32,6 +32,8 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import sys
+import types
 from typing import Any
 
 from irbuilder.ir.span import Span
@@ -43,6 +45,12 @@ from .doc_ast import UnknownNodeError, from_ast
 __all__ = ["Source"]
 
 _INDENT_PREFIX = "if 1:\n"
+
+# CPython builds the ``ast`` objects recursively and stops at 3x the recursion limit
+# (3.11+), so a 5,000-term ``a + b + ...`` chain fails at the default limit of 1000.  Each
+# level costs ~80 bytes of C stack; 12,000 allows 36,000 levels (about 3 MB), which is
+# safe on an 8 MB stack.  Deeper expressions get a located diagnostic instead.
+_PARSE_RECURSION_LIMIT = 12_000
 
 
 class Source:
@@ -84,6 +92,12 @@ class Source:
             raise TypeError("a lambda cannot be parsed as TVMScript; use a def")
         try:
             filename = inspect.getsourcefile(target) or inspect.getfile(target)
+            quick = _definition_lines(target, filename) if inspect.isfunction(target) else None
+            if quick is not None:
+                try:
+                    return cls("".join(quick[0]), filename, quick[1])
+                except DiagnosticError:
+                    pass  # not the whole definition after all: let inspect find the block
             lines, first_line = inspect.getsourcelines(target)
         except (OSError, TypeError) as err:
             raise OSError(
@@ -150,9 +164,18 @@ class Source:
             text = _INDENT_PREFIX + text
             shift = 1
         try:
-            tree = ast.parse(text, filename=self.filename, mode="exec")
+            tree = _parse_deep(text, self.filename)
         except SyntaxError as err:
             raise self._syntax_error(err, shift) from err
+        except ValueError as err:  # Python 3.10: "source code string cannot contain null bytes"
+            raise DiagnosticError(str(err), self._null_byte(), original=err) from err
+        except (RecursionError, MemoryError) as err:
+            raise DiagnosticError(
+                "this expression is nested too deeply to parse; split it into smaller "
+                "pieces (e.g. partial sums bound to names)",
+                self._deepest_line(),
+                original=err,
+            ) from err
         body: list[ast.stmt] = tree.body
         if shift:
             prefix = tree.body[0]
@@ -168,10 +191,32 @@ class Source:
         assert isinstance(result, doc.Module)
         return result
 
+    def _deepest_line(self) -> Span:
+        """The line most likely to hold a too-deep expression: the one with most operators."""
+        best, best_count = 0, -1
+        for index, text in enumerate(self.lines):
+            count = sum(text.count(ch) for ch in "+-*/%&|^~([")
+            if count > best_count:
+                best, best_count = index, count
+        line = self.first_line + best
+        text = self.lines[best] if self.lines else ""
+        indent = len(text) - len(text.lstrip())
+        return Span(self.filename, line, indent + 1, line, max(len(text), indent) + 1)
+
+    def _null_byte(self) -> Span | None:
+        for index, text in enumerate(self.lines):
+            col = text.find("\x00")
+            if col >= 0:
+                line = self.first_line + index
+                return Span(self.filename, line, col + 1, line, col + 2)
+        return None
+
     def _syntax_error(self, err: SyntaxError, shift: int) -> DiagnosticError:
         message = err.msg or "invalid syntax"
         if err.lineno is None:
-            return DiagnosticError(message, None, original=err)
+            # CPython reports a null byte without a position; it is easy to find.
+            span = self._null_byte() if "null byte" in message else None
+            return DiagnosticError(message, span, original=err)
         # SyntaxError offsets are 1-based characters, so only the line needs shifting.
         line = err.lineno - shift - 1 + self.first_line
         col = err.offset or 1
@@ -181,6 +226,64 @@ class Source:
             end_line, end_col = line, col + 1
         span = Span(self.filename, line, col, end_line, end_col)
         return DiagnosticError(message, span, original=err)
+
+
+def _definition_lines(func: types.FunctionType, filename: str) -> tuple[list[str], int] | None:
+    """The lines of ``func``'s definition and its first line number, or None when unsure.
+
+    ``inspect.getsourcelines`` finds the end of the block by tokenizing, and compiling the
+    tokenizer's regular expressions alone costs milliseconds in every fresh process. Here
+    the end is the last line any instruction of the function (or of code nested in it)
+    comes from. That is exact unless the compiler dropped trailing statements (dead code
+    after a ``return``, a bare constant, ``pass``): those are indented deeper than the
+    ``def``, so the next significant line must not be, else None. The caller also falls
+    back when the text does not parse (the last statement ended inside a bracket or string
+    was dropped).
+    """
+    if hasattr(func, "__wrapped__"):  # inspect would unwrap it
+        return None
+    code = func.__code__
+    if not hasattr(code, "co_positions"):  # Python 3.10: no end lines
+        return None
+    linecache.checkcache(filename)
+    module = sys.modules.get(func.__module__)
+    lines = linecache.getlines(filename, module.__dict__ if module is not None else None)
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines):
+        return None
+    head = lines[start].lstrip()
+    if not (head.startswith("@") or (head.split(None, 1) or [""])[0] in ("def", "async")):
+        return None  # inspect searches backwards for the definition: let it
+    end = start + 1
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        for _, end_line, _, _ in current.co_positions():
+            if end_line is not None and end_line > end:
+                end = end_line
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    if end > len(lines):
+        return None
+    indent = len(lines[start]) - len(head)
+    for line in lines[end:]:
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#"):
+            if len(line) - len(stripped) > indent:
+                return None  # the body goes on
+            break
+    return lines[start:end], start + 1
+
+
+def _parse_deep(text: str, filename: str) -> ast.Module:
+    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT)."""
+    old = sys.getrecursionlimit()
+    if old >= _PARSE_RECURSION_LIMIT:
+        return ast.parse(text, filename=filename, mode="exec")
+    sys.setrecursionlimit(_PARSE_RECURSION_LIMIT)
+    try:
+        return ast.parse(text, filename=filename, mode="exec")
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _split_lines(text: str) -> list[str]:

@@ -146,6 +146,12 @@ def visit_class_def(parser: Parser, node: doc.ClassDef) -> IRModule:
     """Build the IRModule of an ``@I.ir_module`` class: its prim_funcs by method name."""
     if IRBuilder.is_in_scope() and IRBuilder.current().top() is not None:
         parser.report_error(node, "a class cannot be defined inside a TVMScript kernel")
+    if any(_decorator_name(dec) == "prim_func" for dec in node.decorator_list):
+        parser.report_error(
+            node,
+            f"@T.prim_func needs a function definition (def), but {node.name!r} is a class; "
+            "decorate a class of kernels with @I.ir_module",
+        )
     if node.bases or node.keywords:
         parser.report_error(node, "an @I.ir_module class cannot have base classes")
     with IRBuilder() as builder, builder.with_span(parser.span(node)):

@@ -13,8 +13,9 @@ The rules a user sees:
 * ``x = value``: a frame (``T.allocate``, ``T.decl_buffer``, ``T.LetStmt``) is entered
   for the rest of the enclosing body; a new Var or Buffer is named ``x``; any other
   expression becomes a ``LetStmt`` over the rest of the body (``T.bind``); a Python
-  value (or ``T.meta_var(v)``) stays a Python value.  A TIR variable cannot be rebound in
-  the scope that defines it.
+  value (or ``T.meta_var(v)``) stays a Python value.  What may not be rebound (a TIR
+  variable in its scope, an enclosing loop's variable, ``T``) is in :mod:`.binding`.
+* ``assert cond, msg``: ``msg`` is a string or ``T.format_message(...)``.
 """
 
 from __future__ import annotations
@@ -32,25 +33,26 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    Call,
     IntImm,
     PointerType,
     PrimExpr,
     Ramp,
+    StringImm,
     Sub,
     Var,
     const,
     structural_equal,
 )
+from irbuilder.ir.message import FORMAT_MESSAGE
 from irbuilder.ir.span import Span
 from irbuilder.tir import (
     Assert,
     Else,
     If,
     LetStmt,
-    MetaVar,
     Then,
     While,
-    bind,
     buffer_store,
     evaluate,
     return_tensors,
@@ -60,10 +62,11 @@ from irbuilder.tir.runtime import LaunchThreadFrame
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 
+from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
 from .values import KernelRange, is_parse_time_condition
 
-__all__ = ["TOKEN", "bind_target", "stamp_span"]
+__all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported from .binding
 
 TOKEN = "tir"
 """The dispatch token of the TIR dialect."""
@@ -123,60 +126,6 @@ def stamp_span(span: Span) -> Iterator[None]:
             state.stmt_spans.pop()
 
 
-# ---------------------------------------------------------------------------- binding
-
-
-def _name_node(target: doc.expr, name: str) -> doc.AST:
-    for node in doc.target_names(target):
-        if node.id == name:
-            return node
-    return target
-
-
-def _check_rebinding(parser: Parser, target: doc.expr, name: str, value: Any) -> None:
-    if not parser.var_table.defined_in_current_frame(name):
-        return
-    old = parser.var_table.lookup(name)
-    if isinstance(old, (Var, Buffer)) or isinstance(value, (Var, Buffer, PrimExpr)):
-        parser.report_error(
-            _name_node(target, name),
-            f"'{name}' is already defined in this scope; a TIR variable cannot be "
-            "reassigned (store into a buffer element for a mutable value)",
-        )
-
-
-def _bind_value(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
-    _check_rebinding(parser, target, name, value)
-    if isinstance(value, (Var, Buffer)) and not parser.var_table.exist(value):
-        return def_(name, value)
-    if isinstance(value, PrimExpr):
-        return def_(name, bind(value))
-    return value
-
-
-def _bind_names(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
-    """Name IR variables (loop vars, ``with ... as x``) without creating any statement."""
-    if isinstance(value, (Var, Buffer)):
-        return def_(name, value)
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            if isinstance(item, (Var, Buffer)):
-                def_(name, item)
-    return value
-
-
-def bind_target(parser: Parser, target: doc.expr, value: Any) -> None:
-    """Assign ``value`` to ``target`` with the rules of the module docstring."""
-    if isinstance(value, MetaVar):
-        parser.eval_assign(target, value.value, allow_shadowing=True)
-        return
-    if isinstance(value, Frame) and value.state == "new":
-        value = value.enter_implicit()
-        parser.eval_assign(target, value, bind_value=_bind_names, allow_shadowing=False)
-        return
-    parser.eval_assign(target, value, bind_value=_bind_value, allow_shadowing=True)
-
-
 # ------------------------------------------------------------------------ statements
 
 
@@ -223,7 +172,25 @@ def visit_assign(parser: Parser, node: doc.Assign) -> None:
         if isinstance(buffer, Buffer):
             _store(parser, buffer, target, node.value, None)
             return
+    if isinstance(target, (doc.Tuple, doc.List)):
+        _check_no_buffer_elements(parser, target, target)
     bind_target(parser, target, parser.eval_expr(node.value))
+
+
+def _check_no_buffer_elements(parser: Parser, whole: doc.expr, target: doc.expr) -> None:
+    """``(B[i], B[0]) = ...``: TIR stores one element per statement."""
+    for elt in target.elts if isinstance(target, (doc.Tuple, doc.List)) else (target,):
+        inner = elt.value if isinstance(elt, doc.Starred) else elt
+        if isinstance(inner, (doc.Tuple, doc.List)):
+            _check_no_buffer_elements(parser, whole, inner)
+        elif isinstance(inner, doc.Subscript) and isinstance(
+            parser.eval_expr(inner.value), Buffer
+        ):
+            parser.report_error(
+                whole,
+                "tuple assignment to buffer elements is not supported; store each element "
+                "in its own statement (B[i] = ...)",
+            )
 
 
 @dispatch.register(TOKEN, "AugAssign")
@@ -330,10 +297,11 @@ def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
         parser.report_error(node.target, "only a plain name can be annotated")
     value = parser.eval_expr(node.value)
     name = node.target.id
+    check_target_names(parser, node.target)
     if isinstance(value, Frame) or not isinstance(value, (PrimExpr, bool, int, float)):
         bind_target(parser, node.target, value)
         return
-    _check_rebinding(parser, node.target, name, value)
+    check_rebinding(parser, node.target, name, value)
     if isinstance(annotation, Var):  # T.handle("float32", "global"): the var itself
         frame = LetStmt(value, var=annotation)
     elif isinstance(annotation, (ScalarType, PointerType)):
@@ -358,8 +326,9 @@ def visit_for(parser: Parser, node: doc.For) -> None:
     if isinstance(iterable, KernelRange):
         iterable = iterable.loop()
     if isinstance(iterable, ForFrame):
+        check_target_names(parser, node.target, loop_vars=False)
         with parser.var_table.frame(FrameKind.LOOP), iterable as loop_vars:
-            parser.eval_assign(node.target, loop_vars, bind_value=_bind_names)
+            parser.eval_assign(node.target, loop_vars, bind_value=bind_names)
             parser.visit_body(node.body)
         return
     if isinstance(iterable, Frame):
@@ -443,7 +412,7 @@ def _with_items(parser: Parser, node: doc.With, index: int) -> None:
         ok = False
         try:
             if item.optional_vars is not None:
-                parser.eval_assign(item.optional_vars, value, bind_value=_bind_names)
+                parser.eval_assign(item.optional_vars, value, bind_value=bind_names)
             _with_items(parser, node, index + 1)
             ok = True
         finally:
@@ -455,17 +424,42 @@ def _with_items(parser: Parser, node: doc.With, index: int) -> None:
 
 @dispatch.register(TOKEN, "Assert")
 def visit_assert(parser: Parser, node: doc.Assert) -> None:
-    """``assert cond, "msg"``: an AssertStmt, or a parse-time check on a Python value."""
+    """``assert cond, "msg"``: an AssertStmt, or a parse-time check on a Python value.
+
+    The message is a string (a Python ``str`` or a ``StringImm``) or
+    ``T.format_message("... {} ...", values...)``; anything else is rejected.
+    """
     cond = parser.eval_expr(node.test)
+    message: str | PrimExpr
     if node.msg is not None:
-        message = parser.eval_expr(node.msg)
+        message = _assert_message(parser, node.msg)
     else:
         message = f"assertion failed: {parser.source.segment(node.test)}"
     if not isinstance(cond, PrimExpr):
         if not cond:
-            parser.report_error(node.test, f"assertion failed while parsing: {message}")
+            text = message.value if isinstance(message, StringImm) else message
+            parser.report_error(node.test, f"assertion failed while parsing: {text}")
         return
-    Assert(cond, message if isinstance(message, (str, PrimExpr)) else str(message))
+    Assert(cond, message)
+
+
+def _assert_message(parser: Parser, msg: doc.expr) -> str | PrimExpr:
+    value = parser.eval_expr(msg)
+    if isinstance(value, (str, StringImm)):
+        return value
+    if isinstance(value, Call) and value.op == FORMAT_MESSAGE:
+        return value
+    parser.report_error(
+        msg,
+        f"an assert message must be a string constant or T.format_message(...), got "
+        f"{_describe(value)}",
+    )
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, PrimExpr):
+        return f"a {value.dtype} expression ({type(value).__name__})"
+    return f"a {type(value).__name__}"
 
 
 @dispatch.register(TOKEN, "Return")
