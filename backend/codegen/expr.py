@@ -72,6 +72,10 @@ _FLOAT_CMP = {EQ: "oeq", NE: "une", LT: "olt", LE: "ole", GT: "ogt", GE: "oge"}
 class ExprEmitter(FunctionBuilder):
     """Translates expressions; each ``visit`` returns an LLVM value (SSA name or literal)."""
 
+    alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place
+    """Per data var (by id): metadata suffix of its accesses inside a no-overlap region
+    (see :mod:`lowering.alias_version`)."""
+
     @property
     def fm(self) -> str:
         """Fast-math flags (with a trailing space) for float instructions, or ``""``."""
@@ -248,21 +252,29 @@ class ExprEmitter(FunctionBuilder):
         """``getelementptr inbounds`` to element ``index`` (a scalar index expression)."""
         return self.element_pointer(buffer, self.index_i64(index), _I64)
 
-    def load_scalar_at(self, ptr: str, dtype: DataType) -> str:
-        """Load a ``dtype`` value stored at ``ptr`` (bool: byte -> i1) at element alignment."""
+    def load_scalar_at(self, ptr: str, dtype: DataType, md: str = "") -> str:
+        """Load a ``dtype`` value stored at ``ptr`` (bool: byte -> i1) at element alignment.
+
+        ``md`` is appended to the instruction (e.g. ``", !alias.scope !3, !noalias !4"``).
+        """
         mty = mem_type(dtype)
-        val = self.assign("ld", f"load {mty}, ptr {ptr}, align {align_of(dtype.element_of())}")
+        align = align_of(dtype.element_of())
+        val = self.assign("ld", f"load {mty}, ptr {ptr}, align {align}{md}")
         if dtype.element_of().is_bool:
             zero = "0" if dtype.lanes == 1 else "zeroinitializer"
             return self.assign("ld", f"icmp ne {mty} {val}, {zero}")
         return val
 
-    def store_at(self, ptr: str, value: str, dtype: DataType) -> None:
+    def store_at(self, ptr: str, value: str, dtype: DataType, md: str = "") -> None:
         """Store a ``dtype`` value at ``ptr`` (bool: i1 -> byte) at element alignment."""
         mty = mem_type(dtype)
         if dtype.element_of().is_bool:
             value = self.assign("st", f"zext {llvm_type(dtype)} {value} to {mty}")
-        self.emit(f"store {mty} {value}, ptr {ptr}, align {align_of(dtype.element_of())}")
+        self.emit(f"store {mty} {value}, ptr {ptr}, align {align_of(dtype.element_of())}{md}")
+
+    def alias_md(self, buffer: Buffer) -> str:
+        """Scoped no-alias metadata for accesses of ``buffer`` in a no-overlap region, or ``""``."""
+        return self.alias_scopes.get(id(buffer.data), "")
 
     def flat_index(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> PrimExpr:
         """The single index of a flat (1-d) access; N-d accesses must be flattened first."""
@@ -551,19 +563,20 @@ def _shuffle(em: ExprEmitter, node: Shuffle) -> str:
 def _buffer_load(em: ExprEmitter, node: BufferLoad) -> str:
     buffer = node.buffer
     index = em.flat_index(buffer, node.indices)
+    md = em.alias_md(buffer)
     if index.dtype.lanes == 1:
         ptr = em.index_pointer(buffer, index)
-        return em.load_scalar_at(ptr, buffer.dtype)
+        return em.load_scalar_at(ptr, buffer.dtype, md)
     if em.is_contiguous_ramp(index, buffer):
         assert isinstance(index, Ramp)
         ptr = em.index_pointer(buffer, index.base)
-        return em.load_scalar_at(ptr, node.dtype)
+        return em.load_scalar_at(ptr, node.dtype, md)
     # Gather: one scalar load per lane (LLVM forms a hardware gather when profitable).
     acc = "poison"
     vty = llvm_type(node.dtype)
     elem_dtype = buffer.dtype
     for lane, ptr in enumerate(em.lane_pointers(buffer, index)):
-        value = em.load_scalar_at(ptr, elem_dtype)
+        value = em.load_scalar_at(ptr, elem_dtype, md)
         if elem_dtype.lanes > 1:
             raise CodegenError(f"gather from vector-typed buffer {buffer.name!r} is not supported")
         acc = em.assign(

@@ -1,0 +1,215 @@
+"""The ``alias-version`` pass: run gather loops on a no-overlap fast path LLVM can vectorize.
+
+``for i: O[i] = T[I[i]]`` cannot be vectorized as written: the parameters are arbitrary
+numpy arrays (overlapping arguments keep sequential semantics), and LLVM's own run-time
+alias checks need the address range of every access, which a data-dependent index like
+``T[I[i]]`` does not have. Here the whole buffers' ranges are known, so the loop is
+versioned on a cheap test -- each written parameter buffer is disjoint from every other
+parameter buffer the loop touches -- and the fast copy is wrapped in
+``AttrStmt(node=data_vars, attr_key=NOALIAS_ATTR, value=k)``: the first ``k`` data vars are
+written, the rest only read. Code generation gives the accesses of those buffers scoped
+no-alias metadata inside the attribute, so LLVM forms hardware gathers. When the test fails
+(overlapping arrays) the original loop runs. Both copies perform the same operations in the
+same order on the same memory, so results are bit-identical.
+
+Applied to innermost SERIAL loops with a constant trip count of at least
+:data:`MIN_TRIP_COUNT` whose body only stores, binds and branches (no loops, allocations,
+asserts or extern calls), that load at a data-dependent index (an index reading memory)
+and store only at indices that read no memory (scatters keep their conflicts).
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    LE,
+    Add,
+    AttrStmt,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    CallKind,
+    Cast,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    LetStmt,
+    Mul,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    StmtExprVisitor,
+    Var,
+    as_dtype,
+    structural_equal,
+)
+from irbuilder.ir import And as AndNode
+
+from .analysis.loads import LocalAllocations
+from .pass_infra import FunctionPass, function_pass
+from .unroll import copy_with_fresh_vars
+
+__all__ = ["MIN_TRIP_COUNT", "NOALIAS_ATTR", "alias_version", "version_loop"]
+
+NOALIAS_ATTR = "tvms.noalias_region"
+"""AttrStmt key of a fast path whose listed buffers are known not to overlap."""
+
+MIN_TRIP_COUNT = 64
+"""Shorter loops are not worth the test and the second copy."""
+
+_U64 = as_dtype("uint64")
+
+
+class _Body(StmtExprVisitor):
+    """Buffers a loop body reads and writes, and whether it is simple enough to version."""
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.gathers = False
+        self.buffers: dict[int, list[Buffer]] = {}
+        self.written: dict[int, Var] = {}
+        self.order: list[Var] = []
+
+    def _touch(self, buffer: Buffer) -> None:
+        key = id(buffer.data)
+        if key not in self.buffers:
+            self.buffers[key] = []
+            self.order.append(buffer.data)
+        if not any(b is buffer for b in self.buffers[key]):
+            self.buffers[key].append(buffer)
+
+    def visit_stmt(self, stmt: Stmt) -> None:
+        if not isinstance(stmt, (BufferStore, SeqStmt, LetStmt, IfThenElse)):
+            self.ok = False  # loops, allocations, asserts, evaluates, attributes
+            return
+        super().visit_stmt(stmt)
+
+    def visit_buffer_store_(self, stmt: BufferStore) -> None:
+        self._touch(stmt.buffer)
+        self.written[id(stmt.buffer.data)] = stmt.buffer.data
+        if any(_reads_memory(i) for i in stmt.indices):
+            self.ok = False
+        self.generic_visit(stmt)
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self._touch(node.buffer)
+        if any(_reads_memory(i) for i in node.indices):
+            self.gathers = True
+        self.generic_visit(node)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.kind is CallKind.EXTERN:
+            self.ok = False
+        self.generic_visit(node)
+
+
+class _Reads(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self.found = True
+
+
+def _reads_memory(expr: PrimExpr) -> bool:
+    finder = _Reads()
+    finder.visit_expr(expr)
+    return finder.found
+
+
+def _range(buffers: list[Buffer]) -> tuple[PrimExpr, PrimExpr] | None:
+    """``[lo, hi)`` byte addresses of a data var's memory, or None when unknown."""
+    first = buffers[0]
+    for buffer in buffers:
+        if len(buffer.shape) != 1 or not (
+            isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
+        ):
+            return None
+        if not buffer.shape[0].dtype.is_integer or buffer.dtype != first.dtype:
+            return None
+        if not structural_equal(buffer.shape[0], first.shape[0]):
+            return None
+    lo = Cast(_U64, first.data)
+    size = Mul(Cast(_U64, first.shape[0]), IntImm(_U64, first.dtype.itemsize))
+    return lo, Add(lo, size)
+
+
+def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
+    """The loop versioned on its buffers not overlapping (see module doc), or None."""
+    if loop.kind is not ForKind.SERIAL:
+        return None
+    if not (isinstance(loop.extent, IntImm) and loop.extent.value >= MIN_TRIP_COUNT):
+        return None
+    body = _Body()
+    body.visit_stmt(loop.body)
+    if not (body.ok and body.gathers):
+        return None
+    shared = [v for v in body.order if id(v) not in local_data]
+    written = [v for v in shared if id(v) in body.written]
+    if not written or len(shared) < 2:
+        return None
+    ranges: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+    for var in shared:
+        span = _range(body.buffers[id(var)])
+        if span is None:
+            return None
+        ranges[id(var)] = span
+    cond: PrimExpr | None = None
+    done: set[tuple[int, int]] = set()
+    for w in written:
+        for other in shared:
+            pair = (min(id(w), id(other)), max(id(w), id(other)))
+            if other is w or pair in done:
+                continue
+            done.add(pair)
+            (wlo, whi), (olo, ohi) = ranges[id(w)], ranges[id(other)]
+            test = Or(LE(whi, olo), LE(ohi, wlo))
+            cond = test if cond is None else AndNode(cond, test)
+    assert cond is not None
+    readonly = [v for v in shared if id(v) not in body.written]
+    fast = AttrStmt(
+        tuple(written + readonly),
+        NOALIAS_ATTR,
+        IntImm(as_dtype("int32"), len(written)),
+        copy_with_fresh_vars(loop),
+    )
+    return IfThenElse(cond, fast, loop, span=loop.span)
+
+
+class _Versioner(StmtExprMutator):
+    def __init__(self, local_data: set[int]) -> None:
+        self.local_data = local_data
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr  # loops are statements: skip expression trees
+
+    def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
+        return stmt if stmt.attr_key == NOALIAS_ATTR else self.generic_mutate(stmt)
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        # Already versioned (the pass runs twice): leave both copies alone.
+        if isinstance(stmt.then_case, AttrStmt) and stmt.then_case.attr_key == NOALIAS_ATTR:
+            return stmt
+        return self.generic_mutate(stmt)
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        new = self.generic_mutate(stmt)
+        out = version_loop(new, self.local_data)
+        return new if out is None else out
+
+
+@function_pass("alias-version")
+def _alias_version(func: PrimFunc) -> PrimFunc:
+    """Version gather loops on a run-time no-overlap test (see the module doc)."""
+    finder = LocalAllocations()
+    finder.visit_stmt(func.body)
+    body = _Versioner(finder.vars).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+alias_version: FunctionPass = _alias_version
+"""The ``alias-version`` pass (a :class:`FunctionPass`)."""
