@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from irbuilder.ir import Buffer, DataType, Var
 
+from .c_errors import add_c_error_helpers
 from .context import CodegenError, ErrorKind, ModuleContext, llvm_type, sanitize
 
 __all__ = ["FunctionBuilder", "ensure_helpers"]
@@ -249,6 +250,9 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     if "__tvms_raise" in ctx.helpers:
         return
     ctx.helpers.add("__tvms_raise")
+    if ctx.options.error_abi == "c":
+        add_c_error_helpers(ctx)  # same helper names, Python-free bodies
+        return
     cases = []
     blocks = []
     fmt_blocks = []

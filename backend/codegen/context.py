@@ -72,6 +72,10 @@ class CodegenOptions:
     count_allocations: bool = False
     """Count heap allocations in the external globals ``tvms_cg_live_allocs`` (currently live)
     and ``tvms_cg_total_allocs`` (ever made); tests bind them with ``compile_ir(symbols=...)``."""
+    error_abi: str = "python"
+    """How errors leave a function: ``"python"`` sets a Python exception (native kernel ABI);
+    ``"c"`` records code and message in thread-local storage (plain-C entry points,
+    ``backend/codegen/c_errors.py``) and never calls Python."""
 
 
 _SCALAR_INT = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
