@@ -5,7 +5,8 @@ Every measurement runs in a fresh process (imports excluded, reported separately
 * ``cold``: build the IR (parser when ``@T.prim_func`` works, else the IRBuilder) and
   ``tvmscript.build(f, cache=False)``, with a per-phase breakdown (lowering passes, LLVM IR
   generation, LLVM parse+verify+optimise, machine code, JIT link, entry wrapper);
-* ``warm``: the same with ``cache=True`` against a primed cache directory;
+* ``warm``: the same with ``cache=True`` against a primed cache directory (timed without
+  the phase wrappers; a second set of runs gives the warm breakdown);
 * ``tvm``: TVMScript parse + ``tvm.compile(target="llvm")`` of the same kernel with
   ``/work/peers/bin/python`` (skipped when it is absent).
 
@@ -77,9 +78,13 @@ _OURS = textwrap.dedent('''
         tb.generate = timed("LLVM IR generation", tb.generate)
         tb.entry_wrapper_ir = timed("entry wrapper IR", tb.entry_wrapper_ir)
         eng.optimize = timed("LLVM optimise (O3)", eng.optimize)
-        eng._link = timed("JIT link", eng._link)
+        eng._link = timed("JIT link (incl. JIT creation)", eng._link)
         tb.make_builtin = timed("make builtin", tb.make_builtin)
         tb.structural_hash = timed("structural hash", tb.structural_hash)
+        tb.build_cache_path = timed("cache key (host target, paths)", tb.build_cache_path)
+        tb.load_build = timed("read cache entry", tb.load_build)
+        eng._get_jit = timed("JIT creation (in link)", eng._get_jit)
+        tb._assemble = timed("kernel objects (assemble)", tb._assemble)
         import llvmlite.binding as llvm
         orig_parse = llvm.parse_assembly
         eng.llvm.parse_assembly = timed("LLVM parse", orig_parse)
@@ -141,6 +146,7 @@ def _ms(values: list[float]) -> str:
 def main(repeats: int = 5) -> None:
     """Measure and print the table (medians over ``repeats`` fresh processes)."""
     rows: dict[str, list[dict[str, object]]] = {"cold": [], "warm": [], "tvm": []}
+    warm_profiled: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tvms-ct-") as tmp:
         env = {"TVMSCRIPT_CACHE_DIR": tmp}
         for _ in range(repeats):
@@ -150,6 +156,9 @@ def main(repeats: int = 5) -> None:
         for _ in range(repeats):
             rows["warm"].append(_run(sys.executable, _OURS.format(
                 root=str(ROOT), cache=True, profile=False), env))
+        for _ in range(repeats):
+            warm_profiled.append(_run(sys.executable, _OURS.format(
+                root=str(ROOT), cache=True, profile=True), env))
     if PEER_PYTHON.exists():
         for _ in range(repeats):
             try:
@@ -170,15 +179,16 @@ def main(repeats: int = 5) -> None:
         print(f"{name:6} " + " ".join(f"{c:>26}" for c in cols))
     if all(r.get("from_cache") for r in rows["warm"]):
         print("warm builds were all served from the disk cache")
-    phases: dict[str, list[float]] = {}
-    for r in rows["cold"]:
-        timings = r["phases"]
-        assert isinstance(timings, dict)
-        for key, value in timings.items():
-            phases.setdefault(key, []).append(float(value))
-    print("\ncold build phases (median):")
-    for key, values in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
-        print(f"  {key:<28} {1e3 * statistics.median(values):7.2f} ms")
+    for title, runs in (("cold", rows["cold"]), ("warm", warm_profiled)):
+        phases: dict[str, list[float]] = {}
+        for r in runs:
+            timings = r["phases"]
+            assert isinstance(timings, dict)
+            for key, value in timings.items():
+                phases.setdefault(key, []).append(float(value))
+        print(f"\n{title} build phases (median):")
+        for key, values in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
+            print(f"  {key:<32} {1e3 * statistics.median(values):7.2f} ms")
 
 
 if __name__ == "__main__":

@@ -45,13 +45,14 @@ from backend.runtime import (
     load_object,
     make_builtin,
 )
+from backend.runtime.engine import cache_scope
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
 
+from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
-from .build_export import write_header
 from .build_options import BuildOptions, lower_for_build, parse_options
 
 __all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
@@ -180,23 +181,19 @@ class Kernel:
         c[4], c[5] = c[2], c[0]
 
     def export_object(self, path: str | Path) -> Path:
-        """Write the library's position-independent ELF object to ``path``.
-
-        Its kernels use the native ABI (``PyObject*`` ndarrays, see :mod:`backend.runtime`)
-        and leave the tvmscript runtime symbols undefined.
-        """
-        return self._require_library().export_object(path)
+        """Write a position-independent ELF object to ``path``: the kernel with the native ABI
+        (``PyObject*`` ndarrays; tvmscript runtime symbols left weak undefined) and its plain-C
+        entry ``<name>_c`` (see :mod:`tvmscript.build_export`)."""
+        return build_export.export_object(self._require_library(), [self], path)
 
     def export_library(self, path: str | Path) -> Path:
         """Link a shared library at ``path`` (needs ``cc``) and write ``<stem>.h`` beside it.
 
-        The header declares each kernel's native C symbol; see :func:`write_header` for the
-        ABI (ndarray ``PyObject*`` arguments, usable only inside a CPython process).
+        The header declares the kernel's native-ABI symbol (ndarray ``PyObject*`` arguments,
+        needs CPython) and its plain-C entry ``<name>_c`` (raw pointers, int64 extents,
+        error code + ``<name>_c_last_error()``); see :mod:`tvmscript.build_export`.
         """
-        out = self._require_library().export_library(path)
-        kernels = [(self.name, self.spec)] if self.spec is not None else []
-        write_header(out.with_suffix(".h"), out.stem, kernels)
-        return out
+        return build_export.export_library(self._require_library(), [self], path)
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.func.params)
@@ -244,16 +241,13 @@ class KernelModule:
         """Write the module's object file (all kernels) to ``path``."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        return self._library.export_object(path)
+        return build_export.export_object(self._library, list(self._kernels.values()), path)
 
     def export_library(self, path: str | Path) -> Path:
         """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        out = self._library.export_library(path)
-        kernels = [(k.name, k.spec) for k in self._kernels.values() if k.spec is not None]
-        write_header(out.with_suffix(".h"), out.stem, kernels)
-        return out
+        return build_export.export_library(self._library, list(self._kernels.values()), path)
 
     def __repr__(self) -> str:
         return f"<tvmscript.KernelModule {', '.join(self._kernels)}>"
@@ -366,9 +360,12 @@ def build(
     if use_disk:
         kind = "func" if isinstance(func_or_module, PrimFunc) else "module"
         path = build_cache_path(kind, ir_hash, target, (names, *opts.key()))
-    result = _load_cached(func_or_module, opts, path) if path is not None else None
-    if result is None:
-        result = _build_llvm(func_or_module, opts, use_disk, path)
+    # The thread pool's library, compiled lazily when a parallel kernel is linked, follows
+    # this build's cache switch.
+    with cache_scope(use_disk):
+        result = _load_cached(func_or_module, opts, path) if path is not None else None
+        if result is None:
+            result = _build_llvm(func_or_module, opts, use_disk, path)
     with _cache_lock:
         _cache[key] = (func_or_module, result)
         while len(_cache) > _CACHE_SIZE:

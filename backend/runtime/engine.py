@@ -31,7 +31,7 @@ import tempfile
 import threading
 import warnings
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "CompiledLibrary",
     "SymbolProvider",
     "cache_enabled",
+    "cache_scope",
     "compile_ir",
     "compile_stats",
     "default_cache_dir",
@@ -145,14 +146,36 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "tvmscript"
 
 
+_scope = threading.local()
+
+
+@contextlib.contextmanager
+def cache_scope(cache: bool) -> Iterator[None]:
+    """Within the block (on this thread), ``cache=None`` means ``cache``.
+
+    ``build(..., cache=True)`` wraps loading and compiling in it, so that what a kernel pulls
+    in lazily through a symbol provider (the thread pool's library) follows the same switch.
+    """
+    previous = getattr(_scope, "cache", None)
+    _scope.cache = bool(cache)
+    try:
+        yield
+    finally:
+        _scope.cache = previous
+
+
 def cache_enabled(cache: bool | None = None) -> bool:
-    """Resolve the ``cache=`` argument: explicit bool wins, else the environment decides.
+    """Resolve the ``cache=`` argument: explicit bool wins, then an enclosing
+    :func:`cache_scope`, else the environment decides.
 
     ``None`` enables the cache when ``TVMSCRIPT_CACHE`` is truthy (``1/true/yes/on``) or when
     ``TVMSCRIPT_CACHE_DIR`` is set and ``TVMSCRIPT_CACHE`` is not explicitly falsy.
     """
     if cache is not None:
         return bool(cache)
+    scoped = getattr(_scope, "cache", None)
+    if scoped is not None:
+        return bool(scoped)
     flag = os.environ.get("TVMSCRIPT_CACHE", "").strip().lower()
     if flag in ("1", "true", "yes", "on"):
         return True
