@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .schedule import MATMUL_PACKED_TILE, host_has_avx512
+
 
 def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     import llvmlite.binding as llvm
@@ -68,7 +70,7 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
                     C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
     @T.prim_func
-    def matmul_tiled(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
+    def matmul_tiled_in_place(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
                      C: T.Buffer((1024, 1024), "float32")):
         for io in T.parallel(32):
             for jo in range(16):
@@ -85,6 +87,39 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
                     for ii in range(4):
                         for ji in T.vectorized(64):
                             C[io * 32 + im * 4 + ii, jo * 64 + ji] = acc[ii, ji]
+
+    mr, nr, nc, kc = MATMUL_PACKED_TILE
+
+    @T.prim_func
+    def matmul_tiled_packed(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
+                            C: T.Buffer((1024, 1024), "float32")):
+        for jc in T.parallel(1024 // nc):
+            Bp = T.decl_buffer((nc // nr, kc, nr), "float32")
+            for kb in range(1024 // kc):
+                for jr in range(nc // nr):
+                    for k in range(kc):
+                        for ji in T.vectorized(nr):
+                            Bp[jr, k, ji] = B[kb * kc + k, jc * nc + jr * nr + ji]
+                for im in range((1024 + mr - 1) // mr):
+                    for jr in range(nc // nr):
+                        acc = T.decl_buffer((mr, nr), "float32")
+                        if kb == 0:
+                            for ii in range(mr):
+                                for ji in T.vectorized(nr):
+                                    acc[ii, ji] = T.float32(0)
+                        else:
+                            for ii in range(mr):
+                                for ji in T.vectorized(nr):
+                                    acc[ii, ji] = C[T.min(im * mr + ii, 1023), jc * nc + jr * nr + ji]
+                        for k in range(kc):
+                            for ii in T.unroll(mr):
+                                for ji in T.vectorized(nr):
+                                    acc[ii, ji] = acc[ii, ji] + A[T.min(im * mr + ii, 1023), kb * kc + k] * Bp[jr, k, ji]
+                        for ii in range(mr):
+                            for ji in T.vectorized(nr):
+                                C[T.min(im * mr + ii, 1023), jc * nc + jr * nr + ji] = acc[ii, ji]
+
+    matmul_tiled = matmul_tiled_in_place if host_has_avx512() else matmul_tiled_packed
 
     @T.prim_func
     def conv2d(X: T.Buffer((1, 64, 58, 58), "float32"), W: T.Buffer((64, 64, 3, 3), "float32"),

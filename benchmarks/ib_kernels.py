@@ -14,6 +14,8 @@ from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import PrimFunc
 
+from .schedule import MATMUL_PACKED_TILE, host_has_avx512
+
 N = 1 << 24
 
 
@@ -130,6 +132,41 @@ def matmul_tiled(mb: int = 32, mr: int = 4, nr: int = 64) -> PrimFunc:
     return out[0]
 
 
+def matmul_tiled_packed(mr: int = 6, nr: int = 16, nc: int = 64, kc: int = 256) -> PrimFunc:
+    """C = A @ B, GotoBLAS-style (benchmarks/schedule.py): ``nc``-column panels in parallel;
+    per ``kc``-deep slice B is packed into ``kc x nr`` micro-panels that ``mr x nr`` register
+    tiles sweep over all rows (the last tile repeats row 1023)."""
+    out: list[PrimFunc] = []
+    with _func("matmul_tiled", out):
+        A, B, C = (_buf(n, (1024, 1024)) for n in "ABC")
+        with T.parallel(1024 // nc) as jc, T.decl_buffer((nc // nr, kc, nr), "float32") as Bp:
+            with T.serial(1024 // kc) as kb:
+                with T.serial(nc // nr) as jr, T.serial(kc) as k, T.vectorized(nr) as ji:
+                    T.buffer_store(Bp, B[kb * kc + k, jc * nc + jr * nr + ji], [jr, k, ji])
+                with T.serial((1024 + mr - 1) // mr) as im, T.serial(nc // nr) as jr:
+                    col = jc * nc + jr * nr
+                    with T.decl_buffer((mr, nr), "float32") as acc:
+                        with T.If(kb == 0):
+                            with T.Then(), T.serial(mr) as ii, T.vectorized(nr) as ji:
+                                T.buffer_store(acc, T.float32(0), [ii, ji])
+                            with T.Else(), T.serial(mr) as ii, T.vectorized(nr) as ji:
+                                row = T.min(im * mr + ii, 1023)
+                                T.buffer_store(acc, C[row, col + ji], [ii, ji])
+                        with T.serial(kc) as k, T.unroll(mr) as ii, T.vectorized(nr) as ji:
+                            row = T.min(im * mr + ii, 1023)
+                            value = acc[ii, ji] + A[row, kb * kc + k] * Bp[jr, k, ji]
+                            T.buffer_store(acc, value, [ii, ji])
+                        with T.serial(mr) as ii, T.vectorized(nr) as ji:
+                            row = T.min(im * mr + ii, 1023)
+                            T.buffer_store(C, acc[ii, ji], [row, col + ji])
+    return out[0]
+
+
+def _host_matmul_tiled() -> PrimFunc:
+    """The schedule kernels.py picks for this host (benchmarks/schedule.py)."""
+    return matmul_tiled() if host_has_avx512() else matmul_tiled_packed(*MATMUL_PACKED_TILE)
+
+
 def conv2d() -> PrimFunc:
     """Direct NCHW 3x3 convolution, 64 -> 64 channels on 56x56."""
     out: list[PrimFunc] = []
@@ -194,7 +231,7 @@ BUILDERS: dict[str, Callable[[], PrimFunc]] = {
     "softmax": softmax,
     "transpose": transpose,
     "matmul_naive": matmul_naive,
-    "matmul_tiled": matmul_tiled,
+    "matmul_tiled": _host_matmul_tiled,
     "conv2d": conv2d,
     "stencil": stencil,
     "gather": gather,

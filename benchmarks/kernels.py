@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from tvmscript import tir as T
 
+from .schedule import MATMUL_PACKED_TILE, host_has_avx512
+
 N = 1 << 24
 
 
@@ -75,8 +77,12 @@ def matmul_naive(
                 C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
 
+# The register tile follows the host (benchmarks/schedule.py); the peers use the same nest.
+MR, NR, NC, KC = MATMUL_PACKED_TILE
+
+
 @T.prim_func
-def matmul_tiled(
+def _matmul_tiled_in_place(
     A: T.Buffer((1024, 1024), "float32"),
     B: T.Buffer((1024, 1024), "float32"),
     C: T.Buffer((1024, 1024), "float32"),
@@ -97,6 +103,47 @@ def matmul_tiled(
                 for ii in range(4):
                     for ji in T.vectorized(64):
                         C[io * 32 + im * 4 + ii, jo * 64 + ji] = acc[ii, ji]
+
+
+@T.prim_func
+def _matmul_tiled_packed(
+    A: T.Buffer((1024, 1024), "float32"),
+    B: T.Buffer((1024, 1024), "float32"),
+    C: T.Buffer((1024, 1024), "float32"),
+):
+    # GotoBLAS-style: NC-column panels in parallel; per KC-deep slice, B is packed into NC/NR
+    # contiguous KC x NR micro-panels (64 KB, in L2); an MR x KC slice of A (6 KB, in L1)
+    # feeds all of them through MR x NR register tiles. The last row tile repeats row 1023.
+    for jc in T.parallel(1024 // NC):
+        Bp = T.decl_buffer((NC // NR, KC, NR), "float32")
+        for kc in range(1024 // KC):
+            for jr in range(NC // NR):
+                for k in range(KC):
+                    for ji in T.vectorized(NR):
+                        Bp[jr, k, ji] = B[kc * KC + k, jc * NC + jr * NR + ji]
+            for im in range((1024 + MR - 1) // MR):
+                for jr in range(NC // NR):
+                    acc = T.decl_buffer((MR, NR), "float32")
+                    if kc == 0:
+                        for ii in range(MR):
+                            for ji in T.vectorized(NR):
+                                acc[ii, ji] = T.float32(0)
+                    else:
+                        for ii in range(MR):
+                            for ji in T.vectorized(NR):
+                                acc[ii, ji] = C[T.min(im * MR + ii, 1023), jc * NC + jr * NR + ji]
+                    for k in range(KC):
+                        for ii in T.unroll(MR):
+                            for ji in T.vectorized(NR):
+                                acc[ii, ji] = acc[ii, ji] + A[T.min(im * MR + ii, 1023), kc * KC + k] * Bp[jr, k, ji]
+                    for ii in range(MR):
+                        for ji in T.vectorized(NR):
+                            C[T.min(im * MR + ii, 1023), jc * NC + jr * NR + ji] = acc[ii, ji]
+
+
+matmul_tiled = (_matmul_tiled_in_place if host_has_avx512() else _matmul_tiled_packed).with_attr(
+    "global_symbol", "matmul_tiled"
+)
 
 
 @T.prim_func

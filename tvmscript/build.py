@@ -318,6 +318,9 @@ def build(
     Options (unknown names raise ``TypeError``):
 
     * ``fastmath=False``: allow reassociation/contraction (vectorized float reductions);
+    * ``fp_contract=True``: let LLVM fuse a multiply and an add of one expression into an FMA
+      (one rounding instead of two, like C compilers' default); ``False`` rounds after every
+      operation, bit-for-bit like numpy's separate ``*`` and ``+``;
     * ``cache=None``: keep the build on disk (``True``; ``None`` follows ``TVMSCRIPT_CACHE``
       / ``TVMSCRIPT_CACHE_DIR``) so a later process skips lowering, codegen and LLVM;
     * ``verify=False``: run the well-formedness verifier after every lowering pass;
@@ -463,7 +466,11 @@ def _build_llvm(
     counters, symbols = _new_counters(options)
     result = generate(
         lowered,
-        CodegenOptions(fastmath=options.fastmath, count_allocations=options.count_allocations),
+        CodegenOptions(
+            fastmath=options.fastmath,
+            fp_contract=options.fp_contract,
+            count_allocations=options.count_allocations,
+        ),
     )
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
     wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]

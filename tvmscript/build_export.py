@@ -133,7 +133,8 @@ def _object_code(library: CompiledLibrary, plan: ExportPlan, options: BuildOptio
     module = llvm.parse_assembly(ir)
     if plan.c_entries:
         text = generate_c_entries(
-            [e.func for e in plan.c_entries], CodegenOptions(fastmath=options.fastmath)
+            [e.func for e in plan.c_entries],
+            CodegenOptions(fastmath=options.fastmath, fp_contract=options.fp_contract),
         )
         c_module = llvm.parse_assembly(text)
         c_module.verify()

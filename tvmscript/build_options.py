@@ -21,6 +21,9 @@ class BuildOptions:
     opt_level: int = 3
     fastmath: bool = False
     """Allow reassociation/contraction of float arithmetic (reductions vectorize)."""
+    fp_contract: bool = True
+    """Let LLVM fuse ``a * b + c`` into one FMA (C's default ``-ffp-contract=on``); ``False``
+    rounds after every operation, as numpy does."""
     verify: bool = False
     """Run the well-formedness verifier on the input and after every lowering pass."""
     bounds_check: bool = False
@@ -39,6 +42,7 @@ class BuildOptions:
         return (
             self.opt_level,
             self.fastmath,
+            self.fp_contract,
             self.verify,
             self.bounds_check,
             self.release_gil,
@@ -51,6 +55,7 @@ class BuildOptions:
 
 _BOOL_OPTIONS = (
     "fastmath",
+    "fp_contract",
     "verify",
     "bounds_check",
     "release_gil",

@@ -62,6 +62,10 @@ class CodegenOptions:
 
     fastmath: bool = False
     """Put the ``fast`` flag on floating-point instructions (lets reductions vectorize)."""
+    fp_contract: bool = True
+    """Put the ``contract`` flag on ``fadd``/``fsub``/``fmul`` so LLVM may fuse a multiply and
+    an add into one FMA (one rounding instead of two), as C compilers do by default
+    (``-ffp-contract=on``). Off gives IEEE rounding after every operation."""
     stack_limit: int = 4096
     """Constant-size allocations up to this many bytes go on the stack, larger ones on the heap."""
     libmvec: bool = True

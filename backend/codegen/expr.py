@@ -81,6 +81,15 @@ class ExprEmitter(FunctionBuilder):
         """Fast-math flags (with a trailing space) for float instructions, or ``""``."""
         return "fast " if self.ctx.options.fastmath else ""
 
+    @property
+    def fm_arith(self) -> str:
+        """Flags for ``fadd``/``fsub``/``fmul``: ``fast``, else ``contract`` when FMA
+        contraction is allowed (:attr:`CodegenOptions.fp_contract`), else ``""``."""
+        options = self.ctx.options
+        if options.fastmath:
+            return "fast "
+        return "contract " if options.fp_contract else ""
+
     def expr(self, node: PrimExpr) -> str:
         """Emit ``node``; return its value."""
         handler = _HANDLERS.get(type(node))
@@ -156,7 +165,8 @@ class ExprEmitter(FunctionBuilder):
         """``op`` (fadd, fmul, ...) on floats, computing float16 in float32."""
         a2, wide = self.promote_half(a, dtype)
         b2, _ = self.promote_half(b, dtype)
-        res = self.assign(op, f"{op} {self.fm}{llvm_type(wide)} {a2}, {b2}")
+        flags = self.fm_arith if op in ("fadd", "fsub", "fmul") else self.fm
+        res = self.assign(op, f"{op} {flags}{llvm_type(wide)} {a2}, {b2}")
         return self.demote_half(res, wide, dtype)
 
     def call_intrinsic(self, name: str, dtype: DataType, args: list[str]) -> str:

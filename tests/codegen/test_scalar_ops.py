@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from cgkit import build, elementwise, rand
@@ -47,13 +49,33 @@ ALL = ["bool", *NUMERIC]
 def test_add_sub_mul(dtype: str) -> None:
     rng = np.random.default_rng(0)
     f = elementwise("k", dtype, [dtype, dtype], N, lambda a, b: Sub(Add(Mul(a, b), a), b))
-    lib = build(f)
+    lib = build(f, fp_contract=False)  # no FMA: each operation rounds, as in numpy
     a, b = rand(dtype, N, rng), rand(dtype, N, rng)
     out = np.zeros(N, dtype)
     with np.errstate(over="ignore"):
         expected = a * b + a - b  # integer overflow wraps, as in the kernel
     assert lib["k"](a, b, out) == 0
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multiply_add_contracts_to_fma_by_default(dtype: str) -> None:
+    rng = np.random.default_rng(1)
+    f = elementwise("k", dtype, [dtype, dtype, dtype], N, lambda a, b, c: Add(Mul(a, b), c))
+    lib = build(f)
+    assert re.search(r"fmul contract ", lib.ir) and re.search(r"fadd contract ", lib.ir)
+    assert "fmul contract" not in build(f, fp_contract=False).ir
+    # Inputs where a * b + c cancels: the fused result (one rounding) is exact here.
+    a = rand(dtype, N, rng)
+    b = rand(dtype, N, rng)
+    c = -(a * b)  # the product rounded: a*b + c is exactly the product's rounding error
+    out = np.zeros(N, dtype)
+    assert lib["k"](a, b, c, out) == 0
+    wide = np.longdouble
+    exact = (a.astype(wide) * b.astype(wide) + c.astype(wide)).astype(dtype)
+    if dtype == "float32":  # float64 holds the float32 product exactly
+        np.testing.assert_array_equal(out, exact)
+    assert np.count_nonzero(out) > 0  # separate rounding would give all zeros
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import runpy
 import sys
@@ -40,9 +41,14 @@ def _example_kernels() -> dict[str, PrimFunc]:
         for key, value in namespace.items():
             if isinstance(value, PrimFunc):
                 found[f"{path.stem}.{key}"] = value
-    kernels = _load(ROOT / "benchmarks" / "kernels.py", "benchmarks_kernels")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    kernels = importlib.import_module("benchmarks.kernels")
     for key, value in kernels.KERNELS.items():
         found[f"benchmarks.{key}"] = value
+    # Both host-dependent matmul schedules, whichever this host picks.
+    found["benchmarks.matmul_tiled_in_place"] = kernels._matmul_tiled_in_place
+    found["benchmarks.matmul_tiled_packed"] = kernels._matmul_tiled_packed
     return found
 
 

@@ -1,0 +1,30 @@
+"""Host-dependent schedule choices shared by our kernels and the peers' (same loop nests).
+
+Only the tiled matmul depends on the host: its register tile must fit the vector register
+file. With AVX-512 (32 zmm registers of 16 floats) a 4x64 tile of accumulators (16 zmm)
+sweeps B in place; with AVX2 (16 ymm registers of 8 floats) the tile is 6x16 (12 ymm
+accumulators, 2 for B, 1 for a broadcast of A) inside a GotoBLAS-style blocking: B is
+packed into contiguous KC x NR micro-panels (the unpacked panel's 4 KiB row stride defeats
+the L1 cache and the prefetchers), and an MR x KC slice of A is reused across the NC / NR
+micro-panels of a column panel.
+"""
+
+from __future__ import annotations
+
+import functools
+
+__all__ = ["MATMUL_PACKED_TILE", "host_has_avx512"]
+
+
+@functools.cache
+def host_has_avx512() -> bool:
+    """Whether LLVM's host CPU features include AVX-512F."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    return bool(llvm.get_host_cpu_features().get("avx512f", False))
+
+
+#: Packed schedule (AVX2 hosts): register tile rows MR and columns NR, column-panel width NC
+#: (parallel tasks), depth KC of a packed slice of B.
+MATMUL_PACKED_TILE = (6, 16, 64, 256)
