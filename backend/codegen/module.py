@@ -10,6 +10,7 @@ from backend.runtime.target import codegen_target_machine, host_target
 from irbuilder.ir import IRModule, PrimFunc
 from lowering.alias_version import alias_version
 from lowering.distribute import distribute_reductions
+from lowering.interchange import interchange_reductions
 from lowering.jam import jam_parallel_reductions
 from lowering.promote import promote_accumulators
 from lowering.simplify import simplify
@@ -50,14 +51,16 @@ def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
     mixing element-wise stores with scalar reductions are distributed so the element-wise
     part vectorizes, and parallel loops running scalar reduction chains interleave a few
     iterations, and loops accumulating into one array element do so in a register when
-    a run-time test shows no other array overlaps it, and loops loading at data-dependent
-    indices get a no-overlap fast path LLVM can vectorize with gathers (see
+    a run-time test shows no other array overlaps it (or, when the reduction walks an array
+    with a stride, the nest is interchanged so its inner loop vectorizes), and loops loading
+    at data-dependent indices get a no-overlap fast path LLVM can vectorize with gathers (see
     :mod:`lowering.vector_remainder`, :mod:`lowering.distribute`, :mod:`lowering.jam`,
-    :mod:`lowering.promote`, :mod:`lowering.alias_version`).
+    :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`).
     Both preserve the sequential semantics; running them twice changes nothing.
     """
     out = vector_remainder(func)
     out = jam_parallel_reductions(distribute_reductions(out))
+    out = interchange_reductions(out)
     out = promote_accumulators(out)
     out = alias_version(out)
     return out if out is func else simplify(out)

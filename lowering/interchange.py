@@ -1,0 +1,262 @@
+"""The ``interchange-reductions`` pass: make a strided reduction nest vectorizable.
+
+The naive matmul ::
+
+    for j in range(J):
+        C[i*J + j] = 0
+        for k in range(K):
+            C[i*J + j] = C[i*J + j] + A[i*K + k] * B[k*J + j]
+
+accumulates one element at a time while ``B`` is read down a column (a new cache line and
+page every step); no loop of it vectorizes without reassociating the sum. Interchanged ::
+
+    for j in range(J): C[i*J + j] = 0
+    for k in range(K):
+        for j in range(J):
+            C[i*J + j] = C[i*J + j] + A[i*K + k] * B[k*J + j]
+
+every element of ``C`` still receives the same operations in the same order (k ascending),
+so results are bit-identical, but the inner loop walks ``C`` and ``B`` contiguously and
+vectorizes. This is legal when distinct ``j`` write distinct elements (the store index is
+``j`` times a non-zero constant plus terms free of ``j`` and ``k``), the value reads the
+accumulated array only at the element being written, nothing in the nest may trap or call
+out, and the other arrays read do not overlap the written one -- which for parameters is a
+run-time test: the nest is versioned, the interchanged copy runs inside a no-overlap region
+(:data:`lowering.alias_version.NOALIAS_ATTR`, so LLVM needs no checks of its own), and the
+original nest runs when the arrays overlap.
+
+Applied where it pays: the written array is contiguous in ``j`` (coefficient 1), every load
+that depends on ``j`` is contiguous in it, and some load walks memory with a stride other
+than one element as ``k`` advances (otherwise the original loop already streams).
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    LE,
+    Add,
+    AttrStmt,
+    Buffer,
+    BufferStore,
+    Cast,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    Mul,
+    Or,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    Var,
+    as_dtype,
+    structural_equal,
+)
+from irbuilder.ir import And as AndNode
+
+from .alias_version import NOALIAS_ATTR
+from .analysis.loads import LoadCollector, LocalAllocations
+from .analysis.vars import free_vars
+from .arith.canonical import supports_linear, to_linear
+from .pass_infra import FunctionPass, function_pass
+from .unroll import copy_with_fresh_vars
+
+__all__ = ["MIN_INNER_TRIP_COUNT", "interchange_loop", "interchange_reductions"]
+
+MIN_INNER_TRIP_COUNT = 16
+"""Shorter ``j`` loops would not fill a vector: leave them alone."""
+
+_U64 = as_dtype("uint64")
+
+
+def _coefficient(index: PrimExpr, var: Var) -> int | None:
+    """The constant factor of ``var`` in ``index`` when it appears linearly, else None."""
+    if not supports_linear(index.dtype):
+        return None
+    form = to_linear(index)
+    coef = 0
+    for atom, factor in form.live_terms():
+        if atom is var:
+            coef += factor
+        elif any(v is var for v in free_vars(atom)):
+            return None  # var inside a non-linear term (i * j, j // 2, a load, ...)
+    return coef
+
+
+def _reads_memory(expr: PrimExpr) -> bool:
+    found = LoadCollector()
+    found.visit_expr(expr)
+    return bool(found.loads)
+
+
+def _depends(expr: PrimExpr, var: Var) -> bool:
+    return any(v is var for v in free_vars(expr))
+
+
+def _byte_range(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
+    """``[lo, hi)`` byte addresses of a flat buffer starting at its data pointer."""
+    if len(buffer.shape) != 1 or not (
+        isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
+    ):
+        return None
+    size = buffer.shape[0]
+    if not size.dtype.is_integer:
+        return None
+    lo = Cast(_U64, buffer.data)
+    return lo, Add(lo, Mul(Cast(_U64, size), IntImm(_U64, buffer.dtype.itemsize)))
+
+
+def _split(loop: For) -> tuple[BufferStore | None, For] | None:
+    """``(init store or None, inner k loop)`` of a ``j`` loop of the matched shape."""
+    body = loop.body
+    if isinstance(body, For):
+        return None, body
+    if (
+        isinstance(body, SeqStmt)
+        and len(body.seq) == 2
+        and isinstance(body.seq[0], BufferStore)
+        and isinstance(body.seq[1], For)
+    ):
+        return body.seq[0], body.seq[1]
+    return None
+
+
+def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
+    """The versioned, interchanged nest (see the module doc), or None when it does not apply."""
+    if loop.kind is not ForKind.SERIAL:
+        return None
+    if not (isinstance(loop.extent, IntImm) and loop.extent.value >= MIN_INNER_TRIP_COUNT):
+        return None
+    parts = _split(loop)
+    if parts is None:
+        return None
+    init, inner = parts
+    if inner.kind is not ForKind.SERIAL or not isinstance(inner.body, BufferStore):
+        return None
+    if not (isinstance(inner.extent, IntImm) and inner.extent.value > 0):
+        return None
+    j, k = loop.loop_var, inner.loop_var
+    if _depends(inner.min, j) or _depends(inner.extent, j):
+        return None
+    store = inner.body
+    target = store.buffer
+    if id(target.data) in local_data or len(store.indices) != 1:
+        return None
+    if store.value.dtype.lanes != 1 or target.dtype.lanes != 1:
+        return None
+    (index,) = store.indices
+    if _depends(index, k) or _coefficient(index, j) != 1 or _reads_memory(index):
+        return None
+    if init is not None:
+        if init.buffer.data is not target.data or len(init.indices) != 1:
+            return None
+        if not structural_equal(init.indices[0], index):
+            return None
+    found = LoadCollector(traps_are_effects=True)
+    found.visit_expr(store.value)
+    if init is not None:
+        found.visit_expr(init.value)
+    if found.impure:
+        return None
+    reads_self = False
+    strided_in_k = False
+    others: dict[int, Buffer] = {}
+    init_loads: set[int] = set()
+    if init is not None:
+        init_only = LoadCollector()
+        init_only.visit_expr(init.value)
+        init_loads = {id(load) for load in init_only.loads}
+    for load in found.loads:
+        if len(load.indices) != 1:
+            return None
+        (at,) = load.indices
+        if load.buffer.data is target.data:
+            if id(load) in init_loads or not structural_equal(at, index):
+                return None
+            reads_self = True
+            continue
+        coef_j = _coefficient(at, j)
+        if coef_j is None or coef_j not in (0, 1):
+            return None
+        coef_k = _coefficient(at, k)
+        if coef_k is None:
+            return None
+        if coef_k not in (0, 1, -1):
+            strided_in_k = True
+        if id(load.buffer.data) not in local_data:
+            others.setdefault(id(load.buffer.data), load.buffer)
+    if not (reads_self and strided_in_k):
+        return None
+    checks: list[PrimExpr] = []
+    written = _byte_range(target)
+    if others and written is None:
+        return None
+    for other in others.values():
+        span = _byte_range(other)
+        if span is None or written is None:
+            return None
+        checks.append(Or(LE(written[1], span[0]), LE(span[1], written[0])))
+    swapped = For(
+        k,
+        inner.min,
+        inner.extent,
+        inner.kind,
+        For(j, loop.min, loop.extent, loop.kind, store, loop.thread_binding, loop.annotations,
+            span=loop.span),
+        inner.thread_binding,
+        inner.annotations,
+        span=inner.span,
+    )
+    steps: list[Stmt] = []
+    if init is not None:
+        init_loop = For(j, loop.min, loop.extent, loop.kind, init, loop.thread_binding,
+                        loop.annotations, span=loop.span)
+        steps.append(copy_with_fresh_vars(init_loop))
+    steps.append(copy_with_fresh_vars(swapped))
+    fast_body: Stmt = steps[0] if len(steps) == 1 else SeqStmt(tuple(steps))
+    readonly = [b.data for b in others.values()]
+    fast = AttrStmt(
+        (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
+    )
+    if not checks:
+        return fast
+    cond = checks[0]
+    for check in checks[1:]:
+        cond = AndNode(cond, check)
+    return IfThenElse(cond, fast, loop, span=loop.span)
+
+
+class _Interchanger(StmtExprMutator):
+    def __init__(self, local_data: set[int]) -> None:
+        self.local_data = local_data
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr  # loops are statements: skip expression trees
+
+    def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
+        return stmt if stmt.attr_key == NOALIAS_ATTR else self.generic_mutate(stmt)
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        # Already versioned (the pass runs twice): leave both copies alone.
+        if isinstance(stmt.then_case, AttrStmt) and stmt.then_case.attr_key == NOALIAS_ATTR:
+            return stmt
+        return self.generic_mutate(stmt)
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        out = interchange_loop(stmt, self.local_data)
+        return self.generic_mutate(stmt) if out is None else out
+
+
+@function_pass("interchange-reductions")
+def _interchange_reductions(func: PrimFunc) -> PrimFunc:
+    """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
+    finder = LocalAllocations()
+    finder.visit_stmt(func.body)
+    body = _Interchanger(finder.vars).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+interchange_reductions: FunctionPass = _interchange_reductions
+"""The ``interchange-reductions`` pass (a :class:`FunctionPass`)."""
