@@ -1,0 +1,70 @@
+"""``T.parallel`` speedup: each suite kernel with a parallel loop, on 1 thread and on all.
+
+    python benchmarks/parallel_speedup.py [--repeat 7] [--rounds 3] [--only matmul_tiled,conv2d]
+
+The thread count is switched with ``backend.runtime.set_num_threads`` between timings of the
+same compiled kernel; rounds interleave the two settings (a shared machine's load comes in
+bursts) and each keeps its best time. Prints, per kernel, both times and the speedup; the
+compute-bound kernels (goal >= 1.9x on 2 cores) are marked. Memory-bound kernels are limited
+by DRAM bandwidth, which one core already nearly saturates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from backend.runtime import default_num_threads, set_num_threads  # noqa: E402
+from benchmarks.kernels import KERNELS  # noqa: E402
+from benchmarks.peers import make_inputs  # noqa: E402
+
+PARALLEL = ("vadd", "fused", "rowsum", "softmax", "transpose", "matmul_tiled", "conv2d", "stencil")
+COMPUTE_BOUND = {"matmul_tiled", "conv2d"}
+
+
+def best_time(fn: Any, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    import tvmscript
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else set(PARALLEL)
+    threads = default_num_threads()
+    inputs = make_inputs()
+    print(f"{'kernel':<14} {'1 thread ms':>12} {f'{threads} threads ms':>14} {'speedup':>8}")
+    for name in PARALLEL:
+        if name not in only:
+            continue
+        kernel = tvmscript.build(KERNELS[name])
+        run = (lambda k=kernel, a=tuple(inputs[name].values()): k(*a))
+        best = {1: float("inf"), threads: float("inf")}
+        for _ in range(args.rounds):
+            for n in best:
+                set_num_threads(n)
+                time.sleep(0.05)
+                best[n] = min(best[n], best_time(run, args.repeat))
+        set_num_threads(threads)
+        mark = "  (compute-bound, goal >= 1.9x)" if name in COMPUTE_BOUND else ""
+        print(f"{name:<14} {best[1] * 1e3:>12.2f} {best[threads] * 1e3:>14.2f} "
+              f"{best[1] / best[threads]:>7.2f}x{mark}")
+
+
+if __name__ == "__main__":
+    main()
