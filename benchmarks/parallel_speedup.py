@@ -12,6 +12,7 @@ by DRAM bandwidth, which one core already nearly saturates.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -19,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from backend.runtime import default_num_threads, set_num_threads  # noqa: E402
-from benchmarks.kernels import KERNELS  # noqa: E402
-from benchmarks.peers import make_inputs  # noqa: E402
+from backend.runtime import default_num_threads, set_num_threads
+from benchmarks.kernels import KERNELS
+from benchmarks.peers import make_inputs
 
 PARALLEL = ("vadd", "fused", "rowsum", "softmax", "transpose", "matmul_tiled", "conv2d", "stencil")
 COMPUTE_BOUND = {"matmul_tiled", "conv2d"}
@@ -52,8 +53,7 @@ def main() -> None:
     for name in PARALLEL:
         if name not in only:
             continue
-        kernel = tvmscript.build(KERNELS[name])
-        run = (lambda k=kernel, a=tuple(inputs[name].values()): k(*a))
+        run = functools.partial(tvmscript.build(KERNELS[name]), *inputs[name].values())
         best = {1: float("inf"), threads: float("inf")}
         for _ in range(args.rounds):
             for n in best:

@@ -72,6 +72,10 @@ _FLOAT_CMP = {EQ: "oeq", NE: "une", LT: "olt", LE: "ole", GT: "ogt", GE: "oge"}
 class ExprEmitter(FunctionBuilder):
     """Translates expressions; each ``visit`` returns an LLVM value (SSA name or literal)."""
 
+    streaming: frozenset[int] = frozenset()
+    """Data vars (by id) whose contiguous vector stores stream (:mod:`.streaming`)."""
+    streamed: bool = False
+    """Whether a streaming store was emitted (the function must end with a fence)."""
     alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place
     """Per data var (by id): metadata suffix of its accesses inside a no-overlap region
     (see :mod:`lowering.alias_version`)."""

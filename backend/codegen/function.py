@@ -6,6 +6,7 @@ from irbuilder.ir import Call, CallKind, PrimFunc, as_dtype
 
 from .context import CodegenError, ModuleContext, llvm_type
 from .stmt import StmtEmitter
+from .streaming import STREAMING_FENCE, streaming_data_vars
 
 __all__ = ["emit_primfunc", "kernel_signature"]
 
@@ -29,6 +30,7 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
     """Append ``i32 @<name>(params)`` to the module: 0 on success, -1 with a Python error set."""
     em = StmtEmitter(ctx)
     em.func_name = func.name
+    em.streaming = streaming_data_vars(func)
     params = []
     for param, ty in zip(func.params, kernel_signature(func)):
         value = em.tmp(param.name)
@@ -46,4 +48,5 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
             em.bind(buffer.data, em.expr(Call(_HANDLE, "array_data", (handle,), CallKind.BUILTIN)))
     em.stmt(func.body)
     header = f'define i32 @"{func.name}"({", ".join(params)}) nounwind'
-    ctx.definitions.append(em.finish(header, ["  ret i32 0"], ["  ret i32 -1"]))
+    fence = [STREAMING_FENCE] if em.streamed else []
+    ctx.definitions.append(em.finish(header, [*fence, "  ret i32 0"], [*fence, "  ret i32 -1"]))

@@ -32,6 +32,7 @@ from irbuilder.ir import (
 
 from .builder import ensure_helpers
 from .context import llvm_type
+from .streaming import STREAMING_FENCE
 
 if TYPE_CHECKING:
     from .stmt import StmtEmitter
@@ -119,11 +120,12 @@ def emit_parallel(em: StmtEmitter, node: For) -> None:
     child.emit(f"{k_next} = add nsw i64 {k}, 1")
     child.br(head)
     child.label(done)
+    fence = [STREAMING_FENCE] if child.streamed else []
     ctx.definitions.append(
         child.finish(
             f'define internal void @"{name}"(ptr %ctx, i64 %begin, i64 %end) nounwind',
-            ["  ret void"],
-            ["  ret void"],
+            [*fence, "  ret void"],
+            [*fence, "  ret void"],
         )
     )
 

@@ -31,6 +31,7 @@ from lowering.alias_version import NOALIAS_ATTR
 from .context import CodegenError, ErrorKind, const_int, llvm_type, mem_type, sanitize
 from .expr import ExprEmitter
 from .parallel import emit_parallel
+from .streaming import emit_streaming_store
 
 __all__ = ["HEAP_ALIGNMENT", "StmtEmitter", "ensure_heap_helpers"]
 
@@ -57,6 +58,7 @@ class StmtEmitter(ExprEmitter):
         """A fresh emitter for an outlined function of the same module."""
         child = type(self)(self.ctx, parallel_ctx=parallel_ctx)
         child.func_name = self.func_name
+        child.streaming = self.streaming
         return child
 
     def scoped_bind(self, var: Var, value: str, body: Callable[[], None]) -> None:
@@ -228,7 +230,10 @@ def _buffer_store(em: StmtEmitter, node: BufferStore) -> None:
     if em.is_contiguous_ramp(index, buffer):
         assert isinstance(index, Ramp)
         ptr = em.index_pointer(buffer, index.base)
-        em.store_at(ptr, value, vector, em.alias_md(buffer))
+        md = em.alias_md(buffer)
+        if id(buffer.data) in em.streaming and emit_streaming_store(em, ptr, value, vector, md):
+            return
+        em.store_at(ptr, value, vector, md)
         return
     # Scatter: lanes are stored in order, so a repeated index keeps the last lane's value.
     vty = llvm_type(vector)

@@ -1,0 +1,99 @@
+"""Non-temporal stores for large write-only arrays (backend/codegen/streaming.py)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import lowering
+import tvmscript
+from backend.codegen.streaming import STREAMING_MIN_BYTES, streaming_data_vars
+from irbuilder.ir import PrimFunc
+from tvmscript import tir as T
+
+BIG = STREAMING_MIN_BYTES // 4  # float32 elements in the smallest streaming array
+
+
+def _function_text(ll: str, name: str) -> str:
+    match = re.search(r"^define [^\n]*@\"?" + re.escape(name) + r"\"?\(.*?^}", ll, re.M | re.S)
+    assert match is not None, f"no function {name} in the module"
+    return match.group(0)
+
+
+@T.prim_func
+def add(A: T.Buffer((BIG,), "float32"), B: T.Buffer((BIG,), "float32"),
+        C: T.Buffer((BIG,), "float32")):
+    for io in T.parallel(BIG // 4096):
+        for ii in T.vectorized(4096):
+            C[io * 4096 + ii] = A[io * 4096 + ii] + B[io * 4096 + ii]
+
+
+@T.prim_func
+def scale_serial(A: T.Buffer((BIG // 2,), "float64"), C: T.Buffer((BIG // 2,), "float64")):
+    for io in range(BIG // 2 // 64):
+        for ii in T.vectorized(64):
+            C[io * 64 + ii] = A[io * 64 + ii] * T.float64(3)
+
+
+@T.prim_func
+def small(A: T.Buffer((4096,), "float32"), C: T.Buffer((4096,), "float32")):
+    for ii in T.vectorized(4096):
+        C[ii] = A[ii] + T.float32(1)
+
+
+@T.prim_func
+def read_back(A: T.Buffer((BIG,), "float32"), C: T.Buffer((BIG,), "float32")):
+    for io in range(BIG // 4096):
+        for ii in T.vectorized(4096):
+            C[io * 4096 + ii] = C[io * 4096 + ii] + A[io * 4096 + ii]
+
+
+def test_large_write_only_outputs_stream_and_the_function_fences() -> None:
+    ll = tvmscript.build(add).get_source("ll")
+    body = _function_text(ll, "add__par_0")
+    assert "!nontemporal" in body
+    assert "fence seq_cst" in body
+    asm = tvmscript.build(add).get_source("asm")
+    assert "movntps" in asm
+
+
+@pytest.mark.parametrize("func", [small, read_back], ids=["small", "read-back"])
+def test_other_arrays_do_not_stream(func: PrimFunc) -> None:
+    ll = tvmscript.build(func).get_source("ll")
+    assert "!nontemporal" not in ll and "fence seq_cst" not in ll
+
+
+def _streaming_names(func: PrimFunc) -> list[str]:
+    lowered = lowering.lower(func)
+    chosen = streaming_data_vars(lowered)
+    return sorted(b.name for b in lowered.buffer_map.values() if id(b.data) in chosen)
+
+
+def test_only_write_only_large_buffers_are_candidates() -> None:
+    assert _streaming_names(add) == ["C"]
+    assert _streaming_names(scale_serial) == ["C"]
+    assert _streaming_names(read_back) == []
+    assert _streaming_names(small) == []
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2, 3], ids=lambda o: f"offset{o}")
+def test_results_with_aligned_and_misaligned_outputs(offset: int) -> None:
+    rng = np.random.default_rng(offset)
+    a = rng.standard_normal(BIG).astype(np.float32)
+    b = rng.standard_normal(BIG).astype(np.float32)
+    storage = np.full(BIG + 8, -1.0, np.float32)
+    c = storage[offset : offset + BIG]  # 4-byte steps from numpy's 16-byte alignment
+    tvmscript.build(add)(a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    assert (storage[:offset] == -1).all() and (storage[offset + BIG :] == -1).all()
+
+
+def test_float64_serial_stream() -> None:
+    ll = tvmscript.build(scale_serial).get_source("ll")
+    assert "!nontemporal" in ll and "fence seq_cst" in ll
+    a = np.random.default_rng(9).standard_normal(BIG // 2)
+    c = np.empty_like(a)
+    tvmscript.build(scale_serial)(a, c)
+    np.testing.assert_array_equal(c, a * 3)
