@@ -9,6 +9,7 @@ from backend.runtime.pyabi import runtime_prelude_ir
 from backend.runtime.target import codegen_target_machine, host_target
 from irbuilder.ir import IRModule, PrimFunc
 from lowering.alias_version import alias_version
+from lowering.align_streams import align_streams
 from lowering.distribute import distribute_reductions
 from lowering.interchange import interchange_reductions
 from lowering.jam import jam_parallel_reductions
@@ -53,9 +54,11 @@ def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
     iterations, and loops accumulating into one array element do so in a register when
     a run-time test shows no other array overlaps it (or, when the reduction walks an array
     with a stride, the nest is interchanged so its inner loop vectorizes), and loops loading
-    at data-dependent indices get a no-overlap fast path LLVM can vectorize with gathers (see
+    at data-dependent indices get a no-overlap fast path LLVM can vectorize with gathers, and
+    vector loops writing large write-only arrays are shifted onto aligned addresses (see
     :mod:`lowering.vector_remainder`, :mod:`lowering.distribute`, :mod:`lowering.jam`,
-    :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`).
+    :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`,
+    :mod:`lowering.align_streams`).
     Both preserve the sequential semantics; running them twice changes nothing.
     """
     out = vector_remainder(func)
@@ -63,6 +66,7 @@ def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
     out = interchange_reductions(out)
     out = promote_accumulators(out)
     out = alias_version(out)
+    out = align_streams(out)
     return out if out is func else simplify(out)
 
 

@@ -5,22 +5,24 @@ ownership), so ``C = A + B`` over arrays far larger than the caches moves four b
 every three it needs. A non-temporal store writes whole lines around the caches instead:
 ``vadd`` and the stencil run up to a third faster once DRAM bandwidth is the limit.
 
-A parameter array qualifies when the function never reads it (no load from its data var,
-and the data var is not handed to any call) and its constant size is at least
-:data:`STREAMING_MIN_BYTES` -- far beyond L2, and data that size will not be found in cache
-by whoever reads it next anyway. Only explicit contiguous vector stores of at least 16 bytes
-stream (LLVM's own vectorizer refuses loops holding non-temporal scalar stores); each tests
-its address at run time and stores 16-byte aligned pieces non-temporally, or falls back to
-an ordinary store (numpy guarantees only element alignment). Values and the order of stores
-are unchanged: same thread reads see them, and a function that streamed ends with a full
-fence so the thread pool's hand-off (and any other thread) sees them too.
+A parameter array qualifies when the function never reads it and its constant size is at
+least :data:`~lowering.align_streams.STREAMING_MIN_BYTES`
+(:func:`~lowering.align_streams.streaming_data_vars`). Only explicit contiguous vector stores
+of at least 16 bytes stream (LLVM's own vectorizer refuses loops holding non-temporal scalar
+stores); each tests its address at run time and stores 16-byte aligned pieces
+non-temporally, or falls back to an ordinary store (numpy guarantees only element
+alignment; the ``align-streams`` pass shifts loops like a stencil's onto aligned
+addresses). Values and the order of stores are unchanged: same thread reads see them, and a
+function that streamed ends with a full fence so the thread pool's hand-off (and any other
+thread) sees them too.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from irbuilder.ir import BufferLoad, Call, DataType, IntImm, PrimFunc, Var, post_order_visit
+from irbuilder.ir import DataType
+from lowering.align_streams import STREAMING_MIN_BYTES, streaming_data_vars
 
 from .context import llvm_type
 
@@ -34,46 +36,9 @@ __all__ = [
     "streaming_data_vars",
 ]
 
-STREAMING_MIN_BYTES = 16 << 20
-"""Smallest array (bytes) whose vector stores stream."""
-
 STREAMING_FENCE = "  fence seq_cst"
 """Ends a function that streamed: orders its non-temporal stores before what follows
 (``mfence`` on x86; ``fence release`` would emit nothing there)."""
-
-
-def streaming_data_vars(func: PrimFunc) -> frozenset[int]:
-    """Ids of the data vars of ``func``'s large write-only parameter arrays."""
-    candidates: dict[int, Var] = {}
-    for buffer in func.buffer_map.values():
-        if buffer.dtype.is_bool or buffer.dtype.lanes != 1:
-            continue
-        size = buffer.dtype.itemsize
-        for extent in buffer.shape:
-            if not isinstance(extent, IntImm):
-                size = 0
-                break
-            size *= extent.value
-        if size >= STREAMING_MIN_BYTES:
-            candidates[id(buffer.data)] = buffer.data
-    if not candidates:
-        return frozenset()
-    excluded: set[int] = set()
-
-    def visit(node: object) -> None:
-        if isinstance(node, BufferLoad):
-            excluded.add(id(node.buffer.data))
-        elif isinstance(node, Call):
-            for arg in node.args:
-                post_order_visit(arg, lambda item: _mark_var(item, excluded))
-
-    post_order_visit(func.body, visit)
-    return frozenset(key for key in candidates if key not in excluded)
-
-
-def _mark_var(item: object, into: set[int]) -> None:
-    if isinstance(item, Var):
-        into.add(id(item))
 
 
 def emit_streaming_store(

@@ -1,0 +1,123 @@
+"""The align-streams rewrite: vector loops writing streams move onto cache-line boundaries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import lowering
+import lowering.align_streams as align
+import tvmscript
+from backend.codegen.module import prepare_for_codegen
+from irbuilder.ir import Allocate, For, IfThenElse, LetStmt, PrimFunc, Ramp, StmtExprVisitor, structural_equal
+from tvmscript import tir as T
+
+R, C = 6, 200  # small arrays: the tests lower the streaming threshold
+
+
+@pytest.fixture(autouse=True)
+def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
+    tvmscript.clear_build_cache()
+    yield
+    tvmscript.clear_build_cache()
+
+
+@T.prim_func
+def stencil(A: T.Buffer((R, C), "float32"), B: T.Buffer((R, C), "float32")):
+    for i in range(R - 2):
+        for j in T.vectorized(C - 2):
+            B[i + 1, j + 1] = T.float32(0.2) * (
+                A[i + 1, j + 1] + A[i, j + 1] + A[i + 2, j + 1] + A[i + 1, j] + A[i + 1, j + 2]
+            )
+
+
+@T.prim_func
+def convert(A: T.Buffer((R * C,), "int32"), B: T.Buffer((R * C,), "float32")):
+    for j in T.vectorized(R * C - 3):
+        x = T.Cast("float32", A[j])
+        B[j + 3] = x * T.float32(0.5) + T.exp(x * T.float32(0.01))
+
+
+@T.prim_func
+def gathered(A: T.Buffer((R * C,), "float32"), Idx: T.Buffer((R * C,), "int32"),
+             B: T.Buffer((R * C,), "float32")):
+    for j in T.vectorized(R * C):
+        B[j] = A[Idx[j]]
+
+
+def _shifts(func: PrimFunc) -> list[LetStmt]:
+    found: list[LetStmt] = []
+
+    class _Find(StmtExprVisitor):
+        def visit_let_stmt_(self, node: LetStmt) -> None:
+            if node.var.name == align.SHIFT_NAME:
+                found.append(node)
+            self.generic_visit(node)
+
+    _Find().visit_stmt(func.body)
+    return found
+
+
+def test_stencil_rows_get_head_aligned_vectors_and_tail() -> None:
+    prepared = prepare_for_codegen(lowering.lower(stencil))
+    lowering.verify_well_formed(prepared, lowered=True)
+    (shift,) = _shifts(prepared)
+    branch = shift.body
+    assert isinstance(branch, IfThenElse) and isinstance(branch.else_case, For)  # the original
+    vectors = branch.then_case
+    assert isinstance(vectors, LetStmt)
+    rest = vectors.body
+    assert isinstance(rest, LetStmt)
+    head, main, tail = rest.body.seq  # type: ignore[attr-defined]
+    assert isinstance(head, Allocate) and isinstance(tail, Allocate)  # whole-vector temporaries
+    head_copy = head.body.body.seq[1]  # type: ignore[attr-defined]
+    assert isinstance(head_copy, For) and head_copy.extent is shift.var
+    assert isinstance(main, For) and main.extent is vectors.var
+    assert isinstance(main.body.indices[0], Ramp)  # type: ignore[attr-defined]
+
+
+def test_rewrite_is_idempotent() -> None:
+    once = align.align_streams(lowering.lower(stencil))
+    assert len(_shifts(once)) == 1
+    assert structural_equal(once, align.align_streams(once))
+
+
+def test_gathers_and_small_vectors_are_left_alone() -> None:
+    assert _shifts(prepare_for_codegen(lowering.lower(gathered))) == []
+
+
+@pytest.mark.parametrize("offset", range(8), ids=lambda o: f"offset{o}")
+@pytest.mark.parametrize("func", [stencil, convert], ids=["stencil", "convert"])
+def test_results_for_every_alignment(func: PrimFunc, offset: int) -> None:
+    assert _shifts(prepare_for_codegen(lowering.lower(func)))
+    rng = np.random.default_rng(offset)
+    specs = list(func.buffer_map.values())
+    inputs = []
+    for buffer in specs[:-1]:
+        shape = tuple(int(d) for d in buffer.shape)
+        if buffer.dtype.is_float:
+            inputs.append(rng.standard_normal(shape).astype(str(buffer.dtype)))
+        else:
+            inputs.append(rng.integers(-300, 300, shape).astype(str(buffer.dtype)))
+    out_shape = tuple(int(d) for d in specs[-1].shape)
+    size = int(np.prod(out_shape))
+    storage = np.full(size + 16, -7.0, np.float32)
+    out = storage[offset : offset + size].reshape(out_shape)
+    expected = np.full(out_shape, -7.0, np.float32)
+    tvmscript.build(func, target="interp")(*inputs, expected)
+    tvmscript.build(func)(*inputs, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+    assert (storage[:offset] == -7).all() and (storage[offset + size :] == -7).all()
+
+
+def test_overlapping_arrays_take_the_original_loop() -> None:
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((R + 1, C)).astype(np.float32)
+    want = base.copy()
+    tvmscript.build(stencil, target="interp")(want[:R], want[1:])
+    got = base.copy()
+    tvmscript.build(stencil)(got[:R], got[1:])
+    np.testing.assert_array_equal(got, want)
