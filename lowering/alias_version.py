@@ -21,39 +21,32 @@ and store only at indices that read no memory (scatters keep their conflicts).
 from __future__ import annotations
 
 from irbuilder.ir import (
-    LE,
-    Add,
     AttrStmt,
     Buffer,
     BufferLoad,
     BufferStore,
     Call,
     CallKind,
-    Cast,
     For,
     ForKind,
     IfThenElse,
     IntImm,
     LetStmt,
-    Mul,
-    Or,
     PrimExpr,
     PrimFunc,
     SeqStmt,
     Stmt,
-    StmtExprMutator,
     StmtExprVisitor,
     Var,
     as_dtype,
     structural_equal,
 )
-from irbuilder.ir import And as AndNode
 
-from .analysis.loads import LocalAllocations
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
+from .versioning import ByteRange, LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
 
-__all__ = ["MIN_TRIP_COUNT", "NOALIAS_ATTR", "alias_version", "version_loop"]
+__all__ = ["MIN_TRIP_COUNT", "NOALIAS_ATTR", "alias_version", "is_noalias_version", "version_loop"]
 
 NOALIAS_ATTR = "tvms.noalias_region"
 """AttrStmt key of a fast path whose listed buffers are known not to overlap."""
@@ -121,21 +114,15 @@ def _reads_memory(expr: PrimExpr) -> bool:
     return finder.found
 
 
-def _range(buffers: list[Buffer]) -> tuple[PrimExpr, PrimExpr] | None:
-    """``[lo, hi)`` byte addresses of a data var's memory, or None when unknown."""
+def _range(buffers: list[Buffer]) -> ByteRange | None:
+    """The memory of a data var seen through ``buffers`` (all the same flat view), or None."""
     first = buffers[0]
     for buffer in buffers:
-        if len(buffer.shape) != 1 or not (
-            isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
-        ):
-            return None
-        if not buffer.shape[0].dtype.is_integer or buffer.dtype != first.dtype:
+        if byte_range(buffer) is None or buffer.dtype != first.dtype:
             return None
         if not structural_equal(buffer.shape[0], first.shape[0]):
             return None
-    lo = Cast(_U64, first.data)
-    size = Mul(Cast(_U64, first.shape[0]), IntImm(_U64, first.dtype.itemsize))
-    return lo, Add(lo, size)
+    return byte_range(first)
 
 
 def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
@@ -152,13 +139,13 @@ def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
     written = [v for v in shared if id(v) in body.written]
     if not written or len(shared) < 2:
         return None
-    ranges: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+    ranges: dict[int, ByteRange] = {}
     for var in shared:
         span = _range(body.buffers[id(var)])
         if span is None:
             return None
         ranges[id(var)] = span
-    cond: PrimExpr | None = None
+    tests: list[PrimExpr] = []
     done: set[tuple[int, int]] = set()
     for w in written:
         for other in shared:
@@ -166,10 +153,7 @@ def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
             if other is w or pair in done:
                 continue
             done.add(pair)
-            (wlo, whi), (olo, ohi) = ranges[id(w)], ranges[id(other)]
-            test = Or(LE(whi, olo), LE(ohi, wlo))
-            cond = test if cond is None else AndNode(cond, test)
-    assert cond is not None
+            tests.append(disjoint(ranges[id(w)], ranges[id(other)]))
     readonly = [v for v in shared if id(v) not in body.written]
     fast = AttrStmt(
         tuple(written + readonly),
@@ -177,38 +161,28 @@ def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
         IntImm(as_dtype("int32"), len(written)),
         copy_with_fresh_vars(loop),
     )
-    return IfThenElse(cond, fast, loop, span=loop.span)
+    return IfThenElse(all_of(tests), fast, loop, span=loop.span)
 
 
-class _Versioner(StmtExprMutator):
-    def __init__(self, local_data: set[int]) -> None:
-        self.local_data = local_data
+def is_noalias_version(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a no-overlap region, or a loop versioned into one and its original."""
+    if isinstance(stmt, IfThenElse):
+        stmt = stmt.then_case
+    return isinstance(stmt, AttrStmt) and stmt.attr_key == NOALIAS_ATTR
 
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr  # loops are statements: skip expression trees
 
-    def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
-        return stmt if stmt.attr_key == NOALIAS_ATTR else self.generic_mutate(stmt)
+class _Versioner(LoopRewriter):
+    def rewrite(self, loop: For) -> Stmt | None:
+        return version_loop(loop, self.local_data)
 
-    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
-        # Already versioned (the pass runs twice): leave both copies alone.
-        if isinstance(stmt.then_case, AttrStmt) and stmt.then_case.attr_key == NOALIAS_ATTR:
-            return stmt
-        return self.generic_mutate(stmt)
-
-    def visit_for_(self, stmt: For) -> Stmt:
-        new = self.generic_mutate(stmt)
-        out = version_loop(new, self.local_data)
-        return new if out is None else out
+    def done(self, stmt: Stmt) -> bool:
+        return is_noalias_version(stmt)
 
 
 @function_pass("alias-version")
 def _alias_version(func: PrimFunc) -> PrimFunc:
     """Version gather loops on a run-time no-overlap test (see the module doc)."""
-    finder = LocalAllocations()
-    finder.visit_stmt(func.body)
-    body = _Versioner(finder.vars).visit_stmt(func.body)
-    return func if body is func.body else func.with_body(body)
+    return rewrite_loops(func, _Versioner)
 
 
 alias_version: FunctionPass = _alias_version

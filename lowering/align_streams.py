@@ -17,18 +17,18 @@ loops onto cache-line boundaries at run time::
 
 Head and tail compute whole vectors of the original loop (vector math stays vector) into a
 small local temporary and store only the lanes outside the aligned part, so no cache line
-is written by both kinds of store. Every element gets the value it had before,
-but the loads are regrouped, which is exact only while the other arrays read do not overlap
-``X``: the rewrite is versioned on a run-time no-overlap test, the original loop running
-otherwise -- and when the shift is 0, since the original loop is then aligned already. It applies where every vector in the value is a unit-stride ramp stepping ``L``
-per iteration (or a broadcast of something the loop does not change), a vector spans whole
-cache lines, nothing can trap or call out, and the loop runs at least twice.
+is written by both kinds of store. Every element gets the value it had before, but the
+loads are regrouped, which is exact only while the other arrays read do not overlap ``X``:
+the rewrite is versioned on a run-time no-overlap test, the original loop running otherwise
+-- and when the shift is 0, since the original loop is then aligned already. It applies
+where every vector in the value is a unit-stride ramp stepping ``L`` per iteration (or a
+broadcast of something the loop does not change), a vector spans whole cache lines, nothing
+can trap or call out, and the loop runs at least twice.
 """
 
 from __future__ import annotations
 
 from irbuilder.ir import (
-    LE,
     NE,
     Add,
     Allocate,
@@ -49,7 +49,6 @@ from irbuilder.ir import (
     LetStmt,
     Mod,
     Mul,
-    Or,
     PrimExpr,
     PrimFunc,
     Ramp,
@@ -64,14 +63,14 @@ from irbuilder.ir import (
     make_data_var,
     post_order_visit,
 )
-from irbuilder.ir import And as AndNode
 
 from .analysis.loads import LoadCollector
 from .analysis.substitute import substitute_expr
 from .analysis.vars import free_vars
-from .arith.canonical import supports_linear, to_linear
+from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
+from .versioning import LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
 
 __all__ = [
     "SHIFT_NAME",
@@ -122,18 +121,6 @@ def streaming_data_vars(func: PrimFunc) -> frozenset[int]:
     return frozenset(candidates - excluded)
 
 
-def _coefficient(expr: PrimExpr, var: Var) -> int | None:
-    if not supports_linear(expr.dtype):
-        return None
-    coef = 0
-    for atom, factor in to_linear(expr).live_terms():
-        if atom is var:
-            coef += factor
-        elif any(v is var for v in free_vars(atom)):
-            return None
-    return coef
-
-
 class _Shape(StmtExprVisitor):
     """Whether a stored value is lane-wise in positions that step ``lanes`` per iteration."""
 
@@ -151,7 +138,7 @@ class _Shape(StmtExprVisitor):
                 isinstance(stride, IntImm)
                 and stride.value == 1
                 and expr.lanes == self.lanes
-                and _coefficient(expr.base, self.var) == self.lanes
+                and linear_coefficient(expr.base, self.var) == self.lanes
             ):
                 self.ok = False
             return  # the base may use the loop var: that is what the shift moves
@@ -185,18 +172,6 @@ class _ShiftRamps(StmtExprMutator):
         return super().visit_expr(expr)
 
 
-def _byte_range(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
-    if len(buffer.shape) != 1 or not (
-        isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
-    ):
-        return None
-    size = buffer.shape[0]
-    if not size.dtype.is_integer:
-        return None
-    lo = Cast(_U64, buffer.data)
-    return lo, Add(lo, Mul(Cast(_U64, size), IntImm(_U64, buffer.dtype.itemsize)))
-
-
 def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     """The loop shifted onto aligned stores (module doc), or None when it does not apply."""
     if loop.kind is not ForKind.SERIAL:
@@ -225,7 +200,7 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     effects.visit_expr(store.value)
     if effects.impure:
         return None
-    written = _byte_range(target)
+    written = byte_range(target)
     if written is None:
         return None
     checks: list[PrimExpr] = []
@@ -234,10 +209,10 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
         if id(load.buffer.data) in seen:
             continue
         seen.add(id(load.buffer.data))
-        span = _byte_range(load.buffer)
+        span = byte_range(load.buffer)
         if span is None:
             return None
-        checks.append(Or(LE(written[1], span[0]), LE(span[1], written[0])))
+        checks.append(disjoint(written, span))
 
     idx_dtype = index.base.dtype
     lanes = index.lanes
@@ -284,13 +259,10 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     )
     # Already on a boundary (shift 0), the original loop is the aligned one; with
     # overlapping arrays it is the only correct one.
-    cond: PrimExpr = NE(shift, const(0))
-    for check in checks:
-        cond = AndNode(cond, check)
     return LetStmt(
         shift,
         Cast(idx_dtype, Div(gap, IntImm(_U64, item)) if item > 1 else gap),
-        IfThenElse(cond, aligned_body, loop, span=loop.span),
+        IfThenElse(all_of([NE(shift, const(0)), *checks]), aligned_body, loop, span=loop.span),
     )
 
 
@@ -344,21 +316,19 @@ def _partial(store: BufferStore, first_lane: PrimExpr, count: PrimExpr, name: st
     )
 
 
-class _Aligner(StmtExprMutator):
-    def __init__(self, streams: frozenset[int]) -> None:
+class _Aligner(LoopRewriter):
+    inner_first = False
+
+    def __init__(self, local_data: set[int], streams: frozenset[int]) -> None:
+        super().__init__(local_data)
         self.streams = streams
 
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr  # loops are statements: skip expression trees
+    def rewrite(self, loop: For) -> Stmt | None:
+        return align_loop(loop, self.streams)
 
-    def visit_let_stmt_(self, stmt: LetStmt) -> Stmt:
-        if stmt.var.name == SHIFT_NAME:
-            return stmt  # already versioned (the pass runs twice): both copies stay
-        return self.generic_mutate(stmt)
-
-    def visit_for_(self, stmt: For) -> Stmt:
-        out = align_loop(stmt, self.streams)
-        return self.generic_mutate(stmt) if out is None else out
+    def done(self, stmt: Stmt) -> bool:
+        # Versioned already (the pass runs twice): both copies stay.
+        return isinstance(stmt, LetStmt) and stmt.var.name == SHIFT_NAME
 
 
 @function_pass("align-streams")
@@ -367,8 +337,7 @@ def _align_streams(func: PrimFunc) -> PrimFunc:
     streams = streaming_data_vars(func)
     if not streams:
         return func
-    body = _Aligner(streams).visit_stmt(func.body)
-    return func if body is func.body else func.with_body(body)
+    return rewrite_loops(func, lambda local_data: _Aligner(local_data, streams))
 
 
 align_streams: FunctionPass = _align_streams

@@ -33,35 +33,29 @@ than one element as ``k`` advances (otherwise the original loop already streams)
 from __future__ import annotations
 
 from irbuilder.ir import (
-    LE,
-    Add,
     AttrStmt,
     Buffer,
     BufferStore,
-    Cast,
     For,
     ForKind,
     IfThenElse,
     IntImm,
-    Mul,
-    Or,
     PrimExpr,
     PrimFunc,
     SeqStmt,
     Stmt,
-    StmtExprMutator,
     Var,
     as_dtype,
     structural_equal,
 )
-from irbuilder.ir import And as AndNode
 
-from .alias_version import NOALIAS_ATTR
-from .analysis.loads import LoadCollector, LocalAllocations
+from .alias_version import NOALIAS_ATTR, is_noalias_version
+from .analysis.loads import LoadCollector
 from .analysis.vars import free_vars
-from .arith.canonical import supports_linear, to_linear
+from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
+from .versioning import LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
 
 __all__ = ["MIN_INNER_TRIP_COUNT", "interchange_loop", "interchange_reductions"]
 
@@ -69,20 +63,6 @@ MIN_INNER_TRIP_COUNT = 16
 """Shorter ``j`` loops would not fill a vector: leave them alone."""
 
 _U64 = as_dtype("uint64")
-
-
-def _coefficient(index: PrimExpr, var: Var) -> int | None:
-    """The constant factor of ``var`` in ``index`` when it appears linearly, else None."""
-    if not supports_linear(index.dtype):
-        return None
-    form = to_linear(index)
-    coef = 0
-    for atom, factor in form.live_terms():
-        if atom is var:
-            coef += factor
-        elif any(v is var for v in free_vars(atom)):
-            return None  # var inside a non-linear term (i * j, j // 2, a load, ...)
-    return coef
 
 
 def _reads_memory(expr: PrimExpr) -> bool:
@@ -93,19 +73,6 @@ def _reads_memory(expr: PrimExpr) -> bool:
 
 def _depends(expr: PrimExpr, var: Var) -> bool:
     return any(v is var for v in free_vars(expr))
-
-
-def _byte_range(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
-    """``[lo, hi)`` byte addresses of a flat buffer starting at its data pointer."""
-    if len(buffer.shape) != 1 or not (
-        isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
-    ):
-        return None
-    size = buffer.shape[0]
-    if not size.dtype.is_integer:
-        return None
-    lo = Cast(_U64, buffer.data)
-    return lo, Add(lo, Mul(Cast(_U64, size), IntImm(_U64, buffer.dtype.itemsize)))
 
 
 def _split(loop: For) -> tuple[BufferStore | None, For] | None:
@@ -147,7 +114,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if store.value.dtype.lanes != 1 or target.dtype.lanes != 1:
         return None
     (index,) = store.indices
-    if _depends(index, k) or _coefficient(index, j) != 1 or _reads_memory(index):
+    if _depends(index, k) or linear_coefficient(index, j) != 1 or _reads_memory(index):
         return None
     if init is not None:
         if init.buffer.data is not target.data or len(init.indices) != 1:
@@ -177,10 +144,10 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
                 return None
             reads_self = True
             continue
-        coef_j = _coefficient(at, j)
+        coef_j = linear_coefficient(at, j)
         if coef_j is None or coef_j not in (0, 1):
             return None
-        coef_k = _coefficient(at, k)
+        coef_k = linear_coefficient(at, k)
         if coef_k is None:
             return None
         if coef_k not in (0, 1, -1):
@@ -190,14 +157,14 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if not (reads_self and strided_in_k):
         return None
     checks: list[PrimExpr] = []
-    written = _byte_range(target)
+    written = byte_range(target)
     if others and written is None:
         return None
     for other in others.values():
-        span = _byte_range(other)
+        span = byte_range(other)
         if span is None or written is None:
             return None
-        checks.append(Or(LE(written[1], span[0]), LE(span[1], written[0])))
+        checks.append(disjoint(written, span))
     swapped = For(
         k,
         inner.min,
@@ -220,42 +187,23 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     fast = AttrStmt(
         (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
     )
-    if not checks:
-        return fast
-    cond = checks[0]
-    for check in checks[1:]:
-        cond = AndNode(cond, check)
-    return IfThenElse(cond, fast, loop, span=loop.span)
+    return IfThenElse(all_of(checks), fast, loop, span=loop.span) if checks else fast
 
 
-class _Interchanger(StmtExprMutator):
-    def __init__(self, local_data: set[int]) -> None:
-        self.local_data = local_data
+class _Interchanger(LoopRewriter):
+    inner_first = False
 
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr  # loops are statements: skip expression trees
+    def rewrite(self, loop: For) -> Stmt | None:
+        return interchange_loop(loop, self.local_data)
 
-    def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
-        return stmt if stmt.attr_key == NOALIAS_ATTR else self.generic_mutate(stmt)
-
-    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
-        # Already versioned (the pass runs twice): leave both copies alone.
-        if isinstance(stmt.then_case, AttrStmt) and stmt.then_case.attr_key == NOALIAS_ATTR:
-            return stmt
-        return self.generic_mutate(stmt)
-
-    def visit_for_(self, stmt: For) -> Stmt:
-        out = interchange_loop(stmt, self.local_data)
-        return self.generic_mutate(stmt) if out is None else out
+    def done(self, stmt: Stmt) -> bool:
+        return is_noalias_version(stmt)
 
 
 @function_pass("interchange-reductions")
 def _interchange_reductions(func: PrimFunc) -> PrimFunc:
     """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
-    finder = LocalAllocations()
-    finder.visit_stmt(func.body)
-    body = _Interchanger(finder.vars).visit_stmt(func.body)
-    return func if body is func.body else func.with_body(body)
+    return rewrite_loops(func, _Interchanger)
 
 
 interchange_reductions: FunctionPass = _interchange_reductions

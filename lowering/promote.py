@@ -17,20 +17,15 @@ reads that buffer only at the same index, and has no side effects.
 from __future__ import annotations
 
 from irbuilder.ir import (
-    LE,
-    Add,
     Allocate,
     Buffer,
     BufferLoad,
     BufferStore,
-    Cast,
     DeclBuffer,
     For,
     ForKind,
     IfThenElse,
     IntImm,
-    Mul,
-    Or,
     PrimExpr,
     PrimFunc,
     SeqStmt,
@@ -40,38 +35,17 @@ from irbuilder.ir import (
     make_data_var,
     structural_equal,
 )
-from irbuilder.ir import And as AndNode
 
-from .analysis.loads import LoadCollector, LocalAllocations
+from .analysis.loads import LoadCollector
 from .analysis.vars import free_vars
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
+from .versioning import LoopRewriter, all_of, byte_range, disjoint, element_range, rewrite_loops
 
 __all__ = ["promote_accumulators", "promote_loop"]
 
 _U64 = as_dtype("uint64")
 _TRUE = IntImm(as_dtype("bool"), 1)
-
-
-def _address(buffer: Buffer, index: PrimExpr) -> PrimExpr:
-    item = IntImm(_U64, buffer.dtype.itemsize)
-    return Add(Cast(_U64, buffer.data), Mul(Cast(_U64, index), item))
-
-
-def _outside(target: Buffer, index: PrimExpr, other: Buffer) -> PrimExpr | None:
-    """``target[index]`` does not lie in ``other``'s memory (None: cannot tell)."""
-    if len(other.shape) != 1 or not (
-        isinstance(other.elem_offset, IntImm) and other.elem_offset.value == 0
-    ):
-        return None
-    size = other.shape[0]
-    if not size.dtype.is_integer:
-        return None
-    lo = Cast(_U64, other.data)
-    hi = Add(lo, Mul(Cast(_U64, size), IntImm(_U64, other.dtype.itemsize)))
-    addr = _address(target, index)
-    end = Add(addr, IntImm(_U64, target.dtype.itemsize))
-    return Or(LE(end, lo), LE(hi, addr))
 
 
 def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
@@ -105,10 +79,10 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
             self_loads.append(load)
         elif id(data) not in local_data and id(data) not in seen:
             seen.add(id(data))
-            check = _outside(buffer, index, load.buffer)
-            if check is None:
+            other = byte_range(load.buffer)
+            if other is None:
                 return None
-            checks.append(check)
+            checks.append(disjoint(element_range(buffer, index), other))
     if not self_loads:
         return None
     acc_data = make_data_var(f"{buffer.name}_acc", buffer.dtype)
@@ -136,12 +110,7 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
     fast_alloc = Allocate(
         acc_data, buffer.dtype, IntImm(as_dtype("int32"), 1), _TRUE, DeclBuffer(acc, fast)
     )
-    if not checks:
-        return fast_alloc
-    cond = checks[0]
-    for check in checks[1:]:
-        cond = AndNode(cond, check)
-    return IfThenElse(cond, fast_alloc, loop, span=loop.span)
+    return IfThenElse(all_of(checks), fast_alloc, loop, span=loop.span) if checks else fast_alloc
 
 
 class _Replace(StmtExprMutator):
@@ -159,26 +128,15 @@ def _replace_loads(expr: PrimExpr, targets: list[BufferLoad], new: PrimExpr) -> 
     return _Replace(targets, new).visit_expr(expr)
 
 
-class _Promoter(StmtExprMutator):
-    def __init__(self, local_data: set[int]) -> None:
-        self.local_data = local_data
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr  # loops are statements: skip expression trees
-
-    def visit_for_(self, stmt: For) -> Stmt:
-        new = self.generic_mutate(stmt)  # inner loops first
-        out = promote_loop(new, self.local_data)
-        return new if out is None else out
+class _Promoter(LoopRewriter):
+    def rewrite(self, loop: For) -> Stmt | None:
+        return promote_loop(loop, self.local_data)
 
 
 @function_pass("promote-accumulators")
 def _promote_accumulators(func: PrimFunc) -> PrimFunc:
     """Version loops accumulating into one array element to accumulate in a register."""
-    finder = LocalAllocations()
-    finder.visit_stmt(func.body)
-    body = _Promoter(finder.vars).visit_stmt(func.body)
-    return func if body is func.body else func.with_body(body)
+    return rewrite_loops(func, _Promoter)
 
 
 promote_accumulators: FunctionPass = _promote_accumulators

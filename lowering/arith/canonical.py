@@ -24,13 +24,14 @@ from irbuilder.ir import (
     Mul,
     PrimExpr,
     Sub,
+    post_order_visit,
     structural_equal,
     structural_hash,
 )
 
 from .fold import wrap_int
 
-__all__ = ["LinearForm", "from_linear", "supports_linear", "to_linear"]
+__all__ = ["LinearForm", "from_linear", "linear_coefficient", "supports_linear", "to_linear"]
 
 
 def supports_linear(dtype: DataType) -> bool:
@@ -98,6 +99,32 @@ def to_linear(expr: PrimExpr) -> LinearForm:
     form = LinearForm(expr.dtype)
     _collect(expr, 1, form)
     return form
+
+
+def linear_coefficient(expr: PrimExpr, var: PrimExpr) -> int | None:
+    """The constant factor of ``var`` in ``expr`` (0 when absent), or None when ``var``
+    appears inside a non-linear term (``i * j``, ``j // 2``, a load at ``j``, ...) or
+    ``expr`` has no linear form."""
+    if not supports_linear(expr.dtype):
+        return None
+    coef = 0
+    for atom, factor in to_linear(expr).live_terms():
+        if atom is var:
+            coef += factor
+        elif _mentions(atom, var):
+            return None
+    return coef
+
+
+def _mentions(expr: PrimExpr, var: PrimExpr) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or node is var
+
+    post_order_visit(expr, visit)
+    return found
 
 
 def _collect(expr: PrimExpr, scale: int, form: LinearForm) -> None:
