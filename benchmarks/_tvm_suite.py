@@ -124,16 +124,22 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
     @T.prim_func
     def conv2d(X: T.Buffer((1, 64, 58, 58), "float32"), W: T.Buffer((64, 64, 3, 3), "float32"),
                Y: T.Buffer((1, 64, 56, 56), "float32")):
-        for k in T.parallel(64):
+        for kb in T.parallel(8):
             for i in range(56):
-                for j in T.vectorized(56):
-                    Y[0, k, i, j] = T.float32(0)
-            for c in range(64):
-                for di in range(3):
-                    for dj in range(3):
-                        for i in range(56):
-                            for j in T.vectorized(56):
-                                Y[0, k, i, j] = Y[0, k, i, j] + W[k, c, di, dj] * X[0, c, i + di, j + dj]
+                for jb in range(7):
+                    acc = T.decl_buffer((8, 8), "float32")
+                    for kk in range(8):
+                        for j in T.vectorized(8):
+                            acc[kk, j] = T.float32(0)
+                    for c in range(64):
+                        for di in range(3):
+                            for dj in range(3):
+                                for kk in T.unroll(8):
+                                    for j in T.vectorized(8):
+                                        acc[kk, j] = acc[kk, j] + W[kb * 8 + kk, c, di, dj] * X[0, c, i + di, jb * 8 + j + dj]
+                    for kk in range(8):
+                        for j in T.vectorized(8):
+                            Y[0, kb * 8 + kk, i, jb * 8 + j] = acc[kk, j]
 
     @T.prim_func
     def stencil(A: T.Buffer((4096, 4096), "float32"), B: T.Buffer((4096, 4096), "float32")):

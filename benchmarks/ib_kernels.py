@@ -168,20 +168,23 @@ def _host_matmul_tiled() -> PrimFunc:
 
 
 def conv2d() -> PrimFunc:
-    """Direct NCHW 3x3 convolution, 64 -> 64 channels on 56x56."""
+    """Direct NCHW 3x3 convolution, 64 -> 64 channels on 56x56, with 8 x 8 register tiles
+    (output channels x columns) and blocks of 8 channels in parallel."""
     out: list[PrimFunc] = []
     with _func("conv2d", out):
         X = _buf("X", (1, 64, 58, 58))
         W = _buf("W", (64, 64, 3, 3))
         Y = _buf("Y", (1, 64, 56, 56))
-        with T.parallel(64) as k:
-            with T.serial(56) as i, T.vectorized(56) as j:
-                T.buffer_store(Y, T.float32(0), [0, k, i, j])
-            with T.serial(64) as c, T.serial(3) as di, T.serial(3) as dj:
-                with T.serial(56) as i, T.vectorized(56) as j:
-                    T.buffer_store(
-                        Y, Y[0, k, i, j] + W[k, c, di, dj] * X[0, c, i + di, j + dj], [0, k, i, j]
-                    )
+        with T.parallel(8) as kb, T.serial(56) as i, T.serial(7) as jb:
+            with T.decl_buffer((8, 8), "float32") as acc:
+                with T.serial(8) as kk, T.vectorized(8) as j:
+                    T.buffer_store(acc, T.float32(0), [kk, j])
+                with T.serial(64) as c, T.serial(3) as di, T.serial(3) as dj:
+                    with T.unroll(8) as kk, T.vectorized(8) as j:
+                        x = X[0, c, i + di, jb * 8 + j + dj]
+                        T.buffer_store(acc, acc[kk, j] + W[kb * 8 + kk, c, di, dj] * x, [kk, j])
+                with T.serial(8) as kk, T.vectorized(8) as j:
+                    T.buffer_store(Y, acc[kk, j], [0, kb * 8 + kk, i, jb * 8 + j])
     return out[0]
 
 

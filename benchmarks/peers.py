@@ -20,6 +20,8 @@ from benchmarks.schedule import MATMUL_PACKED_TILE, host_has_avx512
 
 #: Give numba the packed matmul nest too (off: it runs its in-place nest faster).
 PACKED_FOR_NUMBA = False
+#: Give numba the register-blocked conv2d nest too (off: it runs the direct nest faster).
+BLOCKED_CONV_FOR_NUMBA = False
 
 Runner = Callable[[], Any]
 
@@ -257,7 +259,7 @@ def numba_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
     )
 
     @njp
-    def conv2d(x, w, y):  # type: ignore[no-untyped-def]
+    def conv2d_direct(x, w, y):  # type: ignore[no-untyped-def]
         kk, cc = w.shape[0], w.shape[1]
         h, wd = y.shape[2], y.shape[3]
         for k in prange(kk):
@@ -271,6 +273,26 @@ def numba_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
                         for i in range(h):
                             for j in range(wd):
                                 y[0, k, i, j] += wv * x[0, c, i + di, j + dj]
+
+    @njp
+    def conv2d_blocked(x, w, y):  # type: ignore[no-untyped-def]
+        for kb in prange(8):
+            for i in range(56):
+                for jb in range(7):
+                    acc = np.zeros((8, 8), np.float32)
+                    for c in range(64):
+                        for di in range(3):
+                            for dj in range(3):
+                                for kk in range(8):
+                                    wv = w[kb * 8 + kk, c, di, dj]
+                                    for j in range(8):
+                                        acc[kk, j] += wv * x[0, c, i + di, jb * 8 + j + dj]
+                    for kk in range(8):
+                        for j in range(8):
+                            y[0, kb * 8 + kk, i, jb * 8 + j] = acc[kk, j]
+
+    # numba keeps the nest it runs fastest (see PACKED_FOR_NUMBA): the direct one.
+    conv2d = conv2d_blocked if BLOCKED_CONV_FOR_NUMBA else conv2d_direct
 
     @njp
     def stencil(a, b):  # type: ignore[no-untyped-def]

@@ -163,6 +163,17 @@ def test_tiled_matmul_schedules_match_numpy(make: Any) -> None:
     np.testing.assert_allclose(c, a @ b, rtol=2e-5)
 
 
+def test_register_blocked_conv2d_matches_numpy() -> None:
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 64, 58, 58)).astype(np.float32)
+    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    y = np.full((1, 64, 56, 56), np.nan, np.float32)
+    tvmscript.build(ib_kernels.conv2d())(x, w, y)
+    windows = np.lib.stride_tricks.sliding_window_view(x[0], (3, 3), axis=(1, 2))
+    expected = np.einsum("cijab,kcab->kij", windows, w)
+    np.testing.assert_allclose(y[0], expected, rtol=1e-4, atol=1e-3)
+
+
 def test_index_arithmetic_is_i64_nsw_with_inbounds_geps() -> None:
     lowered = lowering.lower(ib_kernels.transpose())
     text = generate([lowered], CodegenOptions()).text
