@@ -45,7 +45,11 @@ def _host_triple_and_layout() -> tuple[str, str]:
     return host_target().triple, str(codegen_target_machine(3).target_data)
 
 
-def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
+GATHER_FAST_PATH: bool | None = None
+"""Process-wide default of ``prepare_for_codegen(gather_fast_path=)`` (None: the host's)."""
+
+
+def prepare_for_codegen(func: PrimFunc, *, gather_fast_path: bool | None = None) -> PrimFunc:
     """Performance rewrites of a lowered function that only pay off in machine code.
 
     Constant remainders of vectorized loops become narrower vectors, and serial loops
@@ -60,12 +64,21 @@ def prepare_for_codegen(func: PrimFunc) -> PrimFunc:
     :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`,
     :mod:`lowering.align_streams`).
     Both preserve the sequential semantics; running them twice changes nothing.
+
+    ``gather_fast_path`` selects the alias-version rewrite; by default it runs on hosts with
+    AVX-512, whose hardware gathers it is for (on an AVX2 Zen 3 the vectorized copy measured
+    10% slower than the scalar loop: 15.0 vs 13.5 ms on the suite's 16M-element gather).
     """
+    if gather_fast_path is None:
+        gather_fast_path = GATHER_FAST_PATH
+    if gather_fast_path is None:
+        gather_fast_path = host_target().has_avx512f
     out = vector_remainder(func)
     out = jam_parallel_reductions(distribute_reductions(out))
     out = interchange_reductions(out)
     out = promote_accumulators(out)
-    out = alias_version(out)
+    if gather_fast_path:
+        out = alias_version(out)
     out = align_streams(out)
     return out if out is func else simplify(out)
 

@@ -12,6 +12,7 @@ import pytest
 import lowering
 import tvmscript
 from backend.codegen import CodegenOptions, generate
+from backend.codegen import module as codegen_module
 from backend.codegen.context import CodegenError
 from backend.codegen.module import prepare_for_codegen
 from backend.runtime.target import host_target
@@ -92,7 +93,7 @@ def _regions(func: PrimFunc) -> list[AttrStmt]:
 
 
 def test_gather_loop_gets_a_no_overlap_fast_path() -> None:
-    prepared = prepare_for_codegen(lowering.lower(_gather(256)))
+    prepared = prepare_for_codegen(lowering.lower(_gather(256)), gather_fast_path=True)
     (region,) = _regions(prepared)
     names = [v.name.removesuffix("_data") for v in region.node]
     assert names[0] == "O"  # written buffers first
@@ -115,11 +116,18 @@ def test_rewrite_is_idempotent() -> None:
     ids=["short", "scatter-store", "no-gather"],
 )
 def test_loops_that_are_not_versioned(func: PrimFunc) -> None:
-    assert _regions(prepare_for_codegen(lowering.lower(func))) == []
+    assert _regions(prepare_for_codegen(lowering.lower(func), gather_fast_path=True)) == []
+
+
+def test_fast_path_follows_the_host_by_default() -> None:
+    regions = _regions(prepare_for_codegen(lowering.lower(_gather(256))))
+    assert len(regions) == (1 if host_target().has_avx512f else 0)
+    assert _regions(prepare_for_codegen(lowering.lower(_gather(256)), gather_fast_path=False)) == []
 
 
 def test_llvm_ir_has_scoped_noalias_and_no_unroll() -> None:
-    text = generate([lowering.lower(_gather(256))], CodegenOptions()).text
+    versioned = alias_version(lowering.lower(_gather(256)))
+    text = generate([versioned], CodegenOptions(perf_rewrites=False)).text
     loads = re.findall(r"load float, ptr [^\n]*", text)
     stores = re.findall(r"store float [^\n]*", text)
     assert any("!alias.scope" in x and "!noalias" in x for x in loads)
@@ -134,8 +142,19 @@ def test_machine_code_uses_a_hardware_gather() -> None:
     assert re.search(r"\bv(p)?gatherd(ps|d)\b", asm) is not None
 
 
+@pytest.fixture(params=[True, False], ids=["fast-path", "scalar"])
+def gather_fast_path(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[bool]:
+    """Run a test with the gather fast path forced on, then off (whatever the host)."""
+    monkeypatch.setattr(codegen_module, "GATHER_FAST_PATH", request.param)
+    tvmscript.clear_build_cache()
+    yield request.param
+    tvmscript.clear_build_cache()
+
+
 @pytest.mark.parametrize("n", [64, 1000, 4099])
-def test_gather_values(n: int) -> None:
+def test_gather_values(n: int, gather_fast_path: bool) -> None:
     rng = np.random.default_rng(n)
     table = rng.random(97, dtype=np.float32)
     idx = rng.integers(0, 97, n, dtype=np.int32)
@@ -144,7 +163,7 @@ def test_gather_values(n: int) -> None:
     np.testing.assert_array_equal(out, table[idx])
 
 
-def test_overlapping_output_and_table_keep_sequential_semantics() -> None:
+def test_overlapping_output_and_table_keep_sequential_semantics(gather_fast_path: bool) -> None:
     n = 200
     rng = np.random.default_rng(3)
     base = rng.random(n, dtype=np.float32)
@@ -157,7 +176,7 @@ def test_overlapping_output_and_table_keep_sequential_semantics() -> None:
     np.testing.assert_array_equal(data, ref)
 
 
-def test_overlapping_views_keep_sequential_semantics() -> None:
+def test_overlapping_views_keep_sequential_semantics(gather_fast_path: bool) -> None:
     n = 128
     rng = np.random.default_rng(4)
     backing = rng.random(n + 64, dtype=np.float32)
