@@ -53,6 +53,7 @@ __all__ = [
     "cache_scope",
     "compile_ir",
     "compile_stats",
+    "prewarm",
     "default_cache_dir",
     "load_object",
     "read_cache_file",
@@ -126,6 +127,45 @@ def _get_jit() -> Any:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(jit))
             _jit = jit
         return _jit
+
+
+_prewarm_thread: threading.Thread | None = None
+_prewarm_lock = threading.Lock()
+
+
+def prewarm() -> None:
+    """Start creating the process' JIT (LLVM initialisation, host target query, LLJIT: about
+    2.5 ms of native work) on a background thread, once; ``TVMSCRIPT_PREWARM=0`` disables it.
+
+    The parser calls this when it starts on a kernel, so the work overlaps the parse that
+    precedes a build (ctypes calls into LLVM release the GIL). The thread is not a daemon
+    (interpreter exit waits the few milliseconds rather than tear LLVM down under it), and a
+    ``fork()`` waits for it, so a child never inherits a half-initialised LLVM or a held lock.
+    """
+    global _prewarm_thread
+    if _jit is not None:
+        return
+    if os.environ.get("TVMSCRIPT_PREWARM", "1").strip().lower() in ("0", "false", "no", "off"):
+        return
+    with _prewarm_lock:
+        if _prewarm_thread is not None:
+            return
+        thread = threading.Thread(target=_warm, name="tvmscript-jit-prewarm")
+        _prewarm_thread = thread
+        os.register_at_fork(before=_join_prewarm)
+        thread.start()
+
+
+def _warm() -> None:
+    with contextlib.suppress(Exception):  # the build that needs the JIT reports any failure
+        host_target()
+        _get_jit()
+
+
+def _join_prewarm() -> None:
+    thread = _prewarm_thread
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
 
 
 def compile_stats() -> dict[str, int]:

@@ -1,0 +1,72 @@
+"""The JIT is created on a background thread while the first kernel is parsed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, threading
+    sys.path.insert(0, {root!r})
+    import numpy as np
+    import tvmscript
+    from backend.runtime import engine
+    from tvmscript import tir as T
+
+    assert engine._prewarm_thread is None
+    @T.prim_func
+    def add(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            B[i] = A[i] + T.float32(1)
+
+    started = engine._prewarm_thread is not None
+    {after_parse}
+    a = np.arange(8, dtype=np.float32)
+    b = np.zeros(8, np.float32)
+    tvmscript.build(add, cache=False)(a, b)
+    assert (b == a + 1).all()
+    print("started" if started else "not started")
+    """
+)
+
+_FORK = """
+pid = os.fork()
+if pid == 0:
+    c = np.zeros(8, np.float32)
+    tvmscript.build(add, cache=False)(np.ones(8, np.float32), c)
+    os._exit(0 if (c == 2).all() else 3)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+"""
+
+
+def _run(tmp: Path, after_parse: str = "", **env: str) -> str:
+    script = tmp / "kernel_script.py"  # the parser reads kernels from their source file
+    script.write_text(_SCRIPT.format(root=str(ROOT), after_parse=after_parse))
+    full_env = {**os.environ, **env}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=full_env
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_parsing_a_kernel_starts_the_jit_in_the_background(tmp_path: Path) -> None:
+    assert _run(tmp_path) == "started"
+
+
+def test_prewarm_can_be_switched_off(tmp_path: Path) -> None:
+    assert _run(tmp_path, TVMSCRIPT_PREWARM="0") == "not started"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_fork_right_after_parsing_gives_a_working_child(tmp_path: Path) -> None:
+    assert _run(tmp_path, after_parse=_FORK) == "started"
