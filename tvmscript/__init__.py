@@ -8,6 +8,7 @@ compiles a PrimFunc into a callable kernel.
 
 from typing import Any
 
+from backend.runtime import jit_prewarm  # noqa: F401  (first: starts creating the JIT)
 from irbuilder.ir import PrimFunc, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser

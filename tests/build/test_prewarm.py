@@ -1,4 +1,4 @@
-"""The JIT is created on a background thread while the first kernel is parsed."""
+"""The JIT is created on a background thread from ``import tvmscript`` on."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ _SCRIPT = textwrap.dedent(
     from backend.runtime import engine
     from tvmscript import tir as T
 
-    assert engine._prewarm_thread is None
+    started_on_import = engine._prewarm_thread is not None
     @T.prim_func
     def add(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         for i in range(8):
             B[i] = A[i] + T.float32(1)
 
-    started = engine._prewarm_thread is not None
+    started = started_on_import and engine._prewarm_thread is not None
     {after_parse}
     a = np.arange(8, dtype=np.float32)
     b = np.zeros(8, np.float32)
@@ -59,7 +59,7 @@ def _run(tmp: Path, after_parse: str = "", **env: str) -> str:
     return done.stdout.strip()
 
 
-def test_parsing_a_kernel_starts_the_jit_in_the_background(tmp_path: Path) -> None:
+def test_importing_starts_the_jit_in_the_background(tmp_path: Path) -> None:
     assert _run(tmp_path) == "started"
 
 
