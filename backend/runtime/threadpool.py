@@ -8,8 +8,10 @@ Kernel ABI::
 The engine binds ``tvms_parallel_for`` for any module declaring it (see
 :func:`parallel_runtime_symbols`).  Design (measured in the project's notes, 0.26 us/region):
 
-* T-1 worker pthreads are created lazily by the first parallel region and kept; the caller runs
-  chunk 0.  Chunks are static: thread t starts at ``t*q + min(t, r)`` with ``q, r = divmod(n, T)``.
+* T-1 worker pthreads are created lazily by the first parallel region and kept; the caller works
+  too.  Chunks are claimed dynamically: ``[0, n)`` is cut into chunks of
+  ``ceil(n / (T * CHUNKS_PER_THREAD))`` iterations that every thread takes from a shared atomic
+  counter until none is left, so a thread slowed down by a busy neighbour runs fewer of them.
 * A region is published by storing body/ctx/n, setting ``pending = T-1`` and bumping a 32-bit
   generation word.  Workers spin on it with ``pause`` for about 3000 iterations (50-100 us) and
   then sleep in ``futex(FUTEX_WAIT_PRIVATE)``; the caller wakes sleepers only if there are any.
@@ -47,6 +49,9 @@ __all__ = [
 
 MAX_THREADS = 256
 _SPIN = 3000  # pause iterations before sleeping (~24-40 ns each)
+CHUNKS_PER_THREAD = 4
+"""A region of n iterations is cut into about threads x this many chunks, claimed one at a
+time: a thread slowed down (a busy neighbour on a shared core) takes fewer of them."""
 
 _POOL_IR = r"""
 ; ---- tvmscript persistent thread pool (backend.runtime.threadpool) ----
@@ -62,6 +67,8 @@ declare void @llvm.x86.sse2.pause()
 @pool_fn = internal global ptr null, align 8
 @pool_ctx = internal global ptr null, align 8
 @pool_n = internal global i64 0, align 8
+@pool_grain = internal global i64 1, align 8
+@pool_next = internal global i64 0, align 64        ; next unclaimed iteration of the region
 @pool_gen = internal global i32 0, align 64        ; own cache lines: hot words of the protocol
 @pool_pending = internal global i32 0, align 64
 @pool_sleepers = internal global i32 0, align 64
@@ -81,26 +88,24 @@ define internal void @futex_wake(ptr %addr, i32 %cnt) {
   ret void
 }
 
+; Take chunks of pool_grain iterations from the shared counter until [0, n) is used up.
 define internal void @run_chunk(i64 %t) {
 entry:
   %fn = load ptr, ptr @pool_fn, align 8
   %ctx = load ptr, ptr @pool_ctx, align 8
   %n = load i64, ptr @pool_n, align 8
-  %nt = load i64, ptr @pool_nt, align 8
-  %q = udiv i64 %n, %nt
-  %r = urem i64 %n, %nt
-  %tq = mul i64 %t, %q
-  %lt = icmp ult i64 %t, %r
-  %mt = select i1 %lt, i64 %t, i64 %r
-  %b = add i64 %tq, %mt
-  %extra = zext i1 %lt to i64
-  %len = add i64 %q, %extra
-  %e = add i64 %b, %len
-  %nonempty = icmp ult i64 %b, %e
-  br i1 %nonempty, label %run, label %done
+  %grain = load i64, ptr @pool_grain, align 8
+  br label %next
+next:
+  %b = atomicrmw add ptr @pool_next, i64 %grain monotonic
+  %more = icmp ult i64 %b, %n
+  br i1 %more, label %run, label %done
 run:
+  %e0 = add i64 %b, %grain
+  %past = icmp ugt i64 %e0, %n
+  %e = select i1 %past, i64 %n, i64 %e0
   call void %fn(ptr %ctx, i64 %b, i64 %e)
-  br label %done
+  br label %next
 done:
   ret void
 }
@@ -184,6 +189,15 @@ done:
 define internal void @pool_dispatch() {
 entry:
   %nt = load i64, ptr @pool_nt, align 8
+  %n = load i64, ptr @pool_n, align 8
+  %parts = mul i64 %nt, CHUNKS_PER_THREAD
+  %parts1 = sub i64 %parts, 1
+  %nup = add i64 %n, %parts1
+  %g = udiv i64 %nup, %parts
+  %small = icmp ult i64 %g, 1
+  %grain = select i1 %small, i64 1, i64 %g
+  store i64 %grain, ptr @pool_grain, align 8
+  store atomic i64 0, ptr @pool_next seq_cst, align 64
   %nw64 = sub i64 %nt, 1
   %nw = trunc i64 %nw64 to i32
   store atomic i32 %nw, ptr @pool_pending seq_cst, align 4
@@ -370,7 +384,9 @@ loop:
 exit:
   ret void
 }
-""".replace("MAXT", str(MAX_THREADS)).replace("SPIN", str(_SPIN))
+""".replace("MAXT", str(MAX_THREADS)).replace("SPIN", str(_SPIN)).replace(
+    "CHUNKS_PER_THREAD", str(CHUNKS_PER_THREAD)
+)
 
 _lock = threading.Lock()
 _library: CompiledLibrary | None = None

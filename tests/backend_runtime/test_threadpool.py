@@ -19,6 +19,7 @@ from backend.runtime import (
     running_threads,
     set_num_threads,
 )
+from backend.runtime.threadpool import CHUNKS_PER_THREAD
 
 # ctx layout: { i64 acc, i64 calls, i64 inner_n, [64 x i64] tids }
 PAR_IR = r"""
@@ -67,6 +68,35 @@ done:
   ret void
 }
 
+; records its thread like sum_body, then waits (bounded) until another chunk has been claimed
+define void @wait_body(ptr %ctx, i64 %b, i64 %e) {
+entry:
+  %calls = getelementptr inbounds i64, ptr %ctx, i64 1
+  %c0 = atomicrmw add ptr %calls, i64 1 seq_cst
+  %tid = call i64 (i64, ...) @syscall(i64 186)
+  %slot0 = and i64 %c0, 63
+  %slot1 = add i64 %slot0, 3
+  %slot = getelementptr inbounds i64, ptr %ctx, i64 %slot1
+  store i64 %tid, ptr %slot, align 8
+  br label %spin
+spin:
+  %k = phi i64 [ 0, %entry ], [ %k1, %again ]
+  %c = load atomic i64, ptr %calls seq_cst, align 8
+  %both = icmp sge i64 %c, 2
+  br i1 %both, label %done, label %again
+again:
+  %k1 = add i64 %k, 1
+  %limit = icmp sgt i64 %k1, 500000000
+  br i1 %limit, label %done, label %spin
+done:
+  ret void
+}
+
+define void @run_wait(ptr %ctx, i64 %n) {
+  call void @tvms_parallel_for(ptr @wait_body, ptr %ctx, i64 %n)
+  ret void
+}
+
 define void @run_sum(ptr %ctx, i64 %n) {
   call void @tvms_parallel_for(ptr @sum_body, ptr %ctx, i64 %n)
   ret void
@@ -104,14 +134,25 @@ def test_parallel_sum(lib: CompiledLibrary, threads: int, n: int) -> None:
     set_num_threads(threads)
     ctx = _run_sum(lib, n)
     assert ctx.acc == n * (n - 1) // 2
-    # never more chunks than threads, never empty chunks
-    assert ctx.calls == (0 if n == 0 else min(n, threads) if n >= 2 else 1)
+    # chunks of ceil(n / (threads * CHUNKS_PER_THREAD)) iterations, none empty; a region of
+    # fewer than 2 iterations, or with one thread, is one serial call
+    if n < 2 or threads == 1:
+        expected = 0 if n == 0 else 1
+    else:
+        grain = max(1, -(-n // (threads * CHUNKS_PER_THREAD)))
+        expected = -(-n // grain)
+    assert ctx.calls == expected
 
 
 def test_two_threads_really_used(lib: CompiledLibrary) -> None:
     set_num_threads(2)
-    ctx = _run_sum(lib, 10_000)
+    # Two one-iteration chunks whose body waits until the other chunk is claimed: only a
+    # second thread can claim it while the caller waits (else the wait times out, ~0.2 s).
+    ctx = Ctx()
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(lib.address("run_wait"))
+    fn(ctypes.addressof(ctx), 2)
     assert running_threads() == 2
+    assert ctx.calls == 2
     assert len({ctx.tids[0], ctx.tids[1]}) == 2
 
 
