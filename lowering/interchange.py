@@ -17,7 +17,8 @@ page every step); no loop of it vectorizes without reassociating the sum. Interc
 
 every element of ``C`` still receives the same operations in the same order (k ascending),
 so results are bit-identical, but the inner loop walks ``C`` and ``B`` contiguously and
-vectorizes. This is legal when distinct ``j`` write distinct elements (the store index is
+vectorizes. The lowered form of a block with ``T.init()`` -- ``for k: if k == 0: C[...] =
+0`` then the update -- is the same nest: its init runs once, before the first update. This is legal when distinct ``j`` write distinct elements (the store index is
 ``j`` times a non-zero constant plus terms free of ``j`` and ``k``), the value reads the
 accumulated array only at the element being written, nothing in the nest may trap or call
 out, and the other arrays read do not overlap the written one -- which for parameters is a
@@ -33,6 +34,7 @@ than one element as ``k`` advances (otherwise the original loop already streams)
 from __future__ import annotations
 
 from irbuilder.ir import (
+    EQ,
     AttrStmt,
     Buffer,
     BufferStore,
@@ -75,19 +77,45 @@ def _depends(expr: PrimExpr, var: Var) -> bool:
     return any(v is var for v in free_vars(expr))
 
 
-def _split(loop: For) -> tuple[BufferStore | None, For] | None:
-    """``(init store or None, inner k loop)`` of a ``j`` loop of the matched shape."""
+def _split(loop: For) -> tuple[BufferStore | None, For, BufferStore] | None:
+    """``(init store or None, inner k loop, accumulating store)`` of a ``j`` loop of the
+    matched shape: ``init; for k: update``, or the lowered block form
+    ``for k: (if k == k_min: init); update`` (the init taken out with ``k = k_min``)."""
     body = loop.body
-    if isinstance(body, For):
-        return None, body
+    init: Stmt | None = None
     if (
         isinstance(body, SeqStmt)
         and len(body.seq) == 2
         and isinstance(body.seq[0], BufferStore)
         and isinstance(body.seq[1], For)
     ):
-        return body.seq[0], body.seq[1]
-    return None
+        init, body = body.seq
+    if not isinstance(body, For):
+        return None
+    update = body.body
+    if init is None and isinstance(update, SeqStmt) and len(update.seq) == 2:
+        guard, rest = update.seq
+        if (
+            isinstance(guard, IfThenElse)
+            and guard.else_case is None
+            and isinstance(guard.then_case, BufferStore)
+            and _is_first_iteration(guard.condition, body)
+        ):
+            init = copy_with_fresh_vars(guard.then_case, {body.loop_var: body.min})
+            update = rest
+    if not isinstance(update, BufferStore):
+        return None
+    assert init is None or isinstance(init, BufferStore)
+    return init, body, update
+
+
+def _is_first_iteration(cond: PrimExpr, loop: For) -> bool:
+    if not isinstance(cond, EQ):
+        return False
+    var, start = loop.loop_var, loop.min
+    return (cond.a is var and structural_equal(cond.b, start)) or (
+        cond.b is var and structural_equal(cond.a, start)
+    )
 
 
 def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
@@ -99,15 +127,14 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     parts = _split(loop)
     if parts is None:
         return None
-    init, inner = parts
-    if inner.kind is not ForKind.SERIAL or not isinstance(inner.body, BufferStore):
+    init, inner, store = parts
+    if inner.kind is not ForKind.SERIAL:
         return None
     if not (isinstance(inner.extent, IntImm) and inner.extent.value > 0):
         return None
     j, k = loop.loop_var, inner.loop_var
     if _depends(inner.min, j) or _depends(inner.extent, j):
         return None
-    store = inner.body
     target = store.buffer
     if id(target.data) in local_data or len(store.indices) != 1:
         return None

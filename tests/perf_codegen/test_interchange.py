@@ -94,6 +94,28 @@ def narrow(
             C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
 
+@T.prim_func
+def block_matmul(
+    A: T.Buffer((M, K), "float32"), B: T.Buffer((K, N), "float32"), C: T.Buffer((M, N), "float32")
+):
+    for i, j, k in T.grid(M, N, K):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def reset_at_second_step(
+    A: T.Buffer((M, K), "float32"), B: T.Buffer((K, N), "float32"), C: T.Buffer((M, N), "float32")
+):
+    for i, j, k in T.grid(M, N, K):
+        if k == 1:
+            C[i, j] = T.float32(0)
+        C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
 def _regions(func: PrimFunc) -> list[AttrStmt]:
     found: list[AttrStmt] = []
 
@@ -157,8 +179,9 @@ def test_naive_matmul_source_shows_vector_code() -> None:
 
 @pytest.mark.parametrize(
     "func",
-    [matmul_nt, transposed_store, reads_other_element, may_trap, narrow],
-    ids=["contiguous-in-k", "strided-store", "reads-other-element", "may-trap", "narrow"],
+    [matmul_nt, transposed_store, reads_other_element, may_trap, narrow, reset_at_second_step],
+    ids=["contiguous-in-k", "strided-store", "reads-other-element", "may-trap", "narrow",
+         "reset-later"],
 )
 def test_nests_that_are_not_interchanged(func: PrimFunc) -> None:
     assert _interchanged(func) == []
@@ -168,10 +191,19 @@ def test_narrow_threshold_matches_the_kernel() -> None:
     assert MIN_INNER_TRIP_COUNT > 8
 
 
+def test_block_with_init_is_interchanged_too() -> None:
+    (region,) = _interchanged(block_matmul)
+    init, nest = region.body.seq  # type: ignore[attr-defined]
+    assert isinstance(init, For) and init.extent.value == N  # type: ignore[attr-defined]
+    assert nest.extent.value == K and nest.body.extent.value == N
+
+
 @pytest.mark.parametrize(
     "func",
-    [matmul, matmul_nt, transposed_store, reads_other_element, narrow],
-    ids=["matmul", "nt", "strided-store", "reads-other-element", "narrow"],
+    [matmul, block_matmul, matmul_nt, transposed_store, reads_other_element, narrow,
+     reset_at_second_step],
+    ids=["matmul", "block", "nt", "strided-store", "reads-other-element", "narrow",
+         "reset-later"],
 )
 def test_results_are_bit_identical_to_the_interpreter(func: PrimFunc) -> None:
     rng = np.random.default_rng(3)
