@@ -18,10 +18,12 @@ page every step); no loop of it vectorizes without reassociating the sum. Interc
 every element of ``C`` still receives the same operations in the same order (k ascending),
 so results are bit-identical, but the inner loop walks ``C`` and ``B`` contiguously and
 vectorizes. The lowered form of a block with ``T.init()`` -- ``for k: if k == 0: C[...] =
-0`` then the update -- is the same nest: its init runs once, before the first update. This is legal when distinct ``j`` write distinct elements (the store index is
-``j`` times a non-zero constant plus terms free of ``j`` and ``k``), the value reads the
-accumulated array only at the element being written, nothing in the nest may trap or call
-out, and the other arrays read do not overlap the written one -- which for parameters is a
+0`` then the update -- is the same nest: its init runs once, before the first update.
+
+This is legal when distinct ``j`` write distinct elements (the store index is ``j`` times a
+non-zero constant plus terms free of ``j`` and ``k``), the value reads the accumulated array
+only at the element being written, nothing in the nest may trap or call out, and the other
+arrays read do not overlap the written one -- which for parameters is a
 run-time test: the nest is versioned, the interchanged copy runs inside a no-overlap region
 (:data:`lowering.alias_version.NOALIAS_ATTR`, so LLVM needs no checks of its own), and the
 original nest runs when the arrays overlap.
