@@ -42,6 +42,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 
+from .analysis.loads import reads_memory
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 from .versioning import ByteRange, LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
@@ -84,13 +85,13 @@ class _Body(StmtExprVisitor):
     def visit_buffer_store_(self, stmt: BufferStore) -> None:
         self._touch(stmt.buffer)
         self.written[id(stmt.buffer.data)] = stmt.buffer.data
-        if any(_reads_memory(i) for i in stmt.indices):
+        if any(reads_memory(i) for i in stmt.indices):
             self.ok = False
         self.generic_visit(stmt)
 
     def visit_buffer_load_(self, node: BufferLoad) -> None:
         self._touch(node.buffer)
-        if any(_reads_memory(i) for i in node.indices):
+        if any(reads_memory(i) for i in node.indices):
             self.gathers = True
         self.generic_visit(node)
 
@@ -98,20 +99,6 @@ class _Body(StmtExprVisitor):
         if node.kind is CallKind.EXTERN:
             self.ok = False
         self.generic_visit(node)
-
-
-class _Reads(StmtExprVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_buffer_load_(self, node: BufferLoad) -> None:
-        self.found = True
-
-
-def _reads_memory(expr: PrimExpr) -> bool:
-    finder = _Reads()
-    finder.visit_expr(expr)
-    return finder.found
 
 
 def _range(buffers: list[Buffer]) -> ByteRange | None:

@@ -66,7 +66,7 @@ from irbuilder.ir import (
 
 from .analysis.loads import LoadCollector
 from .analysis.substitute import substitute_expr
-from .analysis.vars import free_vars
+from .analysis.vars import depends_on, free_vars
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
@@ -143,7 +143,7 @@ class _Shape(StmtExprVisitor):
                 self.ok = False
             return  # the base may use the loop var: that is what the shift moves
         if isinstance(expr, Broadcast):
-            if any(v is self.var for v in free_vars(expr.value)):
+            if depends_on(expr.value, self.var):
                 self.ok = False
             return
         if isinstance(expr, (Shuffle, Let)) or expr is self.var:

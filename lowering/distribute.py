@@ -38,30 +38,17 @@ from irbuilder.ir import (
 )
 
 from .analysis.loads import LoadCollector, LocalAllocations
-from .analysis.vars import free_vars
-from .arith.canonical import supports_linear, to_linear
+from .analysis.vars import depends_on
+from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["distribute_loop", "distribute_reductions"]
 
 
-def _depends_on(expr: PrimExpr, var: Var) -> bool:
-    return any(v is var for v in free_vars(expr))
-
-
 def _injective_in(expr: PrimExpr, var: Var) -> bool:
     """``expr`` is ``c * var + (terms free of var)`` with a constant ``c != 0``."""
-    if not supports_linear(expr.dtype):
-        return False
-    form = to_linear(expr)
-    coef = 0
-    for atom, c in form.live_terms():
-        if atom is var:
-            coef += c
-        elif _depends_on(atom, var):
-            return False
-    return coef != 0
+    return linear_coefficient(expr, var) not in (None, 0)
 
 
 def _same_indices(a: tuple[PrimExpr, ...], b: tuple[PrimExpr, ...]) -> bool:
@@ -91,7 +78,7 @@ def distribute_loop(loop: For, local_data: set[int]) -> Stmt | None:
         if found.impure:
             return None
         loads.append(found.loads)
-        if not any(_depends_on(i, var) for i in stmt.indices):
+        if not any(depends_on(i, var) for i in stmt.indices):
             if id(stmt.buffer.data) not in local_data:
                 return None
             reductions.append(pos)

@@ -48,14 +48,13 @@ from irbuilder.ir import (
     PrimFunc,
     SeqStmt,
     Stmt,
-    Var,
     as_dtype,
     structural_equal,
 )
 
 from .alias_version import NOALIAS_ATTR, is_noalias_version
-from .analysis.loads import LoadCollector
-from .analysis.vars import free_vars
+from .analysis.loads import LoadCollector, reads_memory
+from .analysis.vars import depends_on
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
@@ -67,16 +66,6 @@ MIN_INNER_TRIP_COUNT = 16
 """Shorter ``j`` loops would not fill a vector: leave them alone."""
 
 _U64 = as_dtype("uint64")
-
-
-def _reads_memory(expr: PrimExpr) -> bool:
-    found = LoadCollector()
-    found.visit_expr(expr)
-    return bool(found.loads)
-
-
-def _depends(expr: PrimExpr, var: Var) -> bool:
-    return any(v is var for v in free_vars(expr))
 
 
 def _split(loop: For) -> tuple[BufferStore | None, For, BufferStore] | None:
@@ -135,7 +124,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if not (isinstance(inner.extent, IntImm) and inner.extent.value > 0):
         return None
     j, k = loop.loop_var, inner.loop_var
-    if _depends(inner.min, j) or _depends(inner.extent, j):
+    if depends_on(inner.min, j) or depends_on(inner.extent, j):
         return None
     target = store.buffer
     if id(target.data) in local_data or len(store.indices) != 1:
@@ -143,7 +132,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if store.value.dtype.lanes != 1 or target.dtype.lanes != 1:
         return None
     (index,) = store.indices
-    if _depends(index, k) or linear_coefficient(index, j) != 1 or _reads_memory(index):
+    if depends_on(index, k) or linear_coefficient(index, j) != 1 or reads_memory(index):
         return None
     if init is not None:
         if init.buffer.data is not target.data or len(init.indices) != 1:

@@ -37,7 +37,7 @@ from irbuilder.ir import (
 )
 
 from .analysis.loads import LoadCollector
-from .analysis.vars import free_vars
+from .analysis.vars import depends_on
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 from .versioning import LoopRewriter, all_of, byte_range, disjoint, element_range, rewrite_loops
@@ -62,7 +62,7 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     (index,) = store.indices
     var = loop.loop_var
-    if any(v is var for v in free_vars(index)):
+    if depends_on(index, var):
         return None
     found = LoadCollector(traps_are_effects=True)
     found.visit_expr(store.value)

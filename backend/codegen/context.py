@@ -192,6 +192,14 @@ class ModuleContext:
     helpers: set[str] = field(default_factory=set)
     _outlined: int = 0
     _math: MathLowering | None = None
+    _shared_metadata: dict[str, str] = field(default_factory=dict)
+
+    def shared_metadata(self, body: str) -> str:
+        """One metadata node ``!{body}`` for the whole module (e.g. ``!nontemporal``'s)."""
+        ident = self._shared_metadata.get(body)
+        if ident is None:
+            ident = self._shared_metadata[body] = self.add_metadata(body)
+        return ident
 
     def vecmath(self) -> MathLowering:
         """The runtime's vectorisable math lowering for this module (created on first use)."""

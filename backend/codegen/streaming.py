@@ -60,7 +60,7 @@ def emit_streaming_store(
     stream, plain, done = em.new_label("st.nt"), em.new_label("st.plain"), em.new_label("st.end")
     em.cond_br(aligned, stream, plain)
     em.label(stream)
-    nontemporal = em.ctx.add_metadata("i32 1")
+    nontemporal = em.ctx.shared_metadata("i32 1")
     piece = dtype.with_lanes(piece_lanes)
     pty = llvm_type(piece)
     for first in range(0, dtype.lanes, piece_lanes):

@@ -137,13 +137,15 @@ def prewarm() -> None:
     """Start creating the process' JIT (LLVM initialisation, host target query, LLJIT: about
     2.5 ms of native work) on a background thread, once; ``TVMSCRIPT_PREWARM=0`` disables it.
 
-    ``import tvmscript`` calls this (and so does the parser, for programs importing only
-    its parts), so the work overlaps the imports and the parse that precede a first build;
-    ctypes calls into LLVM release the GIL, but each return needs it back, which a thread
-    running Python may hold for the whole switch interval: started at the first parse, the
-    thread was measured still running when the build needed the JIT. The thread is not a daemon
-    (interpreter exit waits the few milliseconds rather than tear LLVM down under it), and a
-    ``fork()`` waits for it, so a child never inherits a half-initialised LLVM or a held lock.
+    ``import tvmscript`` calls this first (``backend.runtime.jit_prewarm``), so the work
+    overlaps the imports and the parse that precede a first build. It has to start that
+    early: ctypes calls into LLVM release the GIL, but each return needs it back, which a
+    thread running Python may hold for the whole switch interval; started at the first
+    parse, the thread was measured still running when the build needed the JIT.
+
+    The thread is not a daemon (interpreter exit waits the few milliseconds rather than tear
+    LLVM down under it), and a ``fork()`` waits for it, so a child never inherits a
+    half-initialised LLVM or a held lock.
     """
     global _prewarm_thread
     if _jit is not None:

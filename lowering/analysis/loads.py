@@ -15,7 +15,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
 )
 
-__all__ = ["LoadCollector", "LocalAllocations"]
+__all__ = ["LoadCollector", "LocalAllocations", "reads_memory"]
 
 
 class LocalAllocations(StmtExprVisitor):
@@ -61,3 +61,10 @@ class LoadCollector(StmtExprVisitor):
         ):
             self.impure = True
         super().visit_expr(expr)
+
+
+def reads_memory(expr: PrimExpr) -> bool:
+    """Whether evaluating ``expr`` loads from any buffer."""
+    found = LoadCollector()
+    found.visit_expr(expr)
+    return bool(found.loads)

@@ -20,7 +20,7 @@ from irbuilder.ir import (
     const,
 )
 
-__all__ = ["add", "free_vars", "is_const", "mul", "product"]
+__all__ = ["add", "depends_on", "free_vars", "is_const", "mul", "product"]
 
 
 class _FreeVars(StmtExprVisitor):
@@ -83,6 +83,11 @@ def free_vars(node: Stmt | PrimExpr) -> list[Var]:
     else:
         visitor.visit_expr(node)
     return list(visitor.free)
+
+
+def depends_on(node: Stmt | PrimExpr, var: Var) -> bool:
+    """Whether ``var`` (by identity) is among the free variables of ``node``."""
+    return any(v is var for v in free_vars(node))
 
 
 def product(values: Iterable[PrimExpr]) -> PrimExpr:

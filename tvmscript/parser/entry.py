@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping
 from types import FrameType, ModuleType
 from typing import Any
 
-from backend.runtime.engine import prewarm
 from irbuilder.ir import IRModule, PrimFunc, Span
 from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
@@ -234,7 +233,6 @@ def parse_prim_func(
     frame = _dialect.user_frame(sys._getframe(1))
     if _defined_in_class_body(frame):
         return fn
-    prewarm()  # the JIT a later build() needs gets ready while this parse runs
     try:
         parser = Parser.for_object(
             fn, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
@@ -266,7 +264,6 @@ def parse_ir_module(
     if unknown:
         raise TypeError(f"@I.ir_module got unexpected keyword arguments {sorted(unknown)}")
     frame = _dialect.user_frame(sys._getframe(1))
-    prewarm()
     try:
         parser = Parser.for_object(
             cls, capture=capture, caller_frame=frame, is_ir_object=_is_ir_object, **_options()
@@ -299,7 +296,6 @@ def from_source(
     ``filename`` names the text in diagnostics (a fresh ``<tvmscript-N>`` by default).
     """
     name = filename if filename is not None else f"<tvmscript-{next(_counter)}>"
-    prewarm()
     try:
         source = Source.from_text(text, name)
         parser = Parser(source, captured=CapturedEnv(dict(capture or {})), **_options())
