@@ -21,9 +21,10 @@ is written by both kinds of store. Every element gets the value it had before, b
 loads are regrouped, which is exact only while the other arrays read do not overlap ``X``:
 the rewrite is versioned on a run-time no-overlap test, the original loop running otherwise
 -- and when the shift is 0, since the original loop is then aligned already. It applies
-where every vector in the value is a unit-stride ramp stepping ``L`` per iteration (or a
-broadcast of something the loop does not change), a vector spans whole cache lines, nothing
-can trap or call out, and the loop runs at least twice.
+where every vector in the value is built lane by lane (arithmetic, loads, gathers) from
+unit-stride ramps stepping ``L`` per iteration and broadcasts of something the loop does not
+change, a vector spans whole cache lines, nothing can trap or call out, and the loop runs at
+least twice.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ __all__ = [
     "STREAMING_MIN_BYTES",
     "align_loop",
     "align_streams",
+    "inline_lets",
     "streaming_data_vars",
 ]
 
@@ -152,10 +154,9 @@ class _Shape(StmtExprVisitor):
         if isinstance(expr, Call) and expr.kind is CallKind.EXTERN:
             self.ok = False
             return
-        if isinstance(expr, BufferLoad) and expr.dtype.lanes > 1:
-            if len(expr.indices) != 1 or not isinstance(expr.indices[0], Ramp):
-                self.ok = False  # a gather: its lanes are not positions
-                return
+        # Everything else is lane-wise: arithmetic, casts, selects and loads (a gather's
+        # lane u reads at lane u of its index, itself checked here), so the value at a
+        # position does not depend on where the vector starts.
         super().visit_expr(expr)
 
 
@@ -180,7 +181,7 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
         return None
     if not (isinstance(loop.extent, IntImm) and loop.extent.value >= 2):
         return None
-    store = _inline_lets(loop.body)
+    store = inline_lets(loop.body)
     if store is None:
         return None
     target = store.buffer
@@ -266,7 +267,7 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     )
 
 
-def _inline_lets(body: Stmt) -> BufferStore | None:
+def inline_lets(body: Stmt) -> BufferStore | None:
     """The loop body's single store with the values of enclosing ``LetStmt``s substituted
     (recomputing a value used twice is left to LLVM), or None for any other body."""
     bindings: dict[Var, PrimExpr] = {}

@@ -15,6 +15,7 @@ from lowering.interchange import interchange_reductions
 from lowering.jam import jam_parallel_reductions
 from lowering.promote import promote_accumulators
 from lowering.simplify import simplify
+from lowering.stream_vectorize import vectorize_streams
 from lowering.vector_remainder import vector_remainder
 
 from .context import CodegenError, CodegenOptions, ModuleContext
@@ -59,7 +60,8 @@ def prepare_for_codegen(func: PrimFunc, *, gather_fast_path: bool | None = None)
     a run-time test shows no other array overlaps it (or, when the reduction walks an array
     with a stride, the nest is interchanged so its inner loop vectorizes), and loops loading
     at data-dependent indices get a no-overlap fast path LLVM can vectorize with gathers, and
-    vector loops writing large write-only arrays are shifted onto aligned addresses (see
+    serial loops filling large write-only arrays are vectorized, and vector loops writing
+    such arrays are shifted onto aligned addresses (see :mod:`lowering.stream_vectorize`,
     :mod:`lowering.vector_remainder`, :mod:`lowering.distribute`, :mod:`lowering.jam`,
     :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`,
     :mod:`lowering.align_streams`).
@@ -73,7 +75,7 @@ def prepare_for_codegen(func: PrimFunc, *, gather_fast_path: bool | None = None)
         gather_fast_path = GATHER_FAST_PATH
     if gather_fast_path is None:
         gather_fast_path = host_target().has_avx512f
-    out = vector_remainder(func)
+    out = vector_remainder(vectorize_streams(func))
     out = jam_parallel_reductions(distribute_reductions(out))
     out = interchange_reductions(out)
     out = promote_accumulators(out)

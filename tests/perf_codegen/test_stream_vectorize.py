@@ -1,0 +1,202 @@
+"""The vectorize-streams rewrite: serial loops filling large write-only arrays become vector
+loops (so their stores can stream), versioned on a no-overlap test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import lowering
+import lowering.align_streams as align
+import lowering.stream_vectorize as sv
+import tvmscript
+from backend.codegen.module import prepare_for_codegen
+from irbuilder.ir import (
+    BufferStore,
+    For,
+    IfThenElse,
+    LetStmt,
+    PrimFunc,
+    Ramp,
+    StmtExprVisitor,
+    structural_equal,
+)
+from tvmscript import tir as T
+
+N = 1203  # not a multiple of any vector width: every rewrite has a remainder
+
+
+@pytest.fixture(autouse=True)
+def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
+    tvmscript.clear_build_cache()
+    yield
+    tvmscript.clear_build_cache()
+
+
+@T.prim_func
+def gather(Tb: T.Buffer((256,), "float32"), I: T.Buffer((N,), "int32"),
+           O: T.Buffer((N,), "float32")):
+    for i in range(N):
+        O[i] = Tb[I[i]]
+
+
+@T.prim_func
+def shifted_scale(A: T.Buffer((N + 8,), "float64"), B: T.Buffer((N + 8,), "float64")):
+    for i in range(N):
+        x = A[i + 5] + T.float64(0.5)  # no multiply-add to contract: bit-exact
+        B[i + 3] = x * x
+
+
+@T.prim_func
+def narrow(A: T.Buffer((N,), "int32"), B: T.Buffer((N,), "int8")):
+    for i in range(N):
+        B[i] = T.Cast("int8", A[i] * 3)
+
+
+@T.prim_func
+def iota(B: T.Buffer((N,), "float32")):
+    for i in range(N):
+        B[i] = T.Cast("float32", i) * T.float32(0.25)
+
+
+@T.prim_func
+def divides(A: T.Buffer((N,), "int32"), D: T.Buffer((N,), "int32"), B: T.Buffer((N,), "int32")):
+    for i in range(N):
+        B[i] = A[i] // D[i]
+
+
+@T.prim_func
+def short(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for i in range(32):
+        B[i] = A[i] + T.float32(1)
+
+
+@T.prim_func
+def strided_store(A: T.Buffer((N,), "float32"), B: T.Buffer((2 * N,), "float32")):
+    for i in range(N):
+        B[2 * i] = A[i]
+
+
+@T.prim_func
+def read_back(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32")):
+    for i in range(N):
+        B[i] = A[i] + T.float32(1)
+    for i in range(N - 1):
+        B[i] = B[i + 1]
+
+
+def _lets(func: PrimFunc, name: str) -> list[LetStmt]:
+    found: list[LetStmt] = []
+
+    class _Find(StmtExprVisitor):
+        def visit_let_stmt_(self, node: LetStmt) -> None:
+            if node.var.name == name:
+                found.append(node)
+            self.generic_visit(node)
+
+    _Find().visit_stmt(func.body)
+    return found
+
+
+def _vector_store_lanes(stmt: object) -> set[int]:
+    lanes: set[int] = set()
+
+    class _Find(StmtExprVisitor):
+        def visit_buffer_store_(self, node: BufferStore) -> None:
+            if isinstance(node.indices[0], Ramp):
+                lanes.add(node.indices[0].lanes)
+            self.generic_visit(node)
+
+    _Find().visit_stmt(stmt)  # type: ignore[arg-type]
+    return lanes
+
+
+def test_serial_gather_becomes_a_versioned_aligned_vector_loop() -> None:
+    prepared = prepare_for_codegen(lowering.lower(gather))
+    lowering.verify_well_formed(prepared, lowered=True)
+    (version,) = _lets(prepared, sv.VERSION_NAME)
+    branch = version.body
+    assert isinstance(branch, IfThenElse)
+    original = branch.else_case
+    assert isinstance(original, For) and _vector_store_lanes(original) == set()
+    assert max(_vector_store_lanes(branch.then_case)) == 16  # one 64-byte line of float32
+    assert len(_lets(prepared, align.SHIFT_NAME)) == 1  # then moved onto line boundaries
+
+
+def test_lanes_fill_one_cache_line() -> None:
+    for func, lanes in ((shifted_scale, 8), (narrow, 64)):
+        out = sv.vectorize_streams(lowering.lower(func))
+        (version,) = _lets(out, sv.VERSION_NAME)
+        assert isinstance(version.body, IfThenElse)
+        assert lanes in _vector_store_lanes(version.body.then_case)
+
+
+def test_a_loop_reading_no_parameter_needs_no_test() -> None:
+    out = sv.vectorize_streams(lowering.lower(iota))
+    assert _lets(out, sv.VERSION_NAME) == []
+    assert _vector_store_lanes(out.body) == {16}
+
+
+def test_rewrite_is_idempotent() -> None:
+    once = sv.vectorize_streams(lowering.lower(gather))
+    assert len(_lets(once, sv.VERSION_NAME)) == 1
+    assert structural_equal(once, sv.vectorize_streams(once))
+
+
+@pytest.mark.parametrize(
+    "func",
+    [divides, short, strided_store, read_back],
+    ids=["may-trap", "short", "strided-store", "array-read-back"],
+)
+def test_loops_it_must_not_touch(func: PrimFunc) -> None:
+    lowered = lowering.lower(func)
+    assert structural_equal(sv.vectorize_streams(lowered), lowered)
+
+
+@pytest.mark.parametrize("offset", range(8), ids=lambda o: f"offset{o}")
+@pytest.mark.parametrize(
+    "func", [gather, shifted_scale, narrow, iota], ids=["gather", "let", "int8", "iota"]
+)
+def test_results_for_every_alignment(func: PrimFunc, offset: int) -> None:
+    rng = np.random.default_rng(offset)
+    specs = list(func.buffer_map.values())
+    inputs = []
+    for buffer in specs[:-1]:
+        shape = tuple(int(d) for d in buffer.shape)
+        if buffer.dtype.is_float:
+            inputs.append(rng.standard_normal(shape).astype(str(buffer.dtype)))
+        else:
+            inputs.append(rng.integers(0, 256, shape).astype(str(buffer.dtype)))
+    out_spec = specs[-1]
+    size = int(out_spec.shape[0])
+    dtype = np.dtype(str(out_spec.dtype))
+    storage = np.full(size + 64, 7, dtype)
+    out = storage[offset : offset + size]
+    expected = np.full(size, 7, dtype)
+    tvmscript.build(func, target="interp")(*inputs, expected)
+    tvmscript.build(func)(*inputs, out)
+    np.testing.assert_array_equal(out, expected)
+    assert (storage[:offset] == 7).all() and (storage[offset + size :] == 7).all()
+
+
+def test_overlapping_arrays_take_the_original_loop() -> None:
+    # B[i + 3] = f(A[i + 5]) with B four elements past A in one array: iteration i reads
+    # what iteration i - 2 wrote, so a vector copy (loads before stores) would read stale
+    # values.
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal(N + 12)
+    want = base.copy()
+    tvmscript.build(shifted_scale, target="interp")(want[: N + 8], want[4:])
+    x = base[5 : N + 5] + 0.5
+    assert not np.array_equal(want[7 : N + 7], x * x)  # the one-shot result differs
+    got = base.copy()
+    tvmscript.build(shifted_scale)(got[: N + 8], got[4:])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_stores_stream() -> None:
+    asm = tvmscript.build(gather).get_source("asm")
+    assert "movnt" in asm
