@@ -112,7 +112,7 @@ def _matmul_tiled_packed(
     C: T.Buffer((1024, 1024), "float32"),
 ):
     # GotoBLAS-style: NC-column panels in parallel; per KC-deep slice, B is packed into NC/NR
-    # contiguous KC x NR micro-panels (64 KB, in L2); an MR x KC slice of A (6 KB, in L1)
+    # contiguous KC x NR micro-panels (256 KB, in L2); an MR x KC slice of A (24 KB, in L1)
     # feeds all of them through MR x NR register tiles. The last row tile repeats row 1023.
     for jc in T.parallel(1024 // NC):
         Bp = T.decl_buffer((NC // NR, KC, NR), "float32")

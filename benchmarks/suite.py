@@ -6,7 +6,7 @@ typing_extensions`` (the project root is put on ``sys.path``); peers that are no
 importable are skipped. Prints, per kernel, the best time of each and the ratio ``peer / ours`` (> 1
 means we are faster), then the geomean of ``best peer / ours`` over the suite.
 
-    python benchmarks/suite.py [--repeat 5] [--rounds 1] [--settle 0.05] [--only vadd,fused]
+    python benchmarks/suite.py [--repeat 5] [--rounds 1] [--settle 0.25] [--only vadd,fused]
 """
 
 from __future__ import annotations
@@ -64,9 +64,11 @@ def main() -> None:
         "(evens out bursts of load on a shared machine)",
     )
     parser.add_argument(
-        "--settle", type=float, default=0.05,
+        "--settle", type=float, default=0.25,
         help="seconds to pause before timing each runner, so the previous runner's thread "
-        "pool (ours, TVM's, numba's OpenMP) has stopped spinning on the shared cores",
+        "pool (ours, TVM's, numba's, OpenBLAS's) has stopped spinning on the shared cores "
+        "(OpenBLAS's spin for 0.1-0.2 s after a call: the tiled matmul run 0.05 s after "
+        "numpy's sgemm measured 35%% slower than 0.2 s after it)",
     )
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else set(KERNELS)
