@@ -29,6 +29,8 @@ least twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from irbuilder.ir import (
     NE,
     Add,
@@ -71,14 +73,16 @@ from .analysis.vars import depends_on, free_vars
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
-from .versioning import LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
+from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
 
 __all__ = [
     "SHIFT_NAME",
     "STREAMING_MIN_BYTES",
     "align_loop",
     "align_streams",
+    "StreamLoopRewriter",
     "inline_lets",
+    "rewrite_stream_loops",
     "streaming_data_vars",
 ]
 
@@ -202,18 +206,9 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     if effects.impure:
         return None
     written = byte_range(target)
-    if written is None:
+    checks = None if written is None else no_overlap_checks(written, effects.loads)
+    if checks is None:
         return None
-    checks: list[PrimExpr] = []
-    seen: set[int] = set()
-    for load in effects.loads:
-        if id(load.buffer.data) in seen:
-            continue
-        seen.add(id(load.buffer.data))
-        span = byte_range(load.buffer)
-        if span is None:
-            return None
-        checks.append(disjoint(written, span))
 
     idx_dtype = index.base.dtype
     lanes = index.lanes
@@ -317,28 +312,56 @@ def _partial(store: BufferStore, first_lane: PrimExpr, count: PrimExpr, name: st
     )
 
 
-class _Aligner(LoopRewriter):
-    inner_first = False
+class StreamLoopRewriter(LoopRewriter):
+    """Offers every loop to ``rewrite(loop, streams, local_data)``; a ``LetStmt`` binding a
+    variable named ``marker`` is an earlier run's output (the rewrites run twice)."""
 
-    def __init__(self, local_data: set[int], streams: frozenset[int]) -> None:
+    def __init__(
+        self,
+        local_data: set[int],
+        streams: frozenset[int],
+        rewrite: Callable[[For, frozenset[int], set[int]], Stmt | None],
+        marker: str,
+        inner_first: bool,
+    ) -> None:
         super().__init__(local_data)
         self.streams = streams
+        self.rewrite_loop = rewrite
+        self.marker = marker
+        self.inner_first = inner_first
 
     def rewrite(self, loop: For) -> Stmt | None:
-        return align_loop(loop, self.streams)
+        return self.rewrite_loop(loop, self.streams, self.local_data)
 
     def done(self, stmt: Stmt) -> bool:
-        # Versioned already (the pass runs twice): both copies stay.
-        return isinstance(stmt, LetStmt) and stmt.var.name == SHIFT_NAME
+        # Versioned already: both copies stay.
+        return isinstance(stmt, LetStmt) and stmt.var.name == self.marker
+
+
+def rewrite_stream_loops(
+    func: PrimFunc,
+    rewrite: Callable[[For, frozenset[int], set[int]], Stmt | None],
+    marker: str,
+    *,
+    inner_first: bool = True,
+) -> PrimFunc:
+    """``func`` with ``rewrite`` offered every loop, when it has streaming arrays at all."""
+    streams = streaming_data_vars(func)
+    if not streams:
+        return func
+    return rewrite_loops(
+        func,
+        lambda local_data: StreamLoopRewriter(local_data, streams, rewrite, marker, inner_first),
+    )
 
 
 @function_pass("align-streams")
 def _align_streams(func: PrimFunc) -> PrimFunc:
     """Shift vector loops storing to large write-only arrays onto aligned addresses."""
-    streams = streaming_data_vars(func)
-    if not streams:
-        return func
-    return rewrite_loops(func, lambda local_data: _Aligner(local_data, streams))
+    return rewrite_stream_loops(
+        func, lambda loop, streams, _local: align_loop(loop, streams), SHIFT_NAME,
+        inner_first=False,
+    )
 
 
 align_streams: FunctionPass = _align_streams

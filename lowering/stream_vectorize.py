@@ -35,20 +35,19 @@ from irbuilder.ir import (
     IfThenElse,
     IntImm,
     LetStmt,
-    PrimExpr,
     PrimFunc,
     Stmt,
     Var,
     as_dtype,
 )
 
-from .align_streams import inline_lets, streaming_data_vars
+from .align_streams import inline_lets, rewrite_stream_loops
 from .analysis.loads import LoadCollector
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 from .vectorize import CannotVectorize, vectorize_body, vectorize_for
-from .versioning import LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
+from .versioning import all_of, byte_range, no_overlap_checks
 
 __all__ = ["MIN_TRIP_COUNT", "VERSION_NAME", "vectorize_stream_loop", "vectorize_streams"]
 
@@ -86,19 +85,9 @@ def vectorize_stream_loop(loop: For, streams: frozenset[int], local_data: set[in
     if effects.impure:  # (the target itself is never loaded: it is a stream)
         return None
     written = byte_range(target)
-    if written is None:
+    checks = None if written is None else no_overlap_checks(written, effects.loads, local_data)
+    if checks is None:
         return None
-    checks: list[PrimExpr] = []
-    seen: set[int] = set()
-    for load in effects.loads:
-        data = id(load.buffer.data)
-        if data in seen or data in local_data:
-            continue
-        seen.add(data)
-        span = byte_range(load.buffer)
-        if span is None:
-            return None
-        checks.append(disjoint(written, span))
     lanes = _LINE // item
     try:
         vectorize_body(loop.loop_var, store, loop.min, lanes)
@@ -116,26 +105,10 @@ def vectorize_stream_loop(loop: For, streams: frozenset[int], local_data: set[in
     return LetStmt(test, all_of(checks), IfThenElse(test, vectorized, loop, span=loop.span))
 
 
-class _StreamVectorizer(LoopRewriter):
-    def __init__(self, local_data: set[int], streams: frozenset[int]) -> None:
-        super().__init__(local_data)
-        self.streams = streams
-
-    def rewrite(self, loop: For) -> Stmt | None:
-        return vectorize_stream_loop(loop, self.streams, self.local_data)
-
-    def done(self, stmt: Stmt) -> bool:
-        # Versioned already (the pass runs twice): both copies stay.
-        return isinstance(stmt, LetStmt) and stmt.var.name == VERSION_NAME
-
-
 @function_pass("vectorize-streams")
 def _vectorize_streams(func: PrimFunc) -> PrimFunc:
     """Vectorize serial loops filling large write-only arrays (see the module doc)."""
-    streams = streaming_data_vars(func)
-    if not streams:
-        return func
-    return rewrite_loops(func, lambda local_data: _StreamVectorizer(local_data, streams))
+    return rewrite_stream_loops(func, vectorize_stream_loop, VERSION_NAME)
 
 
 vectorize_streams: FunctionPass = _vectorize_streams

@@ -7,12 +7,13 @@ arithmetic of that test and the walk over a function's loops (:class:`LoopRewrit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from irbuilder.ir import (
     LE,
     Add,
     Buffer,
+    BufferLoad,
     Cast,
     For,
     IntImm,
@@ -35,6 +36,7 @@ __all__ = [
     "byte_range",
     "disjoint",
     "element_range",
+    "no_overlap_checks",
     "rewrite_loops",
 ]
 
@@ -68,6 +70,26 @@ def element_range(buffer: Buffer, index: PrimExpr) -> ByteRange:
 def disjoint(a: ByteRange, b: ByteRange) -> PrimExpr:
     """The test that two address ranges do not overlap."""
     return Or(LE(a[1], b[0]), LE(b[1], a[0]))
+
+
+def no_overlap_checks(
+    written: ByteRange, loads: Sequence[BufferLoad], local_data: Collection[int] = ()
+) -> list[PrimExpr] | None:
+    """One :func:`disjoint` test of ``written`` per distinct array ``loads`` read (the
+    function's own allocations, ``local_data``, need none), or None when some array's range
+    is unknown."""
+    checks: list[PrimExpr] = []
+    seen: set[int] = set()
+    for load in loads:
+        data = id(load.buffer.data)
+        if data in seen or data in local_data:
+            continue
+        seen.add(data)
+        span = byte_range(load.buffer)
+        if span is None:
+            return None
+        checks.append(disjoint(written, span))
+    return checks
 
 
 def all_of(conditions: Sequence[PrimExpr]) -> PrimExpr:

@@ -1,8 +1,25 @@
-"""Make ``benchmarks`` (the suite's IRBuilder kernels) importable from the project root."""
+"""Make ``benchmarks`` (the suite's IRBuilder kernels) importable from the project root;
+the ``small_streams`` fixture of the streaming-store tests."""
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
+
+
+@pytest.fixture
+def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every write-only parameter array of 64 bytes or more streams (the real threshold,
+    16 MiB, would make the tests slow), with no build cached across the change."""
+    import lowering.align_streams as align
+    import tvmscript
+
+    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
+    tvmscript.clear_build_cache()
+    yield
+    tvmscript.clear_build_cache()

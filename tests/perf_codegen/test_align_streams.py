@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
@@ -17,12 +15,7 @@ from tvmscript import tir as T
 R, C = 6, 200  # small arrays: the tests lower the streaming threshold
 
 
-@pytest.fixture(autouse=True)
-def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
-    tvmscript.clear_build_cache()
-    yield
-    tvmscript.clear_build_cache()
+pytestmark = pytest.mark.usefixtures("small_streams")
 
 
 @T.prim_func

@@ -3,8 +3,6 @@ loops (so their stores can stream), versioned on a no-overlap test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
@@ -28,12 +26,7 @@ from tvmscript import tir as T
 N = 1203  # not a multiple of any vector width: every rewrite has a remainder
 
 
-@pytest.fixture(autouse=True)
-def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
-    tvmscript.clear_build_cache()
-    yield
-    tvmscript.clear_build_cache()
+pytestmark = pytest.mark.usefixtures("small_streams")
 
 
 @T.prim_func
