@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from progen import Program, programs
 
 import lowering
+import lowering.align_streams as align_streams
+import lowering.stream_vectorize as stream_vectorize
 import tvmscript
 from irbuilder.ir import IfThenElse, IntImm, PrimFunc, post_order_visit, structural_equal
 
@@ -37,6 +39,23 @@ _SETTINGS: Any = settings(
 def test_llvm_matches_interpreter_and_verifier_accepts_every_stage(prog: Program) -> None:
     # opt_level varies with the program so every pipeline prefix is exercised.
     check_program(prog, opt_level=3 if prog.arg_seed % 3 else prog.arg_seed % 4)
+
+
+@settings(max_examples=80, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_llvm_matches_interpreter_with_every_written_array_streamed(prog: Program) -> None:
+    # Every write-only parameter array counts as a stream, so that vectorize-streams,
+    # align-streams and the non-temporal stores run on these small programs (about one
+    # program in five has a loop vectorize-streams rewrites).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(align_streams, "STREAMING_MIN_BYTES", 1)
+        patch.setattr(stream_vectorize, "MIN_TRIP_COUNT", 2)
+        tvmscript.clear_build_cache()
+        try:
+            check_program(prog, opt_level=3)
+        finally:
+            tvmscript.clear_build_cache()
 
 
 @settings(max_examples=40, derandomize=True, deadline=None, database=None,
