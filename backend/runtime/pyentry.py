@@ -397,12 +397,28 @@ def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..
         if len(args) != len(spec.params):  # the builtin checked; keep the message if not
             return fast(*args)
         conv = list(args)
+        sequences: dict[str, str] = {}  # buffer params given as a list/tuple (copied)
         for i, pname, dtype, copy in buffers:
-            arr = _as_ndarray(args[i], spec.name, pname, dtype)
+            arg = args[i]
+            if isinstance(arg, (list, tuple)):
+                sequences[pname] = type(arg).__name__
+            arr = _as_ndarray(arg, spec.name, pname, dtype)
             if copy and not arr.flags.c_contiguous:
                 arr = np.ascontiguousarray(arr)
             conv[i] = arr
-        return fast(*conv)
+        if not sequences:
+            return fast(*conv)
+        try:
+            return fast(*conv)
+        except ValueError as err:
+            pname = str(err).split(":", 1)[0]
+            if pname in sequences and "expected a writable array" in str(err):
+                raise ValueError(
+                    f"{pname}: expected a writable array, got a {sequences[pname]}: the kernel "
+                    "writes this buffer and its results cannot reach a Python sequence; pass a "
+                    "numpy array (e.g. numpy.empty)"
+                ) from None
+            raise
 
     slow_path.__name__ = f"{spec.name}_slow_path"
     return slow_path

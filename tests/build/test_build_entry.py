@@ -117,8 +117,13 @@ def test_writability() -> None:
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="C: expected a writable array"):
         k(a, a, ro)
-    with pytest.raises(ValueError, match="C: expected a writable array"):
+    with pytest.raises(ValueError, match="C: expected a writable array, got a list: the kernel "
+                       "writes this buffer"):
         k(a, a, [0.0, 0.0, 0.0, 0.0])  # a list cannot receive the result
+    with pytest.raises(ValueError, match="C: expected a writable array, got a tuple"):
+        k(a, a, (0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="C: expected shape"):
+        k([1.0] * 4, a, np.zeros(5, "float32"))  # a read list is fine; other errors unchanged
     with pytest.raises(ValueError, match="C: expected a writable array"):
         k(a, a, memoryview(bytes(16)).cast("f"))
     with pytest.raises(TypeError, match="C: expected dtype float32"):
