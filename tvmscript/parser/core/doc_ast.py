@@ -38,6 +38,8 @@ _TARGET_FIELDS: dict[tuple[str, str], type[ast.expr_context]] = {
     ("withitem", "optional_vars"): ast.Store,
     ("Delete", "targets"): ast.Del,
 }
+_ABSENT = object()
+"""Marks a field the ``ast`` node does not have (a field only some Python versions define)."""
 # A bare ``*i`` target is valid to ``ast.parse`` but not to ``compile`` (see from_ast).
 _LOOP_TARGET_OWNERS = (ast.For, ast.AsyncFor, ast.comprehension)
 
@@ -74,6 +76,9 @@ class _FromAst:
         self.lines = lines
         self.first_line = first_line
         self.lineno_shift = lineno_shift
+        # ``ast`` line numbers to file lines; in ASCII text a byte column is a character's.
+        self.line_delta = first_line - lineno_shift - 1
+        self.ascii = all(line.isascii() for line in lines)
 
     def text(self, line: int) -> str:
         index = line - self.first_line
@@ -91,6 +96,14 @@ class _FromAst:
         end_lineno = getattr(node, "end_lineno", None)
         if lineno is None or end_lineno is None:
             return None
+        if self.ascii:
+            delta = self.line_delta
+            return (
+                lineno + delta,
+                getattr(node, "col_offset", 0) + 1,
+                end_lineno + delta,
+                getattr(node, "end_col_offset", 0) + 1,
+            )
         line, col = self.point(lineno, getattr(node, "col_offset", 0))
         end_line, end_col = self.point(end_lineno, getattr(node, "end_col_offset", 0))
         return line, col, end_line, end_col
@@ -127,9 +140,9 @@ class _FromAst:
         here = own or anchor
         fields: dict[str, Any] = {}
         for name in doc.node_fields(cls):
-            if not hasattr(node, name):
+            raw = getattr(node, name, _ABSENT)
+            if raw is _ABSENT:
                 continue
-            raw = getattr(node, name)
             if isinstance(raw, ast.AST):
                 fields[name] = yield raw, here
             elif isinstance(raw, list):
