@@ -89,6 +89,29 @@ def test_first_refused_finds_the_attribute() -> None:
     assert attributes.first_refused(ast.parse("a.b.c")) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "may"),
+    [
+        ("A[i] = B[i] + T.float32(1)", False),
+        ("x.shape[0] + y.dtype.bits", False),
+        ("f().__class__", True),
+        ("g.gi_frame", True),
+        ("x = 1  # a __dunder__ only in a comment", True),  # a superset test: still walks
+    ],
+)
+def test_text_may_refuse_is_a_superset_of_the_refused_attributes(text: str, may: bool) -> None:
+    assert attributes.text_may_refuse(text) is may
+    assert Source.from_text(text, unique_filename()).may_refuse_attributes is may
+    refused = attributes.first_refused_node(Source.from_text(text, unique_filename()).tree)
+    assert refused is None or may  # no refused attribute where the text test says none
+
+
+def test_introspection_names_are_still_refused_before_anything_runs() -> None:
+    calls: list[int] = []
+    err = error_of("(f(), g.f_globals)", {"f": lambda: calls.append(1), "g": 1})
+    assert "'f_globals'" in err.message and calls == []
+
+
 # -------------------------------------------------------------- in the evaluator
 
 

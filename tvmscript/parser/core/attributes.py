@@ -44,6 +44,7 @@ __all__ = [
     "is_dunder",
     "refusal",
     "route_attribute_loads",
+    "text_may_refuse",
     "value_refusal",
 ]
 
@@ -158,6 +159,13 @@ def first_refused(tree: ast.AST) -> tuple[ast.Attribute, str] | None:
             if why is not None:
                 return node, why
     return None
+
+
+def text_may_refuse(text: str) -> bool:
+    """Whether ``text`` could hold an attribute refused by rules 1-2 (a superset test: any
+    ``__`` or introspection name anywhere, comments included); when False, no attribute node
+    parsed from it is refused and :func:`first_refused_node` need not walk its trees."""
+    return "__" in text or any(name in text for name in INTROSPECTION_ATTRIBUTES)
 
 
 def first_refused_node(tree: doc.AST) -> doc.Attribute | None:

@@ -367,7 +367,10 @@ class _Evaluator:
 
     def check_attributes(self, node: doc.AST) -> None:
         """Rules 1-2 of attributes.py over the whole tree, before any of it runs; the
-        refused attribute that comes first in the source is reported."""
+        refused attribute that comes first in the source is reported. Skipped for a source
+        whose text holds no refusable name (each attribute is still checked as it is read)."""
+        if not self.ctx.source.may_refuse_attributes:
+            return
         refused = attributes.first_refused_node(node)
         if refused is not None:
             self.check_attribute(refused)

@@ -40,6 +40,7 @@ from irbuilder.ir.span import Span
 from tvmscript.diagnostics import DiagnosticError
 
 from . import doc
+from .attributes import text_may_refuse
 from .doc_ast import UnknownNodeError, from_ast
 
 __all__ = ["Source"]
@@ -65,6 +66,8 @@ class Source:
     first_line: int
     lines: tuple[str, ...]
     tree: doc.Module
+    may_refuse_attributes: bool
+    """False when no attribute in the text can be refused (``attributes.text_may_refuse``)."""
 
     def __init__(self, text: str, filename: str, first_line: int = 1) -> None:
         """Parse ``text``, which starts at line ``first_line`` of ``filename``.
@@ -75,7 +78,9 @@ class Source:
         self.filename = filename
         self.first_line = first_line
         self.lines = tuple(_split_lines(text))
-        self.tree = self._parse("\n".join(self.lines))
+        joined = "\n".join(self.lines)
+        self.tree = self._parse(joined)
+        self.may_refuse_attributes = text_may_refuse(joined)
 
     @classmethod
     def from_object(cls, obj: Any) -> Source:
