@@ -62,6 +62,13 @@ def divides(A: T.Buffer((N,), "int32"), D: T.Buffer((N,), "int32"), B: T.Buffer(
 
 
 @T.prim_func
+def guarded(Tb: T.Buffer((256,), "float32"), I: T.Buffer((N,), "int32"),
+            O: T.Buffer((N,), "float32")):
+    for i in range(N):  # the load runs only where the index is valid: never speculated
+        O[i] = T.if_then_else(I[i] >= 0, Tb[I[i]], T.float32(0))
+
+
+@T.prim_func
 def short(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
     for i in range(32):
         B[i] = A[i] + T.float32(1)
@@ -141,8 +148,8 @@ def test_rewrite_is_idempotent() -> None:
 
 @pytest.mark.parametrize(
     "func",
-    [divides, short, strided_store, read_back],
-    ids=["may-trap", "short", "strided-store", "array-read-back"],
+    [divides, guarded, short, strided_store, read_back],
+    ids=["may-trap", "guarded-load", "short", "strided-store", "array-read-back"],
 )
 def test_loops_it_must_not_touch(func: PrimFunc) -> None:
     lowered = lowering.lower(func)
@@ -188,6 +195,14 @@ def test_overlapping_arrays_take_the_original_loop() -> None:
     got = base.copy()
     tvmscript.build(shifted_scale)(got[: N + 8], got[4:])
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_guarded_gather_with_wild_indices_runs() -> None:
+    idx = np.full(N, -(10**9), np.int32)
+    idx[::3] = 5
+    out = np.empty(N, np.float32)
+    tvmscript.build(guarded)(np.arange(256, dtype=np.float32), idx, out)
+    assert out[:6].tolist() == [5, 0, 0, 5, 0, 0]
 
 
 def test_gather_stores_stream() -> None:
