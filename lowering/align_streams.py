@@ -206,7 +206,9 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     if effects.impure:
         return None
     written = byte_range(target)
-    checks = None if written is None else no_overlap_checks(written, effects.loads)
+    checks = None if written is None else no_overlap_checks(
+        written, (load.buffer for load in effects.loads)
+    )
     if checks is None:
         return None
 

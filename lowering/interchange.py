@@ -58,7 +58,7 @@ from .analysis.vars import depends_on
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
-from .versioning import LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
+from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
 
 __all__ = ["MIN_INNER_TRIP_COUNT", "interchange_loop", "interchange_reductions"]
 
@@ -174,15 +174,12 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
             others.setdefault(id(load.buffer.data), load.buffer)
     if not (reads_self and strided_in_k):
         return None
-    checks: list[PrimExpr] = []
     written = byte_range(target)
-    if others and written is None:
+    checks: list[PrimExpr] | None = [] if not others else None
+    if others and written is not None:
+        checks = no_overlap_checks(written, others.values())
+    if checks is None:
         return None
-    for other in others.values():
-        span = byte_range(other)
-        if span is None or written is None:
-            return None
-        checks.append(disjoint(written, span))
     swapped = For(
         k,
         inner.min,

@@ -40,7 +40,7 @@ from .analysis.loads import LoadCollector
 from .analysis.vars import depends_on
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
-from .versioning import LoopRewriter, all_of, byte_range, disjoint, element_range, rewrite_loops
+from .versioning import LoopRewriter, all_of, element_range, no_overlap_checks, rewrite_loops
 
 __all__ = ["promote_accumulators", "promote_loop"]
 
@@ -68,22 +68,15 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
     found.visit_expr(store.value)
     if found.impure:
         return None
-    self_loads: list[BufferLoad] = []
-    checks: list[PrimExpr] = []
-    seen: set[int] = set()
-    for load in found.loads:
-        data = load.buffer.data
-        if data is buffer.data:
-            if len(load.indices) != 1 or not structural_equal(load.indices[0], index):
-                return None
-            self_loads.append(load)
-        elif id(data) not in local_data and id(data) not in seen:
-            seen.add(id(data))
-            other = byte_range(load.buffer)
-            if other is None:
-                return None
-            checks.append(disjoint(element_range(buffer, index), other))
-    if not self_loads:
+    self_loads = [load for load in found.loads if load.buffer.data is buffer.data]
+    if not self_loads or any(
+        len(load.indices) != 1 or not structural_equal(load.indices[0], index)
+        for load in self_loads
+    ):
+        return None
+    others = (load.buffer for load in found.loads if load.buffer.data is not buffer.data)
+    checks = no_overlap_checks(element_range(buffer, index), others, local_data)
+    if checks is None:
         return None
     acc_data = make_data_var(f"{buffer.name}_acc", buffer.dtype)
     acc = Buffer(f"{buffer.name}_acc", acc_data, (IntImm(as_dtype("int32"), 1),), buffer.dtype)

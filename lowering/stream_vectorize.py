@@ -46,7 +46,7 @@ from .analysis.loads import LoadCollector
 from .arith.canonical import linear_coefficient
 from .pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
-from .vectorize import CannotVectorize, vectorize_body, vectorize_for
+from .vectorize import CannotVectorize, vectorize_for
 from .versioning import all_of, byte_range, no_overlap_checks
 
 __all__ = ["MIN_TRIP_COUNT", "VERSION_NAME", "vectorize_stream_loop", "vectorize_streams"]
@@ -85,20 +85,20 @@ def vectorize_stream_loop(loop: For, streams: frozenset[int], local_data: set[in
     if effects.impure:  # (the target itself is never loaded: it is a stream)
         return None
     written = byte_range(target)
-    checks = None if written is None else no_overlap_checks(written, effects.loads, local_data)
+    reads = (load.buffer for load in effects.loads)
+    checks = None if written is None else no_overlap_checks(written, reads, local_data)
     if checks is None:
         return None
     lanes = _LINE // item
-    try:
-        vectorize_body(loop.loop_var, store, loop.min, lanes)
-    except CannotVectorize:
-        return None  # the value has no vector form
     vector_loop = For(
         loop.loop_var, loop.min, loop.extent, ForKind.VECTORIZED, store, span=loop.span
     )
     fresh = copy_with_fresh_vars(vector_loop)  # the original stays as the fallback copy
     assert isinstance(fresh, For)
-    vectorized = vectorize_for(fresh, max_width=lanes)
+    try:
+        vectorized = vectorize_for(fresh, max_width=lanes, strict=True)
+    except CannotVectorize:
+        return None  # the value has no vector form
     if not checks:
         return vectorized  # reads only local arrays: nothing can overlap
     test = Var(VERSION_NAME, as_dtype("bool"))

@@ -308,8 +308,11 @@ def _split(loop: For, width: int, main_extent: PrimExpr, rem_extent: PrimExpr) -
     return seq(parts)
 
 
-def vectorize_for(loop: For, max_width: int = DEFAULT_MAX_WIDTH) -> Stmt:
-    """The vector form of one ``T.vectorized`` loop (serial when it cannot be vectorized)."""
+def vectorize_for(
+    loop: For, max_width: int = DEFAULT_MAX_WIDTH, *, strict: bool = False
+) -> Stmt:
+    """The vector form of one ``T.vectorized`` loop: serial when it cannot be vectorized, or
+    with ``strict``, :class:`CannotVectorize` raised instead."""
     dtype = loop.loop_var.dtype
     extent = loop.extent
     try:
@@ -320,19 +323,21 @@ def vectorize_for(loop: For, max_width: int = DEFAULT_MAX_WIDTH) -> Stmt:
             if count == 1:
                 return copy_with_fresh_vars(loop.body, {loop.loop_var: loop.min})
             if max_width < 2:
-                return _serial(loop)
+                raise CannotVectorize("vectorization is off (max_width < 2)")
             if count <= max_width and count & (count - 1) == 0:
                 return vectorize_body(loop.loop_var, loop.body, loop.min, count)
             width = _largest_power_of_two(min(max_width, count))
             return _split(loop, width, IntImm(dtype, count // width), IntImm(dtype, count % width))
         if max_width < 2 or not dtype.is_integer:
-            return _serial(loop)
+            raise CannotVectorize("vectorization is off or the loop variable is not an integer")
         width_const = IntImm(extent.dtype, _largest_power_of_two(max_width))
         # truncating division: a negative extent runs neither loop
         main = simplify_expr(Div(extent, width_const))
         rem = simplify_expr(Mod(extent, width_const))
         return _split(loop, width_const.value, main, rem)
     except CannotVectorize:
+        if strict:
+            raise
         return _serial(loop)
 
 

@@ -7,13 +7,12 @@ arithmetic of that test and the walk over a function's loops (:class:`LoopRewrit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from irbuilder.ir import (
     LE,
     Add,
     Buffer,
-    BufferLoad,
     Cast,
     For,
     IntImm,
@@ -73,19 +72,19 @@ def disjoint(a: ByteRange, b: ByteRange) -> PrimExpr:
 
 
 def no_overlap_checks(
-    written: ByteRange, loads: Sequence[BufferLoad], local_data: Collection[int] = ()
+    written: ByteRange, buffers: Iterable[Buffer], local_data: Collection[int] = ()
 ) -> list[PrimExpr] | None:
-    """One :func:`disjoint` test of ``written`` per distinct array ``loads`` read (the
+    """One :func:`disjoint` test of ``written`` per distinct array among ``buffers`` (the
     function's own allocations, ``local_data``, need none), or None when some array's range
     is unknown."""
     checks: list[PrimExpr] = []
     seen: set[int] = set()
-    for load in loads:
-        data = id(load.buffer.data)
+    for buffer in buffers:
+        data = id(buffer.data)
         if data in seen or data in local_data:
             continue
         seen.add(data)
-        span = byte_range(load.buffer)
+        span = byte_range(buffer)
         if span is None:
             return None
         checks.append(disjoint(written, span))

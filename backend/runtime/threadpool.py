@@ -89,7 +89,7 @@ define internal void @futex_wake(ptr %addr, i32 %cnt) {
 }
 
 ; Take chunks of pool_grain iterations from the shared counter until [0, n) is used up.
-define internal void @run_chunk(i64 %t) {
+define internal void @run_chunk() {
 entry:
   %fn = load ptr, ptr @pool_fn, align 8
   %ctx = load ptr, ptr @pool_ctx, align 8
@@ -112,7 +112,6 @@ done:
 
 define internal ptr @pool_worker(ptr %arg) {
 entry:
-  %t = ptrtoint ptr %arg to i64
   %g0 = load atomic i32, ptr @pool_start_gen acquire, align 4
   br label %wait
 wait:
@@ -142,7 +141,7 @@ go:
   %stop = icmp ne i32 %quit, 0
   br i1 %stop, label %exit, label %work
 work:
-  call void @run_chunk(i64 %t)
+  call void @run_chunk()
   %old = atomicrmw sub ptr @pool_pending, i32 1 seq_cst
   %last = icmp eq i32 %old, 1
   br i1 %last, label %maybe_wake, label %finished
@@ -213,7 +212,7 @@ self:
   %stopping = icmp ne i32 %quit, 0
   br i1 %stopping, label %ret, label %runself
 runself:
-  call void @run_chunk(i64 0)
+  call void @run_chunk()
   br label %waitloop
 waitloop:
   %k = phi i32 [ 0, %runself ], [ %k1, %pause ], [ 0, %woke ]
