@@ -265,15 +265,64 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     return True
 
 
+# What the hasher does with a value, decided once per class: chained isinstance checks
+# (one of them against the Mapping ABC) cost more than the hashing itself.
+_SPAN, _VAR, _BUFFER, _FUNC, _MODULE, _SEQ, _MAP, _NODE, _FLOAT, _ENUM, _OTHER = range(11)
+_HASH_KINDS: dict[type, int] = {}
+# Per node class: its name and the fields it defines vars in, then the others in order.
+_NODE_PLANS: dict[type, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+_PLAIN_TYPES = frozenset({int, str, bool, bytes, type(None)})
+
+
+def _hash_kind(cls: type) -> int:
+    kind = _HASH_KINDS.get(cls)
+    if kind is not None:
+        return kind
+    # Cheap class tests first: an ABC check (Mapping) costs tens of microseconds per class.
+    if issubclass(cls, Span):
+        kind = _SPAN
+    elif issubclass(cls, Var):
+        kind = _VAR
+    elif issubclass(cls, Buffer):
+        kind = _BUFFER
+    elif issubclass(cls, PrimFunc):
+        kind = _FUNC
+    elif issubclass(cls, IRModule):
+        kind = _MODULE
+    elif issubclass(cls, (tuple, list)):
+        kind = _SEQ
+    elif issubclass(cls, dict):
+        kind = _MAP
+    elif issubclass(cls, float):
+        kind = _FLOAT
+    elif cls in _PLAIN_TYPES or issubclass(cls, DataType):
+        kind = _OTHER
+    elif dataclasses.is_dataclass(cls):
+        kind = _NODE
+        defs = _def_fields(cls)
+        rest = tuple(n for n in _ordered_fields(cls) if n not in defs)
+        _NODE_PLANS[cls] = (cls.__name__, defs, rest)
+    elif issubclass(cls, enum.Enum):
+        kind = _ENUM
+    elif issubclass(cls, Mapping):
+        kind = _MAP
+    else:
+        kind = _OTHER
+    _HASH_KINDS[cls] = kind
+    return kind
+
+
 class _Hasher:
     def __init__(self) -> None:
-        self.digest = hashlib.blake2b(digest_size=8)
+        self.tokens: list[str] = []
+        self.put = self.tokens.append
         self.numbers: dict[int, int] = {}
         self.keepalive: list[Any] = []
+        self.var_types: dict[int, str] = {}
 
-    def put(self, token: str) -> None:
-        self.digest.update(token.encode())
-        self.digest.update(b"\x00")
+    def digest(self) -> int:
+        data = "\x00".join(self.tokens).encode("utf-8", "surrogatepass")
+        return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
     def bind(self, obj: Any) -> None:
         if id(obj) not in self.numbers:
@@ -284,7 +333,12 @@ class _Hasher:
         if define:
             self.bind(v)
         number = self.numbers.get(id(v))
-        self.put(f"{type(v).__name__}:{v.dtype}:{v.type_annotation}")
+        signature = self.var_types.get(id(v))
+        if signature is None:
+            signature = f"{type(v).__name__}:{v.dtype}:{v.type_annotation}"
+            self.var_types[id(v)] = signature
+            self.keepalive.append(v)
+        self.put(signature)
         # Free vars hash by type only so that hashing agrees with both
         # identity comparison and map_free_vars comparison.
         self.put("free" if number is None else f"#{number}")
@@ -318,13 +372,32 @@ class _Hasher:
             self.value(value)
 
     def value(self, a: Any) -> None:
-        if isinstance(a, Span):
-            self.put("span")
-        elif isinstance(a, Var):
+        cls = type(a)
+        kind = _HASH_KINDS.get(cls)
+        if kind is None:
+            kind = _hash_kind(cls)
+        if kind == _NODE:
+            name, defs, rest = _NODE_PLANS[cls]
+            self.put(name)
+            for field in defs:
+                self.var(getattr(a, field), define=True)
+            for field in rest:
+                self.value(getattr(a, field))
+        elif kind == _VAR:
             self.var(a)
-        elif isinstance(a, Buffer):
+        elif kind == _OTHER:
+            self.put(f"{cls.__name__}:{a}")
+        elif kind == _SEQ:
+            self.put(f"seq{len(a)}")
+            for item in a:
+                self.value(item)
+        elif kind == _BUFFER:
             self.buffer(a)
-        elif isinstance(a, PrimFunc):
+        elif kind == _SPAN:
+            self.put("span")
+        elif kind == _FLOAT:
+            self.put("f" + struct.pack("<d", a).hex())
+        elif kind == _FUNC:
             self.put("PrimFunc")
             for p in a.params:
                 self.var(p, define=True)
@@ -334,38 +407,22 @@ class _Hasher:
             self.value(a.ret_type)
             self.value(a.body)
             self.value({k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS})
-        elif isinstance(a, IRModule):
+        elif kind == _MODULE:
             self.put("IRModule")
             for name in sorted(a.functions):
                 self.put(name)
                 self.value(a.functions[name])
-        elif isinstance(a, (tuple, list)):
-            self.put(f"seq{len(a)}")
-            for item in a:
-                self.value(item)
-        elif isinstance(a, Mapping):
+        elif kind == _MAP:
             self.put(f"map{len(a)}")
             for key in sorted(a, key=str):
                 self.put(str(key))
                 self.value(a[key])
-        elif dataclasses.is_dataclass(a) and not isinstance(a, DataType):
-            self.put(type(a).__name__)
-            defs = _def_fields(type(a))
-            for name in defs:
-                self.var(getattr(a, name), define=True)
-            for name in _ordered_fields(type(a)):
-                if name not in defs:
-                    self.value(getattr(a, name))
-        elif isinstance(a, float):
-            self.put("f" + struct.pack("<d", a).hex())
-        elif isinstance(a, enum.Enum):
-            self.put(f"{type(a).__name__}.{a.name}")
-        else:
-            self.put(f"{type(a).__name__}:{a}")
+        else:  # _ENUM
+            self.put(f"{cls.__name__}.{a.name}")
 
 
 def structural_hash(value: Any) -> int:
     """A hash consistent with :func:`structural_equal`, stable across processes."""
     hasher = _Hasher()
     hasher.value(value)
-    return int.from_bytes(hasher.digest.digest(), "little")
+    return hasher.digest()

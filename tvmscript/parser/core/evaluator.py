@@ -59,6 +59,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import operator
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -230,6 +231,30 @@ def diagnostic_for(ctx: EvalContext, err: Exception, node: doc.AST) -> Diagnosti
     return _Evaluator(ctx, {}).wrap(err, node)
 
 
+# Operators the evaluator applies directly: each does exactly what the Python operator does
+# (same protocol, same errors), without compiling a tiny expression in a fresh process.
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add,
+    "Sub": operator.sub,
+    "Mult": operator.mul,
+    "MatMult": operator.matmul,
+    "Div": operator.truediv,
+    "Mod": operator.mod,
+    "Pow": operator.pow,
+    "LShift": operator.lshift,
+    "RShift": operator.rshift,
+    "BitOr": operator.or_,
+    "BitXor": operator.xor,
+    "BitAnd": operator.and_,
+    "FloorDiv": operator.floordiv,
+}
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "Invert": operator.invert,
+    "UAdd": operator.pos,
+    "USub": operator.neg,
+}
+
+
 @lru_cache(maxsize=512)
 def _compile_tiny(text: str) -> CodeType:
     return compile(text, "<tvmscript-eval>", "eval")
@@ -333,6 +358,9 @@ class _Evaluator:
         handler = table.get_op(type(lhs), op, 0) or table.get_op(type(rhs), op, 1)
         if handler is not None:
             return handler(lhs, rhs)
+        direct = _BINARY.get(op)
+        if direct is not None:
+            return direct(lhs, rhs)
         return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)
 
     def eval_UnaryOp(self, node: doc.UnaryOp) -> Any:
@@ -352,6 +380,9 @@ class _Evaluator:
             return handler(value)
         if op == "Not":
             return not value if self.hooks.is_static(value) else self.hooks.logical_not(value)
+        direct = _UNARY.get(op)
+        if direct is not None:
+            return direct(value)
         return self.tiny(f"{doc.SYMBOLS[op]}_0", value)
 
     def eval_Attribute(self, node: doc.Attribute) -> Any:
@@ -394,13 +425,15 @@ class _Evaluator:
 
     def eval_Subscript(self, node: doc.Subscript) -> Any:
         value = self.eval(node.value)
-        return self.tiny("_0[_1]", value, self.index(node.slice))
+        return operator.getitem(value, self.index(node.slice))
 
     def index(self, node: doc.expr) -> Any:
         """A subscript's index: slices become ``slice`` objects, ``A[*i]`` a tuple."""
         if isinstance(node, doc.Slice):
             return self.eval_Slice(node)
         if isinstance(node, doc.Tuple) and node.elts:
+            if not any(isinstance(elt, doc.Starred) for elt in node.elts):
+                return tuple([self.index(elt) for elt in node.elts])
             return self.display("({},)", node.elts, self.index)
         return self.eval(node)
 
@@ -410,7 +443,16 @@ class _Evaluator:
         return slice(lower, upper, step)
 
     def eval_Call(self, node: doc.Call) -> Any:
-        values = [self.eval(node.func)]
+        func = self.eval(node.func)
+        if not any(isinstance(a, doc.Starred) for a in node.args) and all(
+            kw.arg is not None for kw in node.keywords
+        ):
+            # Plain positional and keyword arguments (keyword names are distinct: Python
+            # rejects repeats when parsing), evaluated left to right as Python does.
+            args = [self.eval(item) for item in node.args]
+            kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords if kw.arg is not None}
+            return func(*args, **kwargs)
+        values = [func]
         pieces = []
         for item in node.args:
             star = isinstance(item, doc.Starred)
@@ -439,9 +481,13 @@ class _Evaluator:
         return self.tiny(template.format(", ".join(pieces)), *values)
 
     def eval_Tuple(self, node: doc.Tuple) -> Any:
+        if not any(isinstance(elt, doc.Starred) for elt in node.elts):
+            return tuple([self.eval(elt) for elt in node.elts])
         return self.display("({},)" if node.elts else "()", node.elts, self.eval)
 
     def eval_List(self, node: doc.List) -> Any:
+        if not any(isinstance(elt, doc.Starred) for elt in node.elts):
+            return [self.eval(elt) for elt in node.elts]
         return self.display("[{}]", node.elts, self.eval)
 
     def eval_Set(self, node: doc.Set) -> Any:
