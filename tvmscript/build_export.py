@@ -209,6 +209,7 @@ _ERROR_DOCS = {
     ErrorKind.ZERO_DIVISION: "integer division or modulo by zero",
     ErrorKind.MEMORY: "out of memory",
     ErrorKind.RUNTIME: "other runtime error",
+    ErrorKind.OVERFLOW: "signed integer division overflow (the minimum value divided by -1)",
 }
 
 

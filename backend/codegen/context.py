@@ -41,6 +41,7 @@ class ErrorKind:
     ZERO_DIVISION = 5
     MEMORY = 6
     RUNTIME = 7
+    OVERFLOW = 8
 
     #: Python exception raised for each code (a ``@tvms_exc_<name>`` slot of the runtime).
     PY_NAMES = {
@@ -51,6 +52,7 @@ class ErrorKind:
         5: "ZeroDivisionError",
         6: "MemoryError",
         7: "RuntimeError",
+        8: "OverflowError",
     }
     #: AssertStmt message prefixes that select an exception type (ARCHITECTURE.md).
     PREFIXES = {"TypeError: ": 2, "ValueError: ": 3, "IndexError: ": 4}

@@ -381,9 +381,21 @@ def _int_division(em: ExprEmitter, node: Div | Mod | FloorDiv | FloorMod, a: str
         safe_b = b
         minus_one = None
     else:
-        # INT_MIN / -1 traps in hardware: divide by 1 instead and patch the result
-        # (the quotient wraps to INT_MIN, the remainder is 0).
+        # INT_MIN / -1 traps in hardware, and its quotient does not fit the dtype: a quotient
+        # raises OverflowError; the remainder (0, exact) divides by 1 instead.
         minus_one = em.assign("isneg1", f"icmp eq {ty} {b}, {em.int_literal(-1, dtype)}")
+        if want_div:
+            element = dtype.element_of()
+            lowest = -(1 << (element.bits - 1))
+            is_lowest = em.assign("ismin", f"icmp eq {ty} {a}, {em.int_literal(lowest, dtype)}")
+            overflow = em.assign("ovf", f"and {_i1(dtype)} {is_lowest}, {minus_one}")
+            fits = em.assign("fits", f"xor i1 {em.any_lane(overflow, dtype.lanes)}, true")
+            em.check(
+                fits,
+                ErrorKind.OVERFLOW,
+                f"integer division overflow: {lowest} divided by -1 does not fit {element}",
+                hint="divovf",
+            )
         safe_b = em.assign(
             "safeb", f"select {_i1(dtype)} {minus_one}, {ty} {em.int_literal(1, dtype)}, {ty} {b}"
         )

@@ -14,7 +14,7 @@ scalar rules below are the single definition of the semantics:
 - integer ``+ - *``, negation and casts between integer types wrap to the width;
   ``Div``/``Mod`` truncate toward zero, ``FloorDiv``/``FloorMod`` round toward
   minus infinity; integer division by zero raises ``ZeroDivisionError``;
-  ``INT_MIN / -1`` wraps to ``INT_MIN`` (and ``INT_MIN % -1`` is 0);
+  ``INT_MIN / -1`` raises ``OverflowError`` (and ``INT_MIN % -1`` is 0);
 - float ``Div`` is IEEE division; float ``Mod`` is ``fmod``; float ``FloorDiv`` is
   ``floor(a / b)``; float ``FloorMod`` is ``fmod(a, b)``, plus ``b`` when it is nonzero
   and its sign differs from ``b``'s (Python's ``%`` up to the sign of a zero);
@@ -281,6 +281,12 @@ def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
     iop = _INT_OPS.get(op)
     if iop is None:
         raise TypeError(f"operator {op!r} is not defined on {element}")
+    if ib == -1 and op in ("div", "floordiv") and element.is_int:
+        lowest = -(1 << (element.bits - 1))
+        if ia == lowest:
+            raise OverflowError(
+                f"integer division overflow: {lowest} divided by -1 does not fit {element}"
+            )
     return wrap_int(iop(ia, ib), element)
 
 

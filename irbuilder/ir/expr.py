@@ -864,6 +864,8 @@ def _fold(cls: type[BinaryOp], a: IntImm, b: IntImm) -> PrimExpr | None:
     elif cls in (Div, Mod, FloorDiv, FloorMod):
         if y == 0:
             return None  # keep the node: the error belongs to run time
+        if y == -1 and cls in (Div, FloorDiv) and dtype.is_int and x == -(1 << (dtype.bits - 1)):
+            return None  # the quotient does not fit: OverflowError at run time
         if cls is FloorDiv:
             result = x // y
         elif cls is FloorMod:

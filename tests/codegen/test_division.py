@@ -94,7 +94,7 @@ def test_integer_division_by_zero_raises(dtype: str, op: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
-def test_int_min_divided_by_minus_one_wraps(dtype: str) -> None:
+def test_int_min_divided_by_minus_one_raises_overflow(dtype: str) -> None:
     f = elementwise("k", dtype, [dtype, dtype], 4, lambda a, b: FloorDiv(a, b))
     g = elementwise("g", dtype, [dtype, dtype], 4, lambda a, b: FloorMod(a, b))
     h = elementwise("h", dtype, [dtype, dtype], 4, lambda a, b: Div(a, b))
@@ -105,18 +105,56 @@ def test_int_min_divided_by_minus_one_wraps(dtype: str) -> None:
     b = np.array([-1, 1, -1, -1], dtype)
     out = np.zeros(4, dtype)
     for name in ("k", "h"):
+        with pytest.raises(OverflowError, match=f"{lo} divided by -1 does not fit {dtype}"):
+            lib[name](a, b, out)
+        b[0] = 2  # every other quotient, -1 divisors included, is exact
         lib[name](a, b, out)
-        np.testing.assert_array_equal(out, np.array([lo, lo, -7, 7], dtype))
-    for name in ("g", "m"):
+        want = np.array([lo // 2, lo, -7, 7], dtype)
+        np.testing.assert_array_equal(out, want)
+        b[0] = -1
+    for name in ("g", "m"):  # the remainder of INT_MIN / -1 is 0 and fits
         lib[name](a, b, out)
         np.testing.assert_array_equal(out, np.zeros(4, dtype))
 
 
-def test_constant_minus_one_divisor_wraps() -> None:
+def test_int_min_divided_by_minus_one_in_vector_lanes_raises() -> None:
+    import tvmscript
+    from tvmscript import tir as T
+
+    @T.prim_func
+    def k(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32")):
+        for io in range(2):
+            for ii in T.vectorized(8):
+                C[io * 8 + ii] = A[io * 8 + ii] // B[io * 8 + ii]
+
+    kernel = tvmscript.build(k)
+    assert "<8 x i32>" in kernel.get_source("ll")
+    a = np.arange(16, dtype=np.int32) - 8
+    b = np.full(16, -1, np.int32)
+    out = np.zeros(16, np.int32)
+    kernel(a, b, out)
+    np.testing.assert_array_equal(out, -a)
+    a[11] = np.iinfo(np.int32).min
+    with pytest.raises(OverflowError, match="does not fit int32"):
+        kernel(a, b, out)
+
+
+def test_constant_minus_one_divisor_raises_only_for_int_min() -> None:
     f = elementwise(
         "k", "int32", ["int32"], 2, lambda a: FloorDiv(a, IntImm(as_dtype("int32"), -1))
     )
     lib = build(f)
     out = np.zeros(2, np.int32)
-    lib["k"](np.array([-(2**31), 5], np.int32), out)
-    np.testing.assert_array_equal(out, [-(2**31), -5])
+    lib["k"](np.array([-(2**31) + 1, 5], np.int32), out)
+    np.testing.assert_array_equal(out, [2**31 - 1, -5])
+    with pytest.raises(OverflowError, match="integer division overflow"):
+        lib["k"](np.array([-(2**31), 5], np.int32), out)
+
+
+def test_constant_int_min_over_minus_one_is_not_folded() -> None:
+    # A constant INT_MIN // -1 reaches lowering's constant folder, which must keep it.
+    lo, minus_one = IntImm(as_dtype("int32"), -(2**31)), IntImm(as_dtype("int32"), -1)
+    f = elementwise("k", "int32", ["int32"], 2, lambda a: a + FloorDiv(lo, minus_one))
+    lib = build(f)
+    with pytest.raises(OverflowError, match="integer division overflow"):
+        lib["k"](np.zeros(2, np.int32), np.zeros(2, np.int32))

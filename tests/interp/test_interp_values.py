@@ -76,11 +76,14 @@ def test_division_by_zero_in_kernel_raises() -> None:
         _run_scalar(lambda a, b: FloorDiv(a, b), "int32", 3, 0)
 
 
-def test_int_min_divided_by_minus_one_wraps() -> None:
+def test_int_min_divided_by_minus_one_raises_overflow() -> None:
     low = -(2**31)
-    assert V.binary("div", low, -1, I32) == low
-    assert V.binary("floordiv", low, -1, I32) == low
+    for op in ("div", "floordiv"):
+        with pytest.raises(OverflowError, match="-2147483648 divided by -1 does not fit int32"):
+            V.binary(op, low, -1, I32)
+        assert V.binary(op, low + 1, -1, I32) == 2**31 - 1
     assert V.binary("mod", low, -1, I32) == 0
+    assert V.binary("floormod", low, -1, I32) == 0
 
 
 def test_float_division_by_zero_is_ieee() -> None:
