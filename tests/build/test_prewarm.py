@@ -70,3 +70,29 @@ def test_prewarm_can_be_switched_off(tmp_path: Path) -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_fork_right_after_parsing_gives_a_working_child(tmp_path: Path) -> None:
     assert _run(tmp_path, after_parse=_FORK) == "started"
+
+
+def test_prewarm_links_a_probe_object_that_runs(tmp_path: Path) -> None:
+    # The probe exercises the object-linking path a kernel's first link takes (a call into
+    # the process, a read-only string, a global); it must link and run correctly.
+    script = tmp_path / "probe.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import ctypes, sys
+            sys.path.insert(0, {str(ROOT)!r})
+            import tvmscript
+            from backend.runtime import engine
+            engine._join_prewarm()
+            tracker = engine._probe_tracker
+            assert tracker is not None
+            probe = ctypes.PYFUNCTYPE(ctypes.c_char_p)(tracker["tvms_prewarm_probe"])
+            print(probe().decode())
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "probe"
