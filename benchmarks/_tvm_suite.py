@@ -93,6 +93,11 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
     @T.prim_func
     def matmul_tiled_packed(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"),
                             C: T.Buffer((1024, 1024), "float32")):
+        Ap = T.decl_buffer(((1024 + mr - 1) // mr, 1024, mr), "float32")
+        for ib in T.parallel((1024 + mr - 1) // mr):
+            for k in range(1024):
+                for ii in range(mr):
+                    Ap[ib, k, ii] = A[T.min(ib * mr + ii, 1023), k]
         for jc in T.parallel(1024 // nc):
             Bp = T.decl_buffer((nc // nr, kc, nr), "float32")
             for kb in range(1024 // kc):
@@ -114,7 +119,7 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
                         for k in range(kc):
                             for ii in T.unroll(mr):
                                 for ji in T.vectorized(nr):
-                                    acc[ii, ji] = acc[ii, ji] + A[T.min(im * mr + ii, 1023), kb * kc + k] * Bp[jr, k, ji]
+                                    acc[ii, ji] = acc[ii, ji] + Ap[im, kb * kc + k, ii] * Bp[jr, k, ji]
                         for ii in range(mr):
                             for ji in T.vectorized(nr):
                                 C[T.min(im * mr + ii, 1023), jc * nc + jr * nr + ji] = acc[ii, ji]

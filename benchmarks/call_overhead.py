@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from backend.runtime import (  # noqa: E402 - after the path set-up
+from backend.runtime import (
     NPY_ARRAY_C_CONTIGUOUS,
     BufferParam,
     EntrySpec,

@@ -133,33 +133,43 @@ def matmul_tiled(mb: int = 32, mr: int = 4, nr: int = 64) -> PrimFunc:
 
 
 def matmul_tiled_packed(mr: int = 6, nr: int = 16, nc: int = 64, kc: int = 256) -> PrimFunc:
-    """C = A @ B, GotoBLAS-style (benchmarks/schedule.py): ``nc``-column panels in parallel;
-    per ``kc``-deep slice B is packed into ``kc x nr`` micro-panels that ``mr x nr`` register
-    tiles sweep over all rows (the last tile repeats row 1023)."""
+    """C = A @ B, GotoBLAS-style (benchmarks/schedule.py): A packed once into ``mr``-row
+    micro-panels; ``nc``-column panels in parallel; per ``kc``-deep slice B is packed into
+    ``kc x nr`` micro-panels that ``mr x nr`` register tiles sweep over all rows (the last
+    tile repeats row 1023)."""
     out: list[PrimFunc] = []
+    tiles = (1024 + mr - 1) // mr
     with _func("matmul_tiled", out):
         A, B, C = (_buf(n, (1024, 1024)) for n in "ABC")
-        with T.parallel(1024 // nc) as jc, T.decl_buffer((nc // nr, kc, nr), "float32") as Bp:
-            with T.serial(1024 // kc) as kb:
-                with T.serial(nc // nr) as jr, T.serial(kc) as k, T.vectorized(nr) as ji:
-                    T.buffer_store(Bp, B[kb * kc + k, jc * nc + jr * nr + ji], [jr, k, ji])
-                with T.serial((1024 + mr - 1) // mr) as im, T.serial(nc // nr) as jr:
-                    col = jc * nc + jr * nr
-                    with T.decl_buffer((mr, nr), "float32") as acc:
-                        with T.If(kb == 0):
-                            with T.Then(), T.serial(mr) as ii, T.vectorized(nr) as ji:
-                                T.buffer_store(acc, T.float32(0), [ii, ji])
-                            with T.Else(), T.serial(mr) as ii, T.vectorized(nr) as ji:
-                                row = T.min(im * mr + ii, 1023)
-                                T.buffer_store(acc, C[row, col + ji], [ii, ji])
-                        with T.serial(kc) as k, T.unroll(mr) as ii, T.vectorized(nr) as ji:
-                            row = T.min(im * mr + ii, 1023)
-                            value = acc[ii, ji] + A[row, kb * kc + k] * Bp[jr, k, ji]
-                            T.buffer_store(acc, value, [ii, ji])
-                        with T.serial(mr) as ii, T.vectorized(nr) as ji:
-                            row = T.min(im * mr + ii, 1023)
-                            T.buffer_store(C, acc[ii, ji], [row, col + ji])
+        with T.decl_buffer((tiles, 1024, mr), "float32") as Ap:
+            with T.parallel(tiles) as ib, T.serial(1024) as k, T.serial(mr) as ii:
+                T.buffer_store(Ap, A[T.min(ib * mr + ii, 1023), k], [ib, k, ii])
+            with T.parallel(1024 // nc) as jc:
+                _matmul_column_panel(A, B, C, Ap, jc, mr, nr, nc, kc)
     return out[0]
+
+
+def _matmul_column_panel(
+    A: Any, B: Any, C: Any, Ap: Any, jc: Any, mr: int, nr: int, nc: int, kc: int
+) -> None:
+    with T.decl_buffer((nc // nr, kc, nr), "float32") as Bp, T.serial(1024 // kc) as kb:
+        with T.serial(nc // nr) as jr, T.serial(kc) as k, T.vectorized(nr) as ji:
+            T.buffer_store(Bp, B[kb * kc + k, jc * nc + jr * nr + ji], [jr, k, ji])
+        with T.serial((1024 + mr - 1) // mr) as im, T.serial(nc // nr) as jr:
+            col = jc * nc + jr * nr
+            with T.decl_buffer((mr, nr), "float32") as acc:
+                with T.If(kb == 0):
+                    with T.Then(), T.serial(mr) as ii, T.vectorized(nr) as ji:
+                        T.buffer_store(acc, T.float32(0), [ii, ji])
+                    with T.Else(), T.serial(mr) as ii, T.vectorized(nr) as ji:
+                        row = T.min(im * mr + ii, 1023)
+                        T.buffer_store(acc, C[row, col + ji], [ii, ji])
+                with T.serial(kc) as k, T.unroll(mr) as ii, T.vectorized(nr) as ji:
+                    value = acc[ii, ji] + Ap[im, kb * kc + k, ii] * Bp[jr, k, ji]
+                    T.buffer_store(acc, value, [ii, ji])
+                with T.serial(mr) as ii, T.vectorized(nr) as ji:
+                    row = T.min(im * mr + ii, 1023)
+                    T.buffer_store(C, acc[ii, ji], [row, col + ji])
 
 
 def _host_matmul_tiled() -> PrimFunc:

@@ -111,9 +111,16 @@ def _matmul_tiled_packed(
     B: T.Buffer((1024, 1024), "float32"),
     C: T.Buffer((1024, 1024), "float32"),
 ):
-    # GotoBLAS-style: NC-column panels in parallel; per KC-deep slice, B is packed into NC/NR
-    # contiguous KC x NR micro-panels (256 KB, in L2); an MR x KC slice of A (24 KB, in L1)
-    # feeds all of them through MR x NR register tiles. The last row tile repeats row 1023.
+    # GotoBLAS-style: A is packed once into MR-row micro-panels (k-major, so a register tile
+    # reads one sequential stream instead of MR rows 4 KB apart); then NC-column panels in
+    # parallel: per KC-deep slice, B is packed into NC/NR contiguous KC x NR micro-panels
+    # (256 KB, in L2) that an MR x KC micro-panel of A (24 KB) feeds through MR x NR register
+    # tiles. The last row tile repeats row 1023.
+    Ap = T.decl_buffer(((1024 + MR - 1) // MR, 1024, MR), "float32")
+    for ib in T.parallel((1024 + MR - 1) // MR):
+        for k in range(1024):
+            for ii in range(MR):
+                Ap[ib, k, ii] = A[T.min(ib * MR + ii, 1023), k]
     for jc in T.parallel(1024 // NC):
         Bp = T.decl_buffer((NC // NR, KC, NR), "float32")
         for kc in range(1024 // KC):
@@ -135,7 +142,7 @@ def _matmul_tiled_packed(
                     for k in range(KC):
                         for ii in T.unroll(MR):
                             for ji in T.vectorized(NR):
-                                acc[ii, ji] = acc[ii, ji] + A[T.min(im * MR + ii, 1023), kc * KC + k] * Bp[jr, k, ji]
+                                acc[ii, ji] = acc[ii, ji] + Ap[im, kc * KC + k, ii] * Bp[jr, k, ji]
                     for ii in range(MR):
                         for ji in T.vectorized(NR):
                             C[T.min(im * MR + ii, 1023), jc * NC + jr * NR + ji] = acc[ii, ji]

@@ -229,6 +229,11 @@ def numba_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
     @njp
     def matmul_tiled_packed(a, b, c):  # type: ignore[no-untyped-def]
         n = a.shape[0]
+        ap = np.empty(((n + mr - 1) // mr, n, mr), np.float32)
+        for ib in prange((n + mr - 1) // mr):
+            for k in range(n):
+                for ii in range(mr):
+                    ap[ib, k, ii] = a[min(ib * mr + ii, n - 1), k]
         for jc in prange(n // nc):
             bp = np.empty((nc // nr, kc, nr), np.float32)
             for kb in range(n // kc):
@@ -241,11 +246,12 @@ def numba_kernels(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, Runner]
                         acc = np.zeros((mr, nr), np.float32)
                         if kb > 0:
                             for ii in range(mr):
+                                row = min(im * mr + ii, n - 1)
                                 for ji in range(nr):
-                                    acc[ii, ji] = c[min(im * mr + ii, n - 1), jc * nc + jr * nr + ji]
+                                    acc[ii, ji] = c[row, jc * nc + jr * nr + ji]
                         for k in range(kc):
                             for ii in range(mr):
-                                av = a[min(im * mr + ii, n - 1), kb * kc + k]
+                                av = ap[im, kb * kc + k, ii]
                                 for ji in range(nr):
                                     acc[ii, ji] += av * bp[jr, k, ji]
                         for ii in range(mr):

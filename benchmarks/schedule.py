@@ -6,7 +6,10 @@ sweeps B in place; with AVX2 (16 ymm registers of 8 floats) the tile is 6x16 (12
 accumulators, 2 for B, 1 for a broadcast of A) inside a GotoBLAS-style blocking: B is
 packed into contiguous KC x NR micro-panels (the unpacked panel's 4 KiB row stride defeats
 the L1 cache and the prefetchers), and an MR x KC slice of A is reused across the NC / NR
-micro-panels of a column panel.
+micro-panels of a column panel. A itself is packed once, up front, into k-major MR-row
+micro-panels: a register tile then reads one sequential stream rather than MR rows 4 KiB
+apart, which is what held two threads back (1.73-1.75x over one thread, as for numpy's
+OpenBLAS sgemm here; 1.94-1.97x with A packed, parallel_speedup.py --rounds 15).
 """
 
 from __future__ import annotations
