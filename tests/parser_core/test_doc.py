@@ -148,3 +148,22 @@ def test_referenced_and_target_names() -> None:
     assert isinstance(stmt, doc.Assign)
     assert doc.referenced_names(stmt) == {"a", "b", "c", "d", "f", "g", "h", "i"}
     assert [n.id for n in doc.target_names(stmt.targets[0])] == ["a", "b", "c"]
+
+
+def test_source_names_are_the_referenced_names() -> None:
+    source = parse(SAMPLE)
+    assert source.names == doc.referenced_names(source.tree)
+    assert {"decorate", "open_", "other_", "E1", "E2", "Error", "str", "u", "v"} <= source.names
+
+
+def test_deep_trees_convert_like_shallow_ones() -> None:
+    # Nesting beyond the converter's recursion budget continues on its explicit stack; the
+    # result (positions included) must not depend on where the switch happens.
+    depth = 300  # a left-leaning BinOp chain, and a chain of unary minus signs
+    text = "x = -a" + " + b" * depth + "\ny = " + "-" * depth + "a\n"
+    source = parse(text)
+    back = to_ast(source.tree, byte_col=source.byte_col)
+    assert ast.dump(back, include_attributes=True) == ast.dump(
+        ast.parse(text), include_attributes=True
+    )
+    assert source.names == {"x", "y", "a", "b"}

@@ -54,31 +54,46 @@ class UnknownNodeError(ValueError):
 
 
 def from_ast(
-    tree: ast.AST, lines: Sequence[str], first_line: int, lineno_shift: int = 0
+    tree: ast.AST,
+    lines: Sequence[str],
+    first_line: int,
+    lineno_shift: int = 0,
+    *,
+    names: set[str] | None = None,
 ) -> doc.AST:
     """Convert ``tree`` into doc nodes with absolute character positions.
 
     ``tree`` was parsed from text whose line ``lineno_shift + 1`` is ``lines[0]``, and
     ``lines[0]`` is line ``first_line`` of the file (``lineno_shift`` skips lines the
     caller prepended before parsing).  Columns are converted from UTF-8 bytes to
-    characters using ``lines``.
+    characters using ``lines``.  ``names``, when given, receives the identifier of every
+    ``Name`` node (what :func:`doc.referenced_names` would find, without a second walk).
 
     One normalisation happens here: a bare starred loop target (``for *i in T.grid(...)``,
     also in comprehensions), which ``ast.parse`` accepts but ``compile`` rejects, becomes a
     one-element :class:`doc.Tuple` with exactly the span of ``*i`` -- the tree the user
     would get from ``for *i, in ...``.  No text is rewritten, so no position moves.
     """
-    return _FromAst(lines, first_line, lineno_shift).convert(tree, None)
+    return _FromAst(lines, first_line, lineno_shift, names).convert(tree, None)
+
+
+# Nesting converted by plain recursion before the converter switches to its explicit stack
+# (a recursive call is several times cheaper than a generator step, and real kernels are
+# far shallower; a 10,000-term ``a + b + ...`` chain is not).
+_RECURSION_BUDGET = 100
 
 
 class _FromAst:
-    def __init__(self, lines: Sequence[str], first_line: int, lineno_shift: int) -> None:
+    def __init__(
+        self, lines: Sequence[str], first_line: int, lineno_shift: int, names: set[str] | None
+    ) -> None:
         self.lines = lines
         self.first_line = first_line
         self.lineno_shift = lineno_shift
         # ``ast`` line numbers to file lines; in ASCII text a byte column is a character's.
         self.line_delta = first_line - lineno_shift - 1
         self.ascii = all(line.isascii() for line in lines)
+        self.names = names if names is not None else set()
 
     def text(self, line: int) -> str:
         index = line - self.first_line
@@ -109,6 +124,32 @@ class _FromAst:
         return line, col, end_line, end_col
 
     def convert(self, node: ast.AST, anchor: Position | None) -> doc.AST:
+        return self.convert_recursive(node, anchor, _RECURSION_BUDGET)
+
+    def convert_recursive(self, node: ast.AST, anchor: Position | None, budget: int) -> doc.AST:
+        if budget == 0:
+            return self.convert_iterative(node, anchor)
+        node, cls, own = self.start(node, anchor)
+        here = own or anchor
+        fields: dict[str, Any] = {}
+        for name in doc.node_fields(cls):
+            raw = getattr(node, name, _ABSENT)
+            if raw is _ABSENT:
+                continue
+            if isinstance(raw, ast.AST):
+                fields[name] = self.convert_recursive(raw, here, budget - 1)
+            elif isinstance(raw, list):
+                items: list[Any] = []
+                for item in raw:
+                    if isinstance(item, ast.AST):
+                        item = self.convert_recursive(item, here, budget - 1)
+                    items.append(item)
+                fields[name] = tuple(items)
+            else:
+                fields[name] = raw
+        return self.finish(cls, own, anchor, fields)
+
+    def convert_iterative(self, node: ast.AST, anchor: Position | None) -> doc.AST:
         # Iterative (a stack of per-node generators) rather than recursive: a 10,000-term
         # ``a + b + ...`` chain is a tree that deep, far beyond Python's recursion limit.
         stack = [self.convert_node(node, anchor)]
@@ -126,17 +167,39 @@ class _FromAst:
             stack.append(self.convert_node(child, child_anchor))
             result = None
 
-    def convert_node(
+    def start(
         self, node: ast.AST, anchor: Position | None
-    ) -> Generator[tuple[ast.AST, Position | None], doc.AST | None, doc.AST]:
-        """Convert one node; yields each child to convert and receives its conversion."""
+    ) -> tuple[ast.AST, type[doc.AST], Position | None]:
+        """The node to convert (a bare starred loop target wrapped), its doc class and its
+        own position; records Name identifiers."""
         kind = type(node).__name__
         own = self.position(node)
         cls = doc.NODE_CLASSES.get(kind)
         if cls is None:
             raise UnknownNodeError(kind, own or anchor or (0, 0, 0, 0))
-        if isinstance(node, _LOOP_TARGET_OWNERS) and isinstance(node.target, ast.Starred):
+        if kind == "Name":
+            self.names.add(node.id)  # type: ignore[attr-defined]
+        elif isinstance(node, _LOOP_TARGET_OWNERS) and isinstance(node.target, ast.Starred):
             node = _with_tuple_target(node)
+        return node, cls, own
+
+    def finish(
+        self,
+        cls: type[doc.AST],
+        own: Position | None,
+        anchor: Position | None,
+        fields: dict[str, Any],
+    ) -> doc.AST:
+        pos = own or _cover(fields.values()) or _empty_at(anchor)
+        self.place_operators(fields, pos)
+        line, col, end_line, end_col = pos
+        return cls(line=line, col=col, end_line=end_line, end_col=end_col, **fields)
+
+    def convert_node(
+        self, node: ast.AST, anchor: Position | None
+    ) -> Generator[tuple[ast.AST, Position | None], doc.AST | None, doc.AST]:
+        """Convert one node; yields each child to convert and receives its conversion."""
+        node, cls, own = self.start(node, anchor)
         here = own or anchor
         fields: dict[str, Any] = {}
         for name in doc.node_fields(cls):
@@ -152,10 +215,7 @@ class _FromAst:
                 fields[name] = tuple(items)
             else:
                 fields[name] = raw
-        pos = own or _cover(fields.values()) or _empty_at(anchor)
-        self.place_operators(fields, pos)
-        line, col, end_line, end_col = pos
-        return cls(line=line, col=col, end_line=end_line, end_col=end_col, **fields)
+        return self.finish(cls, own, anchor, fields)
 
     def place_operators(self, fields: dict[str, Any], pos: Position) -> None:
         """Give operator nodes the position of their token, found between the operands."""

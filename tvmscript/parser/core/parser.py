@@ -100,7 +100,7 @@ class Parser:
             capture,
             caller_frame=caller_frame,
             is_ir_object=is_ir_object,
-            names=doc.referenced_names(source.tree),
+            names=source.names,
         )
         return cls(source, captured=captured, **options)
 

@@ -68,6 +68,8 @@ class Source:
     tree: doc.Module
     may_refuse_attributes: bool
     """False when no attribute in the text can be refused (``attributes.text_may_refuse``)."""
+    names: frozenset[str]
+    """Every identifier the program uses as a name (``doc.referenced_names`` of ``tree``)."""
 
     def __init__(self, text: str, filename: str, first_line: int = 1) -> None:
         """Parse ``text``, which starts at line ``first_line`` of ``filename``.
@@ -187,13 +189,15 @@ class Source:
             assert isinstance(prefix, ast.If)
             body = prefix.body
         module = ast.Module(body=body, type_ignores=[])
+        names: set[str] = set()
         try:
-            result = from_ast(module, self.lines, self.first_line, shift)
+            result = from_ast(module, self.lines, self.first_line, shift, names=names)
         except UnknownNodeError as err:
             line, col, end_line, end_col = err.position
             span = Span(self.filename, line, col, end_line, end_col) if line else None
             raise DiagnosticError(str(err), span) from err
         assert isinstance(result, doc.Module)
+        self.names = frozenset(names)
         return result
 
     def _deepest_line(self) -> Span:

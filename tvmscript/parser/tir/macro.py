@@ -103,7 +103,7 @@ class TIRMacro:
             self.capture,
             caller_frame=self._frame,
             is_ir_object=state.is_ir_object,
-            names=doc.referenced_names(source.tree),
+            names=source.names,
         )
         parser = Parser(
             source,
