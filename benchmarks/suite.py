@@ -6,7 +6,7 @@ typing_extensions`` (the project root is put on ``sys.path``); peers that are no
 importable are skipped. Prints, per kernel, the best time of each and the ratio ``peer / ours`` (> 1
 means we are faster), then the geomean of ``best peer / ours`` over the suite.
 
-    python benchmarks/suite.py [--repeat 5] [--rounds 1] [--settle 0.25] [--only vadd,fused]
+    python benchmarks/suite.py [--repeat 5] [--rounds 5] [--settle 0.25] [--only vadd,fused]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default="")
     parser.add_argument(
-        "--rounds", type=int, default=1,
+        "--rounds", type=int, default=5,
         help="interleave ours and every peer this many times and keep each one's best "
         "(evens out bursts of load on a shared machine)",
     )
