@@ -157,8 +157,7 @@ def test_source_names_are_the_referenced_names() -> None:
 
 
 def test_deep_trees_convert_like_shallow_ones() -> None:
-    # Nesting beyond the converter's recursion budget continues on its explicit stack; the
-    # result (positions included) must not depend on where the switch happens.
+    # The converter keeps its own stack, so depth costs no recursion; positions stay exact.
     depth = 300  # a left-leaning BinOp chain, and a chain of unary minus signs
     text = "x = -a" + " + b" * depth + "\ny = " + "-" * depth + "a\n"
     source = parse(text)

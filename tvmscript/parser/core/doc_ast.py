@@ -77,12 +77,6 @@ def from_ast(
     return _FromAst(lines, first_line, lineno_shift, names).convert(tree, None)
 
 
-# Nesting converted by plain recursion before the converter switches to its explicit stack
-# (a recursive call is several times cheaper than a generator step, and real kernels are
-# far shallower; a 10,000-term ``a + b + ...`` chain is not).
-_RECURSION_BUDGET = 100
-
-
 class _FromAst:
     def __init__(
         self, lines: Sequence[str], first_line: int, lineno_shift: int, names: set[str] | None
@@ -124,32 +118,6 @@ class _FromAst:
         return line, col, end_line, end_col
 
     def convert(self, node: ast.AST, anchor: Position | None) -> doc.AST:
-        return self.convert_recursive(node, anchor, _RECURSION_BUDGET)
-
-    def convert_recursive(self, node: ast.AST, anchor: Position | None, budget: int) -> doc.AST:
-        if budget == 0:
-            return self.convert_iterative(node, anchor)
-        node, cls, own = self.start(node, anchor)
-        here = own or anchor
-        fields: dict[str, Any] = {}
-        for name in doc.node_fields(cls):
-            raw = getattr(node, name, _ABSENT)
-            if raw is _ABSENT:
-                continue
-            if isinstance(raw, ast.AST):
-                fields[name] = self.convert_recursive(raw, here, budget - 1)
-            elif isinstance(raw, list):
-                items: list[Any] = []
-                for item in raw:
-                    if isinstance(item, ast.AST):
-                        item = self.convert_recursive(item, here, budget - 1)
-                    items.append(item)
-                fields[name] = tuple(items)
-            else:
-                fields[name] = raw
-        return self.finish(cls, own, anchor, fields)
-
-    def convert_iterative(self, node: ast.AST, anchor: Position | None) -> doc.AST:
         # Iterative (a stack of per-node generators) rather than recursive: a 10,000-term
         # ``a + b + ...`` chain is a tree that deep, far beyond Python's recursion limit.
         stack = [self.convert_node(node, anchor)]

@@ -78,6 +78,7 @@ from .source import Source
 from .var_table import VarTable
 
 __all__ = [
+    "BINARY_OPERATORS",
     "EVAL_BUILTINS",
     "EvalContext",
     "EvalHooks",
@@ -231,9 +232,10 @@ def diagnostic_for(ctx: EvalContext, err: Exception, node: doc.AST) -> Diagnosti
     return _Evaluator(ctx, {}).wrap(err, node)
 
 
-# Operators the evaluator applies directly: each does exactly what the Python operator does
-# (same protocol, same errors), without compiling a tiny expression in a fresh process.
-_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+# Python's binary operators by ``ast`` class name, as functions: each does exactly what the
+# operator does (same protocol, same errors). The evaluator applies them directly rather
+# than compiling a tiny expression; augmented assignments (``x += v``) use them too.
+BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "Add": operator.add,
     "Sub": operator.sub,
     "Mult": operator.mul,
@@ -358,7 +360,7 @@ class _Evaluator:
         handler = table.get_op(type(lhs), op, 0) or table.get_op(type(rhs), op, 1)
         if handler is not None:
             return handler(lhs, rhs)
-        direct = _BINARY.get(op)
+        direct = BINARY_OPERATORS.get(op)
         if direct is not None:
             return direct(lhs, rhs)
         return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)

@@ -20,7 +20,6 @@ The rules a user sees:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -61,6 +60,7 @@ from irbuilder.tir._common import ScalarType
 from irbuilder.tir.runtime import LaunchThreadFrame
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
+from tvmscript.parser.core.evaluator import BINARY_OPERATORS
 
 from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
@@ -71,21 +71,7 @@ __all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported fro
 TOKEN = "tir"
 """The dispatch token of the TIR dialect."""
 
-_AUG_OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "Add": operator.add,
-    "Sub": operator.sub,
-    "Mult": operator.mul,
-    "Div": operator.truediv,
-    "FloorDiv": operator.floordiv,
-    "Mod": operator.mod,
-    "Pow": operator.pow,
-    "LShift": operator.lshift,
-    "RShift": operator.rshift,
-    "BitOr": operator.or_,
-    "BitXor": operator.xor,
-    "BitAnd": operator.and_,
-    "MatMult": operator.matmul,
-}
+_AUG_OPS = BINARY_OPERATORS
 
 _UNSUPPORTED = {
     "Try": "'try' statements are not supported in TVMScript",
