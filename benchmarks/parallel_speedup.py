@@ -1,6 +1,6 @@
 """``T.parallel`` speedup: each suite kernel with a parallel loop, on 1 thread and on all.
 
-    python benchmarks/parallel_speedup.py [--repeat 7] [--rounds 10] [--only matmul_tiled,conv2d]
+    python benchmarks/parallel_speedup.py [--repeat 7] [--rounds 10] [--min-time 0.2] [--only ...]
 
 The thread count is switched with ``backend.runtime.set_num_threads`` between timings of the
 same compiled kernel; rounds interleave the two settings (a shared machine's load comes in
@@ -29,14 +29,18 @@ PARALLEL = ("vadd", "fused", "rowsum", "softmax", "transpose", "matmul_tiled", "
 COMPUTE_BOUND = {"matmul_tiled", "conv2d"}
 
 
-def best_time(fn: Any, repeat: int) -> float:
+def best_time(fn: Any, repeat: int, min_time: float) -> float:
+    """Best of at least ``repeat`` calls, and of as many as fit in ``min_time`` seconds."""
     fn()
-    times = []
-    for _ in range(repeat):
+    best = float("inf")
+    calls = 0
+    begin = time.perf_counter()
+    while calls < repeat or time.perf_counter() - begin < min_time:
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        best = min(best, time.perf_counter() - start)
+        calls += 1
+    return best
 
 
 def main() -> None:
@@ -45,6 +49,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument(
+        "--min-time", type=float, default=0.2,
+        help="keep calling for at least this many seconds per round and setting: a short "
+        "kernel's time varies by 30%% from call to call on a shared machine, and a 2-thread "
+        "region needs both cores undisturbed at once, so it needs more calls to find its best",
+    )
     parser.add_argument("--only", default="")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else set(PARALLEL)
@@ -60,7 +70,7 @@ def main() -> None:
             for n in best:
                 set_num_threads(n)
                 time.sleep(0.05)
-                best[n] = min(best[n], best_time(run, args.repeat))
+                best[n] = min(best[n], best_time(run, args.repeat, args.min_time))
         set_num_threads(threads)
         mark = "  (compute-bound, goal >= 1.9x)" if name in COMPUTE_BOUND else ""
         print(f"{name:<14} {best[1] * 1e3:>12.2f} {best[threads] * 1e3:>14.2f} "
