@@ -5,9 +5,10 @@
 The thread count is switched with ``backend.runtime.set_num_threads`` between timings of the
 same compiled kernel; rounds interleave the two settings (a shared machine's load comes in
 bursts that can last a whole short run: with 3 rounds the same kernel's 2-thread time moved
-by 10% between runs, so the default is 10) and each keeps its best time. Prints, per kernel, both times and the speedup; the
-compute-bound kernels (goal >= 1.9x on 2 cores) are marked. Memory-bound kernels are limited
-by DRAM bandwidth, which one core already nearly saturates.
+by 10% between runs, so the default is 10), each round calls the kernel for at least
+``--min-time`` seconds per setting, and each setting keeps its best time. Prints, per kernel,
+both times and the speedup; the compute-bound kernels (goal >= 1.9x on 2 cores) are marked.
+Memory-bound kernels are limited by DRAM bandwidth, which one core already nearly saturates.
 """
 
 from __future__ import annotations
