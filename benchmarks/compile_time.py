@@ -143,7 +143,7 @@ def _ms(values: list[float]) -> str:
     return f"{1e3 * statistics.median(values):8.2f} ms (min {1e3 * min(values):.2f})"
 
 
-def main(repeats: int = 5) -> None:
+def main(repeats: int = 9) -> None:
     """Measure and print the table (medians over ``repeats`` fresh processes)."""
     rows: dict[str, list[dict[str, object]]] = {"cold": [], "warm": [], "tvm": []}
     warm_profiled: list[dict[str, object]] = []
@@ -192,4 +192,4 @@ def main(repeats: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
