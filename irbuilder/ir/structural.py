@@ -245,7 +245,9 @@ class _Equal:
         elif dataclasses.is_dataclass(a) and not isinstance(a, DataType):
             self.node(a, b, path)
         elif isinstance(a, float):
-            if not (a == b or (math.isnan(a) and math.isnan(b))):
+            # -0.0 and 0.0 differ (a sign a kernel can observe); every NaN is the same value.
+            same = a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+            if not (same or (math.isnan(a) and math.isnan(b))):
                 self.fail(path, a, b, f"{a!r} vs {b!r}")
         elif a != b:
             self.fail(path, a, b, f"{a!r} vs {b!r}")
@@ -396,7 +398,7 @@ class _Hasher:
         elif kind == _SPAN:
             self.put("span")
         elif kind == _FLOAT:
-            self.put("f" + struct.pack("<d", a).hex())
+            self.put("fnan" if a != a else "f" + struct.pack("<d", a).hex())
         elif kind == _FUNC:
             self.put("PrimFunc")
             for p in a.params:

@@ -156,3 +156,39 @@ def test_visitor_sees_every_expression() -> None:
 
     Collect().visit_func(f)
     assert seen == ["load:A", "var:i", "var:i"]
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "equal"),
+    [
+        ({"k": 1}, {"k": 1}, True),
+        ({"k": 1}, {"k": 2}, False),
+        ({"k": (1, 2.5, "s")}, {"k": (1, 2.5, "s")}, True),
+        ({"k": float("nan")}, {"k": float("nan")}, True),
+        ({"k": float("nan")}, {"k": -float("nan")}, True),
+        ({"k": -0.0}, {"k": 0.0}, False),  # a kernel can observe the sign
+        ({"k": 0.1}, {"k": 0.2}, False),
+        ({"k": True}, {"k": 1}, False),
+        ({"k": ForKind.SERIAL}, {"k": ForKind.SERIAL}, True),
+        ({"k": ForKind.SERIAL}, {"k": ForKind.PARALLEL}, False),
+        ({"k": {"inner": 1}}, {"k": {"inner": 1}}, True),
+        ({"k": {"inner": 1}}, {"k": {"inner": 2}}, False),
+        ({"k": "a"}, {"k": "b"}, False),
+        ({"k": as_dtype("int8")}, {"k": as_dtype("int8")}, True),
+        ({"k": as_dtype("int8")}, {"k": as_dtype("uint8")}, False),
+    ],
+)
+def test_hash_agrees_with_equality_for_attribute_values(
+    left: dict[str, Any], right: dict[str, Any], equal: bool
+) -> None:
+    # Attribute values take every branch of the hasher (mappings, sequences, floats, enums,
+    # plain values); equal values hash equal, and these unequal ones hash apart.
+    f, g = elemwise().with_attr("k", left["k"]), elemwise().with_attr("k", right["k"])
+    assert structural_equal(f, g) == equal
+    assert (structural_hash(f) == structural_hash(g)) == equal
+
+
+def test_a_tuple_and_a_list_are_unequal_but_may_share_a_hash() -> None:
+    f, g = elemwise().with_attr("k", (1, 2)), elemwise().with_attr("k", [1, 2])
+    assert not structural_equal(f, g)
+    assert structural_hash(f) == structural_hash(g)  # allowed: only equal => same hash
