@@ -97,178 +97,8 @@ def _var_type(v: Var) -> str:
     return f"{v.dtype}({v.type_annotation.element}, {v.type_annotation.scope!r})"
 
 
-class _Equal:
-    def __init__(self, map_free_vars: bool) -> None:
-        self.map_free_vars = map_free_vars
-        self.lhs_to_rhs: dict[int, Any] = {}
-        self.rhs_to_lhs: dict[int, Any] = {}
-        self.keepalive: list[Any] = []
-        self.defining = 0
-
-    def fail(self, path: str, a: Any, b: Any, reason: str) -> None:
-        raise StructuralMismatch(path, a, b, reason)
-
-    def bind(self, a: Any, b: Any, path: str) -> None:
-        mapped = self.lhs_to_rhs.get(id(a))
-        if mapped is not None:
-            if mapped is not b:
-                self.fail(path, a, b, "bound to a different variable earlier")
-            return
-        back = self.rhs_to_lhs.get(id(b))
-        if back is not None and back is not a:
-            self.fail(path, a, b, "rhs variable is bound to a different lhs variable")
-        self.lhs_to_rhs[id(a)] = b
-        self.rhs_to_lhs[id(b)] = a
-        self.keepalive.extend((a, b))
-
-    def var(self, a: Var, b: Var, path: str, define: bool = False) -> None:
-        if type(a) is not type(b):
-            self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
-        if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
-            self.fail(path, a, b, f"variable types differ: {_var_type(a)} vs {_var_type(b)}")
-        mapped = self.lhs_to_rhs.get(id(a))
-        if mapped is not None:
-            if mapped is not b:
-                self.fail(path, a, b, "different variables")
-            return
-        if define or self.defining or self.map_free_vars:
-            self.bind(a, b, path)
-            return
-        if a is not b:
-            self.fail(path, a, b, f"free variables {a.name!r} and {b.name!r} differ")
-
-    def buffer(self, a: Buffer, b: Buffer, path: str) -> None:
-        mapped = self.lhs_to_rhs.get(id(a))
-        if mapped is not None:
-            if mapped is not b:
-                self.fail(path, a, b, f"different buffers {a.name!r} and {b.name!r}")
-            return
-        if a is b and not self.map_free_vars:
-            return
-        # Only a buffer met at a definition site (buffer_map, DeclBuffer, alloc/match buffers)
-        # binds; a free buffer is compared field by field, so its data var must be the same.
-        define = bool(self.defining) or self.map_free_vars
-        if define:
-            self.bind(a, b, path)
-            self.defining += 1
-        try:
-            self.value(a.dtype, b.dtype, path + ".dtype")
-            self.value(a.data, b.data, path + ".data")
-            for name in (
-                "shape",
-                "strides",
-                "elem_offset",
-                "scope",
-                "data_alignment",
-                "offset_factor",
-                "axis_separators",
-            ):
-                self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
-        finally:
-            if define:
-                self.defining -= 1
-
-    def node(self, a: Any, b: Any, path: str) -> None:
-        for name in _def_fields(type(a)):
-            self.var(getattr(a, name), getattr(b, name), f"{path}.{name}", define=True)
-        buffer_defs = _BUFFER_DEF_FIELDS.get(type(a).__name__, ())
-        for name in _ordered_fields(type(a)):
-            if name in _def_fields(type(a)):
-                continue
-            if name in buffer_defs:
-                self.defining += 1
-                try:
-                    self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
-                finally:
-                    self.defining -= 1
-                continue
-            self.value(getattr(a, name), getattr(b, name), f"{path}.{name}")
-
-    def func(self, a: PrimFunc, b: PrimFunc, path: str) -> None:
-        if len(a.params) != len(b.params):
-            self.fail(path + ".params", a.params, b.params, "different parameter counts")
-        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
-            self.var(pa, pb, f"{path}.params[{i}]", define=True)
-        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
-            ba, bb = a.buffer_map.get(pa), b.buffer_map.get(pb)
-            if (ba is None) != (bb is None):
-                self.fail(f"{path}.buffer_map[{i}]", ba, bb, "buffer parameter vs scalar")
-            if ba is not None and bb is not None:
-                self.defining += 1  # buffer_map defines its buffers
-                try:
-                    self.buffer(ba, bb, f"{path}.buffer_map[{pa.name}]")
-                finally:
-                    self.defining -= 1
-        if len(a.buffer_map) != len(b.buffer_map):
-            self.fail(path + ".buffer_map", a.buffer_map, b.buffer_map, "different sizes")
-        self.value(a.ret_type, b.ret_type, path + ".ret_type")
-        # The body first: attrs may name buffers the body defines (returned tensors).
-        self.value(a.body, b.body, path + ".body")
-        self.mapping(
-            {k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS},
-            {k: v for k, v in b.attrs.items() if k not in _IGNORED_ATTRS},
-            path + ".attrs",
-        )
-
-    def mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], path: str) -> None:
-        if sorted(map(str, a)) != sorted(map(str, b)):
-            self.fail(path, dict(a), dict(b), f"keys differ: {sorted(a)} vs {sorted(b)}")
-        for key in sorted(a, key=str):
-            self.value(a[key], b[key], f"{path}[{key!r}]")
-
-    def value(self, a: Any, b: Any, path: str) -> None:
-        if a is b and not isinstance(a, (Var, Buffer)):
-            if not isinstance(a, (PrimExpr, Stmt, IterVar)) or not self.map_free_vars:
-                return
-        if isinstance(a, Span) or isinstance(b, Span):
-            return  # source positions are never part of the structure
-        if isinstance(a, Var) and isinstance(b, Var):
-            self.var(a, b, path)
-        elif isinstance(a, Buffer) and isinstance(b, Buffer):
-            self.buffer(a, b, path)
-        elif type(a) is not type(b):
-            self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
-        elif isinstance(a, PrimFunc):
-            self.func(a, b, path)
-        elif isinstance(a, IRModule):
-            if sorted(a.functions) != sorted(b.functions):
-                self.fail(path, sorted(a.functions), sorted(b.functions), "function names differ")
-            for name in sorted(a.functions):
-                self.value(a.functions[name], b.functions[name], f"{path}[{name!r}]")
-        elif isinstance(a, (tuple, list)):
-            if len(a) != len(b):
-                self.fail(path, a, b, f"lengths differ: {len(a)} vs {len(b)}")
-            for i, (x, y) in enumerate(zip(a, b)):
-                self.value(x, y, f"{path}[{i}]")
-        elif isinstance(a, Mapping):
-            self.mapping(a, b, path)
-        elif dataclasses.is_dataclass(a) and not isinstance(a, DataType):
-            self.node(a, b, path)
-        elif isinstance(a, float):
-            # -0.0 and 0.0 differ (a sign a kernel can observe); every NaN is the same value.
-            same = a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-            if not (same or (math.isnan(a) and math.isnan(b))):
-                self.fail(path, a, b, f"{a!r} vs {b!r}")
-        elif a != b:
-            self.fail(path, a, b, f"{a!r} vs {b!r}")
-
-
-def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
-    """Raise :class:`StructuralMismatch` naming the first differing path."""
-    _Equal(map_free_vars).value(lhs, rhs, "<root>")
-
-
-def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
-    """Whether two IR values are equal up to renaming of the variables they bind."""
-    try:
-        assert_structural_equal(lhs, rhs, map_free_vars)
-    except StructuralMismatch:
-        return False
-    return True
-
-
-# What the hasher does with a value, decided once per class: chained isinstance checks
-# (one of them against the Mapping ABC) cost more than the hashing itself.
+# How equality and hashing treat a value, decided once per class: chained isinstance checks
+# (one of them against the Mapping ABC) cost more than the comparing or hashing itself.
 _SPAN, _VAR, _BUFFER, _FUNC, _MODULE, _SEQ, _MAP, _NODE, _FLOAT, _ENUM, _OTHER = range(11)
 _HASH_KINDS: dict[type, int] = {}
 # Per node class: its name and the fields it defines vars in, then the others in order.
@@ -312,6 +142,206 @@ def _hash_kind(cls: type) -> int:
         kind = _OTHER
     _HASH_KINDS[cls] = kind
     return kind
+
+
+# A path into the compared values, built only when a comparison fails: ``(parent, step)``
+# links, where a step is an attribute suffix (``".body"``), an index or a mapping key.
+_Path = Any
+
+
+def _render(path: _Path) -> str:
+    steps: list[str] = []
+    while isinstance(path, tuple):
+        path, step = path
+        if isinstance(step, int):
+            steps.append(f"[{step}]")
+        elif isinstance(step, _Key):
+            steps.append(f"[{step.key!r}]")
+        else:
+            steps.append(step)
+    return str(path) + "".join(reversed(steps))
+
+
+class _Key:
+    """A mapping key as a path step (rendered ``[key]``)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+
+class _Equal:
+    def __init__(self, map_free_vars: bool) -> None:
+        self.map_free_vars = map_free_vars
+        self.lhs_to_rhs: dict[int, Any] = {}
+        self.rhs_to_lhs: dict[int, Any] = {}
+        self.keepalive: list[Any] = []
+        self.defining = 0
+
+    def fail(self, path: _Path, a: Any, b: Any, reason: str) -> None:
+        raise StructuralMismatch(_render(path), a, b, reason)
+
+    def bind(self, a: Any, b: Any, path: _Path) -> None:
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, "bound to a different variable earlier")
+            return
+        back = self.rhs_to_lhs.get(id(b))
+        if back is not None and back is not a:
+            self.fail(path, a, b, "rhs variable is bound to a different lhs variable")
+        self.lhs_to_rhs[id(a)] = b
+        self.rhs_to_lhs[id(b)] = a
+        self.keepalive.extend((a, b))
+
+    def var(self, a: Var, b: Var, path: _Path, define: bool = False) -> None:
+        if type(a) is not type(b):
+            self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
+        if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
+            self.fail(path, a, b, f"variable types differ: {_var_type(a)} vs {_var_type(b)}")
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, "different variables")
+            return
+        if define or self.defining or self.map_free_vars:
+            self.bind(a, b, path)
+            return
+        if a is not b:
+            self.fail(path, a, b, f"free variables {a.name!r} and {b.name!r} differ")
+
+    def buffer(self, a: Buffer, b: Buffer, path: _Path) -> None:
+        mapped = self.lhs_to_rhs.get(id(a))
+        if mapped is not None:
+            if mapped is not b:
+                self.fail(path, a, b, f"different buffers {a.name!r} and {b.name!r}")
+            return
+        if a is b and not self.map_free_vars:
+            return
+        # Only a buffer met at a definition site (buffer_map, DeclBuffer, alloc/match buffers)
+        # binds; a free buffer is compared field by field, so its data var must be the same.
+        define = bool(self.defining) or self.map_free_vars
+        if define:
+            self.bind(a, b, path)
+            self.defining += 1
+        try:
+            self.value(a.dtype, b.dtype, (path, ".dtype"))
+            self.value(a.data, b.data, (path, ".data"))
+            for name in (
+                "shape",
+                "strides",
+                "elem_offset",
+                "scope",
+                "data_alignment",
+                "offset_factor",
+                "axis_separators",
+            ):
+                self.value(getattr(a, name), getattr(b, name), (path, "." + name))
+        finally:
+            if define:
+                self.defining -= 1
+
+    def node(self, a: Any, b: Any, path: _Path) -> None:
+        name, defs, rest = _NODE_PLANS[type(a)]
+        for field in defs:
+            self.var(getattr(a, field), getattr(b, field), (path, "." + field), define=True)
+        buffer_defs = _BUFFER_DEF_FIELDS.get(name, ())
+        for field in rest:
+            if field in buffer_defs:
+                self.defining += 1
+                try:
+                    self.value(getattr(a, field), getattr(b, field), (path, "." + field))
+                finally:
+                    self.defining -= 1
+                continue
+            self.value(getattr(a, field), getattr(b, field), (path, "." + field))
+
+    def func(self, a: PrimFunc, b: PrimFunc, path: _Path) -> None:
+        if len(a.params) != len(b.params):
+            self.fail((path, ".params"), a.params, b.params, "different parameter counts")
+        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
+            self.var(pa, pb, ((path, ".params"), i), define=True)
+        for i, (pa, pb) in enumerate(zip(a.params, b.params)):
+            ba, bb = a.buffer_map.get(pa), b.buffer_map.get(pb)
+            if (ba is None) != (bb is None):
+                self.fail(((path, ".buffer_map"), i), ba, bb, "buffer parameter vs scalar")
+            if ba is not None and bb is not None:
+                self.defining += 1  # buffer_map defines its buffers
+                try:
+                    self.buffer(ba, bb, ((path, ".buffer_map"), f"[{pa.name}]"))
+                finally:
+                    self.defining -= 1
+        if len(a.buffer_map) != len(b.buffer_map):
+            self.fail((path, ".buffer_map"), a.buffer_map, b.buffer_map, "different sizes")
+        self.value(a.ret_type, b.ret_type, (path, ".ret_type"))
+        # The body first: attrs may name buffers the body defines (returned tensors).
+        self.value(a.body, b.body, (path, ".body"))
+        self.mapping(
+            {k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS},
+            {k: v for k, v in b.attrs.items() if k not in _IGNORED_ATTRS},
+            (path, ".attrs"),
+        )
+
+    def mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], path: _Path) -> None:
+        if sorted(map(str, a)) != sorted(map(str, b)):
+            self.fail(path, dict(a), dict(b), f"keys differ: {sorted(a)} vs {sorted(b)}")
+        for key in sorted(a, key=str):
+            self.value(a[key], b[key], (path, _Key(key)))
+
+    def value(self, a: Any, b: Any, path: _Path) -> None:
+        cls = type(a)
+        kind = _HASH_KINDS.get(cls)
+        if kind is None:
+            kind = _hash_kind(cls)
+        if a is b and kind != _VAR and kind != _BUFFER:
+            if not self.map_free_vars or not isinstance(a, (PrimExpr, Stmt, IterVar)):
+                return
+        if kind == _SPAN or isinstance(b, Span):
+            return  # source positions are never part of the structure
+        if kind == _VAR and isinstance(b, Var):
+            self.var(a, b, path)
+        elif kind == _BUFFER and isinstance(b, Buffer):
+            self.buffer(a, b, path)
+        elif cls is not type(b):
+            self.fail(path, a, b, f"{cls.__name__} vs {type(b).__name__}")
+        elif kind == _NODE:
+            self.node(a, b, path)
+        elif kind == _SEQ:
+            if len(a) != len(b):
+                self.fail(path, a, b, f"lengths differ: {len(a)} vs {len(b)}")
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.value(x, y, (path, i))
+        elif kind == _FUNC:
+            self.func(a, b, path)
+        elif kind == _MODULE:
+            if sorted(a.functions) != sorted(b.functions):
+                self.fail(path, sorted(a.functions), sorted(b.functions), "function names differ")
+            for name in sorted(a.functions):
+                self.value(a.functions[name], b.functions[name], (path, _Key(name)))
+        elif kind == _MAP:
+            self.mapping(a, b, path)
+        elif kind == _FLOAT:
+            # -0.0 and 0.0 differ (a sign a kernel can observe); every NaN is the same value.
+            same = a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+            if not (same or (math.isnan(a) and math.isnan(b))):
+                self.fail(path, a, b, f"{a!r} vs {b!r}")
+        elif a != b:
+            self.fail(path, a, b, f"{a!r} vs {b!r}")
+
+
+def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
+    """Raise :class:`StructuralMismatch` naming the first differing path."""
+    _Equal(map_free_vars).value(lhs, rhs, "<root>")
+
+
+def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
+    """Whether two IR values are equal up to renaming of the variables they bind."""
+    try:
+        assert_structural_equal(lhs, rhs, map_free_vars)
+    except StructuralMismatch:
+        return False
+    return True
 
 
 class _Hasher:
