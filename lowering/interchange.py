@@ -175,9 +175,9 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if not (reads_self and strided_in_k):
         return None
     written = byte_range(target)
-    checks: list[PrimExpr] | None = [] if not others else None
-    if others and written is not None:
-        checks = no_overlap_checks(written, others.values())
+    checks: list[PrimExpr] | None = []
+    if others:
+        checks = None if written is None else no_overlap_checks(written, others.values())
     if checks is None:
         return None
     swapped = For(

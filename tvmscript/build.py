@@ -269,13 +269,14 @@ def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> E
         used.add(name)
         if buffer is not None:
             # Only buffers the kernel never writes and indexes row-major may be copied.
+            written = accesses.stores_to(buffer.data)
             copy = (
                 options.copy_noncontiguous_inputs
                 and not buffer.strides
-                and not accesses.stores_to(buffer.data)
+                and not written
                 and id(param) not in passed_on
             )
-            params.append(BufferParam(name, str(buffer.dtype), copy))
+            params.append(BufferParam(name, str(buffer.dtype), copy, written))
         elif param.dtype.is_handle:
             raise TypeError(
                 f"parameter {param.name!r} of {func.name!r} is a raw handle without a buffer; "

@@ -31,7 +31,7 @@ from backend.runtime import (
 
 __all__ = ["CachedBuild", "build_cache_path", "compiler_fingerprint", "load_build", "save_build"]
 
-_FORMAT = 1
+_FORMAT = 2
 _SOURCE_PACKAGES = ("irbuilder", "lowering", "backend")
 
 
@@ -112,7 +112,7 @@ def _spec_to_json(spec: EntrySpec) -> dict[str, Any]:
     params: list[list[Any]] = []
     for p in spec.params:
         if isinstance(p, BufferParam):
-            params.append(["buffer", p.name, p.dtype, p.copy_noncontiguous])
+            params.append(["buffer", p.name, p.dtype, p.copy_noncontiguous, p.written])
         else:
             params.append(["scalar", p.name, p.dtype])
     return {"name": spec.name, "params": params, "release_gil": spec.release_gil}
@@ -122,7 +122,7 @@ def _spec_from_json(data: dict[str, Any]) -> EntrySpec:
     params: list[BufferParam | ScalarParam] = []
     for entry in data["params"]:
         if entry[0] == "buffer":
-            params.append(BufferParam(entry[1], entry[2], bool(entry[3])))
+            params.append(BufferParam(entry[1], entry[2], bool(entry[3]), bool(entry[4])))
         else:
             params.append(ScalarParam(entry[1], entry[2]))
     return EntrySpec(data["name"], params, release_gil=bool(data["release_gil"]))

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from irbuilder.ir import DataType, as_dtype
+from irbuilder.ir import DataType, as_dtype, quotient_overflows
 
 __all__ = [
     "Scalar",
@@ -281,12 +281,8 @@ def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
     iop = _INT_OPS.get(op)
     if iop is None:
         raise TypeError(f"operator {op!r} is not defined on {element}")
-    if ib == -1 and op in ("div", "floordiv") and element.is_int:
-        lowest = -(1 << (element.bits - 1))
-        if ia == lowest:
-            raise OverflowError(
-                f"integer division overflow: {lowest} divided by -1 does not fit {element}"
-            )
+    if op in ("div", "floordiv") and quotient_overflows(ia, ib, element):
+        raise OverflowError(f"integer division overflow: {ia} divided by -1 does not fit {element}")
     return wrap_int(iop(ia, ib), element)
 
 

@@ -73,11 +73,14 @@ class BufferParam:
     arrays of that dtype.  The kernel itself must still check the dtype of what it receives.
     ``copy_noncontiguous=True`` (only for buffers the kernel never writes) sends an array that is
     not C-contiguous to the slow path, which passes a contiguous copy instead.
+    ``written=True`` (the kernel stores to the buffer) makes the slow path refuse a list or
+    tuple for it: the results could not reach the sequence.
     """
 
     name: str
     dtype: str | None = None
     copy_noncontiguous: bool = False
+    written: bool = False
 
     def __post_init__(self) -> None:
         _check_identifier("buffer parameter name", self.name)
@@ -387,8 +390,8 @@ def _as_ndarray(
 
 
 def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..., Any]:
-    buffers = [(i, p.name, p.dtype, p.copy_noncontiguous) for i, p in enumerate(spec.params)
-               if isinstance(p, BufferParam)]
+    buffers = [(i, p.name, p.dtype, p.copy_noncontiguous, p.written)
+               for i, p in enumerate(spec.params) if isinstance(p, BufferParam)]
 
     def slow_path(*args: object) -> object:
         fast = fast_ref()
@@ -397,28 +400,19 @@ def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..
         if len(args) != len(spec.params):  # the builtin checked; keep the message if not
             return fast(*args)
         conv = list(args)
-        sequences: dict[str, str] = {}  # buffer params given as a list/tuple (copied)
-        for i, pname, dtype, copy in buffers:
+        for i, pname, dtype, copy, written in buffers:
             arg = args[i]
-            if isinstance(arg, (list, tuple)):
-                sequences[pname] = type(arg).__name__
+            if written and isinstance(arg, (list, tuple)):
+                raise ValueError(
+                    f"{pname}: expected a writable array, got a {type(arg).__name__}: the "
+                    "kernel writes this buffer and its results cannot reach a Python sequence; "
+                    "pass a numpy array (e.g. numpy.empty)"
+                )
             arr = _as_ndarray(arg, spec.name, pname, dtype)
             if copy and not arr.flags.c_contiguous:
                 arr = np.ascontiguousarray(arr)
             conv[i] = arr
-        if not sequences:
-            return fast(*conv)
-        try:
-            return fast(*conv)
-        except ValueError as err:
-            pname = str(err).split(":", 1)[0]
-            if pname in sequences and "expected a writable array" in str(err):
-                raise ValueError(
-                    f"{pname}: expected a writable array, got a {sequences[pname]}: the kernel "
-                    "writes this buffer and its results cannot reach a Python sequence; pass a "
-                    "numpy array (e.g. numpy.empty)"
-                ) from None
-            raise
+        return fast(*conv)
 
     slow_path.__name__ = f"{spec.name}_slow_path"
     return slow_path

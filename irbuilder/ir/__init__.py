@@ -51,6 +51,7 @@ from .expr import (
     const,
     convert,
     promote,
+    quotient_overflows,
     reduce_identity,
     wrap_int,
 )
@@ -191,6 +192,7 @@ __all__ = [
     "make_data_var",
     "post_order_visit",
     "promote",
+    "quotient_overflows",
     "rebuild",
     "reduce_identity",
     "seq",

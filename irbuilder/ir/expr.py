@@ -851,6 +851,13 @@ def wrap_int(value: int, dtype: DataType) -> int:
     return value
 
 
+def quotient_overflows(x: int, y: int, dtype: DataType) -> bool:
+    """Whether ``x / y`` (truncating or floor) leaves the range of the integer ``dtype``: only
+    the minimum of a signed type divided by -1. Kernels raise ``OverflowError`` for it, so
+    constant folders must leave it alone."""
+    return y == -1 and dtype.is_int and x == -(1 << (dtype.bits - 1))
+
+
 def _fold(cls: type[BinaryOp], a: IntImm, b: IntImm) -> PrimExpr | None:
     x, y = a.value, b.value
     dtype = a.dtype
@@ -864,8 +871,8 @@ def _fold(cls: type[BinaryOp], a: IntImm, b: IntImm) -> PrimExpr | None:
     elif cls in (Div, Mod, FloorDiv, FloorMod):
         if y == 0:
             return None  # keep the node: the error belongs to run time
-        if y == -1 and cls in (Div, FloorDiv) and dtype.is_int and x == -(1 << (dtype.bits - 1)):
-            return None  # the quotient does not fit: OverflowError at run time
+        if cls in (Div, FloorDiv) and quotient_overflows(x, y, dtype):
+            return None  # OverflowError at run time
         if cls is FloorDiv:
             result = x // y
         elif cls is FloorMod:

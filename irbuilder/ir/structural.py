@@ -28,7 +28,6 @@ from .stmt import Stmt
 
 __all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", "structural_hash"]
 
-_DEF_FIELDS: dict[type, tuple[str, ...]] = {}
 _IGNORED_ATTRS = frozenset({"global_symbol"})
 _SKIPPED_FIELDS = frozenset({"span", "name"})
 # Node fields that define buffers (everywhere else a buffer is used).
@@ -46,26 +45,17 @@ _BINDING_FIRST: dict[str, tuple[str, ...]] = {
     "Reduce": ("axes",),
     "Block": ("iter_vars", "alloc_buffers", "match_buffers"),
 }
-_FIELD_ORDER: dict[type, tuple[str, ...]] = {}
 
 
-def _ordered_fields(cls: type) -> tuple[str, ...]:
-    """The compared fields of a node class, binders first (see ``_BINDING_FIRST``)."""
-    cached = _FIELD_ORDER.get(cls)
-    if cached is None:
-        first = _BINDING_FIRST.get(cls.__name__, ())
-        rest = [f.name for f in dataclasses.fields(cls) if f.name not in first]
-        cached = tuple(n for n in (*first, *rest) if n not in _SKIPPED_FIELDS)
-        _FIELD_ORDER[cls] = cached
-    return cached
-
-
-def _def_fields(cls: type) -> tuple[str, ...]:
-    cached = _DEF_FIELDS.get(cls)
-    if cached is None:
-        cached = tuple(sorted(DEFINITION_FIELDS.get(cls.__name__, frozenset())))
-        _DEF_FIELDS[cls] = cached
-    return cached
+def _node_plan(cls: type) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """A node class's name, the fields it defines vars in (sorted), then its other compared
+    fields, binders first (see ``_BINDING_FIRST``)."""
+    name = cls.__name__
+    defs = tuple(sorted(DEFINITION_FIELDS.get(name, frozenset())))
+    first = _BINDING_FIRST.get(name, ())
+    rest = [f.name for f in dataclasses.fields(cls) if f.name not in first]
+    ordered = (n for n in (*first, *rest) if n not in _SKIPPED_FIELDS)
+    return name, defs, tuple(n for n in ordered if n not in defs)
 
 
 class StructuralMismatch(AssertionError):
@@ -100,14 +90,14 @@ def _var_type(v: Var) -> str:
 # How equality and hashing treat a value, decided once per class: chained isinstance checks
 # (one of them against the Mapping ABC) cost more than the comparing or hashing itself.
 _SPAN, _VAR, _BUFFER, _FUNC, _MODULE, _SEQ, _MAP, _NODE, _FLOAT, _ENUM, _OTHER = range(11)
-_HASH_KINDS: dict[type, int] = {}
-# Per node class: its name and the fields it defines vars in, then the others in order.
+_VALUE_KINDS: dict[type, int] = {}
+# Per node class: its _node_plan.
 _NODE_PLANS: dict[type, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
 _PLAIN_TYPES = frozenset({int, str, bool, bytes, type(None)})
 
 
-def _hash_kind(cls: type) -> int:
-    kind = _HASH_KINDS.get(cls)
+def _value_kind(cls: type) -> int:
+    kind = _VALUE_KINDS.get(cls)
     if kind is not None:
         return kind
     # Cheap class tests first: an ABC check (Mapping) costs tens of microseconds per class.
@@ -131,16 +121,14 @@ def _hash_kind(cls: type) -> int:
         kind = _OTHER
     elif dataclasses.is_dataclass(cls):
         kind = _NODE
-        defs = _def_fields(cls)
-        rest = tuple(n for n in _ordered_fields(cls) if n not in defs)
-        _NODE_PLANS[cls] = (cls.__name__, defs, rest)
+        _NODE_PLANS[cls] = _node_plan(cls)
     elif issubclass(cls, enum.Enum):
         kind = _ENUM
     elif issubclass(cls, Mapping):
         kind = _MAP
     else:
         kind = _OTHER
-    _HASH_KINDS[cls] = kind
+    _VALUE_KINDS[cls] = kind
     return kind
 
 
@@ -291,9 +279,7 @@ class _Equal:
 
     def value(self, a: Any, b: Any, path: _Path) -> None:
         cls = type(a)
-        kind = _HASH_KINDS.get(cls)
-        if kind is None:
-            kind = _hash_kind(cls)
+        kind = _value_kind(cls)
         if a is b and kind != _VAR and kind != _BUFFER:
             if not self.map_free_vars or not isinstance(a, (PrimExpr, Stmt, IterVar)):
                 return
@@ -405,9 +391,7 @@ class _Hasher:
 
     def value(self, a: Any) -> None:
         cls = type(a)
-        kind = _HASH_KINDS.get(cls)
-        if kind is None:
-            kind = _hash_kind(cls)
+        kind = _value_kind(cls)
         if kind == _NODE:
             name, defs, rest = _NODE_PLANS[cls]
             self.put(name)

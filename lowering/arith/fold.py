@@ -42,6 +42,7 @@ from irbuilder.ir import (
     Select,
     Sub,
     as_dtype,
+    quotient_overflows,
     wrap_int,
 )
 
@@ -89,8 +90,8 @@ def _fold_int(cls: type[BinaryOp], x: int, y: int, dtype: DataType) -> PrimExpr 
     elif cls in (Div, Mod, FloorDiv, FloorMod):
         if y == 0:
             return None  # left for the kernel to raise ZeroDivisionError
-        if y == -1 and cls in (Div, FloorDiv) and dtype.is_int and x == -(1 << (dtype.bits - 1)):
-            return None  # the quotient does not fit: left for the kernel to raise OverflowError
+        if cls in (Div, FloorDiv) and quotient_overflows(x, y, dtype):
+            return None  # left for the kernel to raise OverflowError
         if cls is FloorDiv:
             result = x // y
         elif cls is FloorMod:

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stream_checks import random_inputs, run_misaligned
 
 import lowering
 import lowering.align_streams as align
 import tvmscript
 from backend.codegen.module import prepare_for_codegen
-from irbuilder.ir import Allocate, For, IfThenElse, LetStmt, PrimFunc, Ramp, StmtExprVisitor, structural_equal
+from irbuilder.ir import (
+    Allocate,
+    For,
+    IfThenElse,
+    LetStmt,
+    PrimFunc,
+    Ramp,
+    StmtExprVisitor,
+    structural_equal,
+)
 from tvmscript import tir as T
 
 R, C = 6, 200  # small arrays: the tests lower the streaming threshold
@@ -97,25 +107,10 @@ def test_gathers_are_aligned_and_small_vectors_left_alone() -> None:
 )
 def test_results_for_every_alignment(func: PrimFunc, offset: int) -> None:
     assert _shifts(prepare_for_codegen(lowering.lower(func)))
-    rng = np.random.default_rng(offset)
-    specs = list(func.buffer_map.values())
-    inputs = []
-    for buffer in specs[:-1]:
-        shape = tuple(int(d) for d in buffer.shape)
-        if buffer.dtype.is_float:
-            inputs.append(rng.standard_normal(shape).astype(str(buffer.dtype)))
-        else:
-            low = 0 if func is gathered else -300  # a gather's indices stay in bounds
-            inputs.append(rng.integers(low, 300, shape).astype(str(buffer.dtype)))
-    out_shape = tuple(int(d) for d in specs[-1].shape)
-    size = int(np.prod(out_shape))
-    storage = np.full(size + 16, -7.0, np.float32)
-    out = storage[offset : offset + size].reshape(out_shape)
-    expected = np.full(out_shape, -7.0, np.float32)
-    tvmscript.build(func, target="interp")(*inputs, expected)
-    tvmscript.build(func)(*inputs, out)
+    low = 0 if func is gathered else -300  # a gather's indices stay in bounds
+    inputs = random_inputs(func, np.random.default_rng(offset), low, 300)
+    out, expected = run_misaligned(func, inputs, offset, -7.0)
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
-    assert (storage[:offset] == -7).all() and (storage[offset + size :] == -7).all()
 
 
 def test_overlapping_arrays_take_the_original_loop() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stream_checks import random_inputs, run_misaligned
 
 import lowering
 import lowering.align_streams as align
@@ -161,25 +162,9 @@ def test_loops_it_must_not_touch(func: PrimFunc) -> None:
     "func", [gather, shifted_scale, narrow, iota], ids=["gather", "let", "int8", "iota"]
 )
 def test_results_for_every_alignment(func: PrimFunc, offset: int) -> None:
-    rng = np.random.default_rng(offset)
-    specs = list(func.buffer_map.values())
-    inputs = []
-    for buffer in specs[:-1]:
-        shape = tuple(int(d) for d in buffer.shape)
-        if buffer.dtype.is_float:
-            inputs.append(rng.standard_normal(shape).astype(str(buffer.dtype)))
-        else:
-            inputs.append(rng.integers(0, 256, shape).astype(str(buffer.dtype)))
-    out_spec = specs[-1]
-    size = int(out_spec.shape[0])
-    dtype = np.dtype(str(out_spec.dtype))
-    storage = np.full(size + 64, 7, dtype)
-    out = storage[offset : offset + size]
-    expected = np.full(size, 7, dtype)
-    tvmscript.build(func, target="interp")(*inputs, expected)
-    tvmscript.build(func)(*inputs, out)
+    inputs = random_inputs(func, np.random.default_rng(offset), 0, 256)
+    out, expected = run_misaligned(func, inputs, offset, 7)
     np.testing.assert_array_equal(out, expected)
-    assert (storage[:offset] == 7).all() and (storage[offset + size :] == 7).all()
 
 
 def test_overlapping_arrays_take_the_original_loop() -> None:

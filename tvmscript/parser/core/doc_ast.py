@@ -135,11 +135,10 @@ class _FromAst:
             stack.append(self.convert_node(child, child_anchor))
             result = None
 
-    def start(
+    def convert_node(
         self, node: ast.AST, anchor: Position | None
-    ) -> tuple[ast.AST, type[doc.AST], Position | None]:
-        """The node to convert (a bare starred loop target wrapped), its doc class and its
-        own position; records Name identifiers."""
+    ) -> Generator[tuple[ast.AST, Position | None], doc.AST | None, doc.AST]:
+        """Convert one node; yields each child to convert and receives its conversion."""
         kind = type(node).__name__
         own = self.position(node)
         cls = doc.NODE_CLASSES.get(kind)
@@ -149,25 +148,6 @@ class _FromAst:
             self.names.add(node.id)  # type: ignore[attr-defined]
         elif isinstance(node, _LOOP_TARGET_OWNERS) and isinstance(node.target, ast.Starred):
             node = _with_tuple_target(node)
-        return node, cls, own
-
-    def finish(
-        self,
-        cls: type[doc.AST],
-        own: Position | None,
-        anchor: Position | None,
-        fields: dict[str, Any],
-    ) -> doc.AST:
-        pos = own or _cover(fields.values()) or _empty_at(anchor)
-        self.place_operators(fields, pos)
-        line, col, end_line, end_col = pos
-        return cls(line=line, col=col, end_line=end_line, end_col=end_col, **fields)
-
-    def convert_node(
-        self, node: ast.AST, anchor: Position | None
-    ) -> Generator[tuple[ast.AST, Position | None], doc.AST | None, doc.AST]:
-        """Convert one node; yields each child to convert and receives its conversion."""
-        node, cls, own = self.start(node, anchor)
         here = own or anchor
         fields: dict[str, Any] = {}
         for name in doc.node_fields(cls):
@@ -183,7 +163,10 @@ class _FromAst:
                 fields[name] = tuple(items)
             else:
                 fields[name] = raw
-        return self.finish(cls, own, anchor, fields)
+        pos = own or _cover(fields.values()) or _empty_at(anchor)
+        self.place_operators(fields, pos)
+        line, col, end_line, end_col = pos
+        return cls(line=line, col=col, end_line=end_line, end_col=end_col, **fields)
 
     def place_operators(self, fields: dict[str, Any], pos: Position) -> None:
         """Give operator nodes the position of their token, found between the operands."""

@@ -232,9 +232,9 @@ def diagnostic_for(ctx: EvalContext, err: Exception, node: doc.AST) -> Diagnosti
     return _Evaluator(ctx, {}).wrap(err, node)
 
 
-# Python's binary operators by ``ast`` class name, as functions: each does exactly what the
-# operator does (same protocol, same errors). The evaluator applies them directly rather
-# than compiling a tiny expression; augmented assignments (``x += v``) use them too.
+# Python's arithmetic operators by ``ast`` class name, as functions: each does exactly what
+# the operator does (same protocol, same errors), without compiling an expression; augmented
+# assignments (``x += v``) use the binary ones too. ``not`` is the evaluator's own.
 BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "Add": operator.add,
     "Sub": operator.sub,
@@ -363,7 +363,7 @@ class _Evaluator:
         direct = BINARY_OPERATORS.get(op)
         if direct is not None:
             return direct(lhs, rhs)
-        return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)
+        return self.tiny(f"_0 {doc.SYMBOLS[op]} _1", lhs, rhs)  # comparisons
 
     def eval_UnaryOp(self, node: doc.UnaryOp) -> Any:
         spine: list[doc.UnaryOp] = []  # ``- - - x``: iterative, as for BinOp
@@ -382,10 +382,7 @@ class _Evaluator:
             return handler(value)
         if op == "Not":
             return not value if self.hooks.is_static(value) else self.hooks.logical_not(value)
-        direct = _UNARY.get(op)
-        if direct is not None:
-            return direct(value)
-        return self.tiny(f"{doc.SYMBOLS[op]}_0", value)
+        return _UNARY[op](value)
 
     def eval_Attribute(self, node: doc.Attribute) -> Any:
         self.check_attribute(node)
@@ -434,9 +431,7 @@ class _Evaluator:
         if isinstance(node, doc.Slice):
             return self.eval_Slice(node)
         if isinstance(node, doc.Tuple) and node.elts:
-            if not any(isinstance(elt, doc.Starred) for elt in node.elts):
-                return tuple([self.index(elt) for elt in node.elts])
-            return self.display("({},)", node.elts, self.index)
+            return self.display("({},)", node.elts, self.index, tuple)
         return self.eval(node)
 
     def eval_Slice(self, node: doc.Slice) -> slice:
@@ -469,8 +464,16 @@ class _Evaluator:
     # ------------------------------------------------------------------ displays
 
     def display(
-        self, template: str, elts: tuple[doc.expr, ...], each: Callable[[doc.expr], Any]
+        self,
+        template: str,
+        elts: tuple[doc.expr, ...],
+        each: Callable[[doc.expr], Any],
+        build: Callable[[list[Any]], Any],
     ) -> Any:
+        """A tuple/list/set display: ``build`` of the elements, or with ``*x`` elements the
+        ``template`` evaluated (Python's own unpacking and its errors)."""
+        if not any(isinstance(elt, doc.Starred) for elt in elts):
+            return build([each(elt) for elt in elts])
         values: list[Any] = []
         pieces: list[str] = []
         for elt in elts:
@@ -483,17 +486,13 @@ class _Evaluator:
         return self.tiny(template.format(", ".join(pieces)), *values)
 
     def eval_Tuple(self, node: doc.Tuple) -> Any:
-        if not any(isinstance(elt, doc.Starred) for elt in node.elts):
-            return tuple([self.eval(elt) for elt in node.elts])
-        return self.display("({},)" if node.elts else "()", node.elts, self.eval)
+        return self.display("({},)" if node.elts else "()", node.elts, self.eval, tuple)
 
     def eval_List(self, node: doc.List) -> Any:
-        if not any(isinstance(elt, doc.Starred) for elt in node.elts):
-            return [self.eval(elt) for elt in node.elts]
-        return self.display("[{}]", node.elts, self.eval)
+        return self.display("[{}]", node.elts, self.eval, list)
 
     def eval_Set(self, node: doc.Set) -> Any:
-        return self.display("{{{}}}", node.elts, self.eval)
+        return self.display("{{{}}}", node.elts, self.eval, set)
 
     def eval_Dict(self, node: doc.Dict) -> Any:
         values: list[Any] = []

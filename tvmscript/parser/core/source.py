@@ -81,7 +81,7 @@ class Source:
         self.first_line = first_line
         self.lines = tuple(_split_lines(text))
         joined = "\n".join(self.lines)
-        self.tree = self._parse(joined)
+        self.tree, self.names = self._parse(joined)
         self.may_refuse_attributes = text_may_refuse(joined)
 
     @classmethod
@@ -165,7 +165,8 @@ class Source:
 
     # -------------------------------------------------------------------- parsing
 
-    def _parse(self, text: str) -> doc.Module:
+    def _parse(self, text: str) -> tuple[doc.Module, frozenset[str]]:
+        """The doc tree of ``text`` and every identifier it uses as a name."""
         shift = 0
         if _starts_indented(self.lines):
             text = _INDENT_PREFIX + text
@@ -197,8 +198,7 @@ class Source:
             span = Span(self.filename, line, col, end_line, end_col) if line else None
             raise DiagnosticError(str(err), span) from err
         assert isinstance(result, doc.Module)
-        self.names = frozenset(names)
-        return result
+        return result, frozenset(names)
 
     def _deepest_line(self) -> Span:
         """The line most likely to hold a too-deep expression: the one with most operators."""
