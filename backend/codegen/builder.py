@@ -36,6 +36,8 @@ class FunctionBuilder:
         self.parallel_ctx = parallel_ctx
         """The context pointer of an outlined parallel body (errors are recorded there)."""
         self.func_name = ""
+        self.buffer_handles: frozenset[int] = frozenset()
+        """ids of the function's buffer parameters (what a call to another kernel may pass)."""
 
     # -- names ------------------------------------------------------------
     def fresh(self, hint: str) -> str:

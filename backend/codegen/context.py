@@ -177,7 +177,8 @@ class ModuleContext:
     """What one LLVM module accumulates while its functions are generated."""
 
     options: CodegenOptions
-    function_names: dict[str, int] = field(default_factory=dict)
+    function_names: dict[str, tuple[DataType | None, ...]] = field(default_factory=dict)
+    """Every kernel of the module: the dtype of each scalar parameter, None for a buffer."""
     """Names of the module's PrimFuncs (callable from each other) -> parameter count."""
     declarations: dict[str, str] = field(default_factory=dict)
     """Symbol -> ``declare`` line (one signature per symbol)."""

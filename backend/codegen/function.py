@@ -30,6 +30,7 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
     """Append ``i32 @<name>(params)`` to the module: 0 on success, -1 with a Python error set."""
     em = StmtEmitter(ctx)
     em.func_name = func.name
+    em.buffer_handles = frozenset(id(handle) for handle in func.buffer_map)
     em.streaming = streaming_data_vars(func)
     params = []
     for param, ty in zip(func.params, kernel_signature(func)):

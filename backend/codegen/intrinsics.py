@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from backend.runtime.vecmath import LIBM_FUNCTIONS as VECMATH_FUNCTIONS
 from backend.runtime.vecmath import libmvec_variants
-from irbuilder.ir import BufferLoad, Call, CallKind, DataType, PrimExpr, StringImm, as_dtype
+from irbuilder.ir import BufferLoad, Call, CallKind, DataType, PrimExpr, StringImm, Var, as_dtype
 
 from .context import CodegenError, ErrorKind, float_const, intrinsic_suffix, llvm_type, scalar_type
 
@@ -457,19 +457,41 @@ def _extern_arg(em: ExprEmitter, arg: PrimExpr) -> tuple[str, str]:
     return llvm_type(arg.dtype), value
 
 
+def _check_kernel_call(
+    em: ExprEmitter, name: str, args: Sequence[PrimExpr], params: tuple[DataType | None, ...]
+) -> None:
+    """A call to another kernel passes one of the caller's own buffer parameters for each
+    buffer (the callee reads an ndarray object from it: a data pointer would be read as one)
+    and a value of the parameter's dtype for each scalar."""
+    if len(args) != len(params):
+        raise CodegenError(
+            f"call to kernel {name!r} passes {len(args)} argument(s), it takes {len(params)}"
+        )
+    for position, (arg, dtype) in enumerate(zip(args, params), 1):
+        if dtype is None:
+            if not (isinstance(arg, Var) and id(arg) in em.buffer_handles):
+                raise CodegenError(
+                    f"call to kernel {name!r}: argument {position} must be a buffer parameter "
+                    f"of {em.func_name!r} itself (its handle, as declared), not "
+                    + (f"{arg.name!r}" if isinstance(arg, Var) else f"an expression of {arg.dtype}")
+                )
+        elif arg.dtype != dtype:
+            raise CodegenError(
+                f"call to kernel {name!r}: argument {position} is {arg.dtype}, the parameter "
+                f"is {dtype}; cast it"
+            )
+
+
 def _extern(em: ExprEmitter, node: Call) -> str:
     name = node.op
     if not name or not all(c.isalnum() or c in "_.$" for c in name):
         raise CodegenError(f"extern call to {name!r}: not a valid C symbol name")
+    if name in em.ctx.function_names:
+        _check_kernel_call(em, name, node.args, em.ctx.function_names[name])
     typed = [_extern_arg(em, a) for a in node.args]
     arglist = ", ".join(f"{ty} {v}" for ty, v in typed)
     if name in em.ctx.function_names:
         # Another kernel of this module: propagate its failure (its exception is already set).
-        expected = em.ctx.function_names[name]
-        if expected != len(typed):
-            raise CodegenError(
-                f"call to kernel {name!r} passes {len(typed)} argument(s), it takes {expected}"
-            )
         status = em.assign("status", f'call i32 @"{name}"({arglist})')
         failed = em.assign("failed", f"icmp ne i32 {status}, 0")
         ok_label, bad_label = em.new_label("call.ok"), em.new_label("call.fail")

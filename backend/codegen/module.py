@@ -102,7 +102,10 @@ def generate(
             raise TypeError(f"codegen_module expects PrimFuncs, got {type(func).__name__}")
         if func.name in ctx.function_names:
             raise CodegenError(f"two functions are named {func.name!r} in one module")
-        ctx.function_names[func.name] = len(kernel_signature(func))
+        kernel_signature(func)  # rejects parameters no caller could pass
+        ctx.function_names[func.name] = tuple(
+            None if param in func.buffer_map else param.dtype for param in func.params
+        )
     for func in func_list:
         emit_primfunc(ctx, prepare_for_codegen(func) if ctx.options.perf_rewrites else func)
     triple, layout = _host_triple_and_layout()

@@ -58,6 +58,7 @@ class StmtEmitter(ExprEmitter):
         """A fresh emitter for an outlined function of the same module."""
         child = type(self)(self.ctx, parallel_ctx=parallel_ctx)
         child.func_name = self.func_name
+        child.buffer_handles = self.buffer_handles
         child.streaming = self.streaming
         return child
 

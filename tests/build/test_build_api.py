@@ -157,6 +157,38 @@ def _module() -> IRModule:
     return IRModule({"scale": make("scale", scale), "caller": make("caller", caller)})
 
 
+def _calling_module(pass_on: str) -> IRModule:
+    def scale() -> None:
+        a = T.arg("a", T.handle())
+        A = T.match_buffer(a, (8,), "float32")
+        s = T.arg("s", T.float32())
+        with T.serial(8) as i:
+            T.buffer_store(A, A[i] * s, [i])
+
+    def caller() -> None:
+        a = T.arg("a", T.handle())
+        A = T.match_buffer(a, (8,), "float32")
+        first = A.data if pass_on == "data" else a
+        second = T.float64(2) if pass_on == "float64" else T.float32(2)
+        T.evaluate(T.call_extern("int32", "scale", first, second))
+
+    return IRModule({"scale": make("scale", scale), "caller": make("caller", caller)})
+
+
+def test_a_call_to_another_kernel_passes_buffer_parameters_and_matching_scalars() -> None:
+    # The callee reads an ndarray object from a buffer argument: a data pointer would be
+    # read as one. Both mistakes are refused when building, not at run time.
+    from backend.codegen import CodegenError
+
+    with pytest.raises(CodegenError, match="argument 1 must be a buffer parameter of 'caller'"):
+        tvmscript.build(_calling_module("data"))
+    with pytest.raises(CodegenError, match="argument 2 is float64, the parameter is float32"):
+        tvmscript.build(_calling_module("float64"))
+    x = np.ones(8, "float32")
+    tvmscript.build(_calling_module("handle")).caller(x)
+    np.testing.assert_array_equal(x, np.full(8, 2.0, "float32"))
+
+
 def test_module_kernels_call_each_other() -> None:
     mod = tvmscript.build(_module())
     assert isinstance(mod, tvmscript.KernelModule)
