@@ -1,5 +1,5 @@
-"""Make ``benchmarks`` (the suite's IRBuilder kernels) importable from the project root;
-the ``small_streams`` fixture of the streaming-store tests."""
+"""Make ``benchmarks`` (the suite's IRBuilder kernels) and ``stream_checks`` importable; the
+``small_streams`` fixture of the streaming-store tests."""
 
 import sys
 from collections.abc import Iterator
@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 _ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+_HERE = str(Path(__file__).resolve().parent)  # stream_checks, under --import-mode=importlib
+for _path in (_ROOT, _HERE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 @pytest.fixture
