@@ -68,6 +68,7 @@ from .functor import (
     post_order_visit,
     rebuild,
 )
+from .intrinsics import INTRINSICS, IntrinsicSpec, Lowering, Operands, Result, intrinsic_spec
 from .message import (
     FORMAT_MESSAGE,
     MAX_MESSAGE_VALUES,
@@ -103,6 +104,12 @@ from .structural import (
 )
 
 __all__ = [
+    "INTRINSICS",
+    "IntrinsicSpec",
+    "Lowering",
+    "Operands",
+    "Result",
+    "intrinsic_spec",
     "FORMAT_MESSAGE",
     "MAX_MESSAGE_VALUES",
     "MessageFormatError",

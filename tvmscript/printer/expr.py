@@ -14,6 +14,7 @@ from irbuilder.ir import (
     EQ,
     GE,
     GT,
+    INTRINSICS,
     LE,
     LT,
     NE,
@@ -40,16 +41,19 @@ from irbuilder.ir import (
     Mod,
     Mul,
     Not,
+    Operands,
     Or,
     PrimExpr,
     Ramp,
     Reduce,
+    Result,
     Select,
     Shuffle,
     SizeVar,
     StringImm,
     Sub,
     Var,
+    as_dtype,
     structural_equal,
 )
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
@@ -98,19 +102,13 @@ _CALL_FORM: dict[type[BinaryOp], str] = {
 }
 
 IDENTITY_DTYPE_INTRINSICS = frozenset(
-    {
-        "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1",
-        "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-        "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf",
-        "sigmoid", "pow", "abs", "fabs", "floor", "ceil", "trunc", "round",
-        "nearbyint", "fmod", "hypot", "copysign", "nextafter", "ldexp", "fma",
-        "clz", "popcount", "bitwise_and", "bitwise_or", "bitwise_xor",
-        "bitwise_not", "shift_left", "shift_right",
-    }
-)  # fmt: skip
+    spec.name for spec in INTRINSICS.values() if spec.script and spec.result is Result.SAME
+)
 """Intrinsics printed as ``T.<op>(args)`` when the call's type is its first argument's."""
 
-_BOOL_INTRINSICS = frozenset({"isnan", "isinf", "isfinite"})
+_BOOL_INTRINSICS = frozenset(
+    spec.name for spec in INTRINSICS.values() if spec.script and spec.result is Result.BOOL
+)
 _FIXED_BUILTINS: dict[str, str] = {
     "array_data": "handle",
     "array_ndim": "int32",
@@ -355,11 +353,23 @@ class ExprPrinter:
         """Whether ``T.<op>(args)`` rebuilds this call with its type and kind."""
         op, args = call.op, call.args
         if call.kind is CallKind.INTRINSIC:
-            if op in IDENTITY_DTYPE_INTRINSICS:
-                return bool(args) and args[0].dtype == call.dtype
-            if op in _BOOL_INTRINSICS:
-                return bool(args) and call.dtype.element_of().is_bool
-            return False
+            spec = INTRINSICS.get(op)
+            if spec is None or not spec.script or len(args) != spec.arity:
+                return False
+            if any(a.dtype != args[0].dtype for a in args):
+                return False
+            element = args[0].dtype.element_of()
+            if spec.operands in (Operands.FLOAT, Operands.ROUNDING, Operands.CLASSIFY):
+                if not element.is_float:
+                    return False  # the builder would refuse or fold it
+            elif spec.operands is Operands.INTEGER:
+                if not element.is_integer:
+                    return False
+            elif not (element.is_float or (element.is_int and op == "abs")):
+                return False  # fabs of an int builds abs; abs of a uint folds
+            if spec.result is Result.BOOL:
+                return call.dtype == as_dtype("bool").with_lanes(args[0].dtype.lanes)
+            return args[0].dtype == call.dtype
         # Builtins.
         if op == "likely":
             return len(args) == 1 and args[0].dtype == call.dtype
