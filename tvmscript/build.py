@@ -50,6 +50,7 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
+from lowering.cpu_support import check_cpu_support
 
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
@@ -344,6 +345,8 @@ def build(
         raise TypeError(f"build(): target must be a str, got {target!r}")
     opts, cache = parse_options(opt_level, options)
     if target == "interp":
+        for func in _functions(func_or_module):
+            check_cpu_support(func)
         if isinstance(func_or_module, IRModule):
             return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
         return make_interp_kernel(func_or_module)

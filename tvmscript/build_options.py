@@ -10,6 +10,7 @@ from typing import Any
 import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
+from lowering.cpu_support import check_cpu_support
 
 __all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
 
@@ -139,6 +140,7 @@ class _Verifier:
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
+    check_cpu_support(func)
     if not options.bounds_check:
         return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)
     check, position = bounds_check_pass()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -233,7 +234,40 @@ def _isnullptr(em: ExprEmitter, node: Call) -> str:
     return em.assign("isnull", f"icmp eq ptr {em.expr(node.args[0])}, null")
 
 
+def _no_op(em: ExprEmitter, node: Call) -> str:
+    # Profiling markers: we have no profiler hooks.
+    return em.zero(node.dtype)
+
+
+def _undef(em: ExprEmitter, node: Call) -> str:
+    # Any value is correct; zero matches the interpreter.
+    return em.zero(node.dtype)
+
+
+_LLVM_TYPE_SUFFIX = re.compile(r"\.(v\d+)?[if]\d+$")
+
+
+def _llvm_intrin(em: ExprEmitter, node: Call) -> str:
+    if not node.args or not isinstance(node.args[0], StringImm):
+        raise CodegenError(f"{node.op} needs the LLVM intrinsic name as its first argument")
+    name = node.args[0].value
+    if not name.startswith("llvm.") or not all(c.isalnum() or c in "_." for c in name):
+        raise CodegenError(f"{node.op}: {name!r} is not an LLVM intrinsic name")
+    if not _LLVM_TYPE_SUFFIX.search(name):
+        name = f"{name}.{intrinsic_suffix(node.dtype)}"  # overloaded on the result type
+    typed = [_extern_arg(em, a) for a in node.args[1:]]
+    ret = llvm_type(node.dtype)
+    em.ctx.declare(name, ret, [ty for ty, _ in typed])
+    arglist = ", ".join(f"{ty} {v}" for ty, v in typed)
+    return em.assign("llvm", f"call {ret} @{name}({arglist})")
+
+
 _BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "start_profile_intrinsic": _no_op,
+    "end_profile_intrinsic": _no_op,
+    "undef": _undef,
+    "call_llvm_intrin": _llvm_intrin,
+    "call_llvm_pure_intrin": _llvm_intrin,
     "array_data": _array_data,
     "array_ndim": _array_i32_field(_PYARRAY_NDIM),
     "array_flags": _array_i32_field(_PYARRAY_FLAGS),
@@ -333,6 +367,8 @@ def _intrinsic(em: ExprEmitter, node: Call) -> str:
     spec = INTRINSICS.get(op)
     if spec is None:
         raise CodegenError(f"unknown intrinsic {op!r} ({dtype})")
+    if spec.expand is not None:
+        return em.expr(spec.expand(node.args))
     if op in _INT_INTRINSICS:
         return _INT_INTRINSICS[op](em, node)
     if op in ("abs", "fabs") and not dtype.is_float:

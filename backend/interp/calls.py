@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from irbuilder.ir import Call, CallKind, PrimExpr, StringImm, as_dtype
+from irbuilder.ir import INTRINSICS as INTRINSIC_TABLE
+from irbuilder.ir import Call, CallKind, PrimExpr, StringImm, as_dtype, llvm_intrinsic_spec
 
 from . import values as V
 from .arguments import ArrayArg
@@ -46,6 +47,9 @@ def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
             raise TypeError(f"{op} takes 2 arguments, got {len(expr.args)}")
         a, b = expr.args
         return V.binary(op, interp.eval(a), interp.eval(b), a.dtype)
+    spec = INTRINSIC_TABLE.get(op)
+    if spec is not None and spec.expand is not None:
+        return interp.eval(spec.expand(expr.args))
     if op in INTRINSICS or expr.kind is CallKind.INTRINSIC:
         values = [interp.eval(a) for a in expr.args]
         return call_intrinsic(op, values, [a.dtype for a in expr.args], expr.dtype)
@@ -146,7 +150,41 @@ def _builtin_array_descr(interp: Evaluator, expr: Call) -> V.Value:
     return _array_arg(interp, expr).array.dtype
 
 
+def _builtin_no_op(interp: Evaluator, expr: Call) -> V.Value:
+    # Profiling markers: we have no profiler hooks.
+    return None if expr.dtype.is_handle else V.from_python(0, expr.dtype)
+
+
+def _builtin_undef(interp: Evaluator, expr: Call) -> V.Value:
+    # Any value is correct; the code generator also gives zero.
+    return V.from_python(0, expr.dtype)
+
+
+def _builtin_isnullptr(interp: Evaluator, expr: Call) -> V.Value:
+    (arg,) = expr.args
+    value = interp.eval(arg)
+    return 1 if value is None or (isinstance(value, int) and value == 0) else 0
+
+
+def _builtin_llvm_intrin(interp: Evaluator, expr: Call) -> V.Value:
+    if not expr.args or not isinstance(expr.args[0], StringImm):
+        raise TypeError(f"{expr.op} needs the LLVM intrinsic name as its first argument")
+    name = expr.args[0].value
+    spec = llvm_intrinsic_spec(name)
+    if spec is None:
+        raise NotImplementedError(f"the interpreter does not implement LLVM intrinsic {name!r}")
+    rest = expr.args[1:]
+    values = [interp.eval(a) for a in rest]
+    return call_intrinsic(spec.name, values, [a.dtype for a in rest], expr.dtype)
+
+
 BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
+    "start_profile_intrinsic": _builtin_no_op,
+    "end_profile_intrinsic": _builtin_no_op,
+    "undef": _builtin_undef,
+    "isnullptr": _builtin_isnullptr,
+    "call_llvm_intrin": _builtin_llvm_intrin,
+    "call_llvm_pure_intrin": _builtin_llvm_intrin,
     "likely": _builtin_likely,
     "assume": _builtin_assume,
     "if_then_else": _builtin_if_then_else,

@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from .dtype import as_dtype
+from .expr import Call, CallKind, Cast, PrimExpr, Select, const
+
 __all__ = [
     "INTRINSICS",
     "IntrinsicSpec",
@@ -31,6 +34,7 @@ __all__ = [
     "Operands",
     "Result",
     "intrinsic_spec",
+    "llvm_intrinsic_spec",
 ]
 
 
@@ -90,6 +94,8 @@ class IntrinsicSpec:
     """Interpreter: numpy function on scalars of the operand's float precision."""
     int_impl: Callable[..., int] | None = None
     """Interpreter: ``f(*python_ints, bits)`` for integer operands (the caller wraps it)."""
+    expand: Callable[[tuple[PrimExpr, ...]], PrimExpr] | None = None
+    """An IR expansion both backends evaluate instead (``q_multiply_shift``)."""
     script: bool = True
     """Whether ``T.<name>`` exists (some entries are only reached through ``T.call_intrin``)."""
     doc: str = ""
@@ -133,6 +139,27 @@ def _popcount(x: int, bits: int) -> int:
 def _clz(x: int, bits: int) -> int:
     # llvm.ctlz with is_zero_poison = false: clz(0) is the bit width.
     return bits - (x & ((1 << bits) - 1)).bit_length()
+
+
+def _shift(op: str, a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    return Call(a.dtype, op, (a, b if b.dtype == a.dtype else Cast(a.dtype, b)), CallKind.INTRINSIC)
+
+
+def _expand_q_multiply_shift(args: tuple[PrimExpr, ...]) -> PrimExpr:
+    # TVM's legalisation of tir.q_multiply_shift: x * y in 64 bits, rounded right shift by
+    # q + max(-s, 0) after a left shift by max(s, 0); the result is truncated to int32.
+    x, y, q, s = args
+    lanes = x.dtype.lanes
+    wide, narrow = as_dtype("int64").with_lanes(lanes), as_dtype("int32").with_lanes(lanes)
+    zero = const(0, s.dtype)
+    left = Select(s > zero, s, zero)
+    right = Select(s > zero, zero, zero - s)
+    xw = Cast(wide, x)
+    xw = Select(left != zero, _shift("shift_left", xw, left), xw)
+    product = xw * Cast(wide, y)
+    total = right + q
+    rounding = _shift("shift_left", const(1, wide), total - const(1, total.dtype))
+    return Cast(narrow, _shift("shift_right", product + rounding, total))
 
 
 _F, _I, _N = Operands.FLOAT, Operands.INTEGER, Operands.NUMBER
@@ -213,6 +240,9 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
                   doc="The number of set bits."),
     IntrinsicSpec("clz", 1, _I, _LL, "ctlz", int_impl=_clz,
                   doc="The number of leading zero bits (the bit width for 0)."),
+    IntrinsicSpec("q_multiply_shift", 4, _I, _EX, expand=_expand_q_multiply_shift,
+                  doc="Fixed-point multiply: round(x * y * 2 ** (s - q)) for int32 (TVM's "
+                  "legalisation)."),
     IntrinsicSpec("bitwise_not", 1, _I, _EX, int_impl=lambda x, bits: ~x,
                   doc="Bitwise complement of an integer."),
     IntrinsicSpec("bitwise_and", 2, _I, _EX, doc="Bitwise and of integers."),
@@ -225,6 +255,18 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
 
 INTRINSICS: dict[str, IntrinsicSpec] = {spec.name: spec for spec in _TABLE}
 """Every intrinsic by name."""
+
+
+def llvm_intrinsic_spec(name: str) -> IntrinsicSpec | None:
+    """The intrinsic an LLVM intrinsic name lowers from (``"llvm.sqrt"``, ``"llvm.sqrt.f32"``,
+    ``"llvm.ctpop.i32"``), or None."""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] != "llvm":
+        return None
+    for spec in _TABLE:
+        if spec.lowering is Lowering.LLVM and spec.symbol == parts[1] and spec.name != "abs":
+            return spec
+    return None
 
 
 def intrinsic_spec(name: str) -> IntrinsicSpec | None:

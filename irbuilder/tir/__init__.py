@@ -47,9 +47,11 @@ from .exprs import (
     call_intrin,
     call_pure_extern,
     cast,
+    ceildiv,
     floordiv,
     floormod,
     if_then_else,
+    infinity,
     likely,
     max,
     max_value,
@@ -89,6 +91,7 @@ from .runtime import (
     type_annotation,
 )
 from .tensor import return_tensors
+from .tvm_ops import TVM_OP_BUILDERS as _TVM_OP_BUILDERS
 from .types import *  # noqa: F403 - the scalar and vector type objects
 from .types import bool_ as bool
 
@@ -128,6 +131,8 @@ __all__ = [
     "call_intrin",
     "call_pure_extern",
     "cast",
+    "ceildiv",
+    "infinity",
     "compute",
     "decl_buffer",
     "evaluate",
@@ -181,4 +186,6 @@ __all__ = [
     *(name for name in _types.__all__ if name != "bool_"),
 ]
 __all__ += sorted(_INTRINSIC_BUILDERS)
+__all__ += sorted(_TVM_OP_BUILDERS)
 globals().update(_INTRINSIC_BUILDERS)
+globals().update(_TVM_OP_BUILDERS)

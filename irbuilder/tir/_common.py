@@ -142,8 +142,11 @@ class HandleType(ScalarType):
         *,
         is_size_var: bool = False,
     ) -> Var:
-        """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given."""
-        annotation = None if dtype is None else PointerType(as_dtype(dtype), storage_scope)
+        """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given.
+
+        ``T.handle("void")`` (a void pointer) is an opaque handle, as ``T.handle()``."""
+        opaque = dtype is None or (dtype == "void" and storage_scope == "global")
+        annotation = None if opaque else PointerType(as_dtype(dtype), storage_scope)
         cls = SizeVar if is_size_var else Var
         return cls("v", self.dtype, annotation)
 

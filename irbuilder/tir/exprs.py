@@ -14,6 +14,7 @@ from ..ir import (
     Call,
     CallKind,
     Cast,
+    DataType,
     Div,
     ExprLike,
     FloatImm,
@@ -31,6 +32,7 @@ from ..ir import (
     promote,
 )
 from ._common import DTypeArg, as_expr, to_dtype
+from .tvm_ops import TVM_OPS
 
 __all__ = [
     "Broadcast_",
@@ -44,6 +46,8 @@ __all__ = [
     "call_intrin",
     "call_pure_extern",
     "cast",
+    "ceildiv",
+    "infinity",
     "floordiv",
     "floormod",
     "if_then_else",
@@ -185,22 +189,27 @@ def Cast_(dtype: DTypeArg, x: ExprLike) -> PrimExpr:
     return Cast(target, as_expr(x, "T.Cast"))
 
 
-def reinterpret(dtype: DTypeArg, x: ExprLike) -> PrimExpr:
-    """The bits of ``x`` read as ``dtype`` (total bit widths must agree)."""
-    target = to_dtype(dtype)
+def reinterpret(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """``T.reinterpret(dtype, x)`` or ``T.reinterpret(x, dtype=...)``: the bits of ``x``
+    read as ``dtype`` (total bit widths must agree)."""
+    if dtype is not None:
+        args = (dtype, *args)
+    if len(args) != 2:
+        raise TypeError("T.reinterpret takes (dtype, value)")
+    target, x = to_dtype(args[0]), args[1]
     expr = as_expr(x, "T.reinterpret")
     if target.bits * target.lanes != expr.dtype.bits * expr.dtype.lanes:
         raise TypeError(f"T.reinterpret: cannot reinterpret {expr.dtype} as {target}")
     return Call(target, "reinterpret", (expr,), CallKind.BUILTIN)
 
 
-def likely(cond: ExprLike) -> PrimExpr:
+def likely(cond: ExprLike, dtype: DTypeArg | None = None) -> PrimExpr:
     """Mark ``cond`` as likely true (a branch hint)."""
     c = _bool_cond(cond, "T.likely")
     return Call(c.dtype, "likely", (c,), CallKind.BUILTIN)
 
 
-def assume(cond: ExprLike) -> PrimExpr:
+def assume(cond: ExprLike = True, dtype: DTypeArg | None = None) -> PrimExpr:
     """A fact the compiler may assume; use as ``T.evaluate(T.assume(c))``."""
     c = _bool_cond(cond, "T.assume")
     return Call(as_dtype("bool"), "assume", (c,), CallKind.BUILTIN)
@@ -230,24 +239,57 @@ def _string(text: str) -> PrimExpr:
     return StringImm(text)
 
 
-def call_extern(dtype: DTypeArg, func_name: str, *args: Any) -> PrimExpr:
-    """Call the C function ``func_name`` (may have side effects)."""
-    target = to_dtype(dtype)
-    return Call(target, func_name, _call_args(args, "T.call_extern"), CallKind.EXTERN)
+def _dtype_forward(
+    args: tuple[Any, ...], dtype: DTypeArg | None, what: str
+) -> tuple[DataType, str, tuple[Any, ...]]:
+    # TVM's call forms: f(dtype, name, *args) or f(name, *args, dtype=...).
+    if dtype is None:
+        if len(args) < 2:
+            raise TypeError(f"{what} needs a result dtype and a function name")
+        dtype, args = args[0], args[1:]
+    elif not args:
+        raise TypeError(f"{what} needs a function name")
+    name = args[0]
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: the function name must be a string, got {name!r}")
+    return to_dtype(dtype), name, args[1:]
 
 
-def call_pure_extern(dtype: DTypeArg, func_name: str, *args: Any) -> PrimExpr:
-    """Call the side-effect-free C function ``func_name``."""
-    target = to_dtype(dtype)
-    return Call(target, func_name, _call_args(args, "T.call_pure_extern"), CallKind.PURE_EXTERN)
+def call_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """``T.call_extern(dtype, name, *args)`` or ``T.call_extern(name, *args, dtype=...)``:
+    call the C function ``name`` (may have side effects)."""
+    target, name, rest = _dtype_forward(args, dtype, "T.call_extern")
+    return Call(target, name, _call_args(rest, "T.call_extern"), CallKind.EXTERN)
 
 
-def call_intrin(dtype: DTypeArg, op: str, *args: Any) -> PrimExpr:
-    """Call an intrinsic by name (``"exp"`` or TVM's ``"tir.exp"``)."""
-    target = to_dtype(dtype)
+def call_pure_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """Call the side-effect-free C function ``name`` (the forms of :func:`call_extern`)."""
+    target, name, rest = _dtype_forward(args, dtype, "T.call_pure_extern")
+    return Call(target, name, _call_args(rest, "T.call_pure_extern"), CallKind.PURE_EXTERN)
+
+
+def call_intrin(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """Call an intrinsic by name (``"exp"`` or TVM's ``"tir.exp"``); the forms of
+    :func:`call_extern`."""
+    target, op, rest = _dtype_forward(args, dtype, "T.call_intrin")
     name = op.removeprefix("tir.")
-    kind = CallKind.BUILTIN if name in _BUILTINS else CallKind.INTRINSIC
-    return Call(target, name, _call_args(args, "T.call_intrin"), kind)
+    kind = CallKind.BUILTIN if name in _BUILTINS or name in TVM_OPS else CallKind.INTRINSIC
+    return Call(target, name, _call_args(rest, "T.call_intrin"), kind)
+
+
+def ceildiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Integer division rounding toward plus infinity: ``floordiv(a + b - 1, b)``, as TVM."""
+    x, y = _pair(a, b, "T.ceildiv")
+    _integers(x, y, "T.ceildiv")
+    return (x + y - 1) // y
+
+
+def infinity(dtype: DTypeArg) -> PrimExpr:
+    """Positive infinity of the float type ``dtype``."""
+    target = to_dtype(dtype)
+    if not target.is_float:
+        raise TypeError(f"T.infinity needs a float dtype, got {target}")
+    return const(float("inf"), target)
 
 
 # -- limits and bits -----------------------------------------------------------------

@@ -57,7 +57,13 @@ def intrinsic_call(spec: IntrinsicSpec, args: tuple[Any, ...]) -> PrimExpr:
     """``T.<spec.name>(*args)``: check the operands against the declaration, build the call."""
     what = f"T.{spec.name}"
     if len(args) != spec.arity:
-        raise TypeError(f"{what} takes {spec.arity} argument(s), got {len(args)}")
+        # Python's own wording, as if T.<name> were a plain def.
+        plural = "" if spec.arity == 1 else "s"
+        verb = "was" if len(args) == 1 else "were"
+        raise TypeError(
+            f"{spec.name}() takes {spec.arity} positional argument{plural} "
+            f"but {len(args)} {verb} given"
+        )
     kind = spec.operands
     if kind is Operands.FLOAT:
         if not any(isinstance(a, PrimExpr) for a in args):

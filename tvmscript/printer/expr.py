@@ -57,6 +57,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
+from irbuilder.tir.tvm_ops import AS_ARG, AS_ARG0, DTYPE_FIRST, DTYPE_LAST, TVM_OPS
 
 from .doc import py_str
 from .names import NameTable
@@ -330,8 +331,28 @@ class ExprPrinter:
         rest = "".join(", " + self.expr(a) for a in args)
         return f"T.call_intrin({py_str(dtype)}, {py_str(op)}{rest})"
 
+    def _tvm_op_call(self, call: Call) -> str | None:
+        """``T.<op>(...)`` of a builtin of TVM's op table when it rebuilds ``call``, or None."""
+        spec = TVM_OPS.get(call.op)
+        if spec is None:
+            return None
+        args, dtype = call.args, call.dtype
+        if spec.result == DTYPE_FIRST:
+            return f"T.{call.op}({py_str(str(dtype))}{''.join(', ' + self.expr(a) for a in args)})"
+        if spec.result == DTYPE_LAST:
+            return f"T.{call.op}({''.join(self.expr(a) + ', ' for a in args)}{py_str(str(dtype))})"
+        if spec.result in (AS_ARG, AS_ARG0):
+            position = 1 if spec.result == AS_ARG else 0
+            if len(args) <= position or args[position].dtype != dtype:
+                return None
+        elif str(dtype) != ("handle" if spec.result == "void" else spec.result):
+            return None
+        return f"T.{call.op}({self._args(args)})"
+
     def _runtime_call(self, call: Call) -> str | None:
         """TVM's spelling of a runtime builtin (``T.call_packed("f", x)``), or None."""
+        if call.kind is CallKind.BUILTIN and call.op in TVM_OPS:
+            return self._tvm_op_call(call)
         if call.kind is not CallKind.BUILTIN or call.op not in RUNTIME_BUILTINS:
             return None
         op, args = call.op, call.args

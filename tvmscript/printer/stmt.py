@@ -29,6 +29,7 @@ from irbuilder.ir import (
     Stmt,
     StringImm,
     Sub,
+    Target,
     Var,
     While,
     post_order_visit,
@@ -133,6 +134,9 @@ class StmtPrinter(ExprPrinter):
             return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, Mapping):
             return self.mapping(value)
+        if isinstance(value, Target):
+            host = "" if value.host is None else f", host={self.value(value.host)}"
+            return f"T.target({self.value(value.config_value())}{host})"
         raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
 
     def mapping(self, attrs: Mapping[Any, Any]) -> str:
