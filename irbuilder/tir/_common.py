@@ -81,6 +81,17 @@ def as_expr(value: object, what: str) -> PrimExpr:
     raise TypeError(f"{what}: expected an expression or a number, got {type(value).__name__}")
 
 
+def as_condition(value: object, what: str) -> PrimExpr:
+    """A bool condition; an integer one is compared with zero (TVM's implicit conversion)."""
+    expr = as_expr(value, what)
+    element = expr.dtype.element_of()
+    if element.is_integer:
+        return expr != const(0, expr.dtype)
+    if not element.is_bool:
+        raise TypeError(f"{what}: condition must be bool, got {expr.dtype}")
+    return expr
+
+
 def index_expr(value: object, what: str) -> PrimExpr:
     """An integer-typed expression (extents, indices, loop bounds)."""
     expr = as_expr(value, what)

@@ -31,7 +31,7 @@ from ..ir import (
     const,
     promote,
 )
-from ._common import DTypeArg, as_expr, to_dtype
+from ._common import DTypeArg, as_condition, as_expr, to_dtype
 from .tvm_ops import TVM_OPS
 
 __all__ = [
@@ -146,10 +146,7 @@ def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
 
 
 def _bool_cond(cond: ExprLike, what: str) -> PrimExpr:
-    expr = as_expr(cond, what)
-    if not expr.dtype.element_of().is_bool:
-        raise TypeError(f"{what}: condition must be bool, got {expr.dtype}")
-    return expr
+    return as_condition(cond, what)
 
 
 def if_then_else(
@@ -245,10 +242,10 @@ def _dtype_forward(
     # TVM's call forms: f(dtype, name, *args) or f(name, *args, dtype=...).
     if dtype is None:
         if len(args) < 2:
-            raise TypeError(f"{what} needs a result dtype and a function name")
+            raise TypeError(f"{what} takes a result dtype and a function name")
         dtype, args = args[0], args[1:]
     elif not args:
-        raise TypeError(f"{what} needs a function name")
+        raise TypeError(f"{what} takes a function name")
     name = args[0]
     if not isinstance(name, str):
         raise TypeError(f"{what}: the function name must be a string, got {name!r}")

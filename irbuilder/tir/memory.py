@@ -46,7 +46,10 @@ def make_buffer(
     axis_separators: Sequence[int] | None = None,
 ) -> Buffer:
     """A new Buffer with TVM's argument conventions; ``what`` names the caller in errors."""
-    if buffer_type not in ("", "default"):
+    # TVM's "auto" (auto-broadcast) gives a dimension of extent 1 a zero stride; our entry
+    # checks require the array's shape to match, so the only index of such a dimension is 0
+    # and the buffer behaves as a default one (not recorded, printed without it).
+    if buffer_type not in ("", "default", "auto"):
         raise NotImplementedError(f"{what}: buffer_type={buffer_type!r} is not supported")
     element = to_dtype(dtype)
     dims = as_shape(shape, what)

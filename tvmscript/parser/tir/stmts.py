@@ -57,6 +57,7 @@ from irbuilder.tir import (
     return_tensors,
 )
 from irbuilder.tir._common import ScalarType
+from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
@@ -116,7 +117,7 @@ def stamp_span(span: Span) -> Iterator[None]:
 
 
 # Frames that TVM opens for the rest of the body when written as a bare statement.
-_BARE_FRAMES = (LaunchThreadFrame, AttrFrame)
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame)
 
 
 @dispatch.register(TOKEN, "Expr")
@@ -314,6 +315,8 @@ def visit_for(parser: Parser, node: doc.For) -> None:
     if isinstance(iterable, ForFrame):
         check_target_names(parser, node.target, loop_vars=False)
         with parser.var_table.frame(FrameKind.LOOP), iterable as loop_vars:
+            if isinstance(node.target, (doc.Tuple, doc.List)) and isinstance(loop_vars, Var):
+                loop_vars = [loop_vars]  # `for (i,) in T.grid(n)`: the one-var grid unpacks
             parser.eval_assign(node.target, loop_vars, bind_value=bind_names)
             parser.visit_body(node.body)
         return
