@@ -17,7 +17,7 @@ from irbuilder.tir.tvm_ops import CPU_BUILTINS, TVM_OPS
 __all__ = ["UnsupportedConstructError", "check_cpu_support"]
 
 _THREAD_ATTRS = {"thread_extent": "T.launch_thread", "virtual_thread": "T.launch_thread"}
-_CPU_RUNTIME_BUILTINS = frozenset({"address_of", "type_annotation"})
+_CPU_RUNTIME_BUILTINS = frozenset({"address_of", "type_annotation", "tvm_access_ptr"})
 _SPELLING = {"tvm_call_packed": "T.call_packed", "tvm_call_cpacked": "T.call_cpacked"}
 
 

@@ -262,7 +262,18 @@ def _llvm_intrin(em: ExprEmitter, node: Call) -> str:
     return em.assign("llvm", f"call {ret} @{name}({arglist})")
 
 
+def _access_ptr(em: ExprEmitter, node: Call) -> str:
+    # tvm_access_ptr(type_annotation(dtype), data, offset, extent, mask): data + offset elements.
+    _arg_count(node, 5)
+    annotation, data, offset = node.args[:3]
+    data_ptr = em.expr(data)
+    index = em.to_i64(em.expr(offset), offset.dtype)
+    element = llvm_type(annotation.dtype) if not annotation.dtype.is_handle else "i8"
+    return em.assign("aptr", f"getelementptr inbounds {element}, ptr {data_ptr}, i64 {index}")
+
+
 _BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "tvm_access_ptr": _access_ptr,
     "start_profile_intrinsic": _no_op,
     "end_profile_intrinsic": _no_op,
     "undef": _undef,

@@ -71,6 +71,14 @@ def _call_extern(interp: Evaluator, expr: Call) -> V.Value:
         nbytes = interp.eval_int(expr.args[2], "memset size")
         pointer.fill(byte, nbytes, "memset")
         return pointer if expr.dtype.is_handle else V.from_python(0, expr.dtype)
+    if symbol in ("memcpy", "memmove"):
+        if len(expr.args) != 3:
+            raise TypeError(f"{symbol} takes 3 arguments, got {len(expr.args)}")
+        dst, src = interp.eval(expr.args[0]), interp.eval(expr.args[1])
+        if not isinstance(dst, Pointer) or not isinstance(src, Pointer):
+            raise TypeError(f"{symbol} needs data pointers")
+        dst.copy_from(src, interp.eval_int(expr.args[2], f"{symbol} size"), symbol)
+        return dst if expr.dtype.is_handle else V.from_python(0, expr.dtype)
     raise NotImplementedError(f"the interpreter does not know extern function {symbol!r}")
 
 
@@ -178,7 +186,19 @@ def _builtin_llvm_intrin(interp: Evaluator, expr: Call) -> V.Value:
     return call_intrinsic(spec.name, values, [a.dtype for a in rest], expr.dtype)
 
 
+def _builtin_access_ptr(interp: Evaluator, expr: Call) -> V.Value:
+    if len(expr.args) != 5:
+        raise TypeError(f"tvm_access_ptr takes 5 arguments, got {len(expr.args)}")
+    annotation, data, offset = expr.args[:3]
+    pointer = interp.eval(data)
+    if not isinstance(pointer, Pointer):
+        raise TypeError(f"tvm_access_ptr needs a data pointer, got {pointer!r}")
+    itemsize = 1 if annotation.dtype.is_handle else annotation.dtype.itemsize
+    return pointer + interp.eval_int(offset, "tvm_access_ptr offset") * itemsize
+
+
 BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
+    "tvm_access_ptr": _builtin_access_ptr,
     "start_profile_intrinsic": _builtin_no_op,
     "end_profile_intrinsic": _builtin_no_op,
     "undef": _builtin_undef,

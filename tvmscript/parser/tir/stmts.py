@@ -20,6 +20,7 @@ The rules a user sees:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -32,6 +33,7 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    BufferStore,
     Call,
     IntImm,
     PointerType,
@@ -56,7 +58,8 @@ from irbuilder.tir import (
     evaluate,
     return_tensors,
 )
-from irbuilder.tir._common import ScalarType
+from irbuilder.tir._common import ScalarType, add_stmt
+from irbuilder.tir._common import span as current_span
 from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
 from tvmscript.diagnostics import DiagnosticError
@@ -141,6 +144,9 @@ def visit_expr(parser: Parser, node: doc.Expr) -> None:
         return
     if isinstance(value, PrimExpr):
         evaluate(value)
+    elif isinstance(value, BufferStore):
+        # TVM's `B.vstore([i], v)` line.
+        add_stmt(dataclasses.replace(value, span=current_span()), "a buffer store")
 
 
 @dispatch.register(TOKEN, "Pass")
