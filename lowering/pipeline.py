@@ -4,6 +4,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
 
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
+    lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -30,6 +31,7 @@ from .hoist_alloc import hoist_allocations
 from .lower_blocks import lower_blocks
 from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
+from .scalar_return import lower_scalar_return
 from .simplify import simplify
 from .tensor_fusion import tensor_fusion
 from .unroll import unroll_loop
@@ -41,6 +43,7 @@ __all__ = ["PIPELINE_ORDER", "default_pipeline", "lower"]
 PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
+    "lower_scalar_return",
     "lower_blocks",
     "simplify",
     "flatten_buffer",
@@ -60,6 +63,7 @@ def default_pipeline(opt_level: int = 3) -> list[Pass]:
     by_name: dict[str, Pass] = {
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
+        "lower_scalar_return": lower_scalar_return,
         "hoist_allocations": hoist_allocations,
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,

@@ -20,7 +20,15 @@ from .arguments import ArrayArg
 from .intrinsics import EXTERN_MATH, INTRINSICS, call_extern_math, call_intrinsic
 from .memory import Pointer
 
-__all__ = ["BUILTINS", "Evaluator", "evaluate_call"]
+__all__ = ["BUILTINS", "Evaluator", "FunctionReturn", "evaluate_call"]
+
+
+class FunctionReturn(Exception):
+    """``T.ret(value)``: unwinds the interpreter to the function's caller with ``value``."""
+
+    def __init__(self, value: V.Value) -> None:
+        super().__init__("T.ret")
+        self.value = value
 
 _BITWISE = frozenset({"bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"})
 
@@ -163,6 +171,12 @@ def _builtin_no_op(interp: Evaluator, expr: Call) -> V.Value:
     return None if expr.dtype.is_handle else V.from_python(0, expr.dtype)
 
 
+def _builtin_ret(interp: Evaluator, expr: Call) -> V.Value:
+    if len(expr.args) != 1:
+        raise TypeError(f"ret takes 1 argument, got {len(expr.args)}")
+    raise FunctionReturn(interp.eval(expr.args[0]))
+
+
 def _builtin_undef(interp: Evaluator, expr: Call) -> V.Value:
     # Any value is correct; the code generator also gives zero.
     return V.from_python(0, expr.dtype)
@@ -202,6 +216,7 @@ BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "start_profile_intrinsic": _builtin_no_op,
     "end_profile_intrinsic": _builtin_no_op,
     "undef": _builtin_undef,
+    "ret": _builtin_ret,
     "isnullptr": _builtin_isnullptr,
     "call_llvm_intrin": _builtin_llvm_intrin,
     "call_llvm_pure_intrin": _builtin_llvm_intrin,

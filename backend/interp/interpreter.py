@@ -83,7 +83,7 @@ from irbuilder.ir import (
 
 from . import values as V
 from .arguments import bind_arguments
-from .calls import evaluate_call
+from .calls import FunctionReturn, evaluate_call
 from .memory import Pointer, allocate
 
 __all__ = ["Interpreter", "interpret"]
@@ -146,21 +146,30 @@ class Interpreter:
         self._const_strides: dict[int, list[int]] = {}
 
     # -- entry -----------------------------------------------------------------
-    def run(self, args: Sequence[Any], *, check_args: bool = True) -> None:
+    def run(self, args: Sequence[Any], *, check_args: bool = True) -> Any:
         """Run the function on ``args`` (arrays for buffer params, numbers for scalars).
 
         With ``check_args`` the argument count, dtypes, ranks, shapes, strides and
         scalar ranges are checked first (``TypeError``/``ValueError``
         naming the parameter). Without it only the bindings are made, so a lowered
-        function's own entry assertions do the checking.
+        function's own entry assertions do the checking. Returns the value of ``T.ret``
+        (a Python scalar), or None.
         """
         self._env = {}
+        result: Any = None
         with np.errstate(all="ignore"):
             bind_arguments(
                 self.func, list(args), self._bind, self._lookup_opt, self.eval, check=check_args
             )
-            self.exec(self.func.body)
+            try:
+                self.exec(self.func.body)
+            except FunctionReturn as returned:
+                value = returned.value
+                result = value.item() if isinstance(value, np.generic) else value
+                if self.func.ret_type is not None and self.func.ret_type.is_bool:
+                    result = bool(result)
         self._env = {}
+        return result
 
     # -- environment -------------------------------------------------------------
     def _bind(self, var: Var, value: Any) -> None:

@@ -71,7 +71,7 @@ from .exprs import (
 from .exprs import (
     Shuffle_ as Shuffle,
 )
-from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_func_parser
+from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_func_parser, ret
 from .intrin import INTRINSIC_BUILDERS as _INTRINSIC_BUILDERS
 from .loops import grid, parallel, serial, thread_binding, unroll, vectorized
 from .memory import Buffer_ as Buffer
@@ -161,6 +161,7 @@ __all__ = [
     "reduce_min",
     "register_prim_func_parser",
     "reinterpret",
+    "ret",
     "return_tensors",
     "serial",
     "sum",

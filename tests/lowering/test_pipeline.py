@@ -457,9 +457,9 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 def test_default_pipeline_order() -> None:
     names = [p.name for p in default_pipeline()]
-    assert names[:3] == ["tensor_fusion", "bufferize", "lower_blocks"]
+    assert names[:4] == ["tensor_fusion", "bufferize", "lower_scalar_return", "lower_blocks"]
     assert names[-1] == "entry_checks"
-    assert default_pipeline()[2:] == [
+    assert default_pipeline()[3:] == [
         lowering.lower_blocks,
         lowering.simplify,
         lowering.flatten_buffer,

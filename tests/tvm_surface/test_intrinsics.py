@@ -157,7 +157,6 @@ MISSING_ON_PURPOSE = {
     "prefetch": "no Prefetch statement in our IR",
     "comm_reducer": "no CommReducer node: T.reduce / T.sum are our reductions",
     "index_map": "schedule-time layout maps are out of scope (no scheduler)",
-    "ret": "scalar returns are not implemented yet",
 }
 
 

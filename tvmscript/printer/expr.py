@@ -398,6 +398,8 @@ class ExprPrinter:
             return len(args) == 3 and args[1].dtype == call.dtype
         if op in ("reinterpret", "assume"):
             return len(args) == 1
+        if op == "ret":
+            return len(args) == 1 and args[0].dtype == call.dtype
         fixed = _FIXED_BUILTINS.get(op)
         return fixed is not None and str(call.dtype) == fixed
 

@@ -56,6 +56,7 @@ from irbuilder.tir import (
     While,
     buffer_store,
     evaluate,
+    ret,
     return_tensors,
 )
 from irbuilder.tir._common import ScalarType, add_stmt
@@ -466,6 +467,9 @@ def visit_return(parser: Parser, node: doc.Return) -> None:
     if node.value is None:
         return
     value = parser.eval_expr(node.value)
+    if isinstance(value, (PrimExpr, bool, int, float)) and not isinstance(value, Buffer):
+        evaluate(ret(value))  # TVM maps `return <scalar>` to T.ret
+        return
     results = value if isinstance(value, tuple) else (value,)
     if not all(isinstance(r, Buffer) for r in results):
         kinds = ", ".join(type(r).__name__ for r in results)
