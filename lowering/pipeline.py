@@ -5,6 +5,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
+    lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -24,6 +25,7 @@ from typing import TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
+from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
@@ -44,6 +46,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
     "lower_scalar_return",
+    "lower_allocate_const",
     "lower_blocks",
     "simplify",
     "flatten_buffer",
@@ -64,6 +67,7 @@ def default_pipeline(opt_level: int = 3) -> list[Pass]:
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
         "lower_scalar_return": lower_scalar_return,
+        "lower_allocate_const": lower_allocate_const,
         "hoist_allocations": hoist_allocations,
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,

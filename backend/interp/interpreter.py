@@ -80,6 +80,7 @@ from irbuilder.ir import (
     message_parts,
     render_message,
 )
+from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 
 from . import values as V
 from .arguments import bind_arguments
@@ -497,6 +498,12 @@ class Interpreter:
     def _exec_allocate(self, stmt: Allocate) -> None:
         extent = self.eval_int(stmt.extent, "allocation extent")
         pointer = allocate(extent * stmt.dtype.itemsize, stmt.dtype, stmt.buffer_var.name)
+        constants = stmt.annotations.get(ALLOCATE_CONST_DATA)
+        if constants is not None:  # T.allocate_const
+            for i, value in enumerate(constants):
+                pointer.store(
+                    i * stmt.dtype.itemsize, stmt.dtype, V.from_python(value, stmt.dtype), "const"
+                )
         with self._scoped(stmt.buffer_var, pointer):
             self.exec(stmt.body)
 

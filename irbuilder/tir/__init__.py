@@ -75,7 +75,7 @@ from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_
 from .intrin import INTRINSIC_BUILDERS as _INTRINSIC_BUILDERS
 from .loops import grid, parallel, serial, thread_binding, unroll, vectorized
 from .memory import Buffer_ as Buffer
-from .memory import Ptr, alloc_buffer, allocate, decl_buffer, match_buffer
+from .memory import Ptr, alloc_buffer, allocate, allocate_const, decl_buffer, match_buffer
 from .runtime import (
     address_of,
     call_cpacked,
@@ -117,6 +117,7 @@ __all__ = [
     "all",
     "alloc_buffer",
     "allocate",
+    "allocate_const",
     "any",
     "arg",
     "assume",

@@ -457,9 +457,15 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 def test_default_pipeline_order() -> None:
     names = [p.name for p in default_pipeline()]
-    assert names[:4] == ["tensor_fusion", "bufferize", "lower_scalar_return", "lower_blocks"]
+    assert names[:5] == [
+        "tensor_fusion",
+        "bufferize",
+        "lower_scalar_return",
+        "lower_allocate_const",
+        "lower_blocks",
+    ]
     assert names[-1] == "entry_checks"
-    assert default_pipeline()[3:] == [
+    assert default_pipeline()[4:] == [
         lowering.lower_blocks,
         lowering.simplify,
         lowering.flatten_buffer,

@@ -9,7 +9,7 @@ from surface_kit import round_trip
 
 from irbuilder.ir import Ramp
 from lowering.cpu_support import UnsupportedConstructError
-from tvmscript import build
+from tvmscript import DiagnosticError, build
 from tvmscript import tir as T
 
 
@@ -82,3 +82,27 @@ def test_early_return_runs_in_the_interpreter_and_is_refused_by_the_cpu_build() 
     assert interp(np.array([1, 5, 2, 3], "int32")) is False
     with pytest.raises(UnsupportedConstructError, match=r":8:\d+: T\.ret before the end"):
         build(func)
+
+
+def test_allocate_const_holds_numpy_data() -> None:
+    data = np.arange(6, dtype="float32").reshape(2, 3) * 1.5
+    values = ", ".join(repr(float(v)) for v in data.ravel())
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((2, 3), "float32")):
+            K = T.allocate_const([{values}], "float32", [2, 3])
+            Kb = T.decl_buffer((2, 3), "float32", data=K)
+            for i, j in T.grid(2, 3):
+                A[i, j] = A[i, j] + Kb[i, j]
+        """)
+    for target in ("llvm", "interp"):
+        a = np.ones((2, 3), "float32")
+        build(func, target=target)(a)
+        assert (a == 1 + data).all()
+    with pytest.raises(DiagnosticError, match=r"5 values for extents of 6 elements\n --> .*:6:"):
+        round_trip("""
+            @T.prim_func
+            def g(A: T.Buffer((6,), "int32")):
+                K = T.allocate_const([1, 2, 3, 4, 5], "int32", [6])
+                A[0] = 0
+            """)
