@@ -45,6 +45,8 @@ from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
 from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
+from irbuilder.tir import types as _types
+from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 
 from .parser.tir.macro import TIRMacro, macro
 
@@ -298,7 +300,7 @@ broadcast = Broadcast  # noqa: F405
 """``T.broadcast(value, lanes)``: TVM's lower-case spelling of :func:`Broadcast`."""
 boolean = bool
 """``T.boolean``: the bool type object (``T.boolean(True)``, ``x: T.boolean``)."""
-void = handle  # noqa: F405
+void = _types.handle
 """``T.void``: TVM's void type object; values of it are opaque handles."""
 buffer = Buffer  # noqa: F405
 """``T.buffer(shape, dtype, ...)``: TVM's lower-case buffer declaration, as ``T.Buffer``."""
@@ -317,7 +319,7 @@ def var(dtype: Any, name: str = "") -> Var:
 
 def ptr(dtype: Any, storage_scope: str = "global", is_size_var: builtins.bool = False) -> Var:
     """``T.ptr("float32")``: a handle var pointing to ``dtype`` data in ``storage_scope``."""
-    return handle(dtype, storage_scope, is_size_var=is_size_var)  # noqa: F405
+    return _types.handle(dtype, storage_scope, is_size_var=is_size_var)
 
 
 buffer_var = ptr
@@ -326,8 +328,8 @@ buffer_var = ptr
 
 tvm_call_packed = call_packed  # noqa: F405
 tvm_call_cpacked = call_cpacked  # noqa: F405
-tvm_call_packed_lowered = call_packed_lowered  # noqa: F405
-tvm_call_cpacked_lowered = call_cpacked_lowered  # noqa: F405
+tvm_call_packed_lowered = TVM_OP_BUILDERS["call_packed_lowered"]
+tvm_call_cpacked_lowered = TVM_OP_BUILDERS["call_cpacked_lowered"]
 
 
 def SizeVar(name: str, dtype: Any) -> Var:

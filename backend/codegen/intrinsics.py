@@ -272,7 +272,19 @@ def _access_ptr(em: ExprEmitter, node: Call) -> str:
     return em.assign("aptr", f"getelementptr inbounds {element}, ptr {data_ptr}, i64 {index}")
 
 
+def _prefetch(em: ExprEmitter, node: Call) -> str:
+    # prefetch(A[mins], extents...): fetch the region's first element (read, high locality).
+    load = node.args[0] if node.args else None
+    if not isinstance(load, BufferLoad):
+        raise CodegenError("prefetch needs a buffer element (BufferLoad) as its first argument")
+    address = em.index_pointer(load.buffer, em.flat_index(load.buffer, load.indices))
+    em.ctx.declare("llvm.prefetch.p0", "void", ["ptr", "i32", "i32", "i32"])
+    em.emit(f"call void @llvm.prefetch.p0(ptr {address}, i32 0, i32 3, i32 1)")
+    return em.zero(node.dtype)
+
+
 _BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "prefetch": _prefetch,
     "tvm_access_ptr": _access_ptr,
     "start_profile_intrinsic": _no_op,
     "end_profile_intrinsic": _no_op,

@@ -216,6 +216,7 @@ BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "start_profile_intrinsic": _builtin_no_op,
     "end_profile_intrinsic": _builtin_no_op,
     "undef": _builtin_undef,
+    "prefetch": _builtin_no_op,
     "ret": _builtin_ret,
     "isnullptr": _builtin_isnullptr,
     "call_llvm_intrin": _builtin_llvm_intrin,

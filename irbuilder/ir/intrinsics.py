@@ -154,7 +154,7 @@ def _expand_q_multiply_shift(args: tuple[PrimExpr, ...]) -> PrimExpr:
     zero = const(0, s.dtype)
     left = Select(s > zero, s, zero)
     right = Select(s > zero, zero, zero - s)
-    xw = Cast(wide, x)
+    xw: PrimExpr = Cast(wide, x)
     xw = Select(left != zero, _shift("shift_left", xw, left), xw)
     product = xw * Cast(wide, y)
     total = right + q

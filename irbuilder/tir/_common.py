@@ -156,8 +156,9 @@ class HandleType(ScalarType):
         """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given.
 
         ``T.handle("void")`` (a void pointer) is an opaque handle, as ``T.handle()``."""
-        opaque = dtype is None or (dtype == "void" and storage_scope == "global")
-        annotation = None if opaque else PointerType(as_dtype(dtype), storage_scope)
+        annotation = None
+        if dtype is not None and not (dtype == "void" and storage_scope == "global"):
+            annotation = PointerType(as_dtype(dtype), storage_scope)
         cls = SizeVar if is_size_var else Var
         return cls("v", self.dtype, annotation)
 

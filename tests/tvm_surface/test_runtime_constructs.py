@@ -115,3 +115,17 @@ def test_void_pointer_and_small_constructors() -> None:
     assert pointer.type_annotation is not None and pointer.type_annotation.scope == "shared"
     assert T.ramp(0, 1, 4).lanes == 4 and T.broadcast(T.float32(1), 8).lanes == 8  # type: ignore[attr-defined]
     assert str(T.infinity("float32")) != "" and T.infinity("float64").value == float("inf")  # type: ignore[attr-defined]
+
+
+def test_prefetch_is_a_hint_built_on_cpu() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((8, 8), "float32")):
+            for i in range(8):
+                T.prefetch(A, [T.Range(i, i + 1), T.Range(0, 8)])
+                A[i, 0] = A[i, 1] + T.float32(1)
+        """)
+    assert "T.prefetch(A, [T.Range(i, i + 1), T.Range(0, 8)])" in func.script()
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    out = run_both(func, a)[0]
+    assert (out[:, 0] == a[:, 1] + 1).all()

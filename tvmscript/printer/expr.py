@@ -331,6 +331,16 @@ class ExprPrinter:
         rest = "".join(", " + self.expr(a) for a in args)
         return f"T.call_intrin({py_str(dtype)}, {py_str(op)}{rest})"
 
+    def _prefetch(self, call: Call) -> str | None:
+        start, extents = call.args[0], call.args[1:]
+        if not isinstance(start, BufferLoad) or len(extents) != len(start.indices):
+            return None
+        ranges = ", ".join(
+            f"T.Range({self.expr(m)}, {self.range_stop(m, e)})"
+            for m, e in zip(start.indices, extents)
+        )
+        return f"T.prefetch({self.buffer_ref(start.buffer)}, [{ranges}])"
+
     def _tvm_op_call(self, call: Call) -> str | None:
         """``T.<op>(...)`` of a builtin of TVM's op table when it rebuilds ``call``, or None."""
         spec = TVM_OPS.get(call.op)
@@ -353,6 +363,8 @@ class ExprPrinter:
         """TVM's spelling of a runtime builtin (``T.call_packed("f", x)``), or None."""
         if call.kind is CallKind.BUILTIN and call.op in TVM_OPS:
             return self._tvm_op_call(call)
+        if call.kind is CallKind.BUILTIN and call.op == "prefetch" and str(call.dtype) == "int32":
+            return self._prefetch(call)
         if call.kind is not CallKind.BUILTIN or call.op not in RUNTIME_BUILTINS:
             return None
         op, args = call.op, call.args

@@ -467,7 +467,7 @@ def visit_return(parser: Parser, node: doc.Return) -> None:
     if node.value is None:
         return
     value = parser.eval_expr(node.value)
-    if isinstance(value, (PrimExpr, bool, int, float)) and not isinstance(value, Buffer):
+    if isinstance(value, (PrimExpr, bool, int, float)):
         evaluate(ret(value))  # TVM maps `return <scalar>` to T.ret
         return
     results = value if isinstance(value, tuple) else (value,)
