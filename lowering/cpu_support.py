@@ -9,7 +9,7 @@ at the statement that uses it (rather than an unrelated error from a later pass)
 
 from __future__ import annotations
 
-from irbuilder.ir import AttrStmt, Call, CallKind, PrimFunc, Span, Stmt
+from irbuilder.ir import AttrStmt, Call, CallKind, For, ForKind, PrimFunc, Span, Stmt
 from irbuilder.ir.functor import StmtExprVisitor
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
 from irbuilder.tir.tvm_ops import CPU_BUILTINS, TVM_OPS
@@ -41,6 +41,10 @@ class _Finder(StmtExprVisitor):
             return
         outer = self.span
         self.span = stmt.span or outer
+        if isinstance(stmt, For) and stmt.kind is ForKind.THREAD_BINDING:
+            tag = stmt.thread_binding.thread_tag if stmt.thread_binding is not None else "?"
+            self.found = (f"T.thread_binding ({tag})", self.span)
+            return
         if isinstance(stmt, AttrStmt) and stmt.attr_key in _THREAD_ATTRS:
             self.found = (f"{_THREAD_ATTRS[stmt.attr_key]} ({stmt.attr_key})", self.span)
             return

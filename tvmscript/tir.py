@@ -20,6 +20,7 @@ it) and ``T.allocate(shape=[16], dtype="float32")`` are accepted too.
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,6 +88,7 @@ __all__ = [
     "iter_var",
     "macro",
     "reduce",
+    "comm_reducer",
     "boolean",
     "broadcast",
     "buffer",
@@ -194,8 +196,66 @@ def iter_var(var: Var, dom: Any, iter_type: str, thread_tag: str = "") -> IterVa
     return IterVar(var, dom, kind, thread_tag)
 
 
-def reduce(kind: str, source: Any, axis: Sequence[IterVar], where: Any = None) -> PrimExpr:
-    """``T.reduce("sum", src, axis=[T.iter_var(...)], where=c)``: a ``Reduce`` node."""
+def comm_reducer(combiner: Any, identity: Sequence[Any]) -> _ir.CommReducer:
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: a commutative reducer.
+
+    The combiner takes ``2 * len(identity)`` parameters (the lhs values, then the rhs values)
+    and returns one expression or a tuple of them; each parameter becomes a variable of its
+    identity's type (an int identity is int32), as TVM builds it.
+    """
+    if not callable(combiner):
+        raise TypeError("T.comm_reducer: the combiner must be a function (a lambda)")
+    ids = tuple(convert(i) for i in identity)
+    names = list(inspect.signature(combiner).parameters)
+    if len(names) != 2 * len(ids) or not ids:
+        raise TypeError(
+            f"T.comm_reducer: the combiner takes {len(names)} parameters for "
+            f"{len(ids)} identity value(s); it needs two per value"
+        )
+    params = [Var(name, value.dtype) for name, value in zip(names, ids + ids)]
+    result = combiner(*params)
+    results = result if isinstance(result, tuple) else (result,)
+    half = len(ids)
+    exprs = tuple(convert(r) for r in results)
+    return _ir.CommReducer(tuple(params[:half]), tuple(params[half:]), exprs, ids)
+
+
+def reduce(
+    kind: Any,
+    source: Any,
+    axis: Sequence[IterVar],
+    where: Any = None,
+    *,
+    condition: Any = None,
+    init: Any = None,
+    value_index: int = 0,
+) -> PrimExpr:
+    """``T.reduce("sum", src, axis=[T.iter_var(...)], where=c)``: a ``Reduce`` node.
+
+    TVM's form ``T.reduce(T.comm_reducer(...), source=[src], init=[], axis=[...],
+    condition=c, value_index=0)`` is accepted for single-value reducers that are a sum,
+    product, min, max, and or or with their usual identity.
+    """
+    if isinstance(kind, _ir.CommReducer):
+        matched = kind.reduce_kind()
+        if matched is None:
+            raise ValueError(
+                "T.reduce: only a single-value comm_reducer computing a sum, product, min, "
+                "max, and or or (with its identity) has a Reduce kind here"
+            )
+        kind = matched.value
+    if isinstance(source, (list, tuple)):
+        if len(source) != 1 or value_index != 0:
+            raise ValueError("T.reduce: expected one source value (value_index=0)")
+        source = source[0]
+    if init:
+        raise ValueError("T.reduce: an explicit init is not supported (the kind's identity is)")
+    if condition is not None:
+        if where is not None:
+            raise TypeError("T.reduce: give the condition once (where= or condition=)")
+        folded = convert(condition)
+        true = isinstance(folded, _ir.IntImm) and folded.dtype.is_bool and folded.value == 1
+        where = None if true else folded
     try:
         reduce_kind = ReduceKind(kind)
     except ValueError:

@@ -85,6 +85,7 @@ from .message import (
     message_parts,
     render_message,
 )
+from .reducer import CommReducer
 from .span import Span
 from .stmt import (
     Allocate,
@@ -113,6 +114,7 @@ from .structural import (
 from .target import Target
 
 __all__ = [
+    "CommReducer",
     "Target",
     "INTRINSICS",
     "IntrinsicSpec",

@@ -153,7 +153,6 @@ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bool
 # Known absences, each with its reason (documented in docs/tvm-compat.md).
 MISSING_ON_PURPOSE = {
     "realize": "T.realize (pre-schedule ProducerRealize) has no node in our IR",
-    "comm_reducer": "no CommReducer node: T.reduce / T.sum are our reductions",
     "index_map": "schedule-time layout maps are out of scope (no scheduler)",
 }
 

@@ -14,6 +14,7 @@ from irbuilder.ir import (
     Buffer,
     BufferRegion,
     BufferStore,
+    CommReducer,
     DeclBuffer,
     Evaluate,
     For,
@@ -135,6 +136,8 @@ class StmtPrinter(ExprPrinter):
             return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, Mapping):
             return self.mapping(value)
+        if isinstance(value, CommReducer):
+            return self.comm_reducer(value)
         if isinstance(value, Target):
             host = "" if value.host is None else f", host={self.value(value.host)}"
             return f"T.target({self.value(value.config_value())}{host})"
