@@ -1,15 +1,28 @@
 """Build-time refusal of TVM constructs without meaning on the CPU backend.
 
 TVM programs may use GPU thread launches (``T.launch_thread``, ``T.env_thread``), runtime
-builtins (``T.call_packed``, ``T.tvm_storage_sync``, ``T.tvm_struct_get``, ``T.ptx_*``...)
-and scalable vectors (``T.vscale``). They parse, print and compare structurally; building
+builtins (``T.call_packed``, ``T.tvm_storage_sync``, ``T.tvm_struct_get``, ``T.ptx_*``...),
+scalable vectors (``T.vscale``) and the low-precision floats (``bfloat16``, ``e4m3_float8``,
+``e5m2_float8``: parse and print only). They parse, print and compare structurally; building
 such a function raises :class:`UnsupportedConstructError` naming the construct and pointing
 at the statement that uses it (rather than an unrelated error from a later pass).
 """
 
 from __future__ import annotations
 
-from irbuilder.ir import AttrStmt, Call, CallKind, For, ForKind, PrimFunc, Span, Stmt
+from irbuilder.ir import (
+    AttrStmt,
+    Buffer,
+    Call,
+    CallKind,
+    DataType,
+    For,
+    ForKind,
+    PrimExpr,
+    PrimFunc,
+    Span,
+    Stmt,
+)
 from irbuilder.ir.functor import StmtExprVisitor
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
 from irbuilder.tir.tvm_ops import CPU_BUILTINS, TVM_OPS
@@ -29,6 +42,10 @@ class UnsupportedConstructError(ValueError):
         self.span = span
         message = f"{construct} is not supported by the CPU backend (function {func_name!r})"
         super().__init__(message if span is None else f"{span}: {message}")
+
+
+def _low_precision(dtype: DataType) -> str:
+    return str(dtype.element_of())
 
 
 class _Finder(StmtExprVisitor):
@@ -51,6 +68,16 @@ class _Finder(StmtExprVisitor):
         super().visit_stmt(stmt)
         self.span = outer
 
+    def visit_expr(self, expr: PrimExpr) -> None:
+        if self.found is None and expr.dtype.is_low_precision_float:
+            self.found = (_low_precision(expr.dtype), self.span)
+            return
+        super().visit_expr(expr)
+
+    def visit_buffer(self, buffer: Buffer) -> None:
+        if self.found is None and buffer.dtype.is_low_precision_float:
+            self.found = (f"{_low_precision(buffer.dtype)} (buffer {buffer.name!r})", self.span)
+
     def visit_call_(self, call: Call) -> None:
         if self.found is None and call.kind is CallKind.BUILTIN:
             op = call.op
@@ -67,6 +94,14 @@ def check_cpu_support(func: PrimFunc) -> None:
     """Raise :class:`UnsupportedConstructError` for the first construct of ``func`` the CPU
     backend cannot build."""
     finder = _Finder()
+    for param in func.params:
+        buffer = func.buffer_map.get(param)
+        dtype = buffer.dtype if buffer is not None else param.dtype
+        if dtype.is_low_precision_float:
+            what = f"parameter {param.name!r}" if buffer is None else f"buffer {buffer.name!r}"
+            raise UnsupportedConstructError(
+                f"{_low_precision(dtype)} ({what})", func.span, func.name
+            )
     finder.visit_func(func)
     if finder.found is not None:
         construct, span = finder.found

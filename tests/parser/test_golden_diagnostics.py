@@ -88,8 +88,8 @@ GOLDEN: dict[str, tuple[str, str]] = {
         "error: cannot store into a region of buffer 'A'; index each element\n --> <store_region>:3:7\n  |\n3 |     A[0:2] = T.float32(0)\n  |       ^^^",
     ),
     "return_value": (
-        "    return A[0]\n",
-        "error: a kernel can only return tensors computed with T.compute, got BufferLoad\n --> <return_value>:3:12\n  |\n3 |     return A[0]\n  |            ^^^^",
+        "    return 'x'\n",
+        "error: a kernel can only return tensors computed with T.compute, got str\n --> <return_value>:3:12\n  |\n3 |     return 'x'\n  |            ^^^",
     ),
     "bare_frame": (
         '    T.allocate([4], "float32")\n',

@@ -148,6 +148,7 @@ anylist_setitem_call_cpacked type_annotation broadcast ramp cast vscale
 Var SizeVar Reduce FloatImm IntImm StringImm Cast Add Sub Mul Div Mod FloorDiv FloorMod Min Max
 EQ NE LT LE GT GE And Or Not Select BufferLoad Ramp Broadcast Shuffle Let LetStmt Range
 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bool
+bfloat16 e4m3_float8 e5m2_float8 e4m3_float8x4 e5m2_float8x8 bfloat16x4
 """.split()
 
 # Known absences, each with its reason (documented in docs/tvm-compat.md).
