@@ -11,6 +11,7 @@ import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
 from lowering.cpu_support import check_cpu_support
+from lowering.legalize_bf16 import legalize_bfloat16
 
 __all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
 
@@ -140,6 +141,7 @@ class _Verifier:
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
+    func = legalize_bfloat16(func)
     check_cpu_support(func)
     if not options.bounds_check:
         return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)

@@ -1,19 +1,31 @@
-"""bfloat16 and the float8 types (TVM v0.16 spellings): parse, print, compare; the CPU build
-refuses them naming the type (numpy has neither; see docs/tvm-compat.md)."""
+"""bfloat16 and the float8 types (TVM v0.16 spellings): parse, print, compare. bfloat16 builds
+as TVM legalises it (uint16 storage, float32 arithmetic rounded to bfloat16 after each
+operation; numpy passes uint16 bit patterns); the float8 types are refused by the build."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from surface_kit import round_trip
 
 from irbuilder.ir import FloatImm, as_dtype
 from lowering.cpu_support import UnsupportedConstructError
+from lowering.legalize_bf16 import round_to_bfloat16
 from tvmscript import build
 from tvmscript import tir as T
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "e4m3_float8", "e5m2_float8"])
-def test_low_precision_types_round_trip_and_are_refused_by_the_build(dtype: str) -> None:
+def to_bf16(values: object) -> np.ndarray:
+    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["e4m3_float8", "e5m2_float8"])
+def test_float8_types_round_trip_and_are_refused_by_the_build(dtype: str) -> None:
     func = round_trip(f"""
         @T.prim_func
         def f(A: T.Buffer((4,), "{dtype}"), B: T.Buffer((4,), "float32")):
@@ -27,6 +39,28 @@ def test_low_precision_types_round_trip_and_are_refused_by_the_build(dtype: str)
             build(func, target=target)
 
 
+def test_bfloat16_computes_in_float32_rounded_per_operation() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((8,), "bfloat16"), B: T.Buffer((8,), "bfloat16"), C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                B[i] = A[i] * A[i] + T.bfloat16(1.5)
+                x: T.bfloat16 = T.bfloat16(C[i])
+                C[i] = T.Cast("float32", B[i]) + T.Cast("float32", x)
+        """)
+    a = to_bf16([0.1, 1.0, 2.5, -3.3, 100.7, 1e-3, np.nan, -0.0])
+    c0 = np.array([0.3, 1, 2, 3, 4, 5, 6, 1e30], np.float32)
+    av = from_bf16(a)
+    want_b = to_bf16(from_bf16(to_bf16(av * av)) + np.float32(1.5))
+    want_c = from_bf16(want_b) + from_bf16(to_bf16(c0))
+    for target in ("llvm", "interp"):
+        b, c = np.zeros(8, np.uint16), c0.copy()
+        build(func, target=target)(a, b, c)
+        assert b.tolist() == want_b.tolist()
+        np.testing.assert_array_equal(c, want_c)
+        assert np.isnan(from_bf16(b)[6])
+
+
 def test_low_precision_dtype_facts() -> None:
     bf16 = as_dtype("bfloat16x8")
     assert bf16.is_float and bf16.is_low_precision_float and bf16.itemsize == 16
@@ -36,15 +70,14 @@ def test_low_precision_dtype_facts() -> None:
     assert isinstance(constant, FloatImm) and str(constant.dtype) == "bfloat16"
     with pytest.raises(ValueError, match="does not fit"):
         T.e4m3_float8(1000.0)
+    assert round_to_bfloat16(1.0 + 2**-8) == 1.0 and round_to_bfloat16(1.0 + 3 * 2**-9) == 1.0078125
 
 
-def test_void_handles_and_local_low_precision_values_are_refused_where_used() -> None:
+def test_bfloat16_vectors_and_scalar_params_are_refused() -> None:
     func = round_trip("""
         @T.prim_func
-        def f(A: T.Buffer((4,), "float32")):
-            for i in range(4):
-                x: T.bfloat16 = T.bfloat16(A[i])
-                A[i] = T.Cast("float32", x)
+        def f(A: T.Buffer((8,), "bfloat16"), s: T.bfloat16):
+            A[0] = s
         """)
-    with pytest.raises(UnsupportedConstructError, match=r":7:\d+: bfloat16 is not supported"):
+    with pytest.raises(UnsupportedConstructError, match="bfloat16 scalar parameter \\('s'\\)"):
         build(func)
