@@ -155,6 +155,7 @@ class _Legalize(StmtExprMutator):
     def visit_let_stmt_(self, node: LetStmt) -> Stmt:
         new = self.generic_mutate(node)
         var = self.visit_expr(node.var)
+        assert isinstance(var, Var)
         return new if var is new.var else dataclasses.replace(new, var=var)
 
     def visit_buffer_store_(self, node: BufferStore) -> Stmt:
