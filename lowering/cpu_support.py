@@ -1,6 +1,7 @@
 """Build-time refusal of TVM constructs without meaning on the CPU backend.
 
-TVM programs may use GPU thread launches (``T.launch_thread``, ``T.env_thread``), runtime
+TVM programs may use GPU thread launches (``T.launch_thread``, ``T.env_thread``; thread-bound
+loops run serially, see ``lowering.thread_allreduce``), runtime
 builtins (``T.call_packed``, ``T.tvm_storage_sync``, ``T.tvm_struct_get``, ``T.ptx_*``...),
 scalable vectors (``T.vscale``) and the low-precision floats (``bfloat16``, ``e4m3_float8``,
 ``e5m2_float8``: parse and print only). They parse, print and compare structurally; building

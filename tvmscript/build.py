@@ -52,8 +52,7 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
-from lowering.cpu_support import check_cpu_support
-from lowering.legalize_bf16 import legalize_bfloat16
+from lowering.cpu_prepare import prepare_for_cpu
 from lowering.scalar_return import has_scalar_return, lower_scalar_return
 
 from . import build_export
@@ -349,9 +348,7 @@ def build(
         raise TypeError(f"build(): target must be a str, got {target!r}")
     opts, cache = parse_options(opt_level, options)
     if target == "interp":
-        legal = {f.name: legalize_bfloat16(f) for f in _functions(func_or_module)}
-        for func in legal.values():
-            check_cpu_support(func)
+        legal = {f.name: prepare_for_cpu(f) for f in _functions(func_or_module)}
         if isinstance(func_or_module, IRModule):
             return {name: make_interp_kernel(legal[f.name]) for name, f in func_or_module.items()}
         return make_interp_kernel(legal[func_or_module.name])

@@ -10,8 +10,7 @@ from typing import Any
 import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
-from lowering.cpu_support import check_cpu_support
-from lowering.legalize_bf16 import legalize_bfloat16
+from lowering.cpu_prepare import prepare_for_cpu
 
 __all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
 
@@ -141,8 +140,7 @@ class _Verifier:
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
-    func = legalize_bfloat16(func)
-    check_cpu_support(func)
+    func = prepare_for_cpu(func)
     if not options.bounds_check:
         return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)
     check, position = bounds_check_pass()
