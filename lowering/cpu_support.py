@@ -30,7 +30,11 @@ from irbuilder.tir.tvm_ops import CPU_BUILTINS, TVM_OPS
 
 __all__ = ["UnsupportedConstructError", "check_cpu_support"]
 
-_THREAD_ATTRS = {"thread_extent": "T.launch_thread", "virtual_thread": "T.launch_thread"}
+_THREAD_ATTRS = {
+    "thread_extent": "T.launch_thread",
+    "virtual_thread": "T.launch_thread",
+    "buffer_realize": "T.realize",
+}
 _CPU_RUNTIME_BUILTINS = frozenset({"address_of", "type_annotation", "tvm_access_ptr"})
 _SPELLING = {"tvm_call_packed": "T.call_packed", "tvm_call_cpacked": "T.call_cpacked"}
 
@@ -64,7 +68,10 @@ class _Finder(StmtExprVisitor):
             self.found = (f"T.thread_binding ({tag})", self.span)
             return
         if isinstance(stmt, AttrStmt) and stmt.attr_key in _THREAD_ATTRS:
-            self.found = (f"{_THREAD_ATTRS[stmt.attr_key]} ({stmt.attr_key})", self.span)
+            label = _THREAD_ATTRS[stmt.attr_key]
+            if stmt.attr_key != "buffer_realize":
+                label += f" ({stmt.attr_key})"
+            self.found = (label, self.span)
             return
         super().visit_stmt(stmt)
         self.span = outer

@@ -153,7 +153,6 @@ bfloat16 e4m3_float8 e5m2_float8 e4m3_float8x4 e5m2_float8x8 bfloat16x4
 
 # Known absences, each with its reason (documented in docs/tvm-compat.md).
 MISSING_ON_PURPOSE = {
-    "realize": "T.realize (pre-schedule ProducerRealize) has no node in our IR",
     "index_map": "schedule-time layout maps are out of scope (no scheduler)",
 }
 

@@ -37,6 +37,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.regions import infer_regions
+from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 
 from .doc import Doc, py_str
@@ -220,6 +221,18 @@ class StmtPrinter(ExprPrinter):
             return [Doc(f"T.evaluate({self.expr(stmt.value)})")]
         if isinstance(stmt, LetStmt):
             return self._let(stmt, tail)
+        if (
+            isinstance(stmt, AttrStmt)
+            and stmt.attr_key == REALIZE_ATTR
+            and isinstance(stmt.node, tuple)
+            and len(stmt.node) == 2
+            and isinstance(stmt.node[0], BufferRegion)
+            and isinstance(stmt.value, StringImm)
+        ):
+            region, condition = stmt.node
+            cond = "" if _is_true(condition) else f", {self.expr(condition)}"
+            head = f"with T.realize({self.region(region)}, {py_str(stmt.value.value)}{cond}):"
+            return [Doc(head, self.stmts(stmt.body))]
         if isinstance(stmt, AttrStmt):
             head = (
                 f"with T.attr({self.value(stmt.node)}, {py_str(stmt.attr_key)}, "
