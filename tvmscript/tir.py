@@ -400,3 +400,32 @@ def SizeVar(name: str, dtype: Any) -> Var:
 def BufferLoad(buffer: _ir.Buffer, indices: Sequence[Any]) -> PrimExpr:
     """``T.BufferLoad(A, [i])``: the node ``A[i]``."""
     return _ir.BufferLoad(buffer, tuple(convert(i) for i in indices))
+
+
+def _accepting_dtype(fn: Any) -> Any:
+    # TVM's _op_wrapper: these T functions take and ignore a dtype= keyword.
+    def wrapped(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    wrapped.__name__ = wrapped.__qualname__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapped
+
+
+ceildiv = _accepting_dtype(ceildiv)  # noqa: F405
+floordiv = _accepting_dtype(floordiv)  # noqa: F405
+floormod = _accepting_dtype(floormod)  # noqa: F405
+truncdiv = _accepting_dtype(truncdiv)  # noqa: F405
+truncmod = _accepting_dtype(truncmod)  # noqa: F405
+address_of = _accepting_dtype(address_of)  # noqa: F405
+tvm_access_ptr = _accepting_dtype(tvm_access_ptr)  # noqa: F405
+call_packed = _accepting_dtype(call_packed)  # noqa: F405
+call_cpacked = _accepting_dtype(call_cpacked)  # noqa: F405
+tvm_call_packed = call_packed
+tvm_call_cpacked = call_cpacked
+tvm_stack_alloca = _accepting_dtype(tvm_stack_alloca)  # noqa: F405
+tvm_stack_make_shape = _accepting_dtype(tvm_stack_make_shape)  # noqa: F405
+tvm_stack_make_array = _accepting_dtype(tvm_stack_make_array)  # noqa: F405
+tvm_thread_allreduce = _accepting_dtype(tvm_thread_allreduce)  # noqa: F405
+ret = _accepting_dtype(ret)  # noqa: F405

@@ -93,6 +93,10 @@ def test_intrinsics_accept_and_ignore_dtype_keyword() -> None:
     assert isinstance(T.likely(x > 0, dtype="bool"), Call)
     shifted = T.shift_left(T.int32(), 2, dtype="int32")
     assert isinstance(shifted, Call) and shifted.op == "shift_left"
+    n = T.int32()
+    for name in ("floordiv", "floormod", "truncdiv", "truncmod", "ceildiv"):
+        with_kw, plain = getattr(T, name)(n, 3, dtype="int32"), getattr(T, name)(n, 3)
+        assert type(with_kw) is type(plain) and with_kw.dtype == plain.dtype
 
 
 def test_every_table_entry_has_an_evaluation_and_a_lowering() -> None:
