@@ -239,6 +239,24 @@ class Buffer:
             total = term if _is_zero(total) else total + term
         return [total]
 
+    def get_flattened_buffer(self) -> Buffer:
+        """TVM's ``A.get_flattened_buffer()``: a 1-d buffer over the same data (no strides)."""
+        if self.strides:
+            raise ValueError(f"buffer {self.name!r}: get_flattened_buffer of a strided buffer")
+        size: PrimExpr = convert(1)
+        for dim in self.shape:
+            size = dim if _is_one(size) else size * dim
+        return Buffer(
+            self.name,
+            self.data,
+            (size,),
+            self.dtype,
+            elem_offset=self.elem_offset,
+            scope=self.scope,
+            data_alignment=self.data_alignment,
+            offset_factor=self.offset_factor,
+        )
+
     def full_region(self) -> BufferRegion:
         """The region covering the whole buffer."""
         return BufferRegion(self, tuple(Range(convert(0), s) for s in self.shape))

@@ -38,6 +38,8 @@ def test_buffer_methods_build_the_nodes_tvm_builds() -> None:
     assert str(offset) != "" and offset.dtype == i.dtype
     with pytest.raises(TypeError, match="vload"):
         buf.vload([0, 0], "int32x4")
+    flat = buf.get_flattened_buffer()
+    assert flat.ndim == 1 and flat.data is buf.data and flat.shape[0].value == 32  # type: ignore[attr-defined]
 
 
 def test_return_scalar_reaches_the_caller() -> None:
