@@ -80,11 +80,17 @@ class _Finder(StmtExprVisitor):
         if self.found is None and expr.dtype.is_low_precision_float:
             self.found = (_low_precision(expr.dtype), self.span)
             return
+        if self.found is None and expr.dtype.scalable:
+            self.found = (f"the scalable vector type {expr.dtype}", self.span)
+            return
         super().visit_expr(expr)
 
     def visit_buffer(self, buffer: Buffer) -> None:
         if self.found is None and buffer.dtype.is_low_precision_float:
             self.found = (f"{_low_precision(buffer.dtype)} (buffer {buffer.name!r})", self.span)
+        elif self.found is None and buffer.dtype.scalable:
+            what = f"the scalable vector type {buffer.dtype} (buffer {buffer.name!r})"
+            self.found = (what, self.span)
 
     def visit_call_(self, call: Call) -> None:
         if self.found is None and call.kind is CallKind.BUILTIN:
@@ -105,6 +111,10 @@ def check_cpu_support(func: PrimFunc) -> None:
     for param in func.params:
         buffer = func.buffer_map.get(param)
         dtype = buffer.dtype if buffer is not None else param.dtype
+        if dtype.scalable:
+            raise UnsupportedConstructError(
+                f"the scalable vector type {dtype}", func.span, func.name
+            )
         if dtype.is_low_precision_float:
             what = f"parameter {param.name!r}" if buffer is None else f"buffer {buffer.name!r}"
             raise UnsupportedConstructError(

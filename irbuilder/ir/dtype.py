@@ -48,7 +48,7 @@ _ALLOWED_BITS = {
     TypeCode.E5M2_FLOAT: (8,),
 }
 _DTYPE_RE = re.compile(
-    r"^(int|uint|float|bfloat|e4m3_float|e5m2_float|bool|handle)(\d+)?(?:x(\d+))?$"
+    r"^(int|uint|float|bfloat|e4m3_float|e5m2_float|bool|handle)(\d+)?(?:x(vscalex)?(\d+))?$"
 )
 _LOW_PRECISION = (TypeCode.BFLOAT, TypeCode.E4M3_FLOAT, TypeCode.E5M2_FLOAT)
 # Largest finite values (numpy has no such types).
@@ -70,6 +70,9 @@ class DataType:
     code: TypeCode
     bits: int
     lanes: int = 1
+    scalable: bool = False
+    """A scalable vector (``float32xvscalex4``: ``lanes * vscale`` lanes; parse and print
+    only, the CPU build refuses it)."""
 
     def __post_init__(self) -> None:
         if self.bits not in _ALLOWED_BITS[self.code]:
@@ -81,7 +84,9 @@ class DataType:
         name = _CODE_NAMES[self.code]
         if self.code not in (TypeCode.BOOL, TypeCode.HANDLE):
             name += str(self.bits)
-        if self.lanes != 1:
+        if self.scalable:
+            name += f"xvscalex{self.lanes}"
+        elif self.lanes != 1:
             name += f"x{self.lanes}"
         return name
 
@@ -121,11 +126,11 @@ class DataType:
 
     @property
     def is_scalar(self) -> bool:
-        return self.lanes == 1
+        return self.lanes == 1 and not self.scalable
 
     @property
     def is_vector(self) -> bool:
-        return self.lanes > 1
+        return self.lanes > 1 or self.scalable
 
     @property
     def itemsize(self) -> int:
@@ -140,7 +145,7 @@ class DataType:
         return self.with_lanes(1)
 
     def with_bits(self, bits: int) -> DataType:
-        return as_dtype(DataType(self.code, bits, self.lanes))
+        return as_dtype(DataType(self.code, bits, self.lanes, self.scalable))
 
     @property
     def min_value(self) -> int | float:
@@ -190,7 +195,7 @@ def _parse(text: str) -> DataType:
     match = _DTYPE_RE.match(text)
     if match is None:
         raise ValueError(f"unknown data type {text!r}")
-    name, bits_text, lanes_text = match.groups()
+    name, bits_text, scalable, lanes_text = match.groups()
     code = next(c for c, n in _CODE_NAMES.items() if n == name)
     if code == TypeCode.BOOL:
         bits = 1
@@ -205,7 +210,7 @@ def _parse(text: str) -> DataType:
             raise ValueError(f"data type {text!r} needs a bit width")
         bits = int(bits_text)
     lanes = int(lanes_text) if lanes_text else 1
-    return DataType(code, bits, lanes)
+    return DataType(code, bits, lanes, scalable is not None)
 
 
 def as_dtype(value: DataTypeLike) -> DataType:

@@ -81,3 +81,17 @@ def test_bfloat16_vectors_and_scalar_params_are_refused() -> None:
         """)
     with pytest.raises(UnsupportedConstructError, match="bfloat16 scalar parameter \\('s'\\)"):
         build(func)
+
+
+def test_scalable_vector_dtypes_parse_print_and_are_refused() -> None:
+    scalable = as_dtype("float32xvscalex4")
+    assert scalable.scalable and scalable.lanes == 4 and str(scalable) == "float32xvscalex4"
+    assert scalable != as_dtype("float32x4") and scalable.element_of() == as_dtype("float32")
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((16,), "float32xvscalex4"), B: T.Buffer((16,), "float32")):
+            for i in range(16):
+                B[i] = T.Cast("float32", T.vscale() * 4)
+        """)
+    with pytest.raises(UnsupportedConstructError, match="scalable vector type float32xvscalex4"):
+        build(func)
