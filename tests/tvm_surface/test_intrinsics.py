@@ -177,3 +177,25 @@ def test_runtime_builtins_build_as_calls() -> None:
     assert isinstance(mma, Call) and str(mma.dtype) == "float32" and len(mma.args) == 4
     shuffled = T.tvm_warp_shuffle(T.uint32(), T.float16(), x, 32, 32)
     assert isinstance(shuffled, Call) and str(shuffled.dtype) == "float16"
+
+
+@pytest.mark.parametrize("name", ["log1p", "atan", "sinh", "exp10", "asinh"])
+def test_vectorized_loops_of_new_intrinsics_match_the_interpreter(name: str) -> None:
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+            for i in T.vectorized(64):
+                B[i] = T.{name}(A[i])
+        """)
+    run_both(func, np.linspace(0.05, 1.5, 64).astype("float32"), np.zeros(64, "float32"))
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "fmod", "copysign"])
+def test_vectorized_binary_intrinsics_match_the_interpreter(name: str) -> None:
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+            for i in T.vectorized(64):
+                B[i] = T.{name}(A[i], A[63 - i] - T.float32(0.7))
+        """)
+    run_both(func, np.linspace(-2, 2, 64).astype("float32"), np.zeros(64, "float32"))
