@@ -137,7 +137,7 @@ class _Lower(StmtExprMutator):
         }
         vmap: dict[Var, PrimExpr] = dict(fresh)
         temps = [Var(f"red_{i}", r.dtype) for i, r in enumerate(reducer.result)]
-        combine = {lhs: target for lhs, target in zip(reducer.lhs, targets)}
+        combine: dict[Var, PrimExpr] = dict(zip(reducer.lhs, targets))
         combine.update({rhs: substitute_expr(v, vmap) for rhs, v in zip(reducer.rhs, values)})
         stores: Stmt = SeqStmt(
             tuple(

@@ -386,8 +386,6 @@ buffer_var = ptr
 """``T.buffer_var(dtype, scope)``: TVM's name for :func:`ptr`."""
 
 
-tvm_call_packed = call_packed  # noqa: F405
-tvm_call_cpacked = call_cpacked  # noqa: F405
 tvm_call_packed_lowered = TVM_OP_BUILDERS["call_packed_lowered"]
 tvm_call_cpacked_lowered = TVM_OP_BUILDERS["call_cpacked_lowered"]
 
