@@ -108,3 +108,17 @@ def test_allocate_const_holds_numpy_data() -> None:
                 K = T.allocate_const([1, 2, 3, 4, 5], "int32", [6])
                 A[0] = 0
             """)
+
+
+def test_slice_with_a_step_is_a_strided_vector_load() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in range(4):
+                B[i, 0:8] = A[i, 1:16:2]
+        """)
+    a = np.arange(64, dtype="float32").reshape(4, 16)
+    for target in ("llvm", "interp"):
+        b = np.zeros((4, 8), "float32")
+        build(func, target=target)(a, b)
+        assert (b == a[:, 1:16:2]).all()
