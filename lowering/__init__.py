@@ -21,6 +21,7 @@ from .pass_infra import (
     function_pass,
     module_pass,
 )
+from .plan_alloc import plan_allocation_location
 from .pipeline import PIPELINE_ORDER, default_pipeline, lower
 from .simplify import simplify
 from .unroll import unroll_loop
@@ -47,6 +48,7 @@ __all__ = [
     "lower",
     "lower_blocks",
     "module_pass",
+    "plan_allocation_location",
     "simplify",
     "unroll_loop",
     "vectorize_loop",

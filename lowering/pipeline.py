@@ -5,6 +5,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
+    plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
@@ -30,6 +31,7 @@ from .hoist_alloc import hoist_allocations
 from .lower_blocks import lower_blocks
 from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
+from .plan_alloc import plan_allocation_location
 from .simplify import simplify
 from .tensor_fusion import tensor_fusion
 from .unroll import unroll_loop
@@ -42,6 +44,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
     "lower_blocks",
+    "plan_allocation_location",
     "simplify",
     "flatten_buffer",
     "hoist_allocations",
@@ -63,6 +66,7 @@ def default_pipeline(opt_level: int = 3) -> list[Pass]:
         "hoist_allocations": hoist_allocations,
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,
+        "plan_allocation_location": plan_allocation_location,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
