@@ -461,6 +461,7 @@ def test_default_pipeline_order() -> None:
     assert names[-1] == "entry_checks"
     assert default_pipeline()[2:] == [
         lowering.lower_blocks,
+        lowering.plan_allocation_location,
         lowering.simplify,
         lowering.flatten_buffer,
         hoist_allocations,
