@@ -1,35 +1,46 @@
-"""Allocation placement (pass ``plan_allocation_location``): allocate at the LCA of the uses.
+"""Allocation placement (pass ``plan_allocation_location``): allocate where the uses are.
 
 Runs right after ``lower_blocks``, so every allocation the program makes is an
 ``Allocate`` statement by then (root-block and block ``alloc_buffers``,
 ``T.decl_buffer`` without ``data``, ``T.allocate``, Reduce temporaries). Each one
-moves down to the lowest common ancestor of its uses, TVM's
-``PlanAndUpdateBufferAllocationLocation`` rule: the innermost loop whose body
-holds every use gets the allocation *inside its body*, so the buffer is one
-allocation per iteration. A use is anything naming the data var: a load or store
-through any buffer over it, a ``DeclBuffer`` over it (a match_buffer view, a
-flat alias), the var itself (a call argument, ``T.address_of``, a let). Besides
-loops, the allocation narrows to the smallest run of a ``SeqStmt`` holding the
-uses, and to the one branch of an ``if`` that uses it, and passes ``LetStmt``,
-``AttrStmt``, ``DeclBuffer`` and other ``Allocate`` headers that do not use it.
+moves down towards the lowest common ancestor (LCA) of its uses, TVM's
+``PlanAndUpdateBufferAllocationLocation`` rule: a ``T.parallel`` (or thread-bound)
+loop whose body holds every use gets the allocation *inside its body*, so each
+iteration, and so each thread, has its own buffer. A use is anything naming the
+data var: a load or store through any buffer over it, a ``DeclBuffer`` over it (a
+match_buffer view, a flat alias), the var itself (a call argument,
+``T.address_of``, a let). Besides loops, the allocation narrows to the smallest
+run of a ``SeqStmt`` holding the uses and to the one branch of an ``if`` using it,
+and passes ``LetStmt``, ``AttrStmt``, ``DeclBuffer`` and ``Allocate`` headers that
+do not use it.
 
-After this pass, a buffer is private to one iteration of a ``T.parallel`` loop
-exactly when its ``Allocate`` is inside that loop's body (what the race checker
-relies on); one allocated above the loop is shared by all its iterations.
+After this pass, a buffer is private to one iteration of a parallel loop exactly
+when its ``Allocate`` is inside that loop's body; one allocated above the loop is
+shared by all its iterations (what the race checker relies on).
 
-Kept from TVM's letter, with reasons:
+Where we differ from TVM's letter, and why:
 
-- An allocation only moves down, never above the statement that declared it.
-- It never enters a ``T.vectorized`` loop: the vectorizer cannot widen an
-  allocation and would fall back to a serial loop; lanes of one vector share the
-  one thread anyway. Nor a ``while`` loop (TVM's LCA only counts ``for`` and blocks).
-- An unused allocation stays where it was (TVM drops it).
+- A serial or unrolled loop is entered only on the way to a concurrent loop: when
+  the LCA is inside serial loops below the innermost enclosing parallel loop (or
+  the declaring scope), the allocation stays around the outermost of those serial
+  loops. TVM puts it in the serial loop's body and then allocates it once anyway
+  (its LLVM codegen puts stack buffers in the function's entry block), as our
+  ``hoist_allocations`` would; stopping above the serial loops keeps a value
+  carried across their iterations meaningful at every opt_level (the interpreter
+  allocates a block's buffers once per execution of the block) and never makes a
+  heap allocation per inner iteration.
+- An allocation never enters a ``T.vectorized`` loop: the vectorizer cannot widen
+  an allocation and would fall back to a serial loop. Nor a ``while`` loop (TVM's
+  LCA only counts ``for`` loops and blocks).
+- An allocation only moves down, never above the statement that declared it, and
+  an unused one stays where it was (TVM drops it).
+- TVM also lifts the LCA of a block's accessed buffers above the loops bound to
+  its scan/opaque iteration variables. For serial loops that is implied here (they
+  are never entered for their own sake); we do not do it for a parallel loop, whose
+  iterations carrying values through a buffer would race anyway.
 
-Values are not carried between iterations of the loop the allocation lands in:
-its contents are undefined at the start of each iteration (TVM's rule too).
-``hoist_allocations`` (opt_level >= 1) then moves allocations with
-loop-invariant sizes back out of serial loops, never out of a parallel one, so
-the code allocates once per parallel iteration, not per inner iteration.
+A buffer inside a parallel body holds undefined values at the start of each
+iteration (TVM's rule): a program must not read what an earlier iteration wrote.
 """
 
 from __future__ import annotations
@@ -72,29 +83,35 @@ def _decl_uses(buffer_decl: DeclBuffer, data: Var) -> bool:
     return any(_uses(e, data) for e in exprs)
 
 
+_CONCURRENT = (ForKind.PARALLEL, ForKind.THREAD_BINDING)
+
+
 class _Placement:
-    """Wraps the innermost place covering every use of one allocation's data var."""
+    """Wraps the innermost place covering every use of one allocation's data var.
+
+    Each ``place`` returns the rewritten statement and whether the allocation ended up
+    inside a concurrent (parallel or thread-bound) loop of it: a serial loop is entered
+    only on the way to one.
+    """
 
     def __init__(self, alloc: Allocate, decls: list[DeclBuffer]) -> None:
         self.alloc = alloc
         self.decls = decls
         self.data = alloc.buffer_var
 
-    def wrap(self, stmt: Stmt) -> Stmt:
+    def wrap(self, stmt: Stmt) -> tuple[Stmt, bool]:
         for decl in reversed(self.decls):
             stmt = rebuild(decl, {"body": stmt})
-        return rebuild(self.alloc, {"body": stmt})
+        return rebuild(self.alloc, {"body": stmt}), False
 
-    def place(self, stmt: Stmt) -> Stmt:
+    def place(self, stmt: Stmt) -> tuple[Stmt, bool]:
         data = self.data
         if not _uses(stmt, data):
             return self.wrap(stmt)
         if isinstance(stmt, SeqStmt):
             return self._place_in_seq(stmt)
         if isinstance(stmt, For):
-            if stmt.kind in _OPAQUE_LOOPS or _uses(stmt.min, data) or _uses(stmt.extent, data):
-                return self.wrap(stmt)
-            return rebuild(stmt, {"body": self.place(stmt.body)})
+            return self._place_in_loop(stmt)
         if isinstance(stmt, (LetStmt, AttrStmt)):
             header_uses = _uses(stmt.value, data) or (
                 isinstance(stmt, AttrStmt) and stmt.node is data
@@ -108,24 +125,41 @@ class _Placement:
         if isinstance(stmt, IfThenElse) and not _uses(stmt.condition, data):
             in_then, in_else = _uses(stmt.then_case, data), _uses(stmt.else_case, data)
             if not in_else:
-                return rebuild(stmt, {"then_case": self.place(stmt.then_case)})
+                then, inside = self.place(stmt.then_case)
+                return rebuild(stmt, {"then_case": then}), inside
             if not in_then and stmt.else_case is not None:
-                return rebuild(stmt, {"else_case": self.place(stmt.else_case)})
+                other, inside = self.place(stmt.else_case)
+                return rebuild(stmt, {"else_case": other}), inside
         return self.wrap(stmt)
 
-    def _descend(self, stmt: LetStmt | AttrStmt | DeclBuffer | Allocate) -> Stmt:
-        return rebuild(stmt, {"body": self.place(stmt.body)})
+    def _place_in_loop(self, loop: For) -> tuple[Stmt, bool]:
+        data = self.data
+        if loop.kind in _OPAQUE_LOOPS or _uses(loop.min, data) or _uses(loop.extent, data):
+            return self.wrap(loop)
+        body, inside = self.place(loop.body)
+        if loop.kind in _CONCURRENT:
+            return rebuild(loop, {"body": body}), True
+        if not inside:
+            # The LCA is this serial loop's body or below it, with no concurrent loop on
+            # the way: allocate once, around the loop (see the module docstring).
+            return self.wrap(loop)
+        return rebuild(loop, {"body": body}), True
 
-    def _place_in_seq(self, stmt: SeqStmt) -> Stmt:
+    def _descend(self, stmt: LetStmt | AttrStmt | DeclBuffer | Allocate) -> tuple[Stmt, bool]:
+        body, inside = self.place(stmt.body)
+        return rebuild(stmt, {"body": body}), inside
+
+    def _place_in_seq(self, stmt: SeqStmt) -> tuple[Stmt, bool]:
         hits = [i for i, s in enumerate(stmt.seq) if _uses(s, self.data)]
         lo, hi = hits[0], hits[-1]
+        inside = False
         if lo == hi:
-            inner = self.place(stmt.seq[lo])
+            inner, inside = self.place(stmt.seq[lo])
         elif lo == 0 and hi == len(stmt.seq) - 1:
             return self.wrap(stmt)
         else:
-            inner = self.wrap(SeqStmt(stmt.seq[lo : hi + 1], span=stmt.span))
-        return SeqStmt((*stmt.seq[:lo], inner, *stmt.seq[hi + 1 :]), span=stmt.span)
+            inner, _ = self.wrap(SeqStmt(stmt.seq[lo : hi + 1], span=stmt.span))
+        return SeqStmt((*stmt.seq[:lo], inner, *stmt.seq[hi + 1 :]), span=stmt.span), inside
 
 
 class _Planner(StmtExprMutator):
@@ -136,7 +170,8 @@ class _Planner(StmtExprMutator):
         while isinstance(body, DeclBuffer) and body.buffer.data is node.buffer_var:
             decls.append(body)
             body = body.body
-        return _Placement(node, decls).place(body)
+        placed, _ = _Placement(node, decls).place(body)
+        return placed
 
 
 @function_pass("plan_allocation_location")

@@ -184,3 +184,30 @@ def test_large_private_buffer_is_heap_and_freed_on_every_exit() -> None:
     with pytest.raises(ValueError, match="negative last element"):
         kernel(a, out)
     assert kernel.allocation_stats()["live"] == 0
+
+
+@T.prim_func
+def carried(A: T.Buffer((4, 2048), "float32"), B: T.Buffer((2048,), "float32")):
+    # big's uses all sit in the serial i loop, and carry values across its iterations.
+    big = T.alloc_buffer((2048,), "float32")
+    for i in range(4):
+        if i == 0:
+            for j in range(2048):
+                big[j] = T.float32(0)
+        for j in range(2048):
+            big[j] = big[j] + A[i, j]
+        if i == 3:
+            for j in range(2048):
+                B[j] = big[j]
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_value_carried_across_serial_iterations_of_a_heap_buffer(opt_level: int) -> None:
+    kernel = tvmscript.build(carried, opt_level=opt_level, count_allocations=True)
+    (a,) = _inputs([(4, 2048)], seed=3)
+    expected = np.zeros(2048, "float32")
+    tvmscript.build(carried, target="interp")(a, expected)
+    out = np.zeros(2048, "float32")
+    kernel(a, out)
+    assert np.array_equal(out, expected)
+    assert kernel.allocation_stats()["total"] == 1  # once, around the serial loop

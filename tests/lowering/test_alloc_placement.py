@@ -110,11 +110,43 @@ def nested_serial(A: T.Buffer((8, 4, 16), "float32"), B: T.Buffer((8, 4), "float
             B[i, j] = acc[0]
 
 
-def test_nested_serial_loops_allocation_at_their_lca() -> None:
-    assert placed(nested_serial) == {"acc": ["i", "j"]}
-    # opt_level 0 keeps the LCA; hoist_allocations (opt_level 1) allocates once.
-    assert lowered_loops(nested_serial, 0)["acc"] == ["i", "j"]
-    assert lowered_loops(nested_serial, 1)["acc"] == []
+def test_lca_in_serial_loops_allocates_once_around_them() -> None:
+    # The LCA is j's body; with no parallel loop on the way the allocation stays around
+    # the outer serial loop, at every opt_level.
+    assert placed(nested_serial) == {"acc": []}
+    assert lowered_loops(nested_serial, 0)["acc"] == []
+    assert lowered_loops(nested_serial, 3)["acc"] == []
+
+
+@T.prim_func
+def parallel_nested_serial(A: T.Buffer((8, 4, 16), "float32"), B: T.Buffer((8, 4), "float32")):
+    acc = T.alloc_buffer((2,), "float32")
+    for p in T.parallel(2):
+        for i in range(4):
+            for j in range(4):
+                acc[0] = T.float32(0)
+                for k in range(16):
+                    acc[0] = acc[0] + A[p * 4 + i, j, k]
+                B[p * 4 + i, j] = acc[0]
+
+
+def test_lca_in_serial_loops_below_a_parallel_loop_lands_in_its_body() -> None:
+    assert placed(parallel_nested_serial) == {"acc": ["p"]}
+    for opt_level in (0, 3):
+        assert lowered_loops(parallel_nested_serial, opt_level)["acc"] == ["p"]
+
+
+@T.prim_func
+def serial_then_parallel(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    t = T.alloc_buffer((1,), "float32")
+    for i in range(4):
+        for j in T.parallel(8):
+            t[0] = A[i, j] * T.float32(2)
+            B[i, j] = t[0] + T.float32(1)
+
+
+def test_serial_loop_entered_on_the_way_to_a_parallel_one() -> None:
+    assert placed(serial_then_parallel) == {"t": ["i", "j"]}
 
 
 @T.prim_func
@@ -160,11 +192,12 @@ def parallel_then_inner_serial(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8, 
             B[i, jo] = s[0]
 
 
-def test_hoisting_stops_at_the_parallel_loop() -> None:
-    assert placed(parallel_then_inner_serial) == {"s": ["i", "jo"]}
-    assert lowered_loops(parallel_then_inner_serial, 0)["s"] == ["i", "jo"]
-    # Hoisted out of the serial jo loop, never out of the parallel i loop.
-    assert lowered_loops(parallel_then_inner_serial, 3)["s"] == ["i"]
+def test_allocation_written_in_a_serial_loop_stays_in_the_parallel_body() -> None:
+    # Declared (by the user) in jo's body; the parser moves it to the root block; it
+    # lands back in the parallel body, around the serial jo loop.
+    assert placed(parallel_then_inner_serial) == {"s": ["i"]}
+    for opt_level in (0, 3):
+        assert lowered_loops(parallel_then_inner_serial, opt_level)["s"] == ["i"]
 
 
 @T.prim_func
@@ -211,7 +244,7 @@ def test_t_allocate_and_decl_buffer_move_into_the_parallel_body() -> None:
 @T.prim_func
 def vector_body(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
     t = T.alloc_buffer((16,), "float32")
-    for i in range(4):
+    for i in T.parallel(4):
         for j in T.vectorized(16):
             t[j] = A[i, j] + T.float32(1)
             B[i, j] = t[j] * T.float32(2)
@@ -232,11 +265,26 @@ def test_unused_allocation_stays_where_declared() -> None:
     assert placed(unused) == {"t": []}
 
 
-def test_hoist_never_crosses_a_parallel_loop() -> None:
-    planned = plan_allocation_location(lower_blocks(parallel_then_inner_serial))
-    flat = lowering.flatten_buffer(planned)
-    hoisted = hoist_allocations(flat)
+@T.prim_func
+def allocate_in_serial_in_parallel(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i in T.parallel(8):
+        for jo in range(4):
+            s = T.decl_buffer((1,), "float32")
+            s[0] = T.float32(0)
+            for ji in range(8):
+                s[0] = s[0] + A[i, jo * 8 + ji]
+            B[i, jo] = s[0]
+
+
+def test_hoist_leaves_serial_loops_but_never_crosses_a_parallel_loop() -> None:
+    # A T.decl_buffer inside the serial loop is already there: placement never lifts it.
+    planned = plan_allocation_location(lower_blocks(allocate_in_serial_in_parallel))
+    assert {k: [n for n, _ in v] for k, v in enclosing_loops(planned).items()} == {
+        "s": ["i", "jo"]
+    }
+    hoisted = hoist_allocations(lowering.flatten_buffer(planned))
     assert {k: [n for n, _ in v] for k, v in enclosing_loops(hoisted).items()} == {"s": ["i"]}
+    assert lowered_loops(allocate_in_serial_in_parallel, 0)["s"] == ["i", "jo"]
 
 
 @T.prim_func
