@@ -98,8 +98,10 @@ class _Placement:
         self.alloc = alloc
         self.decls = decls
         self.data = alloc.buffer_var
+        self.last_wrapped: Stmt | None = None
 
     def wrap(self, stmt: Stmt) -> tuple[Stmt, bool]:
+        self.last_wrapped = stmt
         for decl in reversed(self.decls):
             stmt = rebuild(decl, {"body": stmt})
         return rebuild(self.alloc, {"body": stmt}), False
@@ -147,6 +149,10 @@ class _Placement:
 
     def _descend(self, stmt: LetStmt | AttrStmt | DeclBuffer | Allocate) -> tuple[Stmt, bool]:
         body, inside = self.place(stmt.body)
+        if isinstance(stmt, (DeclBuffer, Allocate)) and self.last_wrapped is stmt.body:
+            # Around another allocation's whole scope: stay outside it, so allocations
+            # landing at one place keep their declaration order.
+            return self.wrap(stmt)
         return rebuild(stmt, {"body": body}), inside
 
     def _place_in_seq(self, stmt: SeqStmt) -> tuple[Stmt, bool]:
