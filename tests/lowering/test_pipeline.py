@@ -60,6 +60,7 @@ from lowering import (
 )
 from lowering.hoist_alloc import hoist_allocations
 from lowering.memory_reuse import memory_reuse
+from lowering.race_check import check_parallel_races
 
 F32 = as_dtype("float32")
 
@@ -461,6 +462,7 @@ def test_default_pipeline_order() -> None:
     assert names[-1] == "entry_checks"
     assert default_pipeline()[2:] == [
         lowering.lower_blocks,
+        check_parallel_races,
         lowering.simplify,
         lowering.flatten_buffer,
         hoist_allocations,
