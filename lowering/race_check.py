@@ -292,7 +292,13 @@ class _Pair:
     touch the same element in different iterations."""
 
     def __init__(
-        self, loop: For, a: _Access, b: _Access, layout: str, written: set[Var]
+        self,
+        loop: For,
+        enclosing: tuple[_Loop, ...],
+        a: _Access,
+        b: _Access,
+        layout: str,
+        written: set[Var],
     ) -> None:
         self.loop = loop
         self.written = written
@@ -320,6 +326,8 @@ class _Pair:
             b_loops,
         )
         an = self.analyzer
+        for outer in enclosing:  # the same value in both iterations
+            an.bind_range(outer.var, outer.min, outer.extent)
         an.bind_range(p, loop.min, loop.extent)
         an.bind_range(q, loop.min, loop.extent)
         for side in (self.a, self.b):
@@ -380,6 +388,10 @@ class _Pair:
         if offset is None or offset == 0 or abs(offset) >= extent:
             return None
         return offset
+
+    def certain(self) -> bool:
+        """Whether the two accesses provably meet in two different iterations."""
+        return self.same_element_always() or self.definite_offset() is not None
 
     def _pinned(self) -> bool:
         """Both accesses run only when ``p == e`` for one loop-invariant ``e``."""
@@ -591,7 +603,9 @@ def _escape_problem(loop: For, escape: _Escape, buffer_name: str) -> RaceError:
     return RaceError(message, buffer_name, escape.span, notes)
 
 
-def _check_loop(loop: For, storage: set[Var], names: dict[Var, str]) -> RaceError | None:
+def _check_loop(
+    loop: For, enclosing: tuple[_Loop, ...], storage: set[Var], names: dict[Var, str]
+) -> RaceError | None:
     collector = _Collector(storage)
     collector.visit_stmt(loop.body)
     body = collector.body
@@ -609,11 +623,16 @@ def _check_loop(loop: For, storage: set[Var], names: dict[Var, str]) -> RaceErro
             continue
         buffers = list({id(x.buffer): x.buffer for x in accesses}.values())
         layout = "nd" if _same_layout(buffers) else "flat"
-        for a in writes:
-            for b in [a, *(x for x in accesses if x is not a)]:
-                pair = _Pair(loop, a, b, layout, written)
-                if not pair.independent():
-                    return _problem(loop, a, b, pair)
+        conflicts = [
+            (a, b, pair)
+            for a in writes
+            for b in [a, *(x for x in accesses if x is not a)]
+            if not (pair := _Pair(loop, enclosing, a, b, layout, written)).independent()
+        ]
+        if conflicts:
+            # A certain race explains the refusal better than an undecided pair.
+            certain = [c for c in conflicts if c[2].certain()]
+            return _problem(loop, *(certain or conflicts)[0])
     return None
 
 
@@ -621,15 +640,19 @@ class _ParallelLoops(StmtExprVisitor):
     """Parallel loops in source order (an outer loop before the loops inside it)."""
 
     def __init__(self) -> None:
-        self.found: list[For] = []
+        self.found: list[tuple[For, tuple[_Loop, ...]]] = []
+        self.enclosing: list[_Loop] = []
 
     def visit_for_(self, node: For) -> None:
         if node.kind is ForKind.PARALLEL:
-            self.found.append(node)
+            self.found.append((node, tuple(self.enclosing)))
+        self.enclosing.append(_Loop(node.loop_var, node.min, node.extent))
         self.generic_visit(node)
+        self.enclosing.pop()
 
 
-def _parallel_loops(stmt: Stmt) -> Iterator[For]:
+def _parallel_loops(stmt: Stmt) -> Iterator[tuple[For, tuple[_Loop, ...]]]:
+    """Each parallel loop with the loops around it, outer loops first."""
     finder = _ParallelLoops()
     finder.visit_stmt(stmt)
     return iter(finder.found)
@@ -656,10 +679,10 @@ def find_races(func: PrimFunc) -> list[RaceError]:
 
     post_order_visit(func.body, note_names)
     problems = []
-    for loop in _parallel_loops(func.body):
+    for loop, enclosing in _parallel_loops(func.body):
         if _allowed(loop):
             continue
-        problem = _check_loop(loop, storage, names)
+        problem = _check_loop(loop, enclosing, storage, names)
         if problem is not None:
             problems.append(problem)
     return problems
