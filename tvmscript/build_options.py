@@ -172,13 +172,19 @@ def race_diagnostic(err: RaceError) -> DiagnosticError:
     return diagnostic
 
 
+def _race_switch(options: BuildOptions) -> bool | None:
+    """``check_races=False`` turns the check off; the default leaves the PassContext's
+    ``check_parallel_races`` config (or disabled passes) in charge."""
+    return None if options.check_races else False
+
+
 def _lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     if not options.bounds_check:
         return lowering.lower(
             func,
             opt_level=options.opt_level,
             verify_each=options.verify,
-            check_races=options.check_races,
+            check_races=_race_switch(options),
         )
     check, position = bounds_check_pass()
     passes = list(default_pipeline(options.opt_level))
@@ -193,7 +199,7 @@ def _lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     ctx = PassContext(
         opt_level=options.opt_level,
         disabled_passes=outer.disabled_passes,
-        config=with_race_check(outer.config, options.check_races),
+        config=with_race_check(outer.config, _race_switch(options)),
         verify_each=options.verify,
         verifier=_Verifier(),
     )

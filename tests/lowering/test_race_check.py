@@ -371,3 +371,71 @@ def test_race_free_kernel_matches_the_interpreter_on_two_threads(
         for got, want in zip(args, expected):
             if isinstance(got, np.ndarray):
                 np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# -- opt-outs ------------------------------------------------------------------------
+
+
+@T.prim_func
+def annotated_histogram(H: T.Buffer((4,), "int32"), D: T.Buffer((64,), "int32")):
+    for i in T.parallel(64, annotations={"tvmscript.allow_races": True}):
+        H[D[i]] += 1
+
+
+@T.prim_func
+def one_loop_annotated(H: T.Buffer((4,), "int32"), D: T.Buffer((64,), "int32")):
+    for i in T.parallel(64, annotations={"tvmscript.allow_races": True}):
+        H[D[i]] += 1
+    for i in T.parallel(64):  # second-loop
+        H[D[i]] += 2  # second-access
+
+
+def test_annotation_opts_one_loop_out(two_threads: None) -> None:
+    kernel = tvmscript.build(annotated_histogram)
+    H = np.zeros(4, "int32")
+    kernel(H, np.zeros(64, "int32"))
+    assert 1 <= H[0] <= 64  # racy increments may be lost; no other element is touched
+    assert H[1:].tolist() == [0, 0, 0]
+    # the annotation covers its own loop only
+    _assert_located(_refused(one_loop_annotated), "H", "second-access", "second-loop")
+
+
+def test_build_option_turns_the_check_off() -> None:
+    assert isinstance(tvmscript.build(histogram, check_races=False), tvmscript.Kernel)
+    assert tvmscript.build(shared_accumulator, check_races=False).options.check_races is False
+    with pytest.raises(TypeError, match="option check_races must be a bool"):
+        tvmscript.build(histogram, check_races="no")
+
+
+@pytest.mark.parametrize("options", [{"verify": True}, {"bounds_check": True}, {"opt_level": 0}])
+def test_every_build_path_runs_the_check(options: dict[str, Any]) -> None:
+    text = _refused(histogram, **options)
+    _assert_located(text, "H", "hist-access", "hist-loop")
+
+
+def test_lower_takes_the_switch_from_its_argument_or_the_pass_context() -> None:
+    with pytest.raises(RaceError) as info:
+        lowering.lower(histogram)
+    assert info.value.buffer == "H" and info.value.span is not None
+    assert info.value.span.line == _line("hist-access")
+    assert [n for n, s in info.value.notes if s is not None and s.line == _line("hist-loop")]
+    lowering.lower(histogram, check_races=False)
+    with PassContext(config={"check_parallel_races": {"enabled": False}}):
+        lowering.lower(histogram)
+        tvmscript.build(shift_left)  # build's default does not override the context
+    with PassContext(disabled_passes={"check_parallel_races"}):
+        lowering.lower(histogram)
+    with PassContext(config={"check_parallel_races": {"enabled": False}}):
+        with pytest.raises(RaceError):
+            lowering.lower(histogram, check_races=True)
+
+
+def test_allow_races_annotation_round_trips_through_the_printer() -> None:
+    text = annotated_histogram.script()
+    assert '"tvmscript.allow_races": True' in text
+    parsed = tvmscript.from_source(text)
+    assert isinstance(parsed, PrimFunc)
+    assert_structural_equal(annotated_histogram, parsed)
+    assert tvmscript.build(parsed) is not None
+    # the parsed annotation still exempts the loop
+    assert find_races(lowering.lower_blocks(parsed)) == []
