@@ -32,6 +32,7 @@ from irbuilder.ir import (
     EQ,
     Allocate,
     Block,
+    BlockRealize,
     Buffer,
     BufferLoad,
     BufferStore,
@@ -42,6 +43,7 @@ from irbuilder.ir import (
     ForKind,
     IfThenElse,
     IntImm,
+    IterKind,
     Let,
     LetStmt,
     Mul,
@@ -154,7 +156,9 @@ class _Collector(StmtExprVisitor):
             return own
         return next((s for s in reversed(self.spans) if s is not None), None)
 
-    def _record(self, buffer: Buffer, indices: tuple[PrimExpr, ...], write: bool, span: Span | None) -> None:
+    def _record(
+        self, buffer: Buffer, indices: tuple[PrimExpr, ...], write: bool, span: Span | None
+    ) -> None:
         self.body.accesses.append(
             _Access(
                 buffer,
@@ -232,10 +236,39 @@ class _Collector(StmtExprVisitor):
             self.body.private.add(node.buffer.data)  # it owns its storage
         self.generic_visit(node)
 
+    def visit_block_realize_(self, node: BlockRealize) -> None:
+        # Before lower_blocks: the iter vars stand for their bound values.
+        for value in node.iter_values:
+            self.visit_expr(value)
+        self.visit_expr(node.predicate)
+        bound = [iv.var for iv in node.block.iter_vars]
+        for var, value in zip(bound, node.iter_values):
+            self.lets[var] = self._resolve(value)
+        guarded = not (isinstance(node.predicate, IntImm) and node.predicate.value)
+        if guarded:
+            self.conds.append(self._resolve(node.predicate))
+        self.visit_stmt(node.block)
+        if guarded:
+            self.conds.pop()
+        for var in bound:
+            del self.lets[var]
+
     def visit_block_(self, node: Block) -> None:
         for buffer in node.alloc_buffers:
             self.body.private.add(buffer.data)
-        self.generic_visit(node)
+        for match in node.match_buffers:
+            # A view whose accesses this analysis does not map back to its source.
+            source = match.source.buffer
+            if source.data not in self.body.private:
+                what = f"the match_buffer view {match.buffer.name!r}"
+                self.body.escapes.append(_Escape(source.data, what, self._span(node.span)))
+        if node.init is not None:
+            # The init runs when every reduction axis is at its start.
+            starts = [EQ(iv.var, iv.dom.min) for iv in node.iter_vars if iv.kind is IterKind.REDUCE]
+            self.conds.extend(self._resolve(c) for c in starts)
+            self.visit_stmt(node.init)
+            del self.conds[len(self.conds) - len(starts) :]
+        self.visit_stmt(node.body)
 
 
 def _storage_outside(func: PrimFunc) -> set[Var]:
@@ -342,9 +375,17 @@ class _Pair:
             return True
         return any(self._separates(ia, ib) for ia, ib in zip(self.a.indices, self.b.indices))
 
+    def _always_run(self) -> bool:
+        """Whether both accesses run in every iteration (no condition, no inner loop that
+        may be empty)."""
+        if self.a.conds or self.b.conds:
+            return False
+        loops = (*self.a.loops, *self.b.loops)
+        return all(self.analyzer.const_int_bound(lp.extent).lo >= 1 for lp in loops)
+
     def same_element_always(self) -> bool:
         """Whether both accesses always touch one fixed element, in every iteration."""
-        if self.a.conds or self.b.conds:
+        if not self._always_run():
             return False
         for ia, ib in zip(self.a.indices, self.b.indices):
             if _mentions(ia, self.inner) or _mentions(ib, self.inner):
@@ -402,7 +443,11 @@ class _Pair:
         for cond in side.conds:
             if isinstance(cond, EQ):
                 for var, other in ((cond.a, cond.b), (cond.b, cond.a)):
-                    if var is side.p and not _mentions(other, self.inner) and not _has_memory(other):
+                    if (
+                        var is side.p
+                        and not _mentions(other, self.inner)
+                        and not _has_memory(other)
+                    ):
                         return other
         bound = self.analyzer.const_int_bound(side.p)
         if bound.is_point:
@@ -697,4 +742,3 @@ def check_parallel_races(func: PrimFunc) -> PrimFunc:
     if problems:
         raise problems[0]
     return func
-

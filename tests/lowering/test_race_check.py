@@ -296,7 +296,9 @@ def block_reduction(A: T.Buffer((64, 16), "float32"), C: T.Buffer((64,), "float3
 def stencil(A: T.Buffer((66, 66), "float32"), B: T.Buffer((66, 66), "float32")):
     for i in T.parallel(64):
         for j in T.vectorized(64):
-            B[i + 1, j + 1] = (A[i, j + 1] + A[i + 2, j + 1] + A[i + 1, j] + A[i + 1, j + 2]) * T.float32(0.25)
+            B[i + 1, j + 1] = (
+                A[i, j + 1] + A[i + 2, j + 1] + A[i + 1, j] + A[i + 1, j + 2]
+            ) * T.float32(0.25)
 
 
 @T.macro
@@ -327,7 +329,14 @@ ACCEPTED = [
     macro_rows,
 ]
 
-_SYMBOLIC = {"symbolic_rows": lambda rng: [rng.standard_normal((24, 5), "float32"), np.zeros(120, "float32"), 24, 5]}
+_SYMBOLIC = {
+    "symbolic_rows": lambda rng: [
+        rng.standard_normal((24, 5), "float32"),
+        np.zeros(120, "float32"),
+        24,
+        5,
+    ]
+}
 
 
 @pytest.fixture
