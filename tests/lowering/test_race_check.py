@@ -7,6 +7,7 @@ build and compute the interpreter's result on two threads, run after run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import tvmscript
 from backend.runtime import get_num_threads, set_num_threads
 from irbuilder.ir import PrimFunc
 from lowering import PassContext
+from lowering.bufferize import bufferize
 from lowering.race_check import ALLOW_RACES, RaceError, find_races
 from tvmscript import tir as T
 from tvmscript.ir import assert_structural_equal
@@ -86,7 +88,7 @@ def gather_written(
 ):
     for i in T.parallel(64):  # gather-loop
         B[i] = A[i] * T.float32(2)  # gather-write
-        C[i] = B[D[i]]
+        C[i] = B[D[i]]  # gather-read
 
 
 @T.prim_func
@@ -191,7 +193,28 @@ def test_messages_say_what_conflicts() -> None:
     assert "loaded from memory" in _refused(histogram)
     text = _refused(gather_written)
     assert "another reads B[D[i]]" in text
+    # the conflicting read is a third location
+    third = rf"note: B\[D\[i\]\] is read here\n *--> \S*{_FILE}:{_line('gather-read')}:"
+    assert re.search(third, text), text
     assert "escapes" in _refused(extern_writer)
+
+
+@T.prim_func
+def address_taken(A: T.Buffer((64,), "float32")):
+    for i in T.parallel(64):  # address-loop
+        T.evaluate(T.call_extern("int32", "poke", T.address_of(A[i])))  # address-access
+
+
+def test_an_escaping_address_is_refused() -> None:
+    text = _refused(address_taken)
+    _assert_located(text, "A", "address-access", "address-loop")
+    assert "T.address_of(A[...]) of buffer 'A' escapes" in text
+
+
+@pytest.mark.parametrize("func", [r[0] for r in REFUSED], ids=[r[0].name for r in REFUSED])
+def test_before_lower_blocks_the_same_kernels_are_refused(func: PrimFunc) -> None:
+    # The pass may move before lower_blocks (right after allocation placement).
+    assert find_races(bufferize(func))
 
 
 # -- accepted shapes -----------------------------------------------------------------
@@ -362,6 +385,11 @@ def _inputs(func: PrimFunc, rng: np.random.Generator) -> list[Any]:
         else:
             args.append(rng.standard_normal(shape, dtype="float32"))
     return args
+
+
+@pytest.mark.parametrize("func", ACCEPTED, ids=[f.name for f in ACCEPTED])
+def test_before_lower_blocks_the_same_kernels_are_accepted(func: PrimFunc) -> None:
+    assert find_races(bufferize(func)) == []
 
 
 @pytest.mark.parametrize("func", ACCEPTED, ids=[f.name for f in ACCEPTED])
