@@ -38,6 +38,7 @@ from irbuilder.ir import (
     BufferStore,
     Call,
     CallKind,
+    Cast,
     DeclBuffer,
     For,
     ForKind,
@@ -496,10 +497,30 @@ class _Pair:
                     return None
                 stride = factor
                 continue
+            widened = self._split_widening(atom, p)
+            if widened is not None and isinstance(stride, int):
+                inner_stride, inner_rest = widened
+                stride += coef * inner_stride
+                rest.add_term(inner_rest, coef)
+                continue
             if _mentions(atom, {p}):
                 return None
             rest.add_term(atom, coef)
         return stride, from_linear(rest)
+
+    def _split_widening(self, atom: PrimExpr, p: Var) -> tuple[int, PrimExpr] | None:
+        """``Cast(int64, c*p + r)`` as ``c`` and ``Cast(int64, r)`` (indices do not
+        overflow, see docs/race-check.md); None for anything else."""
+        if not (isinstance(atom, Cast) and supports_linear(atom.dtype)):
+            return None
+        source = atom.value.dtype
+        if not (supports_linear(source) and source.bits <= atom.dtype.bits):
+            return None
+        split = self._split(atom.value, p)
+        if split is None or not isinstance(split[0], int):
+            return None
+        stride, rest = split
+        return stride, Cast(atom.dtype, rest)
 
     def _below(self, rest: PrimExpr, stride: PrimExpr, side: _Side) -> bool:
         """``0 <= rest < stride``: a constant range below the stride's least value, or one

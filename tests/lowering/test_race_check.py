@@ -324,6 +324,13 @@ def stencil(A: T.Buffer((66, 66), "float32"), B: T.Buffer((66, 66), "float32")):
             ) * T.float32(0.25)
 
 
+@T.prim_func
+def widened_index(A: T.Buffer((T.int64(64),), "float32"), B: T.Buffer((T.int64(128),), "float32")):
+    for i in T.parallel(64):
+        B[T.Cast("int64", i * 2 + 1)] = A[T.Cast("int64", i)]
+        B[T.Cast("int64", i) * T.int64(2)] = A[i]
+
+
 @T.macro
 def add_one(buf, k):
     buf[k] = buf[k] + T.float32(1)
@@ -349,6 +356,7 @@ ACCEPTED = [
     first_iteration_only,
     block_reduction,
     stencil,
+    widened_index,
     macro_rows,
 ]
 
