@@ -517,9 +517,11 @@ class _Pair:
         if not (supports_linear(source) and source.bits <= atom.dtype.bits):
             return None
         split = self._split(atom.value, p)
-        if split is None or not isinstance(split[0], int):
+        if split is None:
             return None
         stride, rest = split
+        if not isinstance(stride, int):
+            return None
         return stride, Cast(atom.dtype, rest)
 
     def _below(self, rest: PrimExpr, stride: PrimExpr, side: _Side) -> bool:
