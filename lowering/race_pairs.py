@@ -16,6 +16,8 @@ from irbuilder.ir import (
     Call,
     CallKind,
     Cast,
+    FloorDiv,
+    FloorMod,
     For,
     IntImm,
     Mul,
@@ -41,6 +43,7 @@ class _Side:
     conds: tuple[PrimExpr, ...]
     p: Var
     loops: tuple[InnerLoop, ...]
+    buffer: Buffer
 
 
 class PairCheck:
@@ -74,12 +77,14 @@ class PairCheck:
             InnerLoop(rename[lp.var], renamed(lp.min), renamed(lp.extent))  # type: ignore[arg-type]
             for lp in b.loops
         )
-        self.a = _Side(_indices(a, layout), a.conds, p, a.loops)
+        self.layout = layout
+        self.a = _Side(_indices(a, layout), a.conds, p, a.loops, a.buffer)
         self.b = _Side(
             tuple(renamed(i) for i in _indices(b, layout)),
             tuple(renamed(c) for c in b.conds),
             q,
             b_loops,
+            b.buffer,
         )
         an = self.analyzer
         for outer in enclosing:  # the same value in both iterations
@@ -96,7 +101,14 @@ class PairCheck:
     def independent(self) -> bool:
         if self._pinned():
             return True
-        return any(self._separates(ia, ib) for ia, ib in zip(self.a.indices, self.b.indices))
+        if any(self._separates(ia, ib) for ia, ib in zip(self.a.indices, self.b.indices)):
+            return True
+        if self.layout == "nd" and len(self.a.indices) > 1:
+            # Dimensions may only separate together: B[f // 64, f % 64] is B_flat[f].
+            flat_a = _merge_divmod(flat_index(self.a.buffer, self.a.indices))
+            flat_b = _merge_divmod(flat_index(self.b.buffer, self.b.indices))
+            return self._separates(flat_a, flat_b)
+        return False
 
     def _always_run(self) -> bool:
         """Whether both accesses run in every iteration (no condition, no inner loop that
@@ -285,8 +297,54 @@ def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:
 
 def _indices(access: Access, layout: str) -> tuple[PrimExpr, ...]:
     if layout == "nd":
-        return access.indices
-    return (flat_index(access.buffer, access.indices),)
+        return tuple(_merge_divmod(i) for i in access.indices)
+    return (_merge_divmod(flat_index(access.buffer, access.indices)),)
+
+
+def _merge_divmod(index: PrimExpr) -> PrimExpr:
+    """``index`` with every ``(x // k) * (c*k) + (x % k) * c`` (``k > 0``) replaced by
+    ``c * x``: floor division and modulo recombine exactly, so a fused loop's split
+    indices are seen as the loop var again."""
+    if not supports_linear(index.dtype):
+        return index
+    form = to_linear(index)
+    merged = False
+    while (pair := _divmod_pair(form)) is not None:
+        div, mod, coef = pair
+        form.add_term(div, -coef * _divisor(div))
+        form.add_term(mod, -coef)
+        form.add_form(to_linear(div.a), coef)
+        merged = True
+    return from_linear(form) if merged else index
+
+
+def _divisor(node: FloorDiv | FloorMod) -> int:
+    return node.b.value if isinstance(node.b, IntImm) else 0
+
+
+def _same_residue(y: PrimExpr, x: PrimExpr, k: int) -> bool:
+    """Whether ``y % k == x % k``: ``x`` is ``y`` or ``y % m`` with ``k`` dividing ``m``."""
+    if structural_equal(y, x):
+        return True
+    m = _divisor(x) if isinstance(x, FloorMod) else 0
+    return m > 0 and m % k == 0 and isinstance(x, FloorMod) and structural_equal(y, x.a)
+
+
+def _divmod_pair(form: LinearForm) -> tuple[FloorDiv, FloorMod, int] | None:
+    terms = form.live_terms()
+    for div, div_coef in terms:
+        if not (isinstance(div, FloorDiv) and _divisor(div) > 0):
+            continue
+        for mod, mod_coef in terms:
+            if (
+                isinstance(mod, FloorMod)
+                and _divisor(mod) == _divisor(div)
+                and div_coef == mod_coef * _divisor(div)
+                and supports_linear(div.a.dtype)
+                and _same_residue(mod.a, div.a, _divisor(div))
+            ):
+                return div, mod, mod_coef
+    return None
 
 
 def same_layout(buffers: list[Buffer]) -> bool:

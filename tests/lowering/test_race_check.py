@@ -155,6 +155,12 @@ def extern_writer(A: T.Buffer((64,), "float32")):
         T.evaluate(T.call_extern("int32", "fill", A.data, i))  # extern-access
 
 
+@T.prim_func
+def fused_wrong_split(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for f in T.parallel(1024):  # split-loop
+        B[f // 64, f % 32] = A[f // 64, f % 64]  # split-access
+
+
 REFUSED = [
     (histogram, "H", "hist-access", "hist-loop", "cannot prove"),
     (shared_accumulator, "acc", "acc-access", "acc-loop", "data race"),
@@ -168,6 +174,7 @@ REFUSED = [
     (vectorized_race, "B", "vector-access", "vector-loop", "cannot prove"),
     (macro_histogram, "H", "macro-access", "macro-loop", "cannot prove"),
     (extern_writer, "A", "extern-access", "extern-loop", "cannot prove"),
+    (fused_wrong_split, "B", "split-access", "split-loop", "cannot prove"),
 ]
 
 
@@ -331,6 +338,18 @@ def widened_index(A: T.Buffer((T.int64(64),), "float32"), B: T.Buffer((T.int64(1
         B[T.Cast("int64", i) * T.int64(2)] = A[i]
 
 
+@T.prim_func
+def fused_loops(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for f in T.parallel(1024):
+        B[f // 64, f % 64] = A[f // 64, f % 64] * T.float32(2)
+
+
+@T.prim_func
+def fused_three(A: T.Buffer((4, 16, 8), "float32")):
+    for f in T.parallel(512):
+        A[f // 128, f % 128 // 8, f % 8] = A[f // 128, f % 128 // 8, f % 8] + T.float32(1)
+
+
 @T.macro
 def add_one(buf, k):
     buf[k] = buf[k] + T.float32(1)
@@ -357,6 +376,8 @@ ACCEPTED = [
     block_reduction,
     stencil,
     widened_index,
+    fused_loops,
+    fused_three,
     macro_rows,
 ]
 
