@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from irbuilder.ir import (
-    EQ,
     Allocate,
     Block,
     BlockRealize,
@@ -227,7 +226,11 @@ class _Collector(StmtExprVisitor):
                 self.body.escapes.append(Escape(source.data, what, self._span(node.span)))
         if node.init is not None:
             # The init runs when every reduction axis is at its start.
-            starts = [EQ(iv.var, iv.dom.min) for iv in node.iter_vars if iv.kind is IterKind.REDUCE]
+            starts: list[PrimExpr] = [
+                iv.var == iv.dom.min
+                for iv in node.iter_vars
+                if iv.kind is IterKind.REDUCE
+            ]
             self.conds.extend(self._resolve(c) for c in starts)
             self.visit_stmt(node.init)
             del self.conds[len(self.conds) - len(starts) :]

@@ -105,9 +105,9 @@ class PairCheck:
             return True
         if self.layout == "nd" and len(self.a.indices) > 1:
             # Dimensions may only separate together: B[f // 64, f % 64] is B_flat[f].
-            flat_a = _merge_divmod(flat_index(self.a.buffer, self.a.indices))
-            flat_b = _merge_divmod(flat_index(self.b.buffer, self.b.indices))
-            return self._separates(flat_a, flat_b)
+            flat_a = _flat(self.a.buffer, self.a.indices)
+            flat_b = _flat(self.b.buffer, self.b.indices)
+            return flat_a is not None and flat_b is not None and self._separates(flat_a, flat_b)
         return False
 
     def _always_run(self) -> bool:
@@ -298,7 +298,15 @@ def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:
 def _indices(access: Access, layout: str) -> tuple[PrimExpr, ...]:
     if layout == "nd":
         return tuple(_merge_divmod(i) for i in access.indices)
-    return (_merge_divmod(flat_index(access.buffer, access.indices)),)
+    flat = _flat(access.buffer, access.indices)
+    return () if flat is None else (flat,)  # no index: nothing separates
+
+
+def _flat(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> PrimExpr | None:
+    """The row-major element offset with div/mod pairs recombined (None if not scalar)."""
+    if len(indices) != len(buffer.shape) or not all(i.dtype.is_scalar for i in indices):
+        return None
+    return _merge_divmod(flat_index(buffer, indices))
 
 
 def _merge_divmod(index: PrimExpr) -> PrimExpr:
