@@ -6,6 +6,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     bufferize               tensors to buffers, returned tensors to output params
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
+    check_parallel_races    refuse T.parallel loops whose iterations may conflict
+                            (N-d indices; disabled by config {"check_parallel_races":
+                            {"enabled": False}}, i.e. build(..., check_races=False))
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
@@ -19,8 +22,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
@@ -32,19 +35,21 @@ from .lower_blocks import lower_blocks
 from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .plan_alloc import plan_allocation_location
+from .race_check import check_parallel_races
 from .simplify import simplify
 from .tensor_fusion import tensor_fusion
 from .unroll import unroll_loop
 from .vectorize import vectorize_loop
 from .verifier import verify_well_formed
 
-__all__ = ["PIPELINE_ORDER", "default_pipeline", "lower"]
+__all__ = ["PIPELINE_ORDER", "default_pipeline", "lower", "with_race_check"]
 
 PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
     "lower_blocks",
     "plan_allocation_location",
+    "check_parallel_races",
     "simplify",
     "flatten_buffer",
     "hoist_allocations",
@@ -67,6 +72,7 @@ def default_pipeline(opt_level: int = 3) -> list[Pass]:
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
+        "check_parallel_races": check_parallel_races,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
@@ -92,15 +98,29 @@ class _VerifyEach:
 _IR = TypeVar("_IR", PrimFunc, IRModule)
 
 
+def with_race_check(
+    config: Mapping[str, Mapping[str, Any]], check_races: bool | None
+) -> Mapping[str, Mapping[str, Any]]:
+    """``config`` with the race check's ``enabled`` option set (unchanged for None)."""
+    if check_races is None:
+        return config
+    merged = {name: dict(options) for name, options in config.items()}
+    merged.setdefault("check_parallel_races", {})["enabled"] = check_races
+    return merged
+
+
 def lower(
     ir: _IR,
     opt_level: int = 3,
     verify_each: bool = False,
     instruments: Sequence[PassInstrument] = (),
+    check_races: bool | None = None,
 ) -> _IR:
     """Run :func:`default_pipeline` on a PrimFunc or IRModule; returns the same kind.
 
     ``disabled_passes`` and ``config`` are inherited from the active PassContext.
+    ``check_races`` (when not None) sets the ``check_parallel_races`` pass's ``enabled``
+    option (:mod:`lowering.race_check`; a refused loop raises ``RaceError``).
     With ``verify_each`` the input and the output of every pass are verified
     (1-d accesses required from ``flatten_buffer`` on), and the result with
     ``lowered=True``.
@@ -109,7 +129,7 @@ def lower(
     ctx = PassContext(
         opt_level=opt_level,
         disabled_passes=outer.disabled_passes,
-        config=outer.config,
+        config=with_race_check(outer.config, check_races),
         instruments=tuple(instruments),
         verify_each=verify_each,
         verifier=_VerifyEach(),

@@ -330,7 +330,11 @@ def build(
     * ``count_allocations=True``: per-library heap allocation counters
       (:meth:`Kernel.allocation_stats`);
     * ``copy_noncontiguous_inputs=True``: copy non-contiguous arrays given for read-only
-      buffers (written buffers are always rejected when not C-contiguous).
+      buffers (written buffers are always rejected when not C-contiguous);
+    * ``check_races=True``: refuse a ``T.parallel`` loop whose iterations may write an
+      element another iteration writes or reads (``DiagnosticError`` at the access and the
+      loop; see docs/race-check.md); a loop annotated ``{"tvmscript.allow_races": True}``
+      is exempt.
 
     Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
     ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built

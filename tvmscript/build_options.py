@@ -10,8 +10,18 @@ from typing import Any
 import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
+from lowering.pipeline import with_race_check
+from lowering.race_check import RaceError
 
-__all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
+from .diagnostics import DiagnosticError
+
+__all__ = [
+    "BuildOptions",
+    "bounds_check_pass",
+    "lower_for_build",
+    "parse_options",
+    "race_diagnostic",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,9 @@ class BuildOptions:
     """Count heap allocations per compiled library (:meth:`Kernel.allocation_stats`)."""
     copy_noncontiguous_inputs: bool = True
     """A non-C-contiguous array passed for a buffer the kernel only reads is copied."""
+    check_races: bool = True
+    """Refuse ``T.parallel`` loops whose iterations may conflict (``lowering.race_check``;
+    ``DiagnosticError`` at the access and the loop)."""
 
     def key(self) -> tuple[Any, ...]:
         """A hashable, printable tuple identifying these options (and the active
@@ -48,6 +61,7 @@ class BuildOptions:
             self.release_gil,
             self.count_allocations,
             self.copy_noncontiguous_inputs,
+            self.check_races,
             tuple(sorted(ctx.disabled_passes)),
             repr(sorted((k, sorted(v.items())) for k, v in ctx.config.items())),
         )
@@ -61,6 +75,7 @@ _BOOL_OPTIONS = (
     "release_gil",
     "count_allocations",
     "copy_noncontiguous_inputs",
+    "check_races",
 )
 _ALL_OPTIONS = (*_BOOL_OPTIONS, "cache")
 
@@ -138,9 +153,39 @@ class _Verifier:
 
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
-    """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
+    """Run the default pipeline (plus the bounds-check pass when asked) on one function.
+
+    A parallel loop refused by the race check raises :class:`DiagnosticError` located at
+    the access, with a note at the loop.
+    """
+    try:
+        return _lower_for_build(func, options)
+    except RaceError as err:
+        raise race_diagnostic(err).detach() from None
+
+
+def race_diagnostic(err: RaceError) -> DiagnosticError:
+    """The located report of a refused parallel loop (the access, then the loop)."""
+    diagnostic = DiagnosticError(err.message, err.span, original=err)
+    for note, span in err.notes:
+        diagnostic.add_note(note, span)
+    return diagnostic
+
+
+def _race_switch(options: BuildOptions) -> bool | None:
+    """``check_races=False`` turns the check off; the default leaves the PassContext's
+    ``check_parallel_races`` config (or disabled passes) in charge."""
+    return None if options.check_races else False
+
+
+def _lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     if not options.bounds_check:
-        return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)
+        return lowering.lower(
+            func,
+            opt_level=options.opt_level,
+            verify_each=options.verify,
+            check_races=_race_switch(options),
+        )
     check, position = bounds_check_pass()
     passes = list(default_pipeline(options.opt_level))
     names = [p.name.replace("-", "_") for p in passes]
@@ -154,7 +199,7 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     ctx = PassContext(
         opt_level=options.opt_level,
         disabled_passes=outer.disabled_passes,
-        config=outer.config,
+        config=with_race_check(outer.config, _race_switch(options)),
         verify_each=options.verify,
         verifier=_Verifier(),
     )

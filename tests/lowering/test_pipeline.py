@@ -60,6 +60,7 @@ from lowering import (
 )
 from lowering.hoist_alloc import hoist_allocations
 from lowering.memory_reuse import memory_reuse
+from lowering.race_check import check_parallel_races
 
 F32 = as_dtype("float32")
 
@@ -462,6 +463,7 @@ def test_default_pipeline_order() -> None:
     assert default_pipeline()[2:] == [
         lowering.lower_blocks,
         lowering.plan_allocation_location,
+        check_parallel_races,
         lowering.simplify,
         lowering.flatten_buffer,
         hoist_allocations,
