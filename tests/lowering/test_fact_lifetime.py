@@ -171,3 +171,44 @@ def test_fact_survives_a_loop_storing_only_local_memory() -> None:
     _, out = _agree(read_only, _ints(-1, 0, 0, 0), _ints(9))
     assert out[0] == 6
     assert "if_then_else" not in tvmscript.build(read_only).get_source("tir")
+
+
+# -- the codegen-time loop rewrites --------------------------------------------------
+
+
+def test_distribute_keeps_a_reduction_whose_element_another_parameter_overwrites() -> None:
+    @T.prim_func
+    def two_outputs(
+        A: T.Buffer((64,), "float32"),
+        B: T.Buffer((64,), "float32"),
+        C: T.Buffer((64,), "float32"),
+        out: T.Buffer((1,), "float32"),
+    ):
+        s = T.alloc_buffer((1,), "float32")
+        s[0] = T.float32(0)
+        for j in range(64):
+            B[j] = A[j] * T.float32(2)
+            C[j] = A[j] + T.float32(100)  # with C = B shifted by one, overwrites B[j - 1]
+            s[0] = s[0] + B[j]
+        out[0] = s[0]
+
+    a = np.arange(64, dtype="float32")
+    results = []
+    for target in ("llvm", "interp"):
+        storage, out = np.zeros(65, "float32"), np.zeros(1, "float32")
+        tvmscript.build(two_outputs, target=target)(a, storage[1:], storage[:64], out)
+        results.append(out[0])
+    assert results[0] == results[1] == float(2 * a.sum())
+
+
+def test_interchange_keeps_a_nest_whose_start_reads_the_written_array() -> None:
+    @T.prim_func
+    def moving_start(A: T.Buffer((512,), "int32"), C: T.Buffer((64,), "int32")):
+        for j in range(C[0], C[0] + 16):
+            for k in range(16):
+                C[j + 8] = C[j + 8] + A[k * 32 + j + 8]
+
+    c = np.zeros(64, "int32")
+    c[0] = -8  # the first j writes C[0], the loop's own start
+    _, c = _agree(moving_start, np.ones(512, "int32"), c)
+    assert c[0] == 8 and c[16] == 0
