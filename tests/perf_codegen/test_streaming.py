@@ -9,7 +9,8 @@ import pytest
 
 import lowering
 import tvmscript
-from backend.codegen.streaming import STREAMING_MIN_BYTES, streaming_data_vars
+from backend.codegen.streaming import STREAMING_MIN_BYTES
+from lowering.align_streams import streaming_data_vars
 from irbuilder.ir import PrimFunc
 from tvmscript import tir as T
 
