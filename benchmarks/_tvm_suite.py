@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schedule import MATMUL_PACKED_TILE, host_has_avx512
+from .schedule import MATMUL_PACKED_TILE, benchmark_target, host_has_avx512
 
 
 def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    import llvmlite.binding as llvm
-
     n = 1 << 24
 
     @T.prim_func
@@ -170,7 +168,7 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
         "transpose": transpose, "matmul_naive": matmul_naive, "matmul_tiled": matmul_tiled,
         "conv2d": conv2d, "stencil": stencil, "gather": gather, "histogram": histogram,
     }
-    target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
+    target = {"kind": "llvm", "mcpu": benchmark_target().mcpu}
     runners = {}
     for name, func in funcs.items():
         lib = tvm.compile(tvm.IRModule({"main": func}), target=target)

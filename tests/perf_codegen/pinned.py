@@ -35,3 +35,15 @@ def lower_before_late_stage(func: PrimFunc) -> PrimFunc:
     late = set(lowering.pipeline.LATE_STAGE) - {"simplify"}
     with lowering.PassContext(disabled_passes=frozenset(late)):
         return lowering.lower(func, target=AVX2)
+
+
+def optimized_ir(func: PrimFunc, target: Target) -> str:
+    """LLVM's optimised IR of ``func`` compiled for ``target`` (nothing is run, so any target
+    works on any host)."""
+    import llvmlite.binding as llvm
+
+    from backend.codegen import CodegenOptions, generate
+    from backend.runtime.target import optimize
+
+    text = generate([lower_for(func, target)], CodegenOptions(target=target)).text
+    return str(optimize(llvm.parse_assembly(text), 3, target=target))
