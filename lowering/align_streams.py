@@ -401,7 +401,9 @@ def streamed_data_vars(func: PrimFunc) -> frozenset[int]:
     out: set[int] = set()
     for position in positions:
         if not isinstance(position, int) or not 0 <= position < len(func.params):
-            raise ValueError(f"{func.name}: attr {STREAMS_ATTR!r} lists a bad position {position!r}")
+            raise ValueError(
+                f"{func.name}: attr {STREAMS_ATTR!r} lists a bad position {position!r}"
+            )
         buffer = func.buffer_map.get(func.params[position])
         if buffer is None:
             raise ValueError(

@@ -331,7 +331,8 @@ def build(
     ``target="llvm"`` JIT-compiles for the host CPU; a :class:`~lowering.target.Target`, target
     string (``"llvm -mcpu=znver3"``) or dict for another CPU the host can run (a target whose
     features the host lacks raises ``ValueError`` naming them: export for it instead);
-    ``target="interp"`` runs the IR with the reference interpreter. ``opt_level`` (0-3) drives both our passes and LLVM's pipeline.
+    ``target="interp"`` runs the IR with the reference interpreter. ``opt_level`` (0-3)
+    drives both our passes and LLVM's pipeline.
     Options (unknown names raise ``TypeError``):
 
     * ``fastmath=False``: allow reassociation/contraction (vectorized float reductions);

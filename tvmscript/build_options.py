@@ -95,7 +95,7 @@ def parse_options(opt_level: object, options: Mapping[str, Any]) -> tuple[BuildO
         raise TypeError(f"build(): opt_level must be an int 0..3, got {opt_level!r}")
     if not 0 <= opt_level <= 3:
         raise ValueError(f"build(): opt_level must be 0..3, got {opt_level}")
-    values: dict[str, bool] = {}
+    values: dict[str, Any] = {}
     for name in _BOOL_OPTIONS:
         if name in options:
             value = options[name]

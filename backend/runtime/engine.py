@@ -562,7 +562,8 @@ def compile_ir(
     explicit = dict(symbols or {})
     use_cache = cache_enabled(cache)
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    path = directory / f"{_cache_key(ir_text, opt_level, fastmath, target)}.tvmo" if use_cache else None
+    key = _cache_key(ir_text, opt_level, fastmath, target)
+    path = directory / f"{key}.tvmo" if use_cache else None
 
     with _jit_lock:
         if path is not None:

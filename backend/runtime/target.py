@@ -139,7 +139,7 @@ def codegen_target_machine(
     """
     chosen = Target.host() if target is None else target
     cpu, features = chosen.llvm_cpu, chosen.llvm_features
-    if target is None or chosen.is_host and not chosen.mattr:
+    if target is None or (chosen.is_host and not chosen.mattr):
         cpu, features = host_target().cpu, host_target().features
     key = (_clamp_level(opt), reloc, "default" if reloc == "pic" else "jitdefault", cpu, features)
     with _codegen_lock:

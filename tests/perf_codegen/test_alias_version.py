@@ -6,14 +6,14 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
+from pinned import AVX2, AVX512, lower_before_late_stage, lower_for
 
 import lowering
-from pinned import AVX2, AVX512, BOTH, lower_before_late_stage, lower_for, needs_host_features
 import tvmscript
 from backend.codegen import CodegenOptions, generate
 from backend.codegen.context import CodegenError

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned import BOTH, lower_before_late_stage, lower_for
 from stream_checks import random_inputs, run_misaligned
 
 import lowering
-from pinned import AVX2, AVX512, BOTH, lower_before_late_stage, lower_for, needs_host_features
 import lowering.align_streams as align
-from lowering.alias_version import NOALIAS_ATTR
-from lowering.target import Target
 import tvmscript
 from irbuilder.ir import (
     Allocate,
@@ -22,6 +20,8 @@ from irbuilder.ir import (
     StmtExprVisitor,
     structural_equal,
 )
+from lowering.alias_version import NOALIAS_ATTR
+from lowering.target import Target
 from tvmscript import tir as T
 
 R, C = 6, 200  # small arrays: the tests lower the streaming threshold

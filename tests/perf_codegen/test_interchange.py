@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned import lower_before_late_stage, lower_for
 
 import lowering
-from pinned import AVX2, AVX512, BOTH, lower_before_late_stage, lower_for, needs_host_features
 import tvmscript
 from irbuilder.ir import AttrStmt, For, IfThenElse, PrimFunc, StmtExprVisitor, structural_equal
 from lowering.alias_version import NOALIAS_ATTR

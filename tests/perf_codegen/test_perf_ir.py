@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-import lowering
 from pinned import (
     AVX2,
     BOTH,
@@ -19,7 +17,7 @@ from pinned import (
     optimized_ir,
 )
 
-from lowering.target import Target
+import lowering
 import tvmscript
 from backend.codegen import CodegenOptions, generate
 from benchmarks import ib_kernels
@@ -34,6 +32,7 @@ from irbuilder.ir import (
     Stmt,
     StmtExprVisitor,
 )
+from lowering.target import Target
 
 
 @contextmanager

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned import AVX2, BOTH, lower_before_late_stage, lower_for
 from stream_checks import random_inputs, run_misaligned
 
 import lowering
-from pinned import AVX2, AVX512, BOTH, lower_before_late_stage, lower_for, needs_host_features
 import lowering.align_streams as align
 import lowering.stream_vectorize as sv
-from lowering.alias_version import NOALIAS_ATTR
-from lowering.target import Target
 import tvmscript
 from irbuilder.ir import (
     BufferStore,
@@ -24,6 +22,8 @@ from irbuilder.ir import (
     StmtExprVisitor,
     structural_equal,
 )
+from lowering.alias_version import NOALIAS_ATTR
+from lowering.target import Target
 from tvmscript import tir as T
 
 N = 1203  # not a multiple of any vector width: every rewrite has a remainder
