@@ -7,16 +7,16 @@ every three it needs. A non-temporal store writes whole lines around the caches 
 
 A parameter array qualifies when the function never reads it and its constant size is at
 least :data:`~lowering.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark-streams``
-lists those in the function attribute :data:`~lowering.align_streams.STREAMS_ATTR`, which
-is all this module reads (:func:`~lowering.align_streams.streamed_data_vars`). Only
-explicit contiguous vector stores of at least 16 bytes stream (LLVM's own vectorizer refuses
-loops holding non-temporal scalar stores, so the ``vectorize-streams`` pass makes serial loops filling such arrays
-explicit vector loops first: :mod:`lowering.stream_vectorize`); each tests its address at
-run time and stores 16-byte aligned pieces non-temporally, or falls back to an ordinary
-store (numpy guarantees only element alignment; the ``align-streams`` pass shifts loops like
-a stencil's onto aligned addresses). Values and the order of stores are unchanged: same
-thread reads see them, and a function that streamed ends with a full fence so the thread
-pool's hand-off (and any other thread) sees them too.
+lists those in the function attribute :data:`~lowering.align_streams.STREAMS_ATTR`, which is
+all this module reads (:func:`~lowering.align_streams.streamed_data_vars`). Only explicit
+contiguous vector stores of at least 16 bytes stream (LLVM's own vectorizer refuses loops
+holding non-temporal scalar stores, so the ``vectorize-streams`` pass makes serial loops
+filling such arrays explicit vector loops first: :mod:`lowering.stream_vectorize`); each
+tests its address at run time and stores 16-byte aligned pieces non-temporally, or falls
+back to an ordinary store (numpy guarantees only element alignment; the ``align-streams``
+pass shifts loops like a stencil's onto aligned addresses). Values and the order of stores
+are unchanged: same thread reads see them, and a function that streamed ends with a full
+fence so the thread pool's hand-off (and any other thread) sees them too.
 """
 
 from __future__ import annotations
