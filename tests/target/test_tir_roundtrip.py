@@ -17,7 +17,7 @@ from irbuilder.ir import PrimFunc, assert_structural_equal
 from tvmscript import Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks.kernels import KERNELS  # noqa: E402
+from benchmarks.kernels import KERNELS
 
 TARGETS = [Target("llvm -mcpu=znver3"), Target("llvm -mcpu=skylake-avx512")]
 
