@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pinned import AVX2, AVX512, lower_before_late_stage, lower_for
+from pinned import AVX2, AVX512, lower_before_late_stage, lower_for, needs_host_features
 
 import lowering
 import tvmscript
@@ -145,6 +145,19 @@ def test_machine_code_uses_a_hardware_gather(tmp_path: Path) -> None:
     kernel = tvmscript.build(_gather(1024), target=AVX2)
     asm = _object_asm(kernel.export_object(tmp_path / "g.o", target=AVX512))
     assert re.search(r"\bv(p)?gatherd(ps|d)\b", asm) is not None
+
+
+@needs_host_features(AVX512)
+def test_hardware_gather_kernel_runs_on_an_avx512_host() -> None:
+    kernel = tvmscript.build(_gather(1024), target=AVX512)
+    assert NOALIAS_ATTR in kernel.get_source("tir")
+    assert re.search(r"\bv(p)?gatherd(ps|d)\b", kernel.get_source("asm")) is not None
+    rng = np.random.default_rng(9)
+    table = rng.random(97, dtype=np.float32)
+    idx = rng.integers(0, 97, 1024, dtype=np.int32)
+    out = np.empty(1024, np.float32)
+    kernel(table, idx, out)
+    np.testing.assert_array_equal(out, table[idx])
 
 
 def _object_asm(path: Path) -> str:
