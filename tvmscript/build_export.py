@@ -115,6 +115,7 @@ def plan_export(kernels: Sequence[ExportedKernel], target: Target | None = None)
             opt_level=outer.opt_level,
             disabled_passes=outer.disabled_passes | {"entry_checks"},
             config=outer.config,
+            instruments=outer.instruments,
         )
         options = kernel.options
         if target is not None:

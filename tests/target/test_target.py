@@ -189,3 +189,11 @@ def test_opt_level_0_is_the_straightforward_translation() -> None:
     kernel(a, x, y)
     tvmscript.build(matvec, target="interp")(a, x, want)
     np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_user_instruments_see_the_export_pipeline(tmp_path: Path) -> None:
+    kernel = tvmscript.build(matvec, target=ZNVER3)
+    timer = TimePasses()
+    with lowering.PassContext(instruments=[timer]):
+        kernel.export_object(tmp_path / "m.o", target=SKX)
+    assert "promote-accumulators" in timer.calls and "flatten_buffer" in timer.calls
