@@ -25,6 +25,7 @@ propagates its exception.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -50,10 +51,17 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
+from lowering.target import TargetLike
 
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
-from .build_options import BuildOptions, lower_for_build, parse_options
+from .build_options import (
+    BuildOptions,
+    check_runnable,
+    lower_for_build,
+    parse_options,
+    parse_target,
+)
 
 __all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
 
@@ -180,20 +188,22 @@ class Kernel:
         c[1] = c[3] = 0
         c[4], c[5] = c[2], c[0]
 
-    def export_object(self, path: str | Path) -> Path:
+    def export_object(self, path: str | Path, target: TargetLike | None = None) -> Path:
         """Write a position-independent ELF object to ``path``: the kernel with the native ABI
         (``PyObject*`` ndarrays; tvmscript runtime symbols left weak undefined) and its plain-C
-        entry ``<name>_c`` (see :mod:`tvmscript.build_export`)."""
-        return build_export.export_object(self._require_library(), [self], path)
+        entry ``<name>_c`` (see :mod:`tvmscript.build_export`). ``target`` (default: the
+        build's) may be any CPU: the object is compiled for it, never run here."""
+        return build_export.export_object(self._require_library(), [self], path, target)
 
-    def export_library(self, path: str | Path) -> Path:
+    def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
         """Link a shared library at ``path`` (needs ``cc``) and write ``<stem>.h`` beside it.
 
         The header declares the kernel's native-ABI symbol (ndarray ``PyObject*`` arguments,
         needs CPython) and its plain-C entry ``<name>_c`` (raw pointers, int64 extents,
         error code + ``<name>_c_last_error()``); see :mod:`tvmscript.build_export`.
+        ``target`` as for :meth:`export_object`.
         """
-        return build_export.export_library(self._require_library(), [self], path)
+        return build_export.export_library(self._require_library(), [self], path, target)
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.func.params)
@@ -237,17 +247,21 @@ class KernelModule:
             raise ValueError("module was not compiled to machine code")
         return str(self._library.llvm_ir if kind == "ll" else self._library.asm)
 
-    def export_object(self, path: str | Path) -> Path:
-        """Write the module's object file (all kernels) to ``path``."""
+    def export_object(self, path: str | Path, target: TargetLike | None = None) -> Path:
+        """Write the module's object file (all kernels) to ``path``, compiled for ``target``
+        (default: the build's)."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        return build_export.export_object(self._library, list(self._kernels.values()), path)
+        kernels = list(self._kernels.values())
+        return build_export.export_object(self._library, kernels, path, target)
 
-    def export_library(self, path: str | Path) -> Path:
-        """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it."""
+    def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
+        """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it,
+        compiled for ``target`` (default: the build's)."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        return build_export.export_library(self._library, list(self._kernels.values()), path)
+        kernels = list(self._kernels.values())
+        return build_export.export_library(self._library, kernels, path, target)
 
     def __repr__(self) -> str:
         return f"<tvmscript.KernelModule {', '.join(self._kernels)}>"
@@ -308,14 +322,17 @@ def build_cache_info() -> dict[str, int]:
 
 def build(
     func_or_module: PrimFunc | IRModule,
-    target: str = "llvm",
+    target: TargetLike = "llvm",
     opt_level: int = 3,
     **options: Any,
 ) -> Any:
     """Compile a PrimFunc (to a :class:`Kernel`) or an IRModule (to a :class:`KernelModule`).
 
-    ``target="llvm"`` JIT-compiles for the host CPU; ``target="interp"`` runs the IR with the
-    reference interpreter. ``opt_level`` (0-3) drives both our passes and LLVM's pipeline.
+    ``target="llvm"`` JIT-compiles for the host CPU; a :class:`~lowering.target.Target`, target
+    string (``"llvm -mcpu=znver3"``) or dict for another CPU the host can run (a target whose
+    features the host lacks raises ``ValueError`` naming them: export for it instead);
+    ``target="interp"`` runs the IR with the reference interpreter. ``opt_level`` (0-3)
+    drives both our passes and LLVM's pipeline.
     Options (unknown names raise ``TypeError``):
 
     * ``fastmath=False``: allow reassociation/contraction (vectorized float reductions);
@@ -344,15 +361,19 @@ def build(
         raise TypeError(
             f"build() expects a PrimFunc or IRModule, got {type(func_or_module).__name__}"
         )
-    if not isinstance(target, str):
-        raise TypeError(f"build(): target must be a str, got {target!r}")
     opts, cache = parse_options(opt_level, options)
-    if target == "interp":
+    if isinstance(target, str) and target == "interp":
         if isinstance(func_or_module, IRModule):
             return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
         return make_interp_kernel(func_or_module)
-    if target != "llvm":
-        raise ValueError(f"unknown target {target!r}; expected 'llvm' or 'interp'")
+    if isinstance(target, str) and target.split()[:1] != ["llvm"]:
+        raise ValueError(
+            f"unknown target {target!r}; expected 'llvm', 'llvm -mcpu=...' or 'interp'"
+        )
+    machine = parse_target(target)
+    check_runnable(machine)
+    opts = dataclasses.replace(opts, target=machine)
+    target = "llvm"
     ir_hash = structural_hash(func_or_module)
     # Structural equality ignores function names, but they are the kernels' symbols.
     names = tuple(f.name for f in _functions(func_or_module))
@@ -454,6 +475,7 @@ def _load_cached(
             fastmath=options.fastmath,
             symbols=symbols,
             ir_compressed=entry.ir_compressed,
+            target=options.target,
         )
     except RuntimeError:
         return None  # e.g. a symbol this process cannot provide: rebuild from source
@@ -475,6 +497,7 @@ def _build_llvm(
             fastmath=options.fastmath,
             fp_contract=options.fp_contract,
             count_allocations=options.count_allocations,
+            target=options.target,
         ),
     )
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
@@ -489,6 +512,7 @@ def _build_llvm(
         name=name,
         cache=use_disk,
         symbols=symbols,
+        target=options.target,
     )
     with _cache_lock:
         _cache_stats["compiles"] += 1
