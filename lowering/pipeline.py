@@ -4,6 +4,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
 
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
+    lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
+    lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
@@ -44,6 +46,7 @@ from irbuilder.ir import IRModule, PrimFunc
 
 from .alias_version import alias_version
 from .align_streams import align_streams, mark_streams
+from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
 from .distribute import distribute_reductions
 from .entry_checks import entry_checks
@@ -57,6 +60,7 @@ from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .plan_alloc import plan_allocation_location
 from .promote import promote_accumulators
 from .race_check import check_parallel_races
+from .scalar_return import lower_scalar_return
 from .simplify import simplify
 from .stream_vectorize import vectorize_streams
 from .target import Target, TargetLike, as_target
@@ -78,6 +82,8 @@ __all__ = [
 PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
+    "lower_scalar_return",
+    "lower_allocate_const",
     "lower_blocks",
     "plan_allocation_location",
     "check_parallel_races",
@@ -137,6 +143,8 @@ def lowering_passes(
     by_name: dict[str, Pass] = {
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
+        "lower_scalar_return": lower_scalar_return,
+        "lower_allocate_const": lower_allocate_const,
         "hoist_allocations": hoist_allocations,
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from backend.codegen import CodegenOptions, generate
 from backend.codegen.stmt import COUNTER_NAMES
 from backend.interp import make_interp_kernel
@@ -52,6 +54,8 @@ from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
 from lowering.target import TargetLike
+from lowering.cpu_support import check_cpu_support
+from lowering.scalar_return import has_scalar_return, lower_scalar_return
 
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
@@ -363,6 +367,8 @@ def build(
         )
     opts, cache = parse_options(opt_level, options)
     if isinstance(target, str) and target == "interp":
+        for func in _functions(func_or_module):
+            check_cpu_support(func)
         if isinstance(func_or_module, IRModule):
             return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
         return make_interp_kernel(func_or_module)
@@ -436,16 +442,34 @@ def _assemble(
 
 
 def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
-    """The bufferized function whose trailing params are returned tensors, if any."""
-    if "tensor_returns" not in func.attrs:
+    """The bufferized function whose trailing params are returned tensors (or the
+    ``T.ret`` scalar's ``ret_value``), if any."""
+    scalar = has_scalar_return(func)
+    if "tensor_returns" not in func.attrs and not scalar:
         return None
-    source = lowered if isinstance(lowered, PrimFunc) else bufferize(func)
+    if isinstance(lowered, PrimFunc):
+        source = lowered
+    else:
+        source = bufferize(func)
+        if scalar:
+            source = lower_scalar_return(source)
     return source if num_outputs(source) > 0 else None
 
 
 def _returning_call(entry: Callable[..., Any], func: PrimFunc) -> Callable[..., Any]:
     """A call that allocates the returned tensors, runs the kernel and returns them."""
     output_specs(func)  # fail at build time, not per call, when a shape is not computable
+
+    if func.attrs.get("scalar_return"):
+        (spec,) = output_specs(func)
+        dtype = np.dtype(spec.dtype)
+
+        def call_scalar(*args: Any) -> Any:
+            slot = np.zeros(1, dtype)  # zero when no T.ret ran on the path taken
+            entry(*args, slot)
+            return slot[0].item()
+
+        return call_scalar
 
     def call(*args: Any) -> Any:
         outputs = allocate_outputs(func, args)

@@ -10,6 +10,7 @@ from typing import Any
 import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext
+from lowering.cpu_support import check_cpu_support
 from lowering.race_check import RaceError
 from lowering.target import Target, as_target
 
@@ -186,6 +187,7 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     A parallel loop refused by the race check raises :class:`DiagnosticError` located at
     the access, with a note at the loop.
     """
+    check_cpu_support(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
     try:
         return lowering.lower(

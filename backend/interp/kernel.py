@@ -24,7 +24,7 @@ class InterpKernel:
         self.name = func.name
         self._written = written_data_vars(func)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         interp = Interpreter(self.func)
         with np.errstate(all="ignore"):
             # Check everything first (with the precomputed write set), then run unchecked.
@@ -37,7 +37,7 @@ class InterpKernel:
                 check=True,
                 written=self._written,
             )
-        interp.run(args, check_args=False)
+        return interp.run(args, check_args=False)
 
     def __repr__(self) -> str:
         return f"<InterpKernel {self.name!r}>"
