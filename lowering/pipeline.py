@@ -6,6 +6,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
     bufferize               tensors to buffers, returned tensors to output params
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
     simplify                bindings substituted by lower_blocks become simpler
+    declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
@@ -24,6 +25,7 @@ from typing import TypeVar
 from irbuilder.ir import IRModule, PrimFunc
 
 from .bufferize import bufferize
+from .declare_buffers import declare_buffers
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
 from .hoist_alloc import hoist_allocations
@@ -43,6 +45,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "bufferize",
     "lower_blocks",
     "simplify",
+    "declare_buffers",
     "flatten_buffer",
     "hoist_allocations",
     "memory_reuse",
@@ -58,6 +61,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
 def default_pipeline(opt_level: int = 3) -> list[Pass]:
     """The passes of :data:`PIPELINE_ORDER` whose own opt_level is at most ``opt_level``."""
     by_name: dict[str, Pass] = {
+        "declare_buffers": declare_buffers,
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
         "hoist_allocations": hoist_allocations,

@@ -462,6 +462,7 @@ def test_default_pipeline_order() -> None:
     assert default_pipeline()[2:] == [
         lowering.lower_blocks,
         lowering.simplify,
+        lowering.declare_buffers,
         lowering.flatten_buffer,
         hoist_allocations,
         memory_reuse,

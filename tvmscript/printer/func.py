@@ -110,9 +110,21 @@ class _FuncPrinter(StmtPrinter):
                 if id(var) not in self.defined and id(var) not in param_ids:
                     prologue.append(Doc(f"{self.define_var(var)} = {self.var_decl(var)}"))
         for param, buffer in matched:
-            args = f"{self.var_ref(param)}, {self.buffer_args(buffer)}"
+            data = None
+            if id(buffer.data) in self.body_defs and id(buffer.data) not in self.defined:
+                # The body binds the data var (the entry checks' `array_data(A)`): declare
+                # it first so that the match and the binding share it.
+                data = self.define_var(buffer.data)
+                prologue.append(Doc(f"{data} = {self.var_decl(buffer.data)}"))
+            elif id(buffer.data) in self.defined:
+                data = self.var_ref(buffer.data)
+            args = f"{self.var_ref(param)}, {self.buffer_args(buffer, data=data)}"
             prologue.append(Doc(f"{self.buffer_ref(buffer)} = T.match_buffer({args})"))
             self.own_data(buffer)
+        declared = set(func.buffer_map.values())
+        declared.update(func.attrs.get(RETURNS_ATTR, ()))
+        self.plan_implicit_buffers(func.body, declared)
+        implicit = self.implicit_decls(func.body)
         body = self.stmts(func.body)
         if returns:
             # Tensors live in the root block's alloc_buffers, so their names are only in
@@ -121,6 +133,7 @@ class _FuncPrinter(StmtPrinter):
             if len(body) == 1 and body[0].text.startswith('with T.block("root")'):
                 target = body[0].body
             target.append(Doc("return " + ", ".join(self.buffer_ref(b) for b in returns)))
+        body = [*implicit, *body]
         hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
         ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
         head = f"def {name}({', '.join(params)}){ret}:"
