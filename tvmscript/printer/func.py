@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from irbuilder.ir import (
@@ -114,7 +117,9 @@ class _FuncPrinter(StmtPrinter):
             if id(buffer.data) in self.body_defs and id(buffer.data) not in self.defined:
                 # The body binds the data var (the entry checks' `array_data(A)`): declare
                 # it first so that the match and the binding share it.
-                data = self.define_var(buffer.data)
+                # Named as the parser renames a buffer's data var, so reprinting is stable.
+                data = self.names.name(buffer.data, f"{self.buffer_ref(buffer)}_data")
+                self.defined.add(id(buffer.data))
                 prologue.append(Doc(f"{data} = {self.var_decl(buffer.data)}"))
             elif id(buffer.data) in self.defined:
                 data = self.var_ref(buffer.data)
@@ -158,12 +163,33 @@ def _module(mod: IRModule) -> list[Doc]:
     return [Doc("@I.ir_module"), Doc("class Module:", body)]
 
 
+# The parser accepts operator chains about 10_000 deep (its own limit is 12_000); the
+# printer recurses a few frames per level of such a chain, so it gets room for that.
+_PRINT_RECURSION_LIMIT = 60_000
+
+
+@contextmanager
+def _deep_recursion() -> Iterator[None]:
+    old = sys.getrecursionlimit()
+    if old < _PRINT_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PRINT_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def script(node: Any) -> str:
     """TVMScript text of a PrimFunc, IRModule, statement or expression.
 
     Functions and modules print as parseable TVMScript headed by the import
     comments; a statement or expression prints alone (free vars by name).
     """
+    with _deep_recursion():
+        return _script(node)
+
+
+def _script(node: Any) -> str:
     if isinstance(node, PrimFunc):
         name = node.name
         if not name.isidentifier():
