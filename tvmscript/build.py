@@ -203,9 +203,15 @@ class Kernel:
 class KernelModule:
     """The kernels of a built IRModule, as attributes and by ``module["name"]``."""
 
-    def __init__(self, kernels: dict[str, Kernel], library: CompiledLibrary | None) -> None:
+    def __init__(
+        self,
+        kernels: dict[str, Kernel],
+        library: CompiledLibrary | None,
+        internal: tuple[str, ...] = (),
+    ) -> None:
         self._kernels = kernels
         self._library = library
+        self._internal = internal
         for name, kernel in kernels.items():
             setattr(self, name, kernel)
 
@@ -216,6 +222,11 @@ class KernelModule:
         # Only reached for names that are not kernels (kernels are instance attributes).
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in self._internal:
+            raise AttributeError(
+                f"{name!r} takes a data pointer (T.handle) parameter: it is a subroutine the "
+                "module's kernels call, not callable from Python"
+            )
         raise AttributeError(f"module has no kernel {name!r}; it has {', '.join(self._kernels)}")
 
     def __iter__(self) -> Iterator[str]:
@@ -288,10 +299,13 @@ def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> E
 
 
 def _handles_in_body(func: PrimFunc) -> set[int]:
-    """ids of buffer handles the (unlowered) body uses directly, e.g. passes to another
-    kernel that may write through them: such buffers must never be silently copied."""
-    handles = {id(p) for p in func.buffer_map}
-    return {id(v) for v in free_vars(func.body) if id(v) in handles}
+    """ids of buffer handles whose handle or data pointer the (unlowered) body uses
+    directly, e.g. passes to another kernel that may write through them: such buffers must
+    never be silently copied."""
+    used = {id(v) for v in free_vars(func.body)}
+    return {
+        id(p) for p, b in func.buffer_map.items() if id(p) in used or id(b.data) in used
+    }
 
 
 def clear_build_cache() -> None:
@@ -381,6 +395,18 @@ def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
     return [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
 
 
+def _takes_pointer(func: PrimFunc) -> bool:
+    return any(p.dtype.is_handle and p not in func.buffer_map for p in func.params)
+
+
+def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
+    """The functions that get a Python entry: in a module, a subroutine taking a data
+    pointer (``T.handle("float32")``) is only called by the other kernels (as in TVM)."""
+    if isinstance(ir, PrimFunc):
+        return [ir]
+    return [f for f in _functions(ir) if not _takes_pointer(f)]
+
+
 def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
     if not options.count_allocations:
         return None, {}
@@ -407,7 +433,8 @@ def _assemble(
         kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
-    return KernelModule(kernels, library)
+    internal = tuple(f.name for f in _functions(ir) if _takes_pointer(f))
+    return KernelModule(kernels, library, internal)
 
 
 def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
@@ -436,7 +463,7 @@ def _load_cached(
     entry = load_build(path)
     if entry is None:
         return None
-    funcs = _functions(ir)
+    funcs = _entry_functions(ir)
     if [k.spec.name for k in entry.kernels] != [f.name for f in funcs]:
         return None  # a hash collision or a stale entry: rebuild
     counters, symbols = _new_counters(options)
@@ -473,6 +500,10 @@ def _build_llvm(
             count_allocations=options.count_allocations,
         ),
     )
+    with_entry = {id(f) for f in _entry_functions(ir)}
+    callable_ = [(f, low) for f, low in zip(funcs, lowered) if id(f) in with_entry]
+    funcs = [f for f, _ in callable_]
+    lowered = [low for _, low in callable_]
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
     wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
     text = result.text + "\n" + "\n".join(wrappers)

@@ -9,6 +9,8 @@ from typing import Any
 
 from irbuilder.ir import (
     Buffer,
+    Call,
+    CallKind,
     IntImm,
     IRModule,
     PointerType,
@@ -43,14 +45,22 @@ def _vars_in(exprs: tuple[PrimExpr, ...]) -> list[Var]:
     return found
 
 
-def _vars_in_stmt(stmt: Stmt) -> list[Var]:
+def _vars_in_stmt(stmt: Stmt, subroutines: frozenset[str]) -> list[Var]:
+    """Vars used in ``stmt``, except as a direct argument of a call of ``subroutines``
+    (there a buffer parameter's handle prints as the buffer: ``Module.f(A)``)."""
     found: list[Var] = []
+    passed: list[int] = []
 
     def visit(node: Any) -> None:
         if isinstance(node, Var):
             found.append(node)
+        elif isinstance(node, Call) and node.kind is CallKind.EXTERN and node.op in subroutines:
+            passed.extend(id(a) for a in node.args if isinstance(a, Var))
 
     post_order_visit(stmt, visit)
+    for key in passed:  # one use each
+        index = next(i for i, v in enumerate(found) if id(v) == key)
+        del found[index]
     return found
 
 
@@ -73,7 +83,7 @@ def _default_layout(buffer: Buffer) -> bool:
 class _FuncPrinter(StmtPrinter):
     def function(self, func: PrimFunc, name: str) -> list[Doc]:
         self.body_defs = body_definitions(func.body)
-        used = {id(v) for v in _vars_in_stmt(func.body)}
+        used = {id(v) for v in _vars_in_stmt(func.body, self.subroutines)}
         params: list[str] = []
         prologue: list[Doc] = []
         matched: list[tuple[Var, Buffer]] = []
@@ -94,7 +104,7 @@ class _FuncPrinter(StmtPrinter):
                 # The handle param takes the buffer's name: only the buffer is visible.
                 self.defined.add(id(param))
                 buf_name = self.buffer_ref(buffer)
-                self.names.name(param, buf_name)
+                self.var_text[id(param)] = buf_name  # as a module call's argument
                 params.append(f"{buf_name}: T.Buffer({self.buffer_args(buffer)})")
                 self.own_data(buffer)
             else:
@@ -145,9 +155,14 @@ class _FuncPrinter(StmtPrinter):
         return [Doc("@T.prim_func"), Doc(head, [*prologue, *hoisted, *body])]
 
 
-def print_func(func: PrimFunc, name: str | None = None) -> list[Doc]:
-    """The document of one function, named ``name`` (default: its global symbol)."""
-    return _FuncPrinter().function(func, func.name if name is None else name)
+def print_func(
+    func: PrimFunc, name: str | None = None, subroutines: frozenset[str] = frozenset()
+) -> list[Doc]:
+    """The document of one function, named ``name`` (default: its global symbol);
+    calls of ``subroutines`` (the module's functions) print as ``Module.f(...)``."""
+    printer = _FuncPrinter()
+    printer.subroutines = subroutines
+    return printer.function(func, func.name if name is None else name)
 
 
 def _module(mod: IRModule) -> list[Doc]:
@@ -157,7 +172,7 @@ def _module(mod: IRModule) -> list[Doc]:
     for name, func in mod.functions.items():
         if not name.isidentifier():
             raise ValueError(f"cannot print module function {name!r}: not a Python identifier")
-        docs = print_func(func, name)
+        docs = print_func(func, name, frozenset(mod.functions))
         docs[0].blank_before = bool(body)
         body.extend(docs)
     return [Doc("@I.ir_module"), Doc("class Module:", body)]

@@ -255,7 +255,10 @@ class StmtPrinter(ExprPrinter):
             target = f"{self.buffer_ref(stmt.buffer)}[{self.indices(stmt.indices)}]"
             return [Doc(f"{target} = {self.expr(stmt.value)}")]
         if isinstance(stmt, Evaluate):
-            return [Doc(f"T.evaluate({self.expr(stmt.value)})")]
+            text = self.expr(stmt.value)
+            if text.startswith("Module."):  # a call of a module function, as TVM prints it
+                return [Doc(text)]
+            return [Doc(f"T.evaluate({text})")]
         if isinstance(stmt, LetStmt):
             return self._let(stmt, tail)
         if isinstance(stmt, AttrStmt):

@@ -34,6 +34,7 @@ from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 
 from .context import current_state
 from .stmts import TOKEN
+from .subroutine import ModuleFunctions, callee_order
 
 __all__ = ["prim_func_options"]
 
@@ -158,14 +159,14 @@ def visit_class_def(parser: Parser, node: doc.ClassDef) -> IRModule:
         frame = _ir_module_frame()
         assert isinstance(frame, ModuleFrame)
         with frame, parser.var_table.frame(FrameKind.FUNCTION):
+            defs: list[doc.FunctionDef] = []
             for stmt in node.body:
                 if isinstance(stmt, doc.FunctionDef) and type(stmt) is doc.FunctionDef:
-                    func = parser.visit(stmt)
-                    if stmt.name in frame.functions:
+                    if any(d.name == stmt.name for d in defs):
                         parser.report_error(
                             stmt, f"the module already has a function {stmt.name!r}"
                         )
-                    frame.functions[stmt.name] = func
+                    defs.append(stmt)
                 elif isinstance(stmt, (doc.Expr, doc.Pass)):
                     parser.visit(stmt)
                 else:
@@ -174,6 +175,13 @@ def visit_class_def(parser: Parser, node: doc.ClassDef) -> IRModule:
                         "an @I.ir_module class may only hold @T.prim_func functions and "
                         "I.module_attrs(...)",
                     )
+            # Inside the class its name is the module: `Module.f(...)` calls function f.
+            functions = ModuleFunctions(node.name, [d.name for d in defs])
+            parser.var_table.add(node.name, functions, allow_shadowing=True)
+            for stmt in callee_order(node.name, defs):
+                functions.parsed[stmt.name] = parser.visit(stmt)
+            for stmt in defs:
+                frame.functions[stmt.name] = functions.parsed[stmt.name]
     result = builder.get()
     assert isinstance(result, IRModule)
     return result
