@@ -141,6 +141,10 @@ def _select(cond: Any, true_value: Any, false_value: Any) -> Any:
     return true_value if cond else false_value
 
 
+def _accept(_value: Any) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class EvalHooks:
     """How a dialect gives ``and``/``or``/``not``/chains/``if``-``else`` IR meaning.
@@ -155,6 +159,9 @@ class EvalHooks:
     logical_or: Callable[[Any, Any], Any] = _or
     logical_not: Callable[[Any], Any] = _not
     select: Callable[[Any, Any, Any], Any] = _select
+    check_result: Callable[[Any], None] = _accept
+    """Called on the value of every operator and call; raises to refuse it (reported at
+    that operator or call)."""
 
 
 class EvalContext(Protocol):
@@ -356,6 +363,11 @@ class _Evaluator:
             raise self.wrap(err, node) from err
 
     def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        result = self._binary(op, lhs, rhs)
+        self.ctx.hooks.check_result(result)
+        return result
+
+    def _binary(self, op: str, lhs: Any, rhs: Any) -> Any:
         table = self.ctx.table
         handler = table.get_op(type(lhs), op, 0) or table.get_op(type(rhs), op, 1)
         if handler is not None:
@@ -448,7 +460,9 @@ class _Evaluator:
             # rejects repeats when parsing), evaluated left to right as Python does.
             args = [self.eval(item) for item in node.args]
             kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords if kw.arg is not None}
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            self.ctx.hooks.check_result(result)
+            return result
         values = [func]
         pieces = []
         for item in node.args:
@@ -459,7 +473,9 @@ class _Evaluator:
             values.append(self.eval(kw.value))
             prefix = "**" if kw.arg is None else f"{kw.arg}="
             pieces.append(f"{prefix}_{len(values) - 1}")
-        return self.tiny(f"_0({', '.join(pieces)})", *values)
+        result = self.tiny(f"_0({', '.join(pieces)})", *values)
+        self.ctx.hooks.check_result(result)
+        return result
 
     # ------------------------------------------------------------------ displays
 
