@@ -74,6 +74,7 @@ from . import attributes, doc
 from .capture import CapturedEnv
 from .dispatch import DispatchTable
 from .doc_ast import to_ast
+from .host_frames import failing_host_frame
 from .source import Source
 from .var_table import VarTable
 
@@ -641,6 +642,15 @@ class _Evaluator:
     def wrap(self, err: Exception, node: doc.AST) -> DiagnosticError:
         """``err`` as a diagnostic at ``node``, or deeper inside code we compiled."""
         node_span = self.ctx.source.span(node)
+        host = failing_host_frame(err.__traceback__, _MARKER)
+        if host is not None:
+            # A captured Python helper failed: the call in the kernel, then the helper's line.
+            result = DiagnosticError(describe_exception(err), node_span, original=err)
+            result.add_note(
+                f"{type(err).__name__} raised here, in host function '{host.function}'",
+                host.span,
+            )
+            return result
         span = self.locate_in_traceback(err.__traceback__) or node_span
         name = err.name if isinstance(err, NameError) else None
         refusal = self.ctx.captured.refusal(name) if name else None
