@@ -124,9 +124,12 @@ class _FuncPrinter(StmtPrinter):
                     prologue.append(Doc(f"{self.define_var(var)} = {self.var_decl(var)}"))
         for param, buffer in matched:
             data = None
-            if id(buffer.data) in self.body_defs and id(buffer.data) not in self.defined:
-                # The body binds the data var (the entry checks' `array_data(A)`): declare
-                # it first so that the match and the binding share it.
+            unusual = buffer.data.type_annotation != PointerType(buffer.dtype, buffer.scope)
+            if (unusual or id(buffer.data) in self.body_defs) and id(
+                buffer.data
+            ) not in self.defined:
+                # The body binds the data var (the entry checks' `array_data(A)`), or it is
+                # not what match_buffer makes: declare it first and pass it.
                 # Named as the parser renames a buffer's data var, so reprinting is stable.
                 data = self.names.name(buffer.data, f"{self.buffer_ref(buffer)}_data")
                 self.defined.add(id(buffer.data))
