@@ -303,9 +303,7 @@ def _handles_in_body(func: PrimFunc) -> set[int]:
     directly, e.g. passes to another kernel that may write through them: such buffers must
     never be silently copied."""
     used = {id(v) for v in free_vars(func.body)}
-    return {
-        id(p) for p, b in func.buffer_map.items() if id(p) in used or id(b.data) in used
-    }
+    return {id(p) for p, b in func.buffer_map.items() if id(p) in used or id(b.data) in used}
 
 
 def clear_build_cache() -> None:
@@ -359,7 +357,8 @@ def build(
     opts, cache = parse_options(opt_level, options)
     if target == "interp":
         if isinstance(func_or_module, IRModule):
-            return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
+            functions = dict(func_or_module.items())
+            return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
         return make_interp_kernel(func_or_module)
     if target != "llvm":
         raise ValueError(f"unknown target {target!r}; expected 'llvm' or 'interp'")

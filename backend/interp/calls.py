@@ -4,7 +4,8 @@
 only the chosen side (both, lane-wise, for a vector condition), ``reinterpret`` is a
 bit cast. The entry builtins read the argument arrays (``array_stride`` in bytes,
 ``array_flags`` numpy's flag bits). Externs: a table of libm names (``expf``,
-``sqrt``, ...) and ``memset``; any other symbol raises ``NotImplementedError``.
+``sqrt``, ...), ``memset`` and the other functions of the module being run (each in an
+interpreter of its own); any other symbol raises ``NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Evaluator(Protocol):
     def eval_int(self, expr: PrimExpr, what: str) -> int:
         """The value of a scalar integer expression."""
 
+    def call_function(self, name: str, args: tuple[PrimExpr, ...]) -> V.Value | None:
+        """Run the module's function ``name`` on ``args`` (None: no such function)."""
+
 
 def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
     """The value of a :class:`Call` of any kind."""
@@ -54,6 +58,9 @@ def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
 
 def _call_extern(interp: Evaluator, expr: Call) -> V.Value:
     symbol = expr.op
+    result = interp.call_function(symbol, expr.args)  # another kernel of the module
+    if result is not None:
+        return result
     if symbol in EXTERN_MATH:
         values = [interp.eval(a) for a in expr.args]
         return call_extern_math(symbol, values, [a.dtype for a in expr.args], expr.dtype)

@@ -66,9 +66,7 @@ def prim_func_options(parser: Parser, node: doc.FunctionDef) -> dict[str, Any] |
                 )
             state = current_state()
             helpers = state.text_helpers if state is not None else None
-            options = {
-                kw.arg: parser.eval_expr(kw.value, helpers) for kw in dec.keywords if kw.arg
-            }
+            options = {kw.arg: parser.eval_expr(kw.value, helpers) for kw in dec.keywords if kw.arg}
             unknown = sorted(set(options) - {"private", "check_well_formed", "capture"})
             if unknown:
                 parser.report_error(dec, f"@T.prim_func got unexpected options {unknown}")
