@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from irbuilder.ir import Call, CallKind, PrimExpr, StringImm, as_dtype
+from irbuilder.ir import BufferLoad, Call, CallKind, PrimExpr, StringImm, as_dtype
+from lowering.flatten_buffer import flat_index
 
 from . import values as V
 from .arguments import ArrayArg
@@ -119,6 +120,17 @@ def _builtin_reinterpret(interp: Evaluator, expr: Call) -> V.Value:
     return V.reinterpret(interp.eval(arg), arg.dtype, expr.dtype)
 
 
+def _builtin_address_of(interp: Evaluator, expr: Call) -> V.Value:
+    if len(expr.args) != 1 or not isinstance(expr.args[0], BufferLoad):
+        raise TypeError("address_of takes one buffer element (T.address_of(A[i]))")
+    load = expr.args[0]
+    pointer = interp.eval(load.buffer.data)
+    if not isinstance(pointer, Pointer):
+        raise TypeError(f"address_of: buffer {load.buffer.name!r} has no data pointer")
+    index = interp.eval_int(flat_index(load.buffer, load.indices), "address_of index")
+    return pointer + index * load.buffer.dtype.itemsize
+
+
 def _builtin_array_data(interp: Evaluator, expr: Call) -> V.Value:
     return _array_arg(interp, expr).pointer
 
@@ -158,6 +170,7 @@ BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "assume": _builtin_assume,
     "if_then_else": _builtin_if_then_else,
     "reinterpret": _builtin_reinterpret,
+    "address_of": _builtin_address_of,
     "array_data": _builtin_array_data,
     "array_ndim": _builtin_array_ndim,
     "array_shape": _builtin_array_shape,
