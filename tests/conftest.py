@@ -27,7 +27,7 @@ import lowering.pipeline  # noqa: E402
 import tvmscript.parser.entry  # noqa: E402
 from irbuilder.ir import IRModule, PrimFunc  # noqa: E402
 
-_PER_TEST = 12  # per test and kind: hypothesis tests build hundreds of similar kernels
+_PER_TEST = 4  # per test and kind: hypothesis tests build hundreds of similar kernels
 
 
 class RoundTripRecords:

@@ -136,3 +136,18 @@ def k(A: T.Buffer((4,), "int32")):
     ((note, span),) = [(n, s) for n, s in err.notes if s is not None]
     assert note == "IndexError raised here, in host function 'table'"
     assert span.line == 14
+
+
+def test_a_helper_failing_inside_numpy_points_at_the_helper_line() -> None:
+    def tiles(x: object) -> object:
+        return np.reshape(np.arange(6), (4, 4))
+
+    with pytest.raises(DiagnosticError) as info:
+
+        @T.prim_func(capture=[tiles])
+        def k(A: T.Buffer((4,), "int32")):
+            A[0] = tiles(1)
+
+    ((note, span),) = [(n, s) for n, s in info.value.notes if s is not None]
+    assert note == "ValueError raised here, in host function 'tiles'"
+    assert span.file == __file__ and "np.reshape" in str(info.value)

@@ -201,3 +201,21 @@ class Module:
         assert detail in err.message
     # Located at the call (the line of `{call}` in the text above), never at the class.
     assert err.span is not None and (err.span.line, err.span.col) == (19, 9)
+
+
+def test_functions_calling_each_other_are_refused_at_the_call() -> None:
+    text = """
+@I.ir_module
+class Module:
+    @T.prim_func
+    def a(A: T.Buffer((4,), "int32")):
+        Module.b(A)
+
+    @T.prim_func
+    def b(A: T.Buffer((4,), "int32")):
+        Module.a(A)
+"""
+    with pytest.raises(DiagnosticError) as info:
+        tvmscript.from_source(text)
+    assert "calls between functions that call each other are not supported" in info.value.message
+    assert info.value.span is not None and info.value.span.line == 10
