@@ -219,3 +219,23 @@ class Module:
         tvmscript.from_source(text)
     assert "calls between functions that call each other are not supported" in info.value.message
     assert info.value.span is not None and info.value.span.line == 10
+
+
+def test_a_buffer_named_like_the_module_does_not_hide_it() -> None:
+    mod = tvmscript.from_source(
+        """
+@I.ir_module
+class Kernels:
+    @T.prim_func
+    def fill(Module: T.Buffer((4,), "int32")):
+        for i in range(4):
+            Module[i] = i
+
+    @T.prim_func
+    def main(A: T.Buffer((4,), "int32")):
+        Kernels.fill(A)
+"""
+    )
+    assert isinstance(mod, IRModule)
+    text = roundtrip(mod)
+    assert "def fill(Module_1: T.Buffer" in text and "Module.fill(A)" in text
