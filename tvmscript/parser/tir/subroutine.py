@@ -22,10 +22,12 @@ from typing import Any
 
 from irbuilder import IRBuilder
 from irbuilder.frames import PrimFuncFrame
-from irbuilder.ir import Buffer, Call, CallKind, PrimExpr, PrimFunc, Var, const
+from irbuilder.ir import Buffer, Call, CallKind, PrimExpr, PrimFunc, Var, as_dtype, const
 from tvmscript.parser.core import doc
 
 __all__ = ["ModuleFunctions", "callee_order"]
+
+_STATUS = as_dtype("int32")  # a kernel returns 0, or nonzero with its exception set
 
 
 class ModuleFunctions:
@@ -74,7 +76,7 @@ class _Subroutine:
             _argument(label, position, arg, param, param in buffer_map, caller)
             for position, (arg, param) in enumerate(zip(args, params), 1)
         )
-        return Call("int32", self.name, values, CallKind.EXTERN)
+        return Call(_STATUS, self.name, values, CallKind.EXTERN)
 
 
 def _signature(sub: _Subroutine, caller: PrimFuncFrame) -> tuple[list[Var], Mapping[Var, Buffer]]:
@@ -117,7 +119,7 @@ def _argument(
             return arg.data
         if isinstance(arg, Var) and arg in caller.buffer_map:
             return caller.buffer_map[arg].data
-        if _is_pointer(arg):
+        if isinstance(arg, PrimExpr) and arg.dtype.is_handle:
             return arg
         raise TypeError(f"{where} is a pointer (T.handle): pass A.data, got {_describe(arg)}")
     if isinstance(arg, (bool, int, float)):
