@@ -224,8 +224,8 @@ class KernelModule:
             raise AttributeError(name)
         if name in self._internal:
             raise AttributeError(
-                f"{name!r} takes a data pointer (T.handle) parameter: it is a subroutine the "
-                "module's kernels call, not callable from Python"
+                f"{name!r} is a subroutine the module's kernels call (it is private or takes "
+                "a data pointer, T.handle), not callable from Python"
             )
         raise AttributeError(f"module has no kernel {name!r}; it has {', '.join(self._kernels)}")
 
@@ -391,19 +391,34 @@ def build(
 
 
 def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
-    return [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
+    """The functions to compile; a private function of a module (no ``global_symbol``) is
+    named by its key in the module, which is what ``Module.f(...)`` calls."""
+    if isinstance(ir, PrimFunc):
+        return [ir]
+    return [
+        f if "global_symbol" in f.attrs else f.with_attr("global_symbol", name)
+        for name, f in ir.items()
+    ]
 
 
 def _takes_pointer(func: PrimFunc) -> bool:
     return any(p.dtype.is_handle and p not in func.buffer_map for p in func.params)
 
 
-def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
-    """The functions that get a Python entry: in a module, a subroutine taking a data
-    pointer (``T.handle("float32")``) is only called by the other kernels (as in TVM)."""
+def _subroutines(ir: PrimFunc | IRModule) -> tuple[str, ...]:
+    """Functions of a module only its other kernels call (as TVM's internal subroutines):
+    private ones, and those taking a data pointer (``T.handle("float32")``)."""
     if isinstance(ir, PrimFunc):
-        return [ir]
-    return [f for f in _functions(ir) if not _takes_pointer(f)]
+        return ()
+    return tuple(
+        name for name, f in ir.items() if "global_symbol" not in f.attrs or _takes_pointer(f)
+    )
+
+
+def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
+    """The functions that get a Python entry (all but :func:`_subroutines`)."""
+    internal = _subroutines(ir)
+    return [f for f in _functions(ir) if f.name not in internal]
 
 
 def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
@@ -432,8 +447,7 @@ def _assemble(
         kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
-    internal = tuple(f.name for f in _functions(ir) if _takes_pointer(f))
-    return KernelModule(kernels, library, internal)
+    return KernelModule(kernels, library, _subroutines(ir))
 
 
 def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
@@ -499,8 +513,8 @@ def _build_llvm(
             count_allocations=options.count_allocations,
         ),
     )
-    with_entry = {id(f) for f in _entry_functions(ir)}
-    callable_ = [(f, low) for f, low in zip(funcs, lowered) if id(f) in with_entry]
+    internal = _subroutines(ir)
+    callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
     funcs = [f for f, _ in callable_]
     lowered = [low for _, low in callable_]
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]

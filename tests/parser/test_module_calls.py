@@ -108,7 +108,7 @@ def test_buffers_and_data_pointers_are_adapted_to_the_callee() -> None:
 def test_a_pointer_subroutine_has_no_python_entry() -> None:
     built = tvmscript.build(Mixed)
     assert "main" in built and "add_one" in built and "scale" not in built
-    with pytest.raises(AttributeError, match="'scale' takes a data pointer"):
+    with pytest.raises(AttributeError, match="'scale' is a subroutine the module's kernels call"):
         built.scale  # noqa: B018
 
 
@@ -239,3 +239,33 @@ class Kernels:
     assert isinstance(mod, IRModule)
     text = roundtrip(mod)
     assert "def fill(Module_1: T.Buffer" in text and "Module.fill(A)" in text
+
+
+@I.ir_module
+class PrivateSubroutine:
+    @T.prim_func
+    def main(A: T.Buffer(2, dtype="float32")):
+        T.func_attr({"global_symbol": "main"})
+        PrivateSubroutine.nothing()
+        PrivateSubroutine.subroutine(A.data)
+        A[1] = 7.0
+
+    @T.prim_func(private=True)
+    def subroutine(A_data: T.handle("float32")):
+        A = T.decl_buffer(1, dtype="float32", data=A_data)
+        A[0] = 42.0
+
+    @T.prim_func(private=True)
+    def nothing():
+        T.evaluate(0)
+
+
+def test_private_subroutines_are_built_by_their_module_name_and_not_exported() -> None:
+    text = roundtrip(PrivateSubroutine)
+    assert "    @T.prim_func(private=True)\n    def nothing():" in text
+    built = tvmscript.build(PrivateSubroutine)
+    assert list(built) == ["main"]
+    with pytest.raises(AttributeError, match="'nothing' is a subroutine"):
+        built.nothing  # noqa: B018
+    (out,) = run_both(PrivateSubroutine, "main", np.zeros(2, "float32"))
+    np.testing.assert_array_equal(out, [42.0, 7.0])

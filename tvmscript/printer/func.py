@@ -155,7 +155,10 @@ class _FuncPrinter(StmtPrinter):
         hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
         ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
         head = f"def {name}({', '.join(params)}){ret}:"
-        return [Doc("@T.prim_func"), Doc(head, [*prologue, *hoisted, *body])]
+        # As TVM prints it: a function without a global symbol is private.
+        private = "global_symbol" not in func.attrs
+        decorator = "@T.prim_func(private=True)" if private else "@T.prim_func"
+        return [Doc(decorator), Doc(head, [*prologue, *hoisted, *body])]
 
 
 def print_func(
