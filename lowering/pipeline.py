@@ -12,6 +12,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
     simplify                bindings substituted by lower_blocks become simpler
+    declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
@@ -48,6 +49,7 @@ from .alias_version import alias_version
 from .align_streams import align_streams, mark_streams
 from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
+from .declare_buffers import declare_buffers
 from .distribute import distribute_reductions
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
@@ -88,6 +90,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "plan_allocation_location",
     "check_parallel_races",
     "simplify",
+    "declare_buffers",
     "flatten_buffer",
     "hoist_allocations",
     "memory_reuse",
@@ -141,6 +144,7 @@ def lowering_passes(
     ``"before:<pass name>"`` (or at the end for ``"end"`` or an absent pass)."""
     chosen = as_target(target)
     by_name: dict[str, Pass] = {
+        "declare_buffers": declare_buffers,
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
         "lower_scalar_return": lower_scalar_return,

@@ -217,9 +217,15 @@ class Kernel:
 class KernelModule:
     """The kernels of a built IRModule, as attributes and by ``module["name"]``."""
 
-    def __init__(self, kernels: dict[str, Kernel], library: CompiledLibrary | None) -> None:
+    def __init__(
+        self,
+        kernels: dict[str, Kernel],
+        library: CompiledLibrary | None,
+        internal: tuple[str, ...] = (),
+    ) -> None:
         self._kernels = kernels
         self._library = library
+        self._internal = internal
         for name, kernel in kernels.items():
             setattr(self, name, kernel)
 
@@ -230,6 +236,11 @@ class KernelModule:
         # Only reached for names that are not kernels (kernels are instance attributes).
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in self._internal:
+            raise AttributeError(
+                f"{name!r} is a subroutine the module's kernels call (it is private or takes "
+                "a data pointer, T.handle), not callable from Python"
+            )
         raise AttributeError(f"module has no kernel {name!r}; it has {', '.join(self._kernels)}")
 
     def __iter__(self) -> Iterator[str]:
@@ -306,10 +317,11 @@ def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> E
 
 
 def _handles_in_body(func: PrimFunc) -> set[int]:
-    """ids of buffer handles the (unlowered) body uses directly, e.g. passes to another
-    kernel that may write through them: such buffers must never be silently copied."""
-    handles = {id(p) for p in func.buffer_map}
-    return {id(v) for v in free_vars(func.body) if id(v) in handles}
+    """ids of buffer handles whose handle or data pointer the (unlowered) body uses
+    directly, e.g. passes to another kernel that may write through them: such buffers must
+    never be silently copied."""
+    used = {id(v) for v in free_vars(func.body)}
+    return {id(p) for p, b in func.buffer_map.items() if id(p) in used or id(b.data) in used}
 
 
 def clear_build_cache() -> None:
@@ -370,7 +382,8 @@ def build(
         for func in _functions(func_or_module):
             check_cpu_support(func)
         if isinstance(func_or_module, IRModule):
-            return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
+            functions = dict(func_or_module.items())
+            return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
         return make_interp_kernel(func_or_module)
     if isinstance(target, str) and target.split()[:1] != ["llvm"]:
         raise ValueError(
@@ -409,7 +422,34 @@ def build(
 
 
 def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
-    return [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
+    """The functions to compile; a private function of a module (no ``global_symbol``) is
+    named by its key in the module, which is what ``Module.f(...)`` calls."""
+    if isinstance(ir, PrimFunc):
+        return [ir]
+    return [
+        f if "global_symbol" in f.attrs else f.with_attr("global_symbol", name)
+        for name, f in ir.items()
+    ]
+
+
+def _takes_pointer(func: PrimFunc) -> bool:
+    return any(p.dtype.is_handle and p not in func.buffer_map for p in func.params)
+
+
+def _subroutines(ir: PrimFunc | IRModule) -> tuple[str, ...]:
+    """Functions of a module only its other kernels call (as TVM's internal subroutines):
+    private ones, and those taking a data pointer (``T.handle("float32")``)."""
+    if isinstance(ir, PrimFunc):
+        return ()
+    return tuple(
+        name for name, f in ir.items() if "global_symbol" not in f.attrs or _takes_pointer(f)
+    )
+
+
+def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
+    """The functions that get a Python entry (all but :func:`_subroutines`)."""
+    internal = _subroutines(ir)
+    return [f for f in _functions(ir) if f.name not in internal]
 
 
 def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
@@ -438,7 +478,7 @@ def _assemble(
         kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
-    return KernelModule(kernels, library)
+    return KernelModule(kernels, library, _subroutines(ir))
 
 
 def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
@@ -485,7 +525,7 @@ def _load_cached(
     entry = load_build(path)
     if entry is None:
         return None
-    funcs = _functions(ir)
+    funcs = _entry_functions(ir)
     if [k.spec.name for k in entry.kernels] != [f.name for f in funcs]:
         return None  # a hash collision or a stale entry: rebuild
     counters, symbols = _new_counters(options)
@@ -524,6 +564,10 @@ def _build_llvm(
             target=options.target,
         ),
     )
+    internal = _subroutines(ir)
+    callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
+    funcs = [f for f, _ in callable_]
+    lowered = [low for _, low in callable_]
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
     wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
     text = result.text + "\n" + "\n".join(wrappers)

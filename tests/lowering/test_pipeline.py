@@ -483,6 +483,7 @@ def test_default_pipeline_order() -> None:
         lowering.plan_allocation_location,
         check_parallel_races,
         lowering.simplify,
+        lowering.declare_buffers,
         lowering.flatten_buffer,
         hoist_allocations,
         memory_reuse,

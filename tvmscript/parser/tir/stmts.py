@@ -71,7 +71,7 @@ from tvmscript.parser.core.evaluator import BINARY_OPERATORS
 
 from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
-from .values import KernelRange, is_parse_time_condition
+from .values import KernelRange, check_result, is_parse_time_condition
 
 __all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported from .binding
 
@@ -201,6 +201,10 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
             return
     current = parser.eval_expr(target)
     value = op(current, parser.eval_expr(node.value))
+    try:
+        check_result(value)
+    except (ZeroDivisionError, OverflowError) as err:
+        parser.report_error(node, str(err))
     bind_target(parser, target, value)
 
 
@@ -274,7 +278,8 @@ def _store(
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)
-        except (TypeError, ValueError) as err:
+            check_result(value)
+        except (TypeError, ValueError, ZeroDivisionError) as err:
             parser.report_error(value_node, str(err))
     try:
         buffer_store(buffer, value, indices)
