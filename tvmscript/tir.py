@@ -46,11 +46,15 @@ from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
 
+from lowering.schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
+
+from . import schedule as _schedule  # noqa: F401  (installs the interpreter check)
 from .parser.tir.macro import TIRMacro, macro
 
 __all__ = [
     *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
     "EQ",
+    "ExprRV",
     "GE",
     "GT",
     "LE",
@@ -58,10 +62,12 @@ __all__ = [
     "NE",
     "Add",
     "And",
+    "BlockRV",
     "Div",
     "FloorDiv",
     "FloorMod",
     "Let",
+    "LoopRV",
     "Max",
     "Min",
     "Mod",
@@ -69,8 +75,11 @@ __all__ = [
     "Not",
     "Or",
     "Range",
+    "Schedule",
+    "ScheduleError",
     "Sub",
     "TIRMacro",
+    "Trace",
     "allocate",
     "array_data",
     "array_descr",
