@@ -15,6 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
+from . import cache, inline
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -424,6 +425,70 @@ class Schedule:
     def bind(self, loop: LoopRV, thread_axis: str) -> None:
         """Bind the loop to a GPU thread axis (IR only: CPU builds refuse such loops)."""
         self._kind("bind", loop, ForKind.THREAD_BINDING, thread_axis)
+
+    # -- compute location ----------------------------------------------------------------
+    def compute_inline(self, block: BlockRV) -> None:
+        """Inline the block's value into its consumers and remove it."""
+        node = self._block(block, "compute_inline")
+        self._apply("compute_inline", {"block": block}, lambda st: inline.compute_inline(st, node))
+
+    def reverse_compute_inline(self, block: BlockRV) -> None:
+        """Fold the consumer block into its producer and remove it."""
+        node = self._block(block, "reverse_compute_inline")
+        self._apply(
+            "reverse_compute_inline", {"block": block},
+            lambda st: inline.reverse_compute_inline(st, node),
+        )
+
+    # -- caching and layout --------------------------------------------------------------
+    def cache_read(
+        self,
+        block: BlockRV,
+        read_buffer_index: int,
+        storage_scope: str,
+        consumer_blocks: Sequence[BlockRV] | None = None,
+    ) -> BlockRV:
+        """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
+        node = self._block(block, "cache_read")
+        others = None if consumer_blocks is None else [self._block(b, "cache_read") for b in consumer_blocks]
+        kwargs: dict[str, Any] = {
+            "block": block, "read_buffer_index": read_buffer_index, "storage_scope": storage_scope,
+        }
+        if consumer_blocks is not None:
+            kwargs["consumer_blocks"] = list(consumer_blocks)
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_read", kwargs,
+            lambda st: cache.cache_read(st, node, read_buffer_index, storage_scope, others),
+        )
+
+    def cache_write(
+        self,
+        block: BlockRV,
+        write_buffer_index: int,
+        storage_scope: str,
+        consumer_blocks: Sequence[BlockRV] | None = None,
+    ) -> BlockRV:
+        """Make the block write a ``storage_scope`` cache, copied back right after it."""
+        node = self._block(block, "cache_write")
+        others = None if consumer_blocks is None else [self._block(b, "cache_write") for b in consumer_blocks]
+        kwargs: dict[str, Any] = {
+            "block": block, "write_buffer_index": write_buffer_index, "storage_scope": storage_scope,
+        }
+        if consumer_blocks is not None:
+            kwargs["consumer_blocks"] = list(consumer_blocks)
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_write", kwargs,
+            lambda st: cache.cache_write(st, node, write_buffer_index, storage_scope, others),
+        )
+
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        """Change the storage scope of an allocated buffer the block writes."""
+        node = self._block(block, "set_scope")
+        self._apply(
+            "set_scope",
+            {"block": block, "buffer_index": buffer_index, "storage_scope": storage_scope},
+            lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
+        )
 
     # -- annotations ---------------------------------------------------------------------
     def annotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: Any) -> None:

@@ -136,7 +136,8 @@ def with_root_block(func: PrimFunc) -> tuple[PrimFunc, bool]:
 def without_implicit_root(func: PrimFunc, had_root: bool) -> PrimFunc:
     """Drop a root block the schedule added when it carries nothing (the parser's form)."""
     body = func.body
-    if had_root or not isinstance(body, BlockRealize):
+    del had_root  # a parsed root with no allocations prints (and parses) as no root at all
+    if not isinstance(body, BlockRealize):
         return func
     root = body.block
     if root.alloc_buffers or root.match_buffers or root.annotations or root.reads or root.writes:
