@@ -252,12 +252,12 @@ def union_regions(regions: Sequence[BufferRegion]) -> BufferRegion:
         if all(structural_equal(first, d) for d in dims[1:]):
             ranges.append(first)
             continue
-        hull = _constant_offset_hull(dims)
+        hull = constant_offset_hull(dims)
         ranges.append(hull if hull is not None else full_range(buffer, dim))
     return BufferRegion(buffer, tuple(ranges))
 
 
-def _constant_offset_hull(dims: Sequence[Range]) -> Range | None:
+def constant_offset_hull(dims: Sequence[Range]) -> Range | None:
     base = dims[0].min
     if not supports_linear(base.dtype):
         return None

@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import cache, inline
+from . import cache, compute_at, inline
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -427,6 +427,36 @@ class Schedule:
         self._kind("bind", loop, ForKind.THREAD_BINDING, thread_axis)
 
     # -- compute location ----------------------------------------------------------------
+    def compute_at(
+        self,
+        block: BlockRV,
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
+        """Move the producer block under ``loop``, computing what each iteration needs."""
+        b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
+        self._apply(
+            "compute_at",
+            {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops, "index": index},
+            lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
+        )
+
+    def reverse_compute_at(
+        self,
+        block: BlockRV,
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
+        """Move the consumer block under ``loop``, consuming what each iteration produced."""
+        b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
+        self._apply(
+            "reverse_compute_at",
+            {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops, "index": index},
+            lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
+        )
+
     def compute_inline(self, block: BlockRV) -> None:
         """Inline the block's value into its consumers and remove it."""
         node = self._block(block, "compute_inline")
