@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import cache, compute_at, inline
+from . import cache, compute_at, inline, reduction
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -468,6 +468,23 @@ class Schedule:
         self._apply(
             "reverse_compute_inline", {"block": block},
             lambda st: inline.reverse_compute_inline(st, node),
+        )
+
+    # -- reductions ----------------------------------------------------------------------
+    def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        """Move the block's init into a block of its own right before ``loop``."""
+        b, lp = self._block(block, "decompose_reduction"), self._loop(loop, "decompose_reduction")
+        return self._apply(  # type: ignore[no-any-return]
+            "decompose_reduction", {"block": block, "loop": loop},
+            lambda st: reduction.decompose_reduction(st, b, lp),
+        )
+
+    def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        """Factor the reduction over ``loop`` into an intermediate ``*_rf`` buffer."""
+        lp = self._loop(loop, "rfactor")
+        return self._apply(  # type: ignore[no-any-return]
+            "rfactor", {"loop": loop, "factor_axis": factor_axis},
+            lambda st: reduction.rfactor(st, lp, factor_axis),
         )
 
     # -- caching and layout --------------------------------------------------------------
