@@ -188,6 +188,9 @@ def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
     index = state.index
     ordered = sorted(loops, key=lambda lp: index.order[id(lp)])
     top, bottom = ordered[0], ordered[-1]
+    for loop in ordered[1:]:
+        if not index.is_ancestor(top, loop):
+            raise _fail(state, name, "the loops are not nested in one another", *loops)
     path: list[For] = [bottom]
     for node in index.ancestors(bottom):
         if node is top:
