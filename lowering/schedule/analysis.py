@@ -20,7 +20,10 @@ from irbuilder.ir import (
     For,
     IntImm,
     IterKind,
+    Let,
+    LetStmt,
     PrimExpr,
+    Ramp,
     Range,
     Stmt,
     Var,
@@ -300,3 +303,41 @@ def buffers_conflict(a: BlockAccess, b: BlockAccess) -> Buffer | None:
         if id(buf) in b_writes:
             return buf
     return None
+
+
+def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> list[BufferRegion]:
+    """The regions of ``buffer`` one instance reads (or writes), one per access when every
+    access indexes by values fixed for the instance; else the inferred union.
+
+    Keeping the accesses apart lets a caller widen each over loops and hull them
+    (``B[vi]``, ``B[vi + 1]`` -> ``B[lo:lo + n + 1]``) instead of losing the dimension.
+    """
+    inner: set[int] = set()
+    points: list[BufferRegion] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, For):
+            inner.add(id(node.loop_var))
+        elif isinstance(node, (LetStmt, Let)):
+            inner.add(id(node.var))
+        elif isinstance(node, Block):
+            inner.update(id(iv.var) for iv in node.iter_vars)
+        elif isinstance(node, BufferStore if writes else BufferLoad) and node.buffer is buffer:
+            if not any(isinstance(i, Ramp) for i in node.indices):
+                one = [Range(i, const(1, i.dtype)) for i in node.indices]
+                points.append(BufferRegion(buffer, tuple(one)))
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    fallback = [
+        r for r in (block_access(block).writes if writes else block_access(block).reads)
+        if r.buffer is buffer
+    ]
+    if not points or block.alloc_buffers or block.match_buffers:
+        return fallback
+    for region in points:
+        for rng in region.region:
+            if _mentions_any(rng.min, inner):
+                return fallback
+    return points

@@ -43,6 +43,7 @@ from lowering.analysis.substitute import Substituter
 from lowering.arith import simplify_expr
 
 from .analysis import (
+    access_regions,
     block_access,
     is_affine_block,
     relax_region,
@@ -201,10 +202,7 @@ def cache_read(
             "(or in the same loop nest as a consumer); the consumers would read a stale copy",
             *[w for w, p in zip(writers, writer_positions) if first <= p <= last],
         )
-    regions = [
-        block_region(state, c, r)
-        for c in chosen for r in block_access(c).reads if r.buffer is buffer
-    ]
+    regions = [block_region(state, c, r) for c in chosen for r in access_regions(c, buffer)]
     region = clip(union_regions(regions))
     cache = make_cache_buffer(state, buffer, scope)
     stage_name = cache.name

@@ -48,6 +48,7 @@ from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
 from .analysis import (
+    access_regions,
     block_access,
     buffers_conflict,
     constant_extents,
@@ -300,9 +301,8 @@ def compute_at(
             realize = index.realize_of(consumer)
             binding = {iv.var: v for iv, v in zip(consumer.iter_vars, realize.iter_values)}
             inner = _inner_loops(index, loop, consumer)
-            for region in block_access(consumer).reads:
-                if region.buffer is buf:
-                    needed_regions.append(relax_region(region, binding, inner))
+            for region in access_regions(consumer, buf):
+                needed_regions.append(relax_region(region, binding, inner))
         if not needed_regions:
             continue
         needed = union_regions(needed_regions)
@@ -399,12 +399,11 @@ def reverse_compute_at(
             p_binding = {iv.var: v for iv, v in zip(producer.iter_vars, p_realize.iter_values)}
             p_inner = _inner_loops(index, loop, producer)
             p_all = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(producer)}
-            for region in block_access(producer).writes:
-                if region.buffer is buf:
-                    per_iter.append(relax_region(region, p_binding, p_inner))
-                    total.append(relax_region(region, p_binding, p_all))
+            for region in access_regions(producer, buf, writes=True):
+                per_iter.append(relax_region(region, p_binding, p_inner))
+                total.append(relax_region(region, p_binding, p_all))
         needed_all = [
-            relax_region(r, own_binding, own_loops) for r in access.reads if r.buffer is buf
+            relax_region(r, own_binding, own_loops) for r in access_regions(block, buf)
         ]
         if not _covers(union_regions(total), union_regions(needed_all)):
             raise _fail(
