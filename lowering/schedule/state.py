@@ -44,7 +44,15 @@ def child_stmts(stmt: Stmt) -> list[Stmt]:
 def replace_child(parent: Stmt, old: Stmt, new: Stmt) -> Stmt:
     """``parent`` with its direct child ``old`` replaced by ``new``."""
     if isinstance(parent, SeqStmt):
-        return SeqStmt(tuple(new if s is old else s for s in parent.seq), span=parent.span)
+        items: list[Stmt] = []
+        for stmt in parent.seq:
+            if stmt is not old:
+                items.append(stmt)
+            elif isinstance(new, SeqStmt):  # the parser flattens nested sequences too
+                items.extend(new.seq)
+            else:
+                items.append(new)
+        return SeqStmt(tuple(items), span=parent.span)
     for name in ("body", "init", "block", "then_case", "else_case"):
         if getattr(parent, name, None) is old:
             return rebuild(parent, {name: new})  # type: ignore[no-any-return]
