@@ -21,7 +21,9 @@ from lowering.schedule import set_equivalence_checker
 __all__ = ["check_same_results", "random_arguments"]
 
 _TRIALS = 2
-_REFERENCE: dict[int, tuple[PrimFunc, list[list[np.ndarray[Any, Any]]], list[list[np.ndarray[Any, Any]]]]] = {}
+_REFERENCE: dict[
+    int, tuple[PrimFunc, list[list[np.ndarray[Any, Any]]], list[list[np.ndarray[Any, Any]]]]
+] = {}
 
 
 def random_arguments(func: PrimFunc, seed: int) -> list[np.ndarray[Any, Any]] | None:
@@ -55,7 +57,9 @@ def _run(func: PrimFunc, inputs: list[np.ndarray[Any, Any]]) -> list[np.ndarray[
     return arrays
 
 
-def _reference(original: PrimFunc) -> tuple[list[list[np.ndarray[Any, Any]]], list[list[np.ndarray[Any, Any]]]] | None:
+def _reference(
+    original: PrimFunc,
+) -> tuple[list[list[np.ndarray[Any, Any]]], list[list[np.ndarray[Any, Any]]]] | None:
     cached = _REFERENCE.get(id(original))
     if cached is not None and cached[0] is original:
         return cached[1], cached[2]
@@ -90,7 +94,11 @@ def check_same_results(original: PrimFunc, scheduled: PrimFunc) -> str | None:
             else:
                 same = np.array_equal(want, have)
             if not same:
-                bad = np.argwhere(~np.isclose(want, have, rtol=1e-4, atol=1e-4)) if want.dtype.kind == "f" else np.argwhere(want != have)
+                bad = (
+                    np.argwhere(~np.isclose(want, have, rtol=1e-4, atol=1e-4))
+                    if want.dtype.kind == "f"
+                    else np.argwhere(want != have)
+                )
                 where = tuple(int(x) for x in bad[0]) if len(bad) else ()
                 return (
                     f"buffer {name} differs from the original's at {where}: "

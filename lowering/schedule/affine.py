@@ -35,7 +35,7 @@ __all__ = ["IterSplit", "IterSum", "bindings_affine", "detect", "normalize"]
 
 @dataclass(frozen=True)
 class IterSplit:
-    """``(source // lower_factor) % extent * scale``; ``source`` ranges over ``[0, source_extent)``."""
+    """``(source // lower_factor) % extent * scale``, ``source`` in ``[0, source_extent)``."""
 
     source: Var
     source_extent: int
@@ -53,7 +53,9 @@ class IterSum:
     base: int
 
     def scaled(self, factor: int) -> IterSum:
-        return IterSum(tuple(s.with_scale(s.scale * factor) for s in self.splits), self.base * factor)
+        return IterSum(
+            tuple(s.with_scale(s.scale * factor) for s in self.splits), self.base * factor
+        )
 
     def digits(self) -> list[IterSplit] | None:
         """The splits lowest digit first, when they form a mixed-radix number."""
@@ -126,8 +128,11 @@ def _divide(digits: list[IterSplit], divisor: int) -> IterSum | None:
             rest.pop(0)
         elif low.extent % divisor == 0:
             rest[0] = IterSplit(
-                low.source, low.source_extent, low.lower_factor * divisor,
-                low.extent // divisor, 1,
+                low.source,
+                low.source_extent,
+                low.lower_factor * divisor,
+                low.extent // divisor,
+                1,
             )
             divisor = 1
         else:
@@ -153,7 +158,9 @@ def _modulo(digits: list[IterSplit], modulus: int) -> IterSum | None:
     return _restack(kept)
 
 
-def bindings_affine(bindings: Sequence[PrimExpr], extents: Mapping[Var, int]) -> list[IterSum] | None:
+def bindings_affine(
+    bindings: Sequence[PrimExpr], extents: Mapping[Var, int]
+) -> list[IterSum] | None:
     """Detected sums when every binding is affine and no two splits share digits."""
     sums: list[IterSum] = []
     covered: dict[int, list[tuple[int, int]]] = {}

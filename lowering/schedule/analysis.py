@@ -235,7 +235,11 @@ def _widen(
             span = dom.extent.value - 1
             width += abs(coef) * span
             shift = dom.min * coef if coef > 0 else (dom.min + span) * coef
-            low_shift = shift if isinstance(low_shift, IntImm) and low_shift.value == 0 else low_shift + shift
+            low_shift = (
+                shift
+                if isinstance(low_shift, IntImm) and low_shift.value == 0
+                else low_shift + shift
+            )
         elif _mentions_any(atom, ids):
             return None
         else:
@@ -331,7 +335,8 @@ def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> lis
     if block.init is not None:
         post_order_visit(block.init, visit)
     fallback = [
-        r for r in (block_access(block).writes if writes else block_access(block).reads)
+        r
+        for r in (block_access(block).writes if writes else block_access(block).reads)
         if r.buffer is buffer
     ]
     if not points or block.alloc_buffers or block.match_buffers:

@@ -66,11 +66,16 @@ def cache_name(buffer: Buffer, scope: str) -> str:
 
 def unique_name(state: ScheduleState, base: str) -> str:
     """``base``, or ``base_1``, ``base_2``... when a block or buffer already uses it."""
-    taken = {
-        n.name_hint for n in state.index.nodes.values() if isinstance(n, Block)
-    } | {
-        b.name for n in state.index.nodes.values() if isinstance(n, Block) for b in n.alloc_buffers
-    } | {b.name for b in state.func.buffer_map.values()}
+    taken = (
+        {n.name_hint for n in state.index.nodes.values() if isinstance(n, Block)}
+        | {
+            b.name
+            for n in state.index.nodes.values()
+            if isinstance(n, Block)
+            for b in n.alloc_buffers
+        }
+        | {b.name for b in state.func.buffer_map.values()}
+    )
     name, k = base, 0
     while name in taken:
         k += 1
@@ -80,7 +85,9 @@ def unique_name(state: ScheduleState, base: str) -> str:
 
 def make_cache_buffer(state: ScheduleState, buffer: Buffer, scope: str) -> Buffer:
     name = unique_name(state, cache_name(buffer, scope))
-    return Buffer(name, make_data_var(name, buffer.dtype, scope), buffer.shape, buffer.dtype, scope=scope)
+    return Buffer(
+        name, make_data_var(name, buffer.dtype, scope), buffer.shape, buffer.dtype, scope=scope
+    )
 
 
 def block_region(state: ScheduleState, block: Block, region: BufferRegion) -> BufferRegion:
@@ -96,7 +103,11 @@ def clip(region: BufferRegion) -> BufferRegion:
     """Constant ranges intersected with the buffer's bounds."""
     ranges: list[Range] = []
     for rng, dim in zip(region.region, region.buffer.shape):
-        if isinstance(rng.min, IntImm) and isinstance(rng.extent, IntImm) and isinstance(dim, IntImm):
+        if (
+            isinstance(rng.min, IntImm)
+            and isinstance(rng.extent, IntImm)
+            and isinstance(dim, IntImm)
+        ):
             lo = max(rng.min.value, 0)
             hi = min(rng.min.value + rng.extent.value, dim.value)
             ranges.append(Range(const(lo, rng.min.dtype), const(max(hi - lo, 0), rng.extent.dtype)))
@@ -105,9 +116,7 @@ def clip(region: BufferRegion) -> BufferRegion:
     return BufferRegion(region.buffer, tuple(ranges))
 
 
-def copy_stage(
-    region: BufferRegion, source: Buffer, target: Buffer, name: str
-) -> Stmt:
+def copy_stage(region: BufferRegion, source: Buffer, target: Buffer, name: str) -> Stmt:
     """Loops ``ax*`` over ``region`` around a block copying ``source`` into ``target``."""
     loop_vars: list[Var] = []
     iter_vars: list[IterVar] = []
@@ -116,7 +125,9 @@ def copy_stage(
         dtype = rng.min.dtype
         loop_var = Var(f"ax{k}", dtype)
         loop_vars.append(loop_var)
-        iter_vars.append(IterVar(Var(f"v{k}", dtype), Range(const(0, dim.dtype), dim), IterKind.SPATIAL))
+        iter_vars.append(
+            IterVar(Var(f"v{k}", dtype), Range(const(0, dim.dtype), dim), IterKind.SPATIAL)
+        )
         is_zero = isinstance(rng.min, IntImm) and rng.min.value == 0
         values.append(loop_var if is_zero else simplify_expr(rng.min + loop_var))
     indices = tuple(iv.var for iv in iter_vars)
@@ -152,25 +163,36 @@ def _insert(state: ScheduleState, scope: Block, position: int, stage: Stmt, allo
 
 
 def _find_stage(state: ScheduleState, name: str) -> Block:
-    found = [
-        n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == name
-    ]
+    found = [n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == name]
     assert len(found) == 1, "cache stage names are unique"
     return found[0]
 
 
-def _buffer_at(state: ScheduleState, prim: str, regions: Sequence[BufferRegion], position: int, what: str, block: Block) -> Buffer:
+def _buffer_at(
+    state: ScheduleState,
+    prim: str,
+    regions: Sequence[BufferRegion],
+    position: int,
+    what: str,
+    block: Block,
+) -> Buffer:
     if not 0 <= position < len(regions):
         raise _fail(
-            state, prim,
-            f"block {block.name_hint!r} {what} {len(regions)} buffer(s); index {position} is out of range",
+            state,
+            prim,
+            f"block {block.name_hint!r} {what} {len(regions)} buffer(s); "
+            f"index {position} is out of range",
             block,
         )
     return regions[position].buffer
 
 
 def cache_read(
-    state: ScheduleState, block: Block, read_index: int, scope: str, consumers: Sequence[Block] | None
+    state: ScheduleState,
+    block: Block,
+    read_index: int,
+    scope: str,
+    consumers: Sequence[Block] | None,
 ) -> Block:
     name = "cache_read"
     buffer = _buffer_at(state, name, block.reads, read_index, "reads", block)
@@ -183,10 +205,13 @@ def cache_read(
         chosen.append(block)
     for consumer in chosen:
         if not any(b is consumer for b in readers):
-            raise _fail(state, name, f"block {consumer.name_hint!r} does not read {buffer.name!r}", consumer)
+            raise _fail(
+                state, name, f"block {consumer.name_hint!r} does not read {buffer.name!r}", consumer
+            )
         if any(w is buffer for w in block_access(consumer).write_buffers):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {consumer.name_hint!r} writes {buffer.name!r} as well as reading it; "
                 "it would read a stale copy",
                 consumer,
@@ -197,7 +222,8 @@ def cache_read(
     writer_positions = [_top_level(state, scope_block, index.realize_of(w)) for w in writers]
     if any(first <= p <= last for p in writer_positions):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"{buffer.name!r} is written between the place of the copy and a consumer "
             "(or in the same loop nest as a consumer); the consumers would read a stale copy",
             *[w for w, p in zip(writers, writer_positions) if first <= p <= last],
@@ -245,7 +271,11 @@ def _stores_at_iter_vars(block: Block, buffer: Buffer) -> bool:
 
 
 def cache_write(
-    state: ScheduleState, block: Block, write_index: int, scope: str, consumers: Sequence[Block] | None
+    state: ScheduleState,
+    block: Block,
+    write_index: int,
+    scope: str,
+    consumers: Sequence[Block] | None,
 ) -> Block:
     name = "cache_write"
     buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
@@ -255,14 +285,16 @@ def cache_write(
     realize = index.realize_of(block)
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} has a predicate (T.where): the copied-back region "
             "could hold elements it never writes",
             block,
         )
     if not is_affine_block(index, block) or not _stores_at_iter_vars(block, buffer):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} must store {buffer.name!r} at distinct iter vars "
             "with affine bindings, so that the copied-back region is exactly what it writes",
             block,
@@ -270,7 +302,8 @@ def cache_write(
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
     if reads_self and block.init is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} reads {buffer.name!r} before writing it; the cache "
             "would start uninitialized",
             block,
@@ -283,12 +316,21 @@ def cache_write(
         access = block_access(other)
         if any(b is buffer for b in access.read_buffers + access.write_buffers):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {other.name_hint!r} in the same loop nest also accesses "
                 f"{buffer.name!r} before the copy back",
                 other,
             )
-    region = clip(union_regions([block_region(state, block, r) for r in block_access(block).writes if r.buffer is buffer]))
+    region = clip(
+        union_regions(
+            [
+                block_region(state, block, r)
+                for r in block_access(block).writes
+                if r.buffer is buffer
+            ]
+        )
+    )
     cache = make_cache_buffer(state, buffer, scope)
     new = Substituter(bmap={buffer: cache}).visit_stmt(block)
     assert isinstance(new, Block)
@@ -304,16 +346,24 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, scope: str)
     buffer = _buffer_at(state, name, block.writes, buffer_index, "writes", block)
     if not is_allocated(state.func, state.index, buffer):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"{buffer.name!r} is a parameter of the function; its scope is the caller's",
             block,
         )
     if buffer.scope == scope:
         return
     new_buffer = Buffer(
-        buffer.name, make_data_var(buffer.name, buffer.dtype, scope), buffer.shape,
-        buffer.dtype, buffer.strides, buffer.elem_offset, scope, buffer.data_alignment,
-        buffer.offset_factor, buffer.axis_separators,
+        buffer.name,
+        make_data_var(buffer.name, buffer.dtype, scope),
+        buffer.shape,
+        buffer.dtype,
+        buffer.strides,
+        buffer.elem_offset,
+        scope,
+        buffer.data_alignment,
+        buffer.offset_factor,
+        buffer.axis_separators,
     )
     sub = Substituter(bmap={buffer: new_buffer})
     root = state.func.body

@@ -52,10 +52,10 @@ from .analysis import (
     block_access,
     buffers_conflict,
     constant_extents,
+    constant_offset_hull,
     is_complete_block,
     is_reduction_block,
     relax_region,
-    constant_offset_hull,
     union_regions,
 )
 from .edit import is_allocated, leaf_root, remove_leaf
@@ -79,7 +79,8 @@ def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
     sums = None if extents is None else bindings_affine(realize.iter_values, extents)
     if sums is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} does not have affine bindings of its loops",
             block,
         )
@@ -89,7 +90,8 @@ def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
             raise _fail(state, name, f"iter var {iv.var.name!r} has a symbolic domain", block)
         if found.base != dom.min.value or found.extent != dom.extent.value:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"the loops of block {block.name_hint!r} do not cover the domain of its "
                 f"iter var {iv.var.name!r} exactly once",
                 block,
@@ -101,13 +103,17 @@ def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: s
     scope = index.scope_block(index.realize_of(block))
     if index.scope_block(loop) is not scope:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"the loop is not in the scope of block {block.name_hint!r} (a block lies "
             "between them)",
-            loop, block,
+            loop,
+            block,
         )
     if index.is_ancestor(loop, block):
-        raise _fail(state, name, f"block {block.name_hint!r} is already under the loop", loop, block)
+        raise _fail(
+            state, name, f"block {block.name_hint!r} is already under the loop", loop, block
+        )
     return scope
 
 
@@ -120,7 +126,9 @@ def _top_item(index: TreeIndex, scope: Block, node: Stmt) -> Stmt:
     return item
 
 
-def _affected_blocks(index: TreeIndex, scope: Block, block: Block, loop: For, lo: int, hi: int) -> list[Block]:
+def _affected_blocks(
+    index: TreeIndex, scope: Block, block: Block, loop: For, lo: int, hi: int
+) -> list[Block]:
     """Blocks of the scope, not under ``loop``, that run between ``lo`` and ``hi`` (pre-order
     positions) or in the same top-level statement as the loop."""
     loop_item = _top_item(index, scope, loop)
@@ -236,7 +244,8 @@ def compute_at(
     scope = _scope_and_check_loop(state, block, loop, name)
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
             block,
         )
@@ -246,7 +255,8 @@ def compute_at(
     for buf in outputs:
         if not is_allocated(state.func, index, buf):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} writes {buf.name!r}, a parameter of the function; "
                 "computing only the part the loop needs would leave the rest unwritten",
                 block,
@@ -254,7 +264,13 @@ def compute_at(
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
     if index.order[id(loop)] < leaf_pos:
-        raise _fail(state, name, f"the loop runs before block {block.name_hint!r}; its consumers must come after it", loop, block)
+        raise _fail(
+            state,
+            name,
+            f"the loop runs before block {block.name_hint!r}; its consumers must come after it",
+            loop,
+            block,
+        )
     out_ids = {id(b) for b in outputs}
     consumers: list[Block] = []
     for other in index.child_blocks(scope):
@@ -263,14 +279,22 @@ def compute_at(
         if any(id(r) in out_ids for r in block_access(other).read_buffers):
             if not index.is_ancestor(loop, other):
                 raise _fail(
-                    state, name,
+                    state,
+                    name,
                     f"block {other.name_hint!r} reads what {block.name_hint!r} writes but is "
                     "not under the loop",
-                    other, loop,
+                    other,
+                    loop,
                 )
             consumers.append(other)
     if not consumers:
-        raise _fail(state, name, f"no block under the loop reads what {block.name_hint!r} writes", block, loop)
+        raise _fail(
+            state,
+            name,
+            f"no block under the loop reads what {block.name_hint!r} writes",
+            block,
+            loop,
+        )
     loop_end = max(index.order[id(n)] for n in _subtree_nodes(index, loop))
     read_ids = {id(b) for b in access.read_buffers}
     for other in index.child_blocks(scope):
@@ -279,7 +303,8 @@ def compute_at(
         for w in block_access(other).write_buffers:
             if id(w) in read_ids or id(w) in out_ids:
                 raise _fail(
-                    state, name,
+                    state,
+                    name,
                     f"block {other.name_hint!r} under the loop writes {w.name!r}, which "
                     f"{block.name_hint!r} reads or writes",
                     other,
@@ -288,10 +313,12 @@ def compute_at(
         shared = buffers_conflict(access, block_access(other))
         if shared is not None:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {other.name_hint!r} runs between {block.name_hint!r}'s old and new "
                 f"places and accesses {shared.name!r}, which {block.name_hint!r} writes or reads",
-                other, block,
+                other,
+                block,
             )
     ranges: dict[int, Range] = {}
     for buf in outputs:
@@ -309,7 +336,8 @@ def compute_at(
         mapped = None if stores is None else _iter_ranges_from_indices(block, stores, needed)
         if mapped is None:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} does not store {buf.name!r} at distinct iter vars",
                 block,
             )
@@ -360,7 +388,8 @@ def reverse_compute_at(
         other_access = block_access(other)
         if any(id(r) in write_ids for r in other_access.read_buffers + other_access.write_buffers):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {other.name_hint!r} under the loop accesses what {block.name_hint!r} "
                 "writes",
                 other,
@@ -368,17 +397,25 @@ def reverse_compute_at(
         if any(id(w) in read_ids for w in other_access.write_buffers):
             producers.append(other)
     if not producers:
-        raise _fail(state, name, f"no block under the loop writes what {block.name_hint!r} reads", block, loop)
+        raise _fail(
+            state,
+            name,
+            f"no block under the loop writes what {block.name_hint!r} reads",
+            block,
+            loop,
+        )
     loop_item = _top_item(index, scope, loop)
     lo = index.order[id(loop_item)]
     for other in _affected_blocks(index, scope, block, loop, lo, leaf_pos):
         shared = buffers_conflict(access, block_access(other))
         if shared is not None:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {other.name_hint!r} runs between the loop and "
                 f"{block.name_hint!r} and accesses {shared.name!r}",
-                other, block,
+                other,
+                block,
             )
     produced_ids = {id(w) for p in producers for w in block_access(p).write_buffers}
     realize = index.realize_of(block)
@@ -390,8 +427,15 @@ def reverse_compute_at(
             continue
         loads = _loads(block, buf)
         first = loads[0]
-        if not all(all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]):
-            raise _fail(state, name, f"block {block.name_hint!r} reads {buf.name!r} at several indices", block)
+        if not all(
+            all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
+        ):
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reads {buf.name!r} at several indices",
+                block,
+            )
         per_iter: list[BufferRegion] = []
         total: list[BufferRegion] = []
         for producer in producers:
@@ -402,12 +446,11 @@ def reverse_compute_at(
             for region in access_regions(producer, buf, writes=True):
                 per_iter.append(relax_region(region, p_binding, p_inner))
                 total.append(relax_region(region, p_binding, p_all))
-        needed_all = [
-            relax_region(r, own_binding, own_loops) for r in access_regions(block, buf)
-        ]
+        needed_all = [relax_region(r, own_binding, own_loops) for r in access_regions(block, buf)]
         if not _covers(union_regions(total), union_regions(needed_all)):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"the blocks under the loop do not provably write all of {buf.name!r} that "
                 f"{block.name_hint!r} reads",
                 block,
@@ -415,7 +458,8 @@ def reverse_compute_at(
         mapped = _iter_ranges_from_indices(block, first, union_regions(per_iter))
         if mapped is None:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} reads {buf.name!r} at indices that are not "
                 "distinct iter vars",
                 block,
@@ -444,9 +488,14 @@ def _covers(outer: BufferRegion, inner: BufferRegion) -> bool:
     for a, b in zip(outer.region, inner.region):
         if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
             continue
-        if not all(isinstance(x, IntImm) for x in (a.min, a.extent, b.min, b.extent)):
+        a_lo, a_ext, b_lo, b_ext = a.min, a.extent, b.min, b.extent
+        if not (
+            isinstance(a_lo, IntImm)
+            and isinstance(a_ext, IntImm)
+            and isinstance(b_lo, IntImm)
+            and isinstance(b_ext, IntImm)
+        ):
             return False
-        if not (a.min.value <= b.min.value and b.min.value + b.extent.value <= a.min.value + a.extent.value):  # type: ignore[attr-defined]
+        if not (a_lo.value <= b_lo.value and b_lo.value + b_ext.value <= a_lo.value + a_ext.value):
             return False
     return True
-

@@ -50,8 +50,7 @@ def remove_leaf(state: ScheduleState, block: Block, primitive: str) -> None:
     if not isinstance(parent, SeqStmt):
         raise ScheduleError(
             primitive,
-            f"block {block.name_hint!r} is the only statement of its scope and cannot be "
-            "removed",
+            f"block {block.name_hint!r} is the only statement of its scope and cannot be removed",
             render_error(state.output(), [block]),
         )
     rest = [s for s in parent.seq if s is not node]
@@ -80,7 +79,9 @@ def without_alloc(state: ScheduleState, buffer: Buffer) -> None:
         if isinstance(node, Block) and any(b is buffer for b in node.alloc_buffers):
             if uses_buffer(node.body, buffer):
                 return
-            new = rebuild(node, {"alloc_buffers": tuple(b for b in node.alloc_buffers if b is not buffer)})
+            new = rebuild(
+                node, {"alloc_buffers": tuple(b for b in node.alloc_buffers if b is not buffer)}
+            )
             realize = state.index.realize_of(node)
             state.replace(realize, rebuild(realize, {"block": new}), {node: new})
             return

@@ -48,12 +48,15 @@ def _single_store(state: ScheduleState, block: Block, name: str) -> BufferStore:
     body = block.body
     if not isinstance(body, BufferStore):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"the body of block {block.name_hint!r} is not a single buffer store",
             block,
         )
     if block.init is not None:
-        raise _fail(state, name, f"block {block.name_hint!r} is a reduction (it has an init)", block)
+        raise _fail(
+            state, name, f"block {block.name_hint!r} is a reduction (it has an init)", block
+        )
     if block.alloc_buffers or block.match_buffers:
         raise _fail(state, name, f"block {block.name_hint!r} allocates or matches buffers", block)
     return body
@@ -111,7 +114,8 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     params = _iter_indices(block, store.indices)
     if params is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} stores {buffer.name!r} at indices that are not its "
             "distinct iter vars, so a load of it cannot be rewritten into the stored value",
             block,
@@ -121,7 +125,8 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
         raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     if not is_allocated(state.func, index, buffer):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} writes {buffer.name!r}, a buffer of the function's "
             "signature; inlining would leave it unwritten",
             block,
@@ -133,20 +138,24 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     early = [b for b in _readers(siblings[:position], buffer)]
     if early:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {early[0].name_hint!r} reads {buffer.name!r} before {block.name_hint!r} "
             "writes it",
-            early[0], block,
+            early[0],
+            block,
         )
     inputs = {id(b) for b in block_access(block).read_buffers}
     for later in siblings[position + 1 :]:
         clobbered = [w for w in block_access(later).write_buffers if id(w) in inputs]
         if clobbered:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {later.name_hint!r} writes {clobbered[0].name!r}, which the inlined "
                 f"value reads; inlining would read the new contents",
-                later, block,
+                later,
+                block,
             )
     consumers = _readers(siblings[position + 1 :], buffer)
     inliner = _InlineLoads(buffer, params, store.value)
@@ -179,12 +188,14 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     position = next(k for k, b in enumerate(siblings) if b is block)
     reads = block_access(block).read_buffers
     candidates = [
-        (k, b) for k, b in enumerate(siblings[:position])
+        (k, b)
+        for k, b in enumerate(siblings[:position])
         if any(id(w) in {id(r) for r in reads} for w in block_access(b).write_buffers)
     ]
     if len(candidates) != 1:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} must have exactly one producer in its scope, it has "
             f"{len(candidates)}",
             block,
@@ -192,32 +203,40 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     producer_pos, producer = candidates[0]
     produced = block_access(producer).write_buffers
     if len(produced) != 1:
-        raise _fail(state, name, f"producer {producer.name_hint!r} writes several buffers", producer)
+        raise _fail(
+            state, name, f"producer {producer.name_hint!r} writes several buffers", producer
+        )
     buffer = produced[0]
     producer_store = _single_store(state, producer, name)
     producer_params = _iter_indices(producer, producer_store.indices)
     if producer_params is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"producer {producer.name_hint!r} does not store at its distinct iter vars",
             producer,
         )
     loads = _loads_of(store.value, buffer)
     if not loads or any(_loads_of(i, buffer) for i in store.indices):
-        raise _fail(state, name, f"block {block.name_hint!r} must read {buffer.name!r} in its value", block)
+        raise _fail(
+            state, name, f"block {block.name_hint!r} must read {buffer.name!r} in its value", block
+        )
     first = loads[0]
     if not all(
         all(structural_equal(a, b) for a, b in zip(first.indices, other.indices))
         for other in loads[1:]
     ):
         raise _fail(
-            state, name,
-            f"block {block.name_hint!r} reads {buffer.name!r} at several indices", block,
+            state,
+            name,
+            f"block {block.name_hint!r} reads {buffer.name!r} at several indices",
+            block,
         )
     consumer_params = _iter_indices(block, first.indices)
     if consumer_params is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} reads {buffer.name!r} at indices that are not its "
             "distinct iter vars (all of them)",
             block,
@@ -226,24 +245,31 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     prod_by_var = {id(iv.var): iv for iv in producer.iter_vars}
     for cvar, pvar in zip(consumer_params, producer_params):
         cdom, pdom = by_var[id(cvar)].dom, prod_by_var[id(pvar)].dom
-        if not (structural_equal(cdom.min, pdom.min) and structural_equal(cdom.extent, pdom.extent)):
+        if not (
+            structural_equal(cdom.min, pdom.min) and structural_equal(cdom.extent, pdom.extent)
+        ):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"iter var {cvar.name!r} of {block.name_hint!r} and {pvar.name!r} of "
                 f"{producer.name_hint!r} range over different domains",
-                block, producer,
+                block,
+                producer,
             )
     if not is_allocated(state.func, index, buffer):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"{buffer.name!r} is a parameter of the function; it would no longer be written",
             producer,
         )
     others = [b for b in _readers(siblings, buffer) if b is not block]
     if others:
         raise _fail(
-            state, name,
-            f"block {others[0].name_hint!r} also reads {buffer.name!r}", others[0],
+            state,
+            name,
+            f"block {others[0].name_hint!r} also reads {buffer.name!r}",
+            others[0],
         )
     if _writers(siblings, buffer) != [producer]:
         raise _fail(state, name, f"{buffer.name!r} is written by more than one block", producer)
@@ -252,17 +278,24 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     touched_writes = {id(b) for b in mine.write_buffers}
     for between in siblings[producer_pos + 1 : position]:
         access = block_access(between)
-        if any(id(w) in touched_reads or id(w) in touched_writes for w in access.write_buffers) or any(
-            id(r) in touched_writes for r in access.read_buffers
-        ):
+        if any(
+            id(w) in touched_reads or id(w) in touched_writes for w in access.write_buffers
+        ) or any(id(r) in touched_writes for r in access.read_buffers):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {between.name_hint!r} runs between the producer and "
                 f"{block.name_hint!r} and touches what {block.name_hint!r} reads or writes",
-                between, block,
+                between,
+                block,
             )
     if any(id(r) in touched_writes for r in block_access(producer).read_buffers):
-        raise _fail(state, name, f"producer {producer.name_hint!r} reads what {block.name_hint!r} writes", producer)
+        raise _fail(
+            state,
+            name,
+            f"producer {producer.name_hint!r} reads what {block.name_hint!r} writes",
+            producer,
+        )
     vmap: dict[Var, PrimExpr] = dict(zip(consumer_params, producer_params))
 
     class _Value(StmtExprMutator):

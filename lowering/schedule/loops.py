@@ -9,6 +9,7 @@ writes (a dependence between blocks that this analysis does not try to prove pre
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from irbuilder.ir import (
@@ -24,6 +25,7 @@ from irbuilder.ir import (
     Range,
     Stmt,
     Var,
+    as_dtype,
     const,
     post_order_visit,
     rebuild,
@@ -92,7 +94,8 @@ def split(
         product *= f
     if product < extent:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"the product of the factors {resolved} is {product}, less than the loop's "
             f"extent {extent}",
             loop,
@@ -116,8 +119,14 @@ def split(
     ]
     predicate = None
     if product != extent:
-        predicate = value < loop.min + loop.extent if not isinstance(loop.min, IntImm) or loop.min.value else value < loop.extent
-    body, reuse = rewrite_below(loop.body, outer + new_loops_shell, {loop.loop_var: value}, predicate)
+        predicate = (
+            value < loop.min + loop.extent
+            if not isinstance(loop.min, IntImm) or loop.min.value
+            else value < loop.extent
+        )
+    body, reuse = rewrite_below(
+        loop.body, outer + new_loops_shell, {loop.loop_var: value}, predicate
+    )
     stmt: Stmt = body
     built: list[For] = []
     for var, factor in reversed(list(zip(new_vars, resolved))):
@@ -132,13 +141,15 @@ def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) 
     name = "fuse"
     if not loops:
         raise ScheduleError(name, "needs at least one loop")
-    for outer, inner in zip(loops, loops[1:]):
+    for outer, inner in itertools.pairwise(loops):
         if outer.body is not inner:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"loop {inner.loop_var.name!r} is not the only statement directly inside "
                 f"loop {outer.loop_var.name!r}; only perfectly nested consecutive loops fuse",
-                outer, inner,
+                outer,
+                inner,
             )
     for loop in loops:
         if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
@@ -165,9 +176,9 @@ def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) 
     total: PrimExpr = const(1, dtype)
     for loop in kept:
         total = loop.extent if _is_unit(total) else _fold_mul(total, loop.extent)
-    outer = _outer_loops(state, loops[0])
+    enclosing = _outer_loops(state, loops[0])
     shell = For(fused, const(0, dtype), total, ForKind.SERIAL, loops[-1].body)
-    body, reuse = rewrite_below(loops[-1].body, [*outer, shell], vmap)
+    body, reuse = rewrite_below(loops[-1].body, [*enclosing, shell], vmap)
     new = For(fused, const(0, dtype), total, ForKind.SERIAL, body)
     state.replace(loops[0], new, reuse)
     return new
@@ -198,7 +209,8 @@ def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
             break
         if not isinstance(node, For):
             raise _fail(
-                state, name,
+                state,
+                name,
                 "the loops are not in one chain of nested loops (a block or statement lies "
                 "between them)",
                 *loops,
@@ -207,10 +219,11 @@ def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
     else:
         raise _fail(state, name, "the loops are not nested in one another", *loops)
     path.reverse()
-    for outer, inner in zip(path, path[1:]):
+    for outer, inner in itertools.pairwise(path):
         if outer.body is not inner:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"loop {outer.loop_var.name!r} holds more than loop "
                 f"{inner.loop_var.name!r}; reordering would change what runs around it",
                 outer,
@@ -234,7 +247,8 @@ def _check_blocks_below(
             break
         if isinstance(stmt, BufferStore):
             raise _fail(
-                state, name,
+                state,
+                name,
                 "a store outside any block lies inside the loops; its dependences "
                 "cannot be analyzed",
                 top,
@@ -245,7 +259,8 @@ def _check_blocks_below(
         extents = constant_extents(index.loops_above(block))
         if extents is None or bindings_affine(realize.iter_values, extents) is None:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} does not have affine bindings of its loops "
                 "(loops must start at 0 with constant extents, bindings be injective "
                 "sums of loop pieces)",
@@ -254,7 +269,8 @@ def _check_blocks_below(
         complete = is_complete_block(index, block)
         if not complete and not is_reduction_block(index, block):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} is neither a complete block nor a reduction "
                 "block, so its iterations may depend on each other",
                 block,
@@ -264,7 +280,8 @@ def _check_blocks_below(
                 uses = any(depends_on(value, var) for var in moving)
                 if uses and iv.kind != IterKind.SPATIAL:
                     raise _fail(
-                        state, name,
+                        state,
+                        name,
                         f"the loop is bound to the reduction iter var {iv.var.name!r} of "
                         f"block {block.name_hint!r}; its iterations accumulate into the "
                         "same element",
@@ -276,11 +293,13 @@ def _check_blocks_below(
             shared = buffers_conflict(block_access(first), block_access(second))
             if shared is not None:
                 raise _fail(
-                    state, name,
+                    state,
+                    name,
                     f"blocks {first.name_hint!r} and {second.name_hint!r} inside the loop "
                     f"both access buffer {shared.name!r} and one writes it; the "
                     "dependence between them cannot be proven preserved",
-                    first, second,
+                    first,
+                    second,
                 )
 
 
@@ -289,7 +308,8 @@ def _check_distinct_writes(
 ) -> None:
     """Distinct iterations of the parallel loop write distinct elements."""
     bound = [
-        iv.var for iv, value in zip(block.iter_vars, realize.iter_values)
+        iv.var
+        for iv, value in zip(block.iter_vars, realize.iter_values)
         if any(isinstance(n, Var) and id(n) in moving for n in _vars_of(value))
     ]
     for region in block_access(block).writes:
@@ -300,7 +320,8 @@ def _check_distinct_writes(
                 continue
             if len(mins) != 1 or not _is_var_plus_free(rng.min, mins[0], bound):
                 raise _fail(
-                    state, name,
+                    state,
+                    name,
                     f"block {block.name_hint!r} writes {region.buffer.name!r} at an index "
                     "that is not one loop-bound iter var, so two iterations may write "
                     "the same element",
@@ -310,7 +331,8 @@ def _check_distinct_writes(
         missing = [v for v in bound if id(v) not in covered]
         if missing:
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"block {block.name_hint!r} writes {region.buffer.name!r} at the same "
                 f"element for every value of iter var {missing[0].name!r}, which the loop "
                 "runs concurrently",
@@ -348,7 +370,8 @@ def reorder(state: ScheduleState, loops: Sequence[For]) -> list[For]:
     for loop in path:
         if any(depends_on(loop.min, v) or depends_on(loop.extent, v) for v in path_vars):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"the range of loop {loop.loop_var.name!r} depends on another loop of the nest",
                 loop,
             )
@@ -366,7 +389,7 @@ def reorder(state: ScheduleState, loops: Sequence[For]) -> list[For]:
 
 
 def add_unit_loop(state: ScheduleState, target: Block | For) -> For:
-    var = Var("u", "int32")
+    var = Var("u", as_dtype("int32"))
     node: Stmt = state.index.realize_of(target) if isinstance(target, Block) else target
     new = For(var, const(0), const(1), ForKind.SERIAL, node)
     state.replace(node, new)

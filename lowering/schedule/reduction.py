@@ -94,21 +94,33 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.kind == IterKind.REDUCE and _uses_any(value, outer_vars):
             raise _fail(
-                state, name,
+                state,
+                name,
                 f"reduction iter var {iv.var.name!r} is bound to a loop outside the given "
                 "loop; the init would run again inside the reduction",
-                loop, block,
+                loop,
+                block,
             )
-    spatial = [(iv, v) for iv, v in zip(block.iter_vars, realize.iter_values) if iv.kind == IterKind.SPATIAL]
+    spatial = [
+        (iv, v)
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.kind == IterKind.SPATIAL
+    ]
     needed = [lp for lp in inner if any(depends_on(v, lp.loop_var) for _, v in spatial)]
     reduce_vars = [lp.loop_var for lp in inner if lp not in needed]
     if _uses_any(realize.predicate, reduce_vars):
         raise _fail(state, name, "the block's predicate depends on a reduction loop", block)
     fresh = {lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in needed}
     init_iters, init_map = _fresh([iv for iv, _ in spatial])
-    init_block = refresh_regions(Block(
-        tuple(init_iters), (), (), f"{block.name_hint}_init", substitute(block.init, init_map),
-    ))
+    init_block = refresh_regions(
+        Block(
+            tuple(init_iters),
+            (),
+            (),
+            f"{block.name_hint}_init",
+            substitute(block.init, init_map),
+        )
+    )
     init_realize = BlockRealize(
         tuple(substitute_expr(v, fresh) for _, v in spatial),
         substitute_expr(realize.predicate, fresh),
@@ -117,7 +129,9 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     init_stmt: Stmt = init_realize
     for lp in reversed(needed):
         init_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, init_stmt)
-    update = refresh_regions(rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"}))
+    update = refresh_regions(
+        rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"})
+    )
     state.replace(realize, rebuild(realize, {"block": update}), {block: update})
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
@@ -192,14 +206,17 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     index = state.index
     blocks = index.blocks_below(loop)
     if len(blocks) != 1:
-        raise _fail(state, name, f"the loop must hold exactly one block, it holds {len(blocks)}", loop)
+        raise _fail(
+            state, name, f"the loop must hold exactly one block, it holds {len(blocks)}", loop
+        )
     block = blocks[0]
     if not is_reduction_block(index, block):
         raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
     found = _reducer(block)
     if found is None:
         raise _fail(
-            state, name,
+            state,
+            name,
             f"block {block.name_hint!r} is not an update 'C[...] = C[...] op value' with op "
             "one of +, *, min, max",
             block,
@@ -207,7 +224,8 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     update, kind, value = found
     if not _is_identity(block.init, update, kind):
         raise _fail(
-            state, name,
+            state,
+            name,
             f"the init of block {block.name_hint!r} is not the identity of its reduction",
             block,
         )
@@ -219,22 +237,32 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     if extents is None or bindings_affine(realize.iter_values, extents) is None:
         raise _fail(state, name, f"block {block.name_hint!r} does not have affine bindings", block)
     leaf = leaf_root(index, block)
-    if not isinstance(leaf, For) or not (leaf is loops[0]):
-        raise _fail(state, name, f"the loops of block {block.name_hint!r} hold other statements", block)
+    if not isinstance(leaf, For) or leaf is not loops[0]:
+        raise _fail(
+            state, name, f"the loops of block {block.name_hint!r} hold other statements", block
+        )
     pairs = list(zip(block.iter_vars, realize.iter_values))
     if any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.SPATIAL):
         raise _fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
     if not any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE):
-        raise _fail(state, name, "the loop is not bound to any reduction iter var of the block", loop)
+        raise _fail(
+            state, name, "the loop is not bound to any reduction iter var of the block", loop
+        )
     out = update.buffer
     if not 0 <= factor_axis <= len(out.shape):
-        raise _fail(state, name, f"factor_axis {factor_axis} is out of range for {out.name!r}", block)
+        raise _fail(
+            state, name, f"factor_axis {factor_axis} is out of range for {out.name!r}", block
+        )
     reduce_loops = [
-        lp for lp in loops
+        lp
+        for lp in loops
         if any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
     ]
     if any(
-        depends_on(v, lp.loop_var) for lp in reduce_loops for iv, v in pairs if iv.kind == IterKind.SPATIAL
+        depends_on(v, lp.loop_var)
+        for lp in reduce_loops
+        for iv, v in pairs
+        if iv.kind == IterKind.SPATIAL
     ):
         raise _fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
     # rf block: iter vars = rf var (S), spatial vars, other reduction loops' vars (R).
@@ -248,7 +276,11 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     for lp in reduce_loops:
         if lp is loop:
             continue
-        rf_iters.append(IterVar(new_iv[lp.loop_var], Range(const(0, lp.loop_var.dtype), lp.extent), IterKind.REDUCE))
+        rf_iters.append(
+            IterVar(
+                new_iv[lp.loop_var], Range(const(0, lp.loop_var.dtype), lp.extent), IterKind.REDUCE
+            )
+        )
         rf_values.append(lp.loop_var)
     reduce_sub = {
         iv.var: substitute_expr(v, new_iv) for iv, v in pairs if iv.kind == IterKind.REDUCE
@@ -261,9 +293,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     rf_body = BufferStore(rf_buffer, rf_value, rf_indices)
     assert isinstance(block.init, BufferStore)
     rf_init = BufferStore(rf_buffer, block.init.value, rf_indices)
-    rf_block = refresh_regions(Block(
-        tuple(rf_iters), (), (), unique_name(state, f"{block.name_hint}_rf"), rf_body, rf_init,
-    ))
+    rf_block = refresh_regions(
+        Block(
+            tuple(rf_iters),
+            (),
+            (),
+            unique_name(state, f"{block.name_hint}_rf"),
+            rf_body,
+            rf_init,
+        )
+    )
     rf_stmt: Stmt = BlockRealize(tuple(rf_values), const(True), rf_block)
     loop_reuse: dict[Stmt, Stmt] = {}
     for lp in reversed(loops):
@@ -272,18 +311,25 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     # write-back: iter vars = rf var (R), spatial vars (S), under non-reduction loops + loop.
     kept = [lp for lp in loops if lp is loop or lp not in reduce_loops]
     fresh = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
-    wb_rf = IterVar(Var(rf_var.name, rf_var.dtype), Range(const(0, rf_var.dtype), loop.extent), IterKind.REDUCE)
+    wb_rf = IterVar(
+        Var(rf_var.name, rf_var.dtype), Range(const(0, rf_var.dtype), loop.extent), IterKind.REDUCE
+    )
     wb_spatial, wb_map = _fresh([iv for iv, _ in spatial])
     wb_iters = [wb_rf, *wb_spatial]
     wb_values = [fresh[loop.loop_var], *[substitute_expr(v, fresh) for _, v in spatial]]
     out_indices = tuple(substitute_expr(i, wb_map) for i in update.indices)
     wb_rf_indices = (*out_indices[:factor_axis], wb_rf.var, *out_indices[factor_axis:])
     wb_value = kind(BufferLoad(out, out_indices), BufferLoad(rf_buffer, wb_rf_indices))
-    wb_block = refresh_regions(rebuild(block, {
-        "iter_vars": tuple(wb_iters),
-        "body": BufferStore(out, wb_value, out_indices),
-        "init": substitute(block.init, wb_map),
-    }))
+    wb_block = refresh_regions(
+        rebuild(
+            block,
+            {
+                "iter_vars": tuple(wb_iters),
+                "body": BufferStore(out, wb_value, out_indices),
+                "init": substitute(block.init, wb_map),
+            },
+        )
+    )
     wb_stmt: Stmt = BlockRealize(tuple(wb_values), const(True), wb_block)
     for lp in reversed(kept):
         wb_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, wb_stmt)
@@ -294,5 +340,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     assert isinstance(scope_now, Block)
     new_scope = rebuild(scope_now, {"alloc_buffers": (*scope_now.alloc_buffers, rf_buffer)})
     scope_realize = state.index.realize_of(scope_now)
-    state.replace(scope_realize, rebuild(scope_realize, {"block": new_scope}), {scope_now: new_scope})
+    state.replace(
+        scope_realize, rebuild(scope_realize, {"block": new_scope}), {scope_now: new_scope}
+    )
     return rf_block

@@ -119,9 +119,7 @@ class Schedule:
         """An independent schedule in the same state; its RVs are the same handles."""
         other = object.__new__(Schedule)
         other.__dict__.update(self.__dict__)
-        other._states = {
-            n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()
-        }
+        other._states = {n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()}
         other._table = dict(self._table)
         other._owner = dict(self._owner)
         other._trace = Trace(list(self._trace.insts))
@@ -147,8 +145,7 @@ class Schedule:
     def _state(self) -> ScheduleState:
         if self._func_name is None:
             raise ValueError(
-                "the module has several functions: call sch.work_on(name) first or pass "
-                "func_name"
+                "the module has several functions: call sch.work_on(name) first or pass func_name"
             )
         return self._states[self._func_name]
 
@@ -270,22 +267,29 @@ class Schedule:
             self.work_on(func_name)
         state = self._state
         found = [
-            n for n in state.index.nodes.values()
+            n
+            for n in state.index.nodes.values()
             if isinstance(n, Block) and n.name_hint == name and n is not state.root
         ]
         if not found:
-            names = sorted({
-                n.name_hint for n in state.index.nodes.values()
-                if isinstance(n, Block) and n is not state.root
-            })
-            raise self._error(ScheduleError(
-                "get_block", f"no block named {name!r}; the blocks are {names}"
-            ))
+            names = sorted(
+                {
+                    n.name_hint
+                    for n in state.index.nodes.values()
+                    if isinstance(n, Block) and n is not state.root
+                }
+            )
+            raise self._error(
+                ScheduleError("get_block", f"no block named {name!r}; the blocks are {names}")
+            )
         if len(found) > 1:
-            raise self._error(ScheduleError(
-                "get_block", f"{len(found)} blocks are named {name!r}",
-                render_error(state.output(), found),
-            ))
+            raise self._error(
+                ScheduleError(
+                    "get_block",
+                    f"{len(found)} blocks are named {name!r}",
+                    render_error(state.output(), found),
+                )
+            )
         rv = self._wrap(found[0])
         assert isinstance(rv, BlockRV)
         self._trace.append(
@@ -315,7 +319,9 @@ class Schedule:
         node = self._block_or_loop(block_or_loop, "get_child_blocks")
         blocks = self._state.index.blocks_below(node)
         rvs = [self._wrap(b) for b in blocks]
-        self._trace.append(Instruction("get_child_blocks", {"block_or_loop": block_or_loop}, list(rvs)))
+        self._trace.append(
+            Instruction("get_child_blocks", {"block_or_loop": block_or_loop}, list(rvs))
+        )
         return rvs  # type: ignore[return-value]
 
     def _neighbours(self, block: BlockRV, producers: bool) -> list[BlockRV]:
@@ -388,7 +394,8 @@ class Schedule:
         """Put the loops in the given order (they must form one chain)."""
         nodes = [self._loop(lp, "reorder") for lp in ordered_loops]
         self._apply(
-            "reorder", {"ordered_loops": list(ordered_loops)},
+            "reorder",
+            {"ordered_loops": list(ordered_loops)},
             lambda st: loop_prims.reorder(st, nodes) and None,
         )
 
@@ -396,7 +403,8 @@ class Schedule:
         """Wrap ``block_or_loop`` in a new loop of extent 1."""
         node = self._block_or_loop(block_or_loop, "add_unit_loop")
         return self._apply(  # type: ignore[no-any-return]
-            "add_unit_loop", {"block_or_loop": block_or_loop},
+            "add_unit_loop",
+            {"block_or_loop": block_or_loop},
             lambda st: loop_prims.add_unit_loop(st, node),
         )
 
@@ -406,7 +414,8 @@ class Schedule:
         if thread_axis is not None:
             kwargs["thread_axis"] = thread_axis
         self._apply(
-            name, kwargs,
+            name,
+            kwargs,
             lambda st: loop_prims.set_loop_kind(st, node, kind, name, thread_axis) and None,
         )
 
@@ -438,7 +447,12 @@ class Schedule:
         b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
         self._apply(
             "compute_at",
-            {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops, "index": index},
+            {
+                "block": block,
+                "loop": loop,
+                "preserve_unit_loops": preserve_unit_loops,
+                "index": index,
+            },
             lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
@@ -453,7 +467,12 @@ class Schedule:
         b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
         self._apply(
             "reverse_compute_at",
-            {"block": block, "loop": loop, "preserve_unit_loops": preserve_unit_loops, "index": index},
+            {
+                "block": block,
+                "loop": loop,
+                "preserve_unit_loops": preserve_unit_loops,
+                "index": index,
+            },
             lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
@@ -466,7 +485,8 @@ class Schedule:
         """Fold the consumer block into its producer and remove it."""
         node = self._block(block, "reverse_compute_inline")
         self._apply(
-            "reverse_compute_inline", {"block": block},
+            "reverse_compute_inline",
+            {"block": block},
             lambda st: inline.reverse_compute_inline(st, node),
         )
 
@@ -475,7 +495,8 @@ class Schedule:
         """Move the block's init into a block of its own right before ``loop``."""
         b, lp = self._block(block, "decompose_reduction"), self._loop(loop, "decompose_reduction")
         return self._apply(  # type: ignore[no-any-return]
-            "decompose_reduction", {"block": block, "loop": loop},
+            "decompose_reduction",
+            {"block": block, "loop": loop},
             lambda st: reduction.decompose_reduction(st, b, lp),
         )
 
@@ -483,7 +504,8 @@ class Schedule:
         """Factor the reduction over ``loop`` into an intermediate ``*_rf`` buffer."""
         lp = self._loop(loop, "rfactor")
         return self._apply(  # type: ignore[no-any-return]
-            "rfactor", {"loop": loop, "factor_axis": factor_axis},
+            "rfactor",
+            {"loop": loop, "factor_axis": factor_axis},
             lambda st: reduction.rfactor(st, lp, factor_axis),
         )
 
@@ -497,14 +519,21 @@ class Schedule:
     ) -> BlockRV:
         """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
         node = self._block(block, "cache_read")
-        others = None if consumer_blocks is None else [self._block(b, "cache_read") for b in consumer_blocks]
+        others = (
+            None
+            if consumer_blocks is None
+            else [self._block(b, "cache_read") for b in consumer_blocks]
+        )
         kwargs: dict[str, Any] = {
-            "block": block, "read_buffer_index": read_buffer_index, "storage_scope": storage_scope,
+            "block": block,
+            "read_buffer_index": read_buffer_index,
+            "storage_scope": storage_scope,
         }
         if consumer_blocks is not None:
             kwargs["consumer_blocks"] = list(consumer_blocks)
         return self._apply(  # type: ignore[no-any-return]
-            "cache_read", kwargs,
+            "cache_read",
+            kwargs,
             lambda st: cache.cache_read(st, node, read_buffer_index, storage_scope, others),
         )
 
@@ -517,14 +546,21 @@ class Schedule:
     ) -> BlockRV:
         """Make the block write a ``storage_scope`` cache, copied back right after it."""
         node = self._block(block, "cache_write")
-        others = None if consumer_blocks is None else [self._block(b, "cache_write") for b in consumer_blocks]
+        others = (
+            None
+            if consumer_blocks is None
+            else [self._block(b, "cache_write") for b in consumer_blocks]
+        )
         kwargs: dict[str, Any] = {
-            "block": block, "write_buffer_index": write_buffer_index, "storage_scope": storage_scope,
+            "block": block,
+            "write_buffer_index": write_buffer_index,
+            "storage_scope": storage_scope,
         }
         if consumer_blocks is not None:
             kwargs["consumer_blocks"] = list(consumer_blocks)
         return self._apply(  # type: ignore[no-any-return]
-            "cache_write", kwargs,
+            "cache_write",
+            kwargs,
             lambda st: cache.cache_write(st, node, write_buffer_index, storage_scope, others),
         )
 
@@ -564,15 +600,14 @@ class Schedule:
         def action(st: ScheduleState) -> None:
             if ann_key not in node.annotations:
                 raise ScheduleError(
-                    "unannotate", f"there is no annotation {ann_key!r}",
+                    "unannotate",
+                    f"there is no annotation {ann_key!r}",
                     render_error(st.output(), [node]),
                 )
             merged = {k: v for k, v in node.annotations.items() if k != ann_key}
             self._replace_same(st, node, rebuild(node, {"annotations": merged}))
 
-        self._apply(
-            "unannotate", {"block_or_loop": block_or_loop, "ann_key": ann_key}, action
-        )
+        self._apply("unannotate", {"block_or_loop": block_or_loop, "ann_key": ann_key}, action)
 
     @staticmethod
     def _replace_same(st: ScheduleState, old: Block | For, new: Block | For) -> None:
@@ -599,11 +634,14 @@ class Schedule:
         rvs = [ExprRV() for _ in chosen]
         for rv, value in zip(rvs, chosen):
             self._table[rv] = value
-        self._trace.append(Instruction(
-            "sample_perfect_tile",
-            {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
-            list(rvs), list(chosen),
-        ))
+        self._trace.append(
+            Instruction(
+                "sample_perfect_tile",
+                {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
+                list(rvs),
+                list(chosen),
+            )
+        )
         return rvs
 
     def sample_categorical(
@@ -618,9 +656,12 @@ class Schedule:
         index = categorical(candidates, probs, decision, self._rand)
         rv = ExprRV()
         self._table[rv] = int(candidates[index])
-        self._trace.append(Instruction(
-            "sample_categorical",
-            {"candidates": [int(c) for c in candidates], "probs": [float(p) for p in probs]},
-            [rv], index,
-        ))
+        self._trace.append(
+            Instruction(
+                "sample_categorical",
+                {"candidates": [int(c) for c in candidates], "probs": [float(p) for p in probs]},
+                [rv],
+                index,
+            )
+        )
         return rv

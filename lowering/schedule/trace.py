@@ -96,7 +96,7 @@ class Trace:
         """A trace whose RVs are fresh handles named as in ``data``."""
         table: dict[str, RV] = {}
         trace = Trace()
-        for kind, kwargs, outputs, decision in (json.loads(data) if isinstance(data, str) else data):
+        for kind, kwargs, outputs, decision in json.loads(data) if isinstance(data, str) else data:
             decoded = {k: _unjs(v, table) for k, v in kwargs.items()}
             outs: list[RV] = []
             for name in outputs:

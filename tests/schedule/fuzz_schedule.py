@@ -43,7 +43,11 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "int32")')
     source = "A"
     for k, name in enumerate(names):
-        kind = rng.choice(["ew", "ew", "shift", "reduce", "transpose"] if n == m else ["ew", "ew", "shift", "reduce"])
+        kind = rng.choice(
+            ["ew", "ew", "shift", "reduce", "transpose"]
+            if n == m
+            else ["ew", "ew", "shift", "reduce"]
+        )
         block = f"b{k}"
         if kind == "reduce":
             lines += [
@@ -82,9 +86,7 @@ def _pick(rng: random.Random, items: list[Any]) -> Any:
 
 def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     """One random primitive call (name, thunk)."""
-    blocks = [
-        b for b in (sch.get_child_blocks(lp) for lp in []) for b in b
-    ]
+    blocks = [b for b in (sch.get_child_blocks(lp) for lp in []) for b in b]
     func = sch.mod["main"]
     names = _block_names(func)
     block = sch.get_block(_pick(rng, names))
@@ -92,11 +94,26 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     other = sch.get_block(_pick(rng, names))
     other_loops = sch.get_loops(other)
     del blocks
-    choice = rng.choice([
-        "split", "split", "fuse", "reorder", "parallel", "vectorize", "unroll",
-        "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
-        "cache_read", "cache_write", "decompose_reduction", "rfactor", "add_unit_loop",
-    ])
+    choice = rng.choice(
+        [
+            "split",
+            "split",
+            "fuse",
+            "reorder",
+            "parallel",
+            "vectorize",
+            "unroll",
+            "compute_at",
+            "reverse_compute_at",
+            "compute_inline",
+            "reverse_compute_inline",
+            "cache_read",
+            "cache_write",
+            "decompose_reduction",
+            "rfactor",
+            "add_unit_loop",
+        ]
+    )
     if choice == "split" and loops:
         loop = _pick(rng, loops)
         extent = sch.get(loop).extent.value
@@ -118,7 +135,9 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     if choice in ("compute_inline", "reverse_compute_inline"):
         return choice, lambda: getattr(sch, choice)(block)
     if choice == "cache_read":
-        return choice, lambda: sch.cache_read(block, rng.randrange(2), _pick(rng, ["local", "shared"]))
+        return choice, lambda: sch.cache_read(
+            block, rng.randrange(2), _pick(rng, ["local", "shared"])
+        )
     if choice == "cache_write":
         return choice, lambda: sch.cache_write(block, 0, _pick(rng, ["local", "global"]))
     if choice == "decompose_reduction" and loops:
@@ -133,13 +152,16 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
 
 
 def _block_names(func: PrimFunc) -> list[str]:
-    from lowering.schedule.state import walk_preorder
     from irbuilder.ir import Block
+    from lowering.schedule.state import walk_preorder
 
-    return sorted({
-        n.name_hint for n in walk_preorder(func.body)
-        if isinstance(n, Block) and n.name_hint != "root"
-    })
+    return sorted(
+        {
+            n.name_hint
+            for n in walk_preorder(func.body)
+            if isinstance(n, Block) and n.name_hint != "root"
+        }
+    )
 
 
 def run_case(seed: int) -> Outcome:
@@ -156,7 +178,9 @@ def run_case(seed: int) -> Outcome:
             step()
         except T.ScheduleError as err:
             if "internal check failed" in str(err):
-                raise AssertionError(f"seed {seed}: {name} let a wrong program through: {err}\n{text}") from err
+                raise AssertionError(
+                    f"seed {seed}: {name} let a wrong program through: {err}\n{text}"
+                ) from err
             outcome.refused.append(name)
             continue
         except (IndexError, ValueError) as err:

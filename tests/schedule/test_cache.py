@@ -93,7 +93,9 @@ def test_cache_write_then_cache_read():
 def test_cache_write_of_reduction_then_compute_at():
     @T.prim_func
     def expected(
-        A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")
+        A: T.Buffer((8, 8), "float32"),
+        B: T.Buffer((8, 8), "float32"),
+        C: T.Buffer((8, 8), "float32"),
     ):
         C_local = T.alloc_buffer((8, 8), scope="local")
         for i, j in T.grid(8, 8):

@@ -134,7 +134,9 @@ def test_compute_at_refuses_output_block():
 
 def test_compute_at_refuses_consumer_outside_loop():
     @T.prim_func
-    def fan_out(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    def fan_out(
+        A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")
+    ):
         B = T.alloc_buffer((8,))
         for i in range(8):
             with T.block("B"):
@@ -151,7 +153,9 @@ def test_compute_at_refuses_consumer_outside_loop():
 
     sch = _sch(fan_out)
     (i,) = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(T.ScheduleError, match="block 'D' reads what 'B' writes but is not under the loop"):
+    with pytest.raises(
+        T.ScheduleError, match="block 'D' reads what 'B' writes but is not under the loop"
+    ):
         sch.compute_at(sch.get_block("B"), i)
     assert_same_results(fan_out, sch)
 
@@ -238,7 +242,6 @@ def test_compute_inline_refuses_reduction_and_output():
         sch.compute_inline(sch.get_block("B"))
     with pytest.raises(T.ScheduleError, match="buffer of the function's signature"):
         sch.compute_inline(sch.get_block("C"))
-
 
 
 def test_reverse_compute_inline_refuses_stencil():

@@ -150,7 +150,11 @@ def test_reorder():
     sch = _sch(matmul)
     i, j, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(k, i)  # the listed loops trade places; j stays where it was
-    assert [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))] == ["k", "j", "i"]
+    assert [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))] == [
+        "k",
+        "j",
+        "i",
+    ]
     assert_schedule(matmul, sch, expected)
 
 

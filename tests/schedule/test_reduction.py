@@ -101,7 +101,9 @@ def test_rfactor():
                 vk_1, vi, vj, vk_0 = T.axis.remap("SSSR", [k_1, i, j, k_0])
                 with T.init():
                     C_rf[vk_1, vi, vj] = 0
-                C_rf[vk_1, vi, vj] = C_rf[vk_1, vi, vj] + A[vi, vk_0 * 4 + vk_1] * B[vj, vk_0 * 4 + vk_1]
+                C_rf[vk_1, vi, vj] = (
+                    C_rf[vk_1, vi, vj] + A[vi, vk_0 * 4 + vk_1] * B[vj, vk_0 * 4 + vk_1]
+                )
         for i, j, k_1 in T.grid(8, 8, 4):
             with T.block("C"):
                 vk_1, vi, vj = T.axis.remap("RSS", [k_1, i, j])

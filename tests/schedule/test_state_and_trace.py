@@ -147,7 +147,9 @@ def test_trace_prints_runnable_python_and_replays():
     sch = T.Schedule(pipeline, seed=7, debug_mask="all")
     _schedule_steps(sch)
     text = str(sch.trace)
-    assert text.startswith("def apply_trace(sch):\n  b0 = sch.get_block(name=\"C\", func_name=\"main\")")
+    assert text.startswith(
+        'def apply_trace(sch):\n  b0 = sch.get_block(name="C", func_name="main")'
+    )
     assert "sch.fuse(l" in text and "decision=" in text
     namespace: dict[str, object] = {}
     exec(text, namespace)
