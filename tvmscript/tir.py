@@ -45,7 +45,7 @@ from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
 from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
-from lowering.schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
+from lowering.schedule import BlockRV, ExprRV, IndexMap, LoopRV, Schedule, ScheduleError, Trace
 
 from . import schedule as _schedule  # noqa: F401  (installs the interpreter check)
 from .parser.tir.macro import TIRMacro, macro
@@ -56,6 +56,7 @@ __all__ = [
     "ExprRV",
     "GE",
     "GT",
+    "IndexMap",
     "LE",
     "LT",
     "NE",

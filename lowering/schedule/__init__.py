@@ -5,6 +5,7 @@ the IR-to-IR library behind it.
 """
 
 from .error import ScheduleError
+from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
 from .schedule import Schedule, set_equivalence_checker
 from .trace import Instruction, Trace
@@ -13,6 +14,7 @@ __all__ = [
     "RV",
     "BlockRV",
     "ExprRV",
+    "IndexMap",
     "Instruction",
     "LoopRV",
     "Schedule",

@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import cache, compute_at, inline, reduction
+from . import cache, compute_at, inline, layout, reduction
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -571,6 +571,46 @@ class Schedule:
             "set_scope",
             {"block": block, "buffer_index": buffer_index, "storage_scope": storage_scope},
             lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
+        )
+
+    def transform_layout(
+        self,
+        block: BlockRV,
+        buffer: Any,
+        index_map: Any,
+        pad_value: Any = None,
+    ) -> None:
+        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices)."""
+        node = self._block(block, "transform_layout")
+        if pad_value is not None:
+            raise self._error(
+                ScheduleError(
+                    "transform_layout", "pad_value is not supported: the map must be a bijection"
+                )
+            )
+        mapping = layout.as_index_map(index_map, 0)
+        kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
+        self._apply(
+            "transform_layout",
+            kwargs,
+            lambda st: layout.transform_layout(st, node, buffer, mapping),
+        )
+
+    def storage_align(
+        self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
+    ) -> None:
+        """Record TVM's ``buffer_dim_align`` annotation (not yet used by the lowering)."""
+        node = self._block(block, "storage_align")
+        self._apply(
+            "storage_align",
+            {
+                "block": block,
+                "buffer_index": buffer_index,
+                "axis": axis,
+                "factor": factor,
+                "offset": offset,
+            },
+            lambda st: layout.storage_align(st, node, buffer_index, axis, factor, offset),
         )
 
     # -- annotations ---------------------------------------------------------------------

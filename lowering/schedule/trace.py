@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
 
 if TYPE_CHECKING:
@@ -157,12 +158,21 @@ def _py(value: Any, names: dict[RV, str]) -> str:
         return "[" + ", ".join(_py(v, names) for v in value) + "]"
     if isinstance(value, str):
         return json.dumps(value)
+    if isinstance(value, tuple):
+        items = ", ".join(_py(v, names) for v in value)
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    if isinstance(value, IndexMap):
+        return f"T.IndexMap.from_func({value!r})"
     return repr(value)
 
 
 def _js(value: Any, names: dict[RV, str]) -> Any:
     if isinstance(value, RV):
         return {"rv": names[value]}
+    if isinstance(value, IndexMap):
+        return {"index_map": repr(value)}
+    if isinstance(value, tuple):
+        return {"tuple": [_js(v, names) for v in value]}
     if isinstance(value, list):
         return [_js(v, names) for v in value]
     return value
@@ -171,6 +181,10 @@ def _js(value: Any, names: dict[RV, str]) -> Any:
 def _unjs(value: Any, table: dict[str, RV]) -> Any:
     if isinstance(value, dict) and set(value) == {"rv"}:
         return table[value["rv"]]
+    if isinstance(value, dict) and set(value) == {"index_map"}:
+        return IndexMap.from_func(eval(value["index_map"], {}))  # noqa: S307  (printed by us)
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        return tuple(_unjs(v, table) for v in value["tuple"])
     if isinstance(value, list):
         return [_unjs(v, table) for v in value]
     return value
