@@ -182,7 +182,7 @@ def _unjs(value: Any, table: dict[str, RV]) -> Any:
     if isinstance(value, dict) and set(value) == {"rv"}:
         return table[value["rv"]]
     if isinstance(value, dict) and set(value) == {"index_map"}:
-        return IndexMap.from_func(eval(value["index_map"], {}))  # noqa: S307  (printed by us)
+        return IndexMap.from_func(eval(value["index_map"], {}))  # printed by Trace.as_json
     if isinstance(value, dict) and set(value) == {"tuple"}:
         return tuple(_unjs(v, table) for v in value["tuple"])
     if isinstance(value, list):
