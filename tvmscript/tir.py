@@ -47,23 +47,29 @@ from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
 from irbuilder.tir import types as _types
 from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
+from lowering.schedule import BlockRV, ExprRV, IndexMap, LoopRV, Schedule, ScheduleError, Trace
 
+from . import schedule as _schedule  # noqa: F401  (installs the interpreter check)
 from .parser.tir.macro import TIRMacro, macro
 
 __all__ = [
     *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
     "EQ",
+    "ExprRV",
     "GE",
     "GT",
+    "IndexMap",
     "LE",
     "LT",
     "NE",
     "Add",
     "And",
+    "BlockRV",
     "Div",
     "FloorDiv",
     "FloorMod",
     "Let",
+    "LoopRV",
     "Max",
     "Min",
     "Mod",
@@ -71,8 +77,11 @@ __all__ = [
     "Not",
     "Or",
     "Range",
+    "Schedule",
+    "ScheduleError",
     "Sub",
     "TIRMacro",
+    "Trace",
     "allocate",
     "array_data",
     "array_descr",
