@@ -45,15 +45,19 @@ CASES = [
 def main() -> None:
     rng = np.random.default_rng(0)
     for a_shape, b_shape in CASES:
-        kernel = tvmscript.build(broadcast_add(a_shape, b_shape))
-        a = rng.random(a_shape, dtype=np.float32)
-        b = rng.random(b_shape, dtype=np.float32)
-        c = np.empty(np.broadcast_shapes(a_shape, b_shape), np.float32)
-        kernel(a, b, c)
-        np.testing.assert_array_equal(c, a + b)
-        print(f"rank {len(a_shape)}: {a_shape} + {b_shape} -> {c.shape} matches numpy")
-        report(f"  broadcast_add rank {len(a_shape)}", lambda: kernel(a, b, c),
-               lambda: np.add(a, b, out=c))
+        run_case(a_shape, b_shape, rng)
+
+
+def run_case(a_shape: tuple[int, ...], b_shape: tuple[int, ...], rng: np.random.Generator) -> None:
+    kernel = tvmscript.build(broadcast_add(a_shape, b_shape))
+    a = rng.random(a_shape, dtype=np.float32)
+    b = rng.random(b_shape, dtype=np.float32)
+    c = np.empty(np.broadcast_shapes(a_shape, b_shape), np.float32)
+    kernel(a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    print(f"rank {len(a_shape)}: {a_shape} + {b_shape} -> {c.shape} matches numpy")
+    report(f"  broadcast_add rank {len(a_shape)}", lambda: kernel(a, b, c),
+           lambda: np.add(a, b, out=c))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 ``kernel.export_library("libsaxpy.so")`` links the machine code into a shared library and
 writes ``libsaxpy.h``: a plain-C entry ``saxpy_c(int32_t n, const float *X, float *Y,
 float a)`` (raw pointers, scalars by value; a symbolic extent that no parameter gives would be
-an ``int64_t``) returning 0 or an error code, with ``saxpy_c_last_error()`` for the message. This script compiles a small C program with the
-system ``cc`` and compares its output with numpy; without ``cc`` it says so and stops.
+an ``int64_t``) returning 0 or an error code, with ``saxpy_c_last_error()`` for the message.
+This script compiles a small C program with the system ``cc`` and compares its output with
+numpy; without ``cc`` it says so and stops.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def main() -> None:
         print(f"exported {library.name} and {library.with_suffix('.h').name}")
         (folder / "main.c").write_text(MAIN_C)
         subprocess.run(
-            [cc, "-O2", "-Wall", "-Werror", "-o", str(folder / "main"), str(folder / "main.c"), f"-L{folder}",
-             "-lsaxpy", f"-Wl,-rpath,{folder}"],
+            [cc, "-O2", "-Wall", "-Werror", "-o", str(folder / "main"), str(folder / "main.c"),
+             f"-L{folder}", "-lsaxpy", f"-Wl,-rpath,{folder}"],
             check=True,
         )
         run = subprocess.run([str(folder / "main"), str(n)], capture_output=True, text=True,
