@@ -350,6 +350,14 @@ def fused_three(A: T.Buffer((4, 16, 8), "float32")):
         A[f // 128, f % 128 // 8, f % 8] = A[f // 128, f % 128 // 8, f % 8] + T.float32(1)
 
 
+@T.prim_func
+def invariant_offset(
+    A: T.Buffer((64,), "float32"), B: T.Buffer((128,), "float32"), D: T.Buffer((1,), "int32")
+):
+    for i in T.parallel(64):
+        B[D[0] + i] = A[i]  # D is never written: D[0] is the same in every iteration
+
+
 @T.macro
 def add_one(buf, k):
     buf[k] = buf[k] + T.float32(1)
@@ -378,6 +386,7 @@ ACCEPTED = [
     widened_index,
     fused_loops,
     fused_three,
+    invariant_offset,
     macro_rows,
 ]
 
@@ -456,6 +465,13 @@ def one_loop_annotated(H: T.Buffer((4,), "int32"), D: T.Buffer((64,), "int32")):
         H[D[i]] += 2  # second-access
 
 
+@T.prim_func
+def annotated_inside(H: T.Buffer((4,), "int32"), D: T.Buffer((64,), "int32")):
+    for o in T.parallel(4):  # noqa: B007  # around-loop
+        for i in T.parallel(64, annotations={"tvmscript.allow_races": True}):
+            H[D[i]] += 1  # around-access
+
+
 def test_annotation_opts_one_loop_out(two_threads: None) -> None:
     kernel = tvmscript.build(annotated_histogram)
     H = np.zeros(4, "int32")
@@ -464,6 +480,10 @@ def test_annotation_opts_one_loop_out(two_threads: None) -> None:
     assert H[1:].tolist() == [0, 0, 0]
     # the annotation covers its own loop only
     _assert_located(_refused(one_loop_annotated), "H", "second-access", "second-loop")
+    # ... and not the loops around it
+    text = _refused(annotated_inside)
+    _assert_located(text, "H", "around-access", "around-loop")
+    assert "parallel loop over 'o'" in text
 
 
 def test_build_option_turns_the_check_off() -> None:
