@@ -201,12 +201,33 @@ class PairCheck:
             if stride_a != stride_b or stride_a == 0:
                 return False
             bound = self.analyzer.compare(rest_a, rest_b)
-            return bound is not None and max(-bound.lo, bound.hi) < abs(stride_a)
+            if bound is not None and max(-bound.lo, bound.hi) < abs(stride_a):
+                return True
+            return abs(stride_a) == 1 and self._multiple_of_extent(rest_a, rest_b)
         if isinstance(stride_a, int) or isinstance(stride_b, int):
             return False
         if not structural_equal(stride_a, stride_b):
             return False
         return self._below(rest_a, stride_a, self.a) and self._below(rest_b, stride_b, self.b)
+
+    def _multiple_of_extent(self, rest_a: PrimExpr, rest_b: PrimExpr) -> bool:
+        """Whether ``rest_a - rest_b`` is a multiple of the loop's extent ``S`` (every term
+        ``x * S``): then ``p - p'`` would be one too, and ``|p - p'| < S`` makes it 0
+        (``B[j*n + i]`` for ``i`` over ``T.parallel(n)``)."""
+        if not _is_zero(self.loop.min):
+            return False
+        extent = self.loop.extent
+        diff = LinearForm(rest_a.dtype, wrap=False)
+        diff.add_form(to_linear(rest_a))
+        diff.add_form(to_linear(rest_b), -1)
+        terms = diff.live_terms()
+        if diff.const != 0 or not terms:
+            return False
+        return all(
+            isinstance(atom, Mul)
+            and (structural_equal(atom.a, extent) or structural_equal(atom.b, extent))
+            for atom, _ in terms
+        )
 
     def _split(self, index: PrimExpr, p: Var) -> tuple[int | PrimExpr, PrimExpr] | None:
         """``index`` as ``stride * p + rest``: an int stride, or a symbolic loop-invariant
@@ -287,11 +308,13 @@ def _is_zero(expr: PrimExpr) -> bool:
 
 
 def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:
-    if isinstance(atom, Mul):
-        if atom.a is p and not mentions(atom.b, {p}):
-            return atom.b
-        if atom.b is p and not mentions(atom.a, {p}):
-            return atom.a
+    """``S`` of ``atom == p * S`` (or ``S * p``) with ``S`` free of ``p``."""
+    if not isinstance(atom, Mul):
+        return None
+    if atom.a is p and not mentions(atom.b, {p}):
+        return atom.b
+    if atom.b is p and not mentions(atom.a, {p}):
+        return atom.a
     return None
 
 

@@ -161,6 +161,15 @@ def fused_wrong_split(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "f
         B[f // 64, f % 32] = A[f // 64, f % 64]  # split-access
 
 
+@T.prim_func
+def columns_overlap(a: T.handle, b: T.handle, n: T.int32, m: T.int32):
+    A = T.match_buffer(a, (m,), "float32")
+    B = T.match_buffer(b, (n * m + 1,), "float32")
+    for i in T.parallel(n + 1):  # overlap-loop
+        for j in range(m):
+            B[j * n + i] = A[j]  # overlap-access
+
+
 REFUSED = [
     (histogram, "H", "hist-access", "hist-loop", "cannot prove"),
     (shared_accumulator, "acc", "acc-access", "acc-loop", "data race"),
@@ -175,6 +184,7 @@ REFUSED = [
     (macro_histogram, "H", "macro-access", "macro-loop", "cannot prove"),
     (extern_writer, "A", "extern-access", "extern-loop", "cannot prove"),
     (fused_wrong_split, "B", "split-access", "split-loop", "cannot prove"),
+    (columns_overlap, "B", "overlap-access", "overlap-loop", "cannot prove"),
 ]
 
 
@@ -304,6 +314,15 @@ def symbolic_rows(a: T.handle, c: T.handle, n: T.int32, m: T.int32):
 
 
 @T.prim_func
+def symbolic_columns(a: T.handle, b: T.handle, n: T.int32, m: T.int32):
+    A = T.match_buffer(a, (n * m,), "float32")
+    B = T.match_buffer(b, (n * m,), "float32")
+    for i in T.parallel(n):
+        for j in range(m):
+            B[j * n + i] = A[i * m + j]  # distinct: i < n
+
+
+@T.prim_func
 def first_iteration_only(A: T.Buffer((64,), "float32"), B: T.Buffer((65,), "float32")):
     for i in T.parallel(64):
         B[i + 1] = A[i]
@@ -380,6 +399,7 @@ ACCEPTED = [
     nested_parallel,
     parallel_in_serial,
     symbolic_rows,
+    symbolic_columns,
     first_iteration_only,
     block_reduction,
     stencil,
@@ -396,7 +416,13 @@ _SYMBOLIC = {
         np.zeros(120, "float32"),
         24,
         5,
-    ]
+    ],
+    "symbolic_columns": lambda rng: [
+        rng.standard_normal(120, "float32"),
+        np.zeros(120, "float32"),
+        24,
+        5,
+    ],
 }
 
 
