@@ -136,7 +136,7 @@ class PairCheck:
         """``k`` when iteration ``p + k`` always meets iteration ``p`` (no conditions, one
         dimension ``c*p + r`` against ``c*p' + r'`` with ``r - r'`` a multiple of ``c``,
         every other dimension the same element), else None."""
-        if self.a.conds or self.b.conds:
+        if not self._always_run():
             return None
         extent = self.analyzer.const_int_bound(self.loop.extent).lo
         offset: int | None = None
