@@ -123,14 +123,21 @@ class PairCheck:
         if not self._always_run():
             return False
         for ia, ib in zip(self.a.indices, self.b.indices):
-            if mentions(ia, self.inner) or mentions(ib, self.inner):
-                return False
-            if has_memory(ia) or has_memory(ib):
+            if not (self._fixed(ia) and self._fixed(ib)):
                 return False
             diff = self.analyzer.compare(ia, ib)
             if diff is None or diff != IntBound.point(0):
                 return False
         return self.analyzer.const_int_bound(self.loop.extent).lo >= 2
+
+    def _fixed(self, index: PrimExpr) -> bool:
+        """Whether ``index`` is one value for the whole loop (no loop var of the loop or
+        inside it with a non-zero coefficient, no load, no call)."""
+        if has_memory(index):
+            return False
+        if not supports_linear(index.dtype):
+            return not mentions(index, self.inner)
+        return not any(mentions(atom, self.inner) for atom, _ in to_linear(index).live_terms())
 
     def definite_offset(self) -> int | None:
         """``k`` when iteration ``p + k`` always meets iteration ``p`` (no conditions, one

@@ -14,10 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lowering
 import tvmscript
 from backend.runtime import get_num_threads, set_num_threads
+from irbuilder import IRBuilder
+from irbuilder import tir as IB
 from irbuilder.ir import PrimFunc
 from lowering import PassContext
 from lowering.bufferize import bufferize
@@ -551,3 +555,68 @@ def test_allow_races_annotation_round_trips_through_the_printer() -> None:
     assert tvmscript.build(parsed) is not None
     # the parsed annotation still exempts the loop
     assert find_races(lowering.lower_blocks(parsed)) == []
+
+
+# -- soundness against brute force ---------------------------------------------------
+
+_coef = st.sampled_from([0, 0, 0, 1, -1, 2, -2, 3])
+
+
+@st.composite
+def _affine_kernels(draw: st.DrawFn) -> tuple[PrimFunc, bool]:
+    """A parallel loop over ``i`` around a serial ``j`` storing to ``B`` at affine indices
+    ``a*i + b*j + c`` (and maybe reading ``B`` at others), with whether two iterations
+    really touch one element, one of them writing (found by enumeration)."""
+    extent_i, extent_j = draw(st.integers(1, 6)), draw(st.integers(1, 5))
+    ndim = draw(st.integers(1, 2))
+    Index = list[tuple[int, int, int]]
+
+    def index() -> Index:
+        return [(draw(_coef), draw(_coef), draw(st.integers(-2, 2))) for _ in range(ndim)]
+
+    write = index()
+    read = index() if draw(st.booleans()) else None
+    points = [(i, j) for i in range(extent_i) for j in range(extent_j)]
+
+    def element(index: Index, i: int, j: int) -> tuple[int, ...]:
+        return tuple(a * i + b * j + c for a, b, c in index)
+
+    forms = [write] + ([read] if read else [])
+    low = [min(element(f, i, j)[d] for f in forms for i, j in points) for d in range(ndim)]
+    high = [max(element(f, i, j)[d] for f in forms for i, j in points) for d in range(ndim)]
+    shape = tuple(h - lo + 1 for lo, h in zip(low, high))
+
+    def body() -> None:
+        B = IB.arg("B", IB.Buffer(shape, "int32"))
+        with IB.parallel(extent_i) as i, IB.serial(extent_j) as j:
+
+            def at(index: Index) -> list[Any]:
+                return [a * i + b * j + (c - lo) for (a, b, c), lo in zip(index, low)]
+
+            value = B[tuple(at(read))] + 1 if read else IB.int32(1)
+            IB.buffer_store(B, value, at(write))
+
+    with IRBuilder() as ib:
+        with IB.prim_func():
+            IB.func_name("affine")
+            body()
+    func = ib.get()
+    others = {i: [element(write, i2, j2) for i2, j2 in points if i2 != i] for i, _ in points}
+    conflict = any(
+        element(write, i, j) in others[i] or (read and element(read, i, j) in others[i])
+        for i, j in points
+    )
+    return func, bool(conflict)
+
+
+@settings(max_examples=300)
+@given(_affine_kernels())
+def test_accepted_loops_never_conflict_and_certain_races_always_do(
+    case: tuple[PrimFunc, bool],
+) -> None:
+    func, conflict = case
+    problems = find_races(func)
+    if not problems:
+        assert not conflict, func.script()
+    elif problems[0].message.startswith("data race"):
+        assert conflict, (problems[0].message, func.script())
