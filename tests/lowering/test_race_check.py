@@ -576,14 +576,16 @@ def _affine_kernels(draw: st.DrawFn) -> tuple[PrimFunc, bool]:
 
     write = index()
     read = index() if draw(st.booleans()) else None
-    points = [(i, j) for i in range(extent_i) for j in range(extent_j)]
+    pin = draw(st.none() | st.integers(0, extent_i - 1))  # if i == pin: ...
+    points = [(i, j) for i in range(extent_i) for j in range(extent_j) if pin in (None, i)]
 
     def element(index: Index, i: int, j: int) -> tuple[int, ...]:
         return tuple(a * i + b * j + c for a, b, c in index)
 
     forms = [write] + ([read] if read else [])
-    low = [min(element(f, i, j)[d] for f in forms for i, j in points) for d in range(ndim)]
-    high = [max(element(f, i, j)[d] for f in forms for i, j in points) for d in range(ndim)]
+    every = [(i, j) for i in range(extent_i) for j in range(extent_j)]
+    low = [min(element(f, i, j)[d] for f in forms for i, j in every) for d in range(ndim)]
+    high = [max(element(f, i, j)[d] for f in forms for i, j in every) for d in range(ndim)]
     shape = tuple(h - lo + 1 for lo, h in zip(low, high))
 
     def body() -> None:
@@ -594,7 +596,11 @@ def _affine_kernels(draw: st.DrawFn) -> tuple[PrimFunc, bool]:
                 return [a * i + b * j + (c - lo) for (a, b, c), lo in zip(index, low)]
 
             value = B[tuple(at(read))] + 1 if read else IB.int32(1)
-            IB.buffer_store(B, value, at(write))
+            if pin is None:
+                IB.buffer_store(B, value, at(write))
+            else:
+                with IB.If(i == pin), IB.Then():
+                    IB.buffer_store(B, value, at(write))
 
     with IRBuilder() as ib:
         with IB.prim_func():
