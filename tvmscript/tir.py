@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
@@ -51,20 +51,51 @@ from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 
 from .parser.tir.macro import TIRMacro, macro
 
+if TYPE_CHECKING:
+    from lowering.schedule import (
+        BlockRV,
+        ExprRV,
+        IndexMap,
+        LoopRV,
+        Schedule,
+        ScheduleError,
+        Trace,
+    )
+
+_SCHEDULE_NAMES = ("BlockRV", "ExprRV", "IndexMap", "LoopRV", "Schedule", "ScheduleError", "Trace")
+
+
+def __getattr__(name: str) -> Any:
+    # The schedule library (and the interpreter check it installs) loads on first use, so
+    # `import tvmscript` stays the language only.
+    if name in _SCHEDULE_NAMES:
+        from lowering import schedule as library
+
+        from . import schedule as _checker  # noqa: F401  (installs the interpreter check)
+
+        value = getattr(library, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
     "EQ",
+    "ExprRV",
     "GE",
     "GT",
+    "IndexMap",
     "LE",
     "LT",
     "NE",
     "Add",
     "And",
+    "BlockRV",
     "Div",
     "FloorDiv",
     "FloorMod",
     "Let",
+    "LoopRV",
     "Max",
     "Min",
     "Mod",
@@ -72,8 +103,11 @@ __all__ = [
     "Not",
     "Or",
     "Range",
+    "Schedule",
+    "ScheduleError",
     "Sub",
     "TIRMacro",
+    "Trace",
     "allocate",
     "array_data",
     "array_descr",

@@ -366,7 +366,11 @@ def _vecmath_call(em: ExprEmitter, name: str, dtype: DataType, args: list[str]) 
         res = em.assign(name, f"call {fm}{sty} @{symbol}({arglist})")
         return em.demote_half(res, wide, dtype)
     vty = llvm_type(wide)
-    variants = libmvec_variants(name, sty) if math.use_libmvec and name != "sigmoid" else []
+    variants = (
+        libmvec_variants(name, sty, math.features)
+        if math.use_libmvec and name != "sigmoid"
+        else []
+    )
     for variant, _isa, lanes in variants:
         if lanes == wide.lanes:
             arglist = ", ".join(f"{vty} {v}" for v, _ in promoted)

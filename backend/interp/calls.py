@@ -4,7 +4,8 @@
 only the chosen side (both, lane-wise, for a vector condition), ``reinterpret`` is a
 bit cast. The entry builtins read the argument arrays (``array_stride`` in bytes,
 ``array_flags`` numpy's flag bits). Externs: a table of libm names (``expf``,
-``sqrt``, ...) and ``memset``; any other symbol raises ``NotImplementedError``.
+``sqrt``, ...), ``memset`` and the other functions of the module being run (each in an
+interpreter of its own); any other symbol raises ``NotImplementedError``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from collections.abc import Callable
 from typing import Protocol
 
 from irbuilder.ir import INTRINSICS as INTRINSIC_TABLE
-from irbuilder.ir import Call, CallKind, PrimExpr, StringImm, as_dtype, llvm_intrinsic_spec
+from irbuilder.ir import (
+    BufferLoad,
+    Call,
+    CallKind,
+    PrimExpr,
+    StringImm,
+    as_dtype,
+    llvm_intrinsic_spec,
+)
+from lowering.flatten_buffer import flat_index
 
 from . import values as V
 from .arguments import ArrayArg
@@ -42,6 +52,9 @@ class Evaluator(Protocol):
     def eval_int(self, expr: PrimExpr, what: str) -> int:
         """The value of a scalar integer expression."""
 
+    def call_function(self, name: str, args: tuple[PrimExpr, ...]) -> V.Value | None:
+        """Run the module's function ``name`` on ``args`` (None: no such function)."""
+
 
 def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
     """The value of a :class:`Call` of any kind."""
@@ -66,6 +79,9 @@ def evaluate_call(interp: Evaluator, expr: Call) -> V.Value:
 
 def _call_extern(interp: Evaluator, expr: Call) -> V.Value:
     symbol = expr.op
+    result = interp.call_function(symbol, expr.args)  # another kernel of the module
+    if result is not None:
+        return result
     if symbol in EXTERN_MATH:
         values = [interp.eval(a) for a in expr.args]
         return call_extern_math(symbol, values, [a.dtype for a in expr.args], expr.dtype)
@@ -130,6 +146,17 @@ def _builtin_if_then_else(interp: Evaluator, expr: Call) -> V.Value:
 def _builtin_reinterpret(interp: Evaluator, expr: Call) -> V.Value:
     (arg,) = expr.args
     return V.reinterpret(interp.eval(arg), arg.dtype, expr.dtype)
+
+
+def _builtin_address_of(interp: Evaluator, expr: Call) -> V.Value:
+    if len(expr.args) != 1 or not isinstance(expr.args[0], BufferLoad):
+        raise TypeError("address_of takes one buffer element (T.address_of(A[i]))")
+    load = expr.args[0]
+    pointer = interp.eval(load.buffer.data)
+    if not isinstance(pointer, Pointer):
+        raise TypeError(f"address_of: buffer {load.buffer.name!r} has no data pointer")
+    index = interp.eval_int(flat_index(load.buffer, load.indices), "address_of index")
+    return pointer + index * load.buffer.dtype.itemsize
 
 
 def _builtin_array_data(interp: Evaluator, expr: Call) -> V.Value:
@@ -225,6 +252,7 @@ BUILTINS: dict[str, Callable[[Evaluator, Call], V.Value]] = {
     "assume": _builtin_assume,
     "if_then_else": _builtin_if_then_else,
     "reinterpret": _builtin_reinterpret,
+    "address_of": _builtin_address_of,
     "array_data": _builtin_array_data,
     "array_ndim": _builtin_array_ndim,
     "array_shape": _builtin_array_shape,

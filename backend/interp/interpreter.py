@@ -19,7 +19,7 @@ this module walks the IR. What it defines beyond TIR's letter:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -77,17 +77,20 @@ from irbuilder.ir import (
     Sub,
     Var,
     While,
+    as_dtype,
     message_parts,
     render_message,
 )
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 
 from . import values as V
-from .arguments import bind_arguments
+from .arguments import ArrayArg, bind_arguments
 from .calls import FunctionReturn, evaluate_call
 from .memory import Pointer, allocate
 
 __all__ = ["Interpreter", "interpret"]
+
+_INT32 = as_dtype("int32")
 
 _BINARY_NAMES: dict[type, str] = {
     Add: "add",
@@ -139,10 +142,11 @@ class Interpreter:
     _expr_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], V.Value]]] = {}
     _stmt_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], None]]] = {}
 
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: PrimFunc, module: Mapping[str, PrimFunc] | None = None) -> None:
         if not isinstance(func, PrimFunc):
             raise TypeError(f"interpret needs a PrimFunc, got {type(func).__name__}")
         self.func = func
+        self.module: Mapping[str, PrimFunc] = module or {}
         self._env: dict[int, tuple[Var, Any]] = {}
         self._const_strides: dict[int, list[int]] = {}
 
@@ -171,6 +175,20 @@ class Interpreter:
                     result = bool(result)
         self._env = {}
         return result
+
+    def call_function(self, name: str, args: tuple[PrimExpr, ...]) -> V.Value | None:
+        """Run the module's function ``name`` (a call between kernels): arrays, data
+        pointers and scalars are passed as the compiled code passes them; the callee's
+        argument checks run, and its failure propagates."""
+        callee = self.module.get(name)
+        if callee is None:
+            return None
+        values = []
+        for arg in args:
+            value = self.eval(arg)
+            values.append(value.array if isinstance(value, ArrayArg) else value)
+        Interpreter(callee, self.module).run(values)
+        return V.from_python(0, _INT32)
 
     # -- environment -------------------------------------------------------------
     def _bind(self, var: Var, value: Any) -> None:

@@ -102,22 +102,28 @@ def _variant_name(isa: str, lanes: int, arity: int, scalar: str) -> str:
     return f"_ZGV{isa}N{lanes}{'v' * arity}_{scalar}"
 
 
-_variants_cache: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+_variants_cache: dict[tuple[str, str, frozenset[str] | None], list[tuple[str, str, int]]] = {}
 
 
-def libmvec_variants(name: str, ty: str) -> list[tuple[str, str, int]]:
-    """SIMD variants ``[(symbol, isa, lanes)]`` of libm *name* for *ty* usable on this host.
+def libmvec_variants(
+    name: str, ty: str, features: frozenset[str] | None = None
+) -> list[tuple[str, str, int]]:
+    """SIMD variants ``[(symbol, isa, lanes)]`` of libm *name* for *ty* usable on the target.
 
-    Only ISAs the host supports and symbols libmvec actually exports are listed (``b``: SSE,
+    Only ISAs the target has (``features``: names like ``"avx2"``, a ``Target.features``;
+    None: the host's) and symbols libmvec actually exports are listed (``b``: SSE,
     4 x f32 / 2 x f64; ``d``: AVX2, 8 x f32 / 4 x f64; ``e``: AVX-512, 16 x f32 / 8 x f64).
     """
-    key = (name, ty)
+    key = (name, ty, features)
     if key in _variants_cache:
         return _variants_cache[key]
     found: list[tuple[str, str, int]] = []
     if name in LIBM_FUNCTIONS and ty in _TYPES and _load_libraries():
         suffix = _TYPES[ty][0]
-        feats = set(host_target().features.split(","))
+        if features is None:
+            feats = set(host_target().features.split(","))
+        else:
+            feats = {"+" + f for f in features}
         for isa, feat, lanes_f, lanes_d in _ISAS:
             lanes = lanes_f if ty == "float" else lanes_d
             sym = _variant_name(isa, lanes, LIBM_FUNCTIONS[name], name + suffix)
@@ -264,9 +270,14 @@ class MathLowering:
     ``False`` forces the portable fallback (inline polynomials for float exp/log, scalar libm).
     """
 
-    def __init__(self, *, use_libmvec: bool | None = None) -> None:
+    def __init__(
+        self, *, use_libmvec: bool | None = None, features: frozenset[str] | None = None
+    ) -> None:
         avail = libmvec_available()
         self.use_libmvec = avail if use_libmvec is None else (bool(use_libmvec) and avail)
+        self.features = features
+        """The target's features (``Target.features``) choosing libmvec variants; None: the
+        host's."""
         self._decls: dict[str, str] = {}
         self._used: list[str] = []
         self._intrinsics: set[str] = set()
@@ -279,7 +290,7 @@ class MathLowering:
         arity = LIBM_FUNCTIONS[name]
         args = ", ".join([ty] * arity)
         attrs = "memory(none) nounwind willreturn"
-        variants = libmvec_variants(name, ty) if self.use_libmvec else []
+        variants = libmvec_variants(name, ty, self.features) if self.use_libmvec else []
         if variants:
             mapping = ",".join(
                 f"{_variant_name(isa, lanes, arity, scalar)}({sym})" for sym, isa, lanes in variants
@@ -337,11 +348,8 @@ class MathLowering:
         if name not in LIBM_FUNCTIONS:
             known = sorted(set(LIBM_FUNCTIONS) | _INTRINSICS | _DERIVED)
             raise ValueError(f"unknown math function {name!r}; known: {', '.join(known)}")
-        if (
-            (not self.use_libmvec or not libmvec_variants(name, ty))
-            and ty == "float"
-            and name in ("exp", "log")
-        ):
+        vectorizable = self.use_libmvec and libmvec_variants(name, ty, self.features)
+        if not vectorizable and ty == "float" and name in ("exp", "log"):
             return self._poly(name)
         return self._libm(name, ty)
 

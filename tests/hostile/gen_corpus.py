@@ -224,6 +224,23 @@ case("huge_uint8_negative", H, loop("B[i] = A[i] + T.float32($T.uint8(-1))"))
 case("huge_grid", H, top("for i, j in T.grid($10**20, 4):\n    B[0] = A[0]"))
 case("huge_float32_literal", H + "|float|inf", loop("B[i] = $T.float32(1e300)"))
 case("huge_index_literal", H + "|index", loop("B[i] = A[$10**30]"))
+E = "more than int64"
+case("huge_shape_product_int64", E, '@T.prim_func\ndef f(A: $T.Buffer((2**40, 2**40), "float32")):\n    pass\n')
+case("huge_shape_bytes_int64", E, '@T.prim_func\ndef f(A: $T.Buffer((2**31, 2**31), "float64")):\n    pass\n')
+case("huge_match_buffer_product", E, '@T.prim_func\ndef f(a: T.handle):\n    A = $T.match_buffer(a, (2**32, 2**32), "int8")\n')
+case("huge_decl_buffer_product", E, top("C = $T.decl_buffer((2**21, 2**21, 2**21), 'float32')"))
+case("huge_alloc_buffer_product", E, top("C = $T.alloc_buffer((2**33, 2**33), 'int32')"))
+
+# -- integer division by a constant zero -----------------------------------------------------
+Z = "by zero: the divisor is the constant 0"
+case("zero_floordiv_operator", Z, loop("B[i] = $i // 0", IHEAD))
+case("zero_floormod_operator", Z, loop("B[i] = A[i] + $i % 0", IHEAD))
+case("zero_truncdiv_call", Z, loop("B[i] = $T.truncdiv(A[i], 0)", IHEAD))
+case("zero_truncmod_call", Z, loop("B[i] = $T.truncmod(A[i], T.int32(0))", IHEAD))
+case("zero_floordiv_call_int64", Z, loop("B[i] = T.int32($T.floordiv(T.int64(7), T.int64(0)))", IHEAD))
+case("zero_folded_divisor", Z, loop("B[i] = $A[i] // (3 - 3)", IHEAD))
+case("zero_augmented_store", Z, loop("B[i] //= $0", IHEAD))
+case("zero_augmented_name", Z, loop("x = A[i]\n$x %= 0\nB[i] = x", IHEAD))
 
 # -- unicode names -----------------------------------------------------------------------
 case("unicode_undefined", N, loop("B[i] = A[i] + $ñame"))

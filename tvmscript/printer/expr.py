@@ -168,6 +168,8 @@ class ExprPrinter:
         self.defined: set[int] = set()
         self.hoisted: list[Var] = []
         self.hoist_free = hoist_free
+        # Functions of the module being printed: a call to one prints as `Module.f(...)`.
+        self.subroutines: frozenset[str] = frozenset()
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
@@ -318,6 +320,8 @@ class ExprPrinter:
         args = list(call.args)
         dtype = str(call.dtype)
         op = call.op
+        if call.kind is CallKind.EXTERN and op in self.subroutines and dtype == "int32":
+            return f"Module.{op}({self._args(call.args)})"
         if call.kind is CallKind.EXTERN or call.kind is CallKind.PURE_EXTERN:
             name = "T.call_extern" if call.kind is CallKind.EXTERN else "T.call_pure_extern"
             rest = "".join(", " + self.expr(a) for a in args)

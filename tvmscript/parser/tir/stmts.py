@@ -21,13 +21,14 @@ The rules a user sees:
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from irbuilder import IRBuilder, def_
 from irbuilder.builder import Frame
-from irbuilder.frames import AttrFrame, BlockFrame, ForFrame
+from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, PrimFuncFrame
 from irbuilder.ir import (
     Add,
     Buffer,
@@ -63,13 +64,14 @@ from irbuilder.tir._common import ScalarType, add_stmt
 from irbuilder.tir._common import span as current_span
 from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
+from lowering.verifier import ENTRY_CHECKED_ATTR
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 from tvmscript.parser.core.evaluator import BINARY_OPERATORS
 
 from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
-from .values import KernelRange, is_parse_time_condition
+from .values import KernelRange, check_result, is_parse_time_condition
 
 __all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported from .binding
 
@@ -199,6 +201,10 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
             return
     current = parser.eval_expr(target)
     value = op(current, parser.eval_expr(node.value))
+    try:
+        check_result(value)
+    except (ZeroDivisionError, OverflowError) as err:
+        parser.report_error(node, str(err))
     bind_target(parser, target, value)
 
 
@@ -272,7 +278,8 @@ def _store(
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)
-        except (TypeError, ValueError) as err:
+            check_result(value)
+        except (TypeError, ValueError, ZeroDivisionError) as err:
             parser.report_error(value_node, str(err))
     try:
         buffer_store(buffer, value, indices)
@@ -297,7 +304,8 @@ def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
         return
     check_rebinding(parser, node.target, name, value)
     if isinstance(annotation, Var):  # T.handle("float32", "global"): the var itself
-        frame = LetStmt(value, var=annotation)
+        data = _entry_data_var(value)
+        frame = LetStmt(value, var=annotation if data is None else data)
     elif isinstance(annotation, (ScalarType, PointerType)):
         if not isinstance(value, PrimExpr) and isinstance(annotation, ScalarType):
             value = const(value, annotation.dtype)
@@ -309,6 +317,31 @@ def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
         )
     var = def_(name, frame.enter_implicit())
     parser.var_table.add(name, var, allow_shadowing=True)
+
+
+_entry_bound: weakref.WeakKeyDictionary[PrimFuncFrame, set[int]] = weakref.WeakKeyDictionary()
+
+
+def _entry_data_var(value: object) -> Var | None:
+    """In an entry-checked function (attr ``entry_checked``), ``A_data: T.handle(...) =
+    T.array_data(A)`` binds the data var of ``A``'s buffer, as the entry checks did when they
+    wrote it: a printed lowered function (``get_source("tir")``) re-parses to itself."""
+    if not (
+        isinstance(value, Call)
+        and value.op == "array_data"
+        and len(value.args) == 1
+        and isinstance(value.args[0], Var)
+    ):
+        return None
+    func = IRBuilder.current().find(PrimFuncFrame)
+    if func is None or not func.attrs.get(ENTRY_CHECKED_ATTR):
+        return None
+    buffer = func.buffer_map.get(value.args[0])
+    bound = _entry_bound.setdefault(func, set())
+    if buffer is None or id(buffer.data) in bound:
+        return None
+    bound.add(id(buffer.data))
+    return buffer.data
 
 
 @dispatch.register(TOKEN, "For")
