@@ -97,10 +97,15 @@ class _Stores(StmtExprVisitor):
 
     def __init__(self) -> None:
         self.data_vars: set[Var] = set()
+        self.allocated: set[Var] = set()
         self.unknown = False
 
     def visit_buffer_store_(self, node: BufferStore) -> None:
         self.data_vars.add(node.buffer.data)
+        self.generic_visit(node)
+
+    def visit_allocate_(self, node: Allocate) -> None:
+        self.allocated.add(node.buffer_var)
         self.generic_visit(node)
 
     def visit_call_(self, node: Call) -> None:
@@ -126,7 +131,7 @@ class Simplifier(ExprSimplifier):
         if not stores.data_vars:
             return
         written = frozenset(stores.data_vars)
-        local = frozenset(self._local)
+        local = frozenset(self._local | stores.allocated)
         shared = any(v not in local for v in written)
 
         def may_change(data: Var) -> bool:

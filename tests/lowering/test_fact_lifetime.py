@@ -236,3 +236,20 @@ def test_call_to_another_kernel_kills_facts_on_the_arrays_it_gets() -> None:
     a, out = _ints(3, 1, 2, 4), _ints(0)
     tvmscript.build(Calls).caller(a, out)
     assert list(a) == [-3, -1, -2, -4] and out[0] == -1
+
+
+def test_store_to_an_allocation_inside_the_loop_keeps_parameter_facts() -> None:
+    @T.prim_func
+    def scratch(A: T.Buffer((4,), "int32"), out: T.Buffer((1,), "int32")):
+        acc = T.alloc_buffer((1,), "int32")
+        if A[0] < 0:
+            acc[0] = 0
+            for i in range(4):
+                t = T.decl_buffer((1,), "int32")
+                t[0] = T.if_then_else(A[0] < 0, i, -1)
+                acc[0] = acc[0] + t[0]
+            out[0] = acc[0]
+
+    _, out = _agree(scratch, _ints(-1, 0, 0, 0), _ints(9))
+    assert out[0] == 6
+    assert "if_then_else" not in tvmscript.build(scratch).get_source("tir")
