@@ -24,7 +24,8 @@ source region (access offsets added to the source region's start). A data pointe
 directly (``A.data`` passed to an extern) is an *opaque* access: the whole buffer (for a
 matched view: its whole source region) is listed in both reads and writes, replacing that
 buffer's other entries (TVM's ``GetBlockReadWriteRegion``; its parser refuses such a block
-without ``T.reads``/``T.writes`` instead). Regions are listed in first-access order, ``T.init``
+without ``T.reads``/``T.writes`` instead). A block with ``T.init`` (a reduction) does not list
+the buffers it writes among its reads. Regions are listed in first-access order, ``T.init``
 before the body.
 """
 
@@ -444,7 +445,11 @@ def infer_regions(
         detector.visit_stmt(init)
     detector.visit_stmt(body)
     opaque = detector.opaque()
-    reads = [e for key, e in detector.reads.items() if key not in opaque]
+    left_out = set(opaque)
+    if init is not None:
+        # A reduction's update reads what it accumulates into: TVM lists it as written only.
+        left_out.update(detector.writes)
+    reads = [e for key, e in detector.reads.items() if key not in left_out]
     writes = [e for key, e in detector.writes.items() if key not in opaque]
     reads += opaque.values()
     writes += opaque.values()

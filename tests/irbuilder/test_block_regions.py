@@ -1,7 +1,8 @@
 """Inferred ``T.reads``/``T.writes`` of blocks, one golden case per nesting shape.
 
-The expected texts are TVM's (``GetBlockReadWriteRegion`` rules, printed ``min:min +
-extent`` as TVM's printer does). Each kernel also runs compiled and interpreted on random
+The expected texts are what TVM 0.27 (``/work/peers``, ``T.sblock`` in an ``s_tir``
+prim_func) prints for the same kernels, except where docs/block-regions.md says we differ
+(let values, opaque accesses). Each kernel also runs compiled and interpreted on random
 inputs: the regions feed no lowering decision yet, but the kernels must stay valid.
 """
 
@@ -186,8 +187,9 @@ def test_reduction_block_with_init() -> None:
                             C[vi] = T.float32(0)
                         C[vi] = C[vi] + A[vi, vk]
 
-    assert _regions(row_sum, "sum") == ("C[vi], A[vi, vk]", "C[vi]")
-    assert _regions(row_sum, "outer") == ("C[vi], A[vi, 0:32]", "C[vi]")
+    # With T.init, the accumulated buffer is written, not read (TVM's rule).
+    assert _regions(row_sum, "sum") == ("A[vi, vk]", "C[vi]")
+    assert _regions(row_sum, "outer") == ("A[vi, 0:32]", "C[vi]")
     _runs_alike(row_sum, _random((8, 32), "float32", RNG), np.zeros(8, "float32"))
     _round_trips(row_sum)
 
