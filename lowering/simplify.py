@@ -109,9 +109,17 @@ class _Stores(StmtExprVisitor):
         self.generic_visit(node)
 
     def visit_call_(self, node: Call) -> None:
-        if node.kind is CallKind.EXTERN:
+        if node.kind is CallKind.EXTERN or (
+            node.kind is CallKind.BUILTIN and node.op in _WRITING_BUILTINS
+        ):
             self.unknown = True
         self.generic_visit(node)
+
+
+_WRITING_BUILTINS = frozenset(
+    ("tvm_call_packed", "tvm_call_cpacked", "tvm_thread_allreduce", "tvm_storage_sync")
+)
+"""TVM runtime builtins (parsed for round trips) that may write memory they are given."""
 
 
 class Simplifier(ExprSimplifier):
