@@ -81,7 +81,7 @@ from .ir import (
 )
 from .region_sets import Interval, affine, compare, hull, narrow_hi, narrow_lo, offset
 
-__all__ = ["infer_regions"]
+__all__ = ["infer_block_regions", "infer_regions"]
 
 _Entry = tuple[Buffer, list[Interval | None]]
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}
@@ -457,3 +457,11 @@ def infer_regions(
         tuple(_cover(b, r) for b, r in reads),
         tuple(_cover(b, r) for b, r in writes),
     )
+
+
+def infer_block_regions(
+    block: Block, visible: Sequence[Buffer] = ()
+) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """The (reads, writes) ``block``'s body implies, ignoring the ones it declares: what a
+    transformation that changed the body (a schedule primitive) should store back."""
+    return infer_regions(block.body, block.init, block.alloc_buffers, block.match_buffers, visible)

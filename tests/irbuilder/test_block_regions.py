@@ -14,6 +14,7 @@ import numpy as np
 
 import tvmscript
 from irbuilder.ir import Block, PrimFunc, post_order_visit
+from irbuilder.regions import infer_block_regions
 from tvmscript import tir as T
 from tvmscript.ir import structural_equal
 from tvmscript.printer.stmt import StmtPrinter
@@ -280,3 +281,26 @@ def test_strided_loop_in_a_block_without_iter_vars() -> None:
     assert _regions(evens, "all") == ("A[0:15]", "B[0:15]")
     _runs_alike(evens, _random((16,), "float32", RNG), np.zeros(16, "float32"))
     _round_trips(evens)
+
+
+def test_infer_block_regions_recomputes_from_the_body() -> None:
+    @T.prim_func
+    def declared(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        with T.block("all"):
+            T.reads(A[0:16])
+            T.writes(B[0:16])
+            for i in range(4):
+                B[i + 4] = A[i * 3]
+
+    found: list[Block] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, Block):
+            found.append(node)
+
+    post_order_visit(declared.body, collect)
+    (block,) = [b for b in found if b.name_hint == "all"]
+    reads, writes = infer_block_regions(block)
+    printer = StmtPrinter()
+    assert [printer.region(r) for r in reads] == ["A[0:10]"]
+    assert [printer.region(r) for r in writes] == ["B[4:8]"]
