@@ -6,6 +6,7 @@ Every pass is a callable object taking a PrimFunc or an IRModule:
 ``vectorize_loop`` from their modules). :func:`lower` runs :func:`default_pipeline`.
 """
 
+from .declare_buffers import declare_buffers
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
 from .lower_blocks import lower_blocks
@@ -21,6 +22,7 @@ from .pass_infra import (
     function_pass,
     module_pass,
 )
+from .plan_alloc import plan_allocation_location
 from .pipeline import PIPELINE_ORDER, default_pipeline, lower
 from .simplify import simplify
 from .unroll import unroll_loop
@@ -40,6 +42,7 @@ __all__ = [
     "Sequential",
     "TimePasses",
     "WellFormedError",
+    "declare_buffers",
     "default_pipeline",
     "entry_checks",
     "flatten_buffer",
@@ -47,6 +50,7 @@ __all__ = [
     "lower",
     "lower_blocks",
     "module_pass",
+    "plan_allocation_location",
     "simplify",
     "unroll_loop",
     "vectorize_loop",

@@ -160,7 +160,7 @@ class _Distributor(StmtExprMutator):
         return new if out is None else out
 
 
-@function_pass("distribute-reductions")
+@function_pass("distribute-reductions", opt_level=1)
 def _distribute_reductions(func: PrimFunc) -> PrimFunc:
     """Split serial loops into an element-wise loop and a reduction loop (see module doc)."""
     finder = LocalAllocations()

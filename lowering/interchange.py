@@ -219,7 +219,7 @@ class _Interchanger(LoopRewriter):
         return is_noalias_version(stmt)
 
 
-@function_pass("interchange-reductions")
+@function_pass("interchange-reductions", opt_level=1)
 def _interchange_reductions(func: PrimFunc) -> PrimFunc:
     """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
     return rewrite_loops(func, _Interchanger)
