@@ -102,7 +102,10 @@ class _Detector(StmtExprVisitor):
         alloc_buffers: Sequence[Buffer],
         match_buffers: Sequence[MatchBufferRegion],
         visible: Sequence[Buffer],
+        recompute_nested: bool = False,
     ) -> None:
+        self.visible = visible
+        self.recompute_nested = recompute_nested
         self.local: set[int] = {id(b.data) for b in alloc_buffers}
         self.matched: dict[int, MatchBufferRegion] = {id(m.buffer.data): m for m in match_buffers}
         self.by_data: dict[int, Buffer] = {id(b.data): b for b in visible}
@@ -249,7 +252,10 @@ class _Detector(StmtExprVisitor):
 
     def nested(self, block: Block, bindings: dict[int, PrimExpr]) -> None:
         subst = _Substitute(bindings)
-        for table, regions in ((self.reads, block.reads), (self.writes, block.writes)):
+        reads, writes = block.reads, block.writes
+        if self.recompute_nested:
+            reads, writes = infer_block_regions(block, self.visible, recompute_nested=True)
+        for table, regions in ((self.reads, reads), (self.writes, writes)):
             for region in regions:
                 relaxed: list[Interval | None] = []
                 for rng in region.region:
@@ -433,14 +439,17 @@ def infer_regions(
     alloc_buffers: Sequence[Buffer],
     match_buffers: Sequence[MatchBufferRegion],
     visible: Sequence[Buffer] = (),
+    recompute_nested: bool = False,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
     """The (reads, writes) of a block with this body (see the module doc).
 
     ``visible`` are buffers defined outside the block (parameters, enclosing
     allocations): a data pointer used in the body names one of them, or one the body
-    accesses, to be an opaque access.
+    accesses, to be an opaque access. ``recompute_nested`` infers nested blocks' regions
+    from their bodies instead of taking what they declare (TVM takes them as declared),
+    so that an understated annotation cannot hide an access.
     """
-    detector = _Detector(alloc_buffers, match_buffers, visible)
+    detector = _Detector(alloc_buffers, match_buffers, visible, recompute_nested)
     if init is not None:
         detector.visit_stmt(init)
     detector.visit_stmt(body)
@@ -460,8 +469,10 @@ def infer_regions(
 
 
 def infer_block_regions(
-    block: Block, visible: Sequence[Buffer] = ()
+    block: Block, visible: Sequence[Buffer] = (), recompute_nested: bool = False
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
     """The (reads, writes) ``block``'s body implies, ignoring the ones it declares: what a
     transformation that changed the body (a schedule primitive) should store back."""
-    return infer_regions(block.body, block.init, block.alloc_buffers, block.match_buffers, visible)
+    return infer_regions(
+        block.body, block.init, block.alloc_buffers, block.match_buffers, visible, recompute_nested
+    )

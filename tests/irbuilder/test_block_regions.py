@@ -304,3 +304,27 @@ def test_infer_block_regions_recomputes_from_the_body() -> None:
     printer = StmtPrinter()
     assert [printer.region(r) for r in reads] == ["A[0:10]"]
     assert [printer.region(r) for r in writes] == ["B[4:8]"]
+
+
+def test_nested_declarations_are_trusted_unless_recomputed() -> None:
+    @T.prim_func
+    def understated(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        with T.block("outer"):
+            with T.block("inner"):
+                T.reads(A[0])
+                T.writes(B[0])
+                for i in range(16):
+                    B[i] = A[i]
+
+    found: list[Block] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, Block):
+            found.append(node)
+
+    post_order_visit(understated.body, collect)
+    (outer,) = [b for b in found if b.name_hint == "outer"]
+    assert _regions(understated, "outer") == ("A[0]", "B[0]")  # as TVM: the declaration
+    reads, writes = infer_block_regions(outer, recompute_nested=True)
+    printer = StmtPrinter()
+    assert [printer.region(r) for r in (*reads, *writes)] == ["A[0:16]", "B[0:16]"]
