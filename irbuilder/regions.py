@@ -254,7 +254,8 @@ class _Detector(StmtExprVisitor):
         subst = _Substitute(bindings)
         reads, writes = block.reads, block.writes
         if self.recompute_nested:
-            reads, writes = infer_block_regions(block, self.visible, recompute_nested=True)
+            around = [*self.visible, *self.by_data.values()]  # with this block's own views
+            reads, writes = infer_block_regions(block, around, recompute_nested=True)
         for table, regions in ((self.reads, reads), (self.writes, writes)):
             for region in regions:
                 relaxed: list[Interval | None] = []
