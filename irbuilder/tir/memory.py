@@ -45,6 +45,9 @@ ALLOCATE_CONST_DATA = "tir.allocate_const_data"
 """Annotation of an ``Allocate`` made by ``T.allocate_const``: the constant elements (a tuple
 of Python numbers, row-major). ``lowering.allocate_const`` turns it into initial stores."""
 
+ALLOCATE_CONST_LIMIT = 1 << 16
+"""The most elements a ``T.allocate_const`` may hold (each becomes one store when built)."""
+
 _DEFAULT_ALIGN = 64
 
 
@@ -174,6 +177,11 @@ def allocate_const(
     for dim in dims:
         assert isinstance(dim, IntImm)
         count *= dim.value
+    if count > ALLOCATE_CONST_LIMIT:
+        raise ValueError(
+            f"T.allocate_const: {count} elements; at most {ALLOCATE_CONST_LIMIT} are supported "
+            "(the build initialises them one store each)"
+        )
     values = np.asarray(data).reshape(-1)
     if values.size != count:
         raise ValueError(

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from surface_kit import round_trip
 
+from irbuilder import IRBuilder
 from irbuilder.ir import Ramp
 from lowering.cpu_support import UnsupportedConstructError
 from tvmscript import DiagnosticError, build
@@ -101,6 +102,8 @@ def test_allocate_const_holds_numpy_data() -> None:
         a = np.ones((2, 3), "float32")
         build(func, target=target)(a)
         assert (a == 1 + data).all()
+    with IRBuilder(), T.prim_func(), pytest.raises(ValueError, match="at most 65536"):
+        T.allocate_const(np.zeros(1 << 17), "float32", [1 << 17])
     with pytest.raises(DiagnosticError, match=r"5 values for extents of 6 elements\n --> .*:6:"):
         round_trip("""
             @T.prim_func
