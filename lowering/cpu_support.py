@@ -1,7 +1,8 @@
 """Build-time refusal of TVM constructs without meaning on the CPU backend.
 
-TVM programs may use GPU thread launches (``T.launch_thread``, ``T.env_thread``; thread-bound
-loops run serially, see ``lowering.thread_allreduce``), runtime
+TVM programs may use GPU threads (``T.launch_thread``, ``T.env_thread``, ``T.thread_binding``
+loops; those around a comm_reducer allreduce run serially, see ``lowering.thread_allreduce``),
+runtime
 builtins (``T.call_packed``, ``T.tvm_storage_sync``, ``T.tvm_struct_get``, ``T.ptx_*``...),
 scalable vectors (``T.vscale``) and the low-precision floats (``bfloat16``, ``e4m3_float8``,
 ``e5m2_float8``: parse and print only). They parse, print and compare structurally; building
@@ -65,7 +66,8 @@ class _Finder(StmtExprVisitor):
         self.span = stmt.span or outer
         if isinstance(stmt, For) and stmt.kind is ForKind.THREAD_BINDING:
             tag = stmt.thread_binding.thread_tag if stmt.thread_binding is not None else "?"
-            self.found = (f"T.thread_binding ({tag})", self.span)
+            label = f"T.thread_binding (loop {stmt.loop_var.name!r} bound to a GPU thread, {tag})"
+            self.found = (label, self.span)
             return
         if isinstance(stmt, AttrStmt) and stmt.attr_key in _THREAD_ATTRS:
             label = _THREAD_ATTRS[stmt.attr_key]

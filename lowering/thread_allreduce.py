@@ -1,6 +1,6 @@
-"""GPU-style thread loops on the CPU: ``T.thread_binding`` loops run serially, and a
-``T.tvm_thread_allreduce`` under a ``"reduce_scope"`` attribute of a ``T.comm_reducer`` becomes
-a serial reduction.
+"""``T.tvm_thread_allreduce`` on the CPU: under a ``"reduce_scope"`` attribute of a
+``T.comm_reducer`` it becomes a serial reduction, and the ``T.thread_binding`` loops around it
+run serially (other thread-bound loops are refused by the build).
 
 On a GPU every thread of the bound loops gets the reduction of ``values`` over all threads
 (where ``cond`` holds). Serially, each iteration computes that whole reduction itself: the
@@ -84,7 +84,9 @@ class _Lower(StmtExprMutator):
             self.span = outer
 
     def visit_for_(self, node: For) -> Stmt:
-        thread = node.kind is ForKind.THREAD_BINDING
+        # Only thread loops around an allreduce run serially; other thread-bound loops stay
+        # (the build refuses them).
+        thread = node.kind is ForKind.THREAD_BINDING and _has_allreduce(node.body)
         self.loops.append(node)
         if thread:
             self.thread_bodies.append(node.body)
@@ -159,6 +161,21 @@ class _Lower(StmtExprMutator):
         return SeqStmt((*init, step))
 
 
+def _has_allreduce(stmt: Stmt) -> bool:
+    found: list[bool] = []
+
+    def visit(node: object) -> None:
+        if (
+            isinstance(node, AttrStmt)
+            and node.attr_key == "reduce_scope"
+            and isinstance(node.node, CommReducer)
+        ):
+            found.append(True)
+
+    post_order_visit(stmt, visit)
+    return bool(found)
+
+
 def _replace_allreduce(stmt: Stmt, make: object) -> Stmt:
     class _Replace(StmtExprMutator):
         def visit_evaluate_(self, node: Evaluate) -> Stmt:
@@ -175,14 +192,8 @@ def _replace_allreduce(stmt: Stmt, make: object) -> Stmt:
 
 
 def lower_thread_allreduce(func: PrimFunc) -> PrimFunc:
-    """``func`` with thread-bound loops serial and comm_reducer allreduces computed serially."""
-    found: list[bool] = []
-
-    def visit(node: object) -> None:
-        if isinstance(node, For) and node.kind is ForKind.THREAD_BINDING:
-            found.append(True)
-
-    post_order_visit(func.body, visit)
-    if not found:
+    """``func`` with comm_reducer allreduces computed serially and the thread-bound loops
+    around them serial."""
+    if not _has_allreduce(func.body):
         return func
     return _Lower(func).visit_func(func)
