@@ -30,12 +30,12 @@ from irbuilder.ir import (
     LetStmt,
     PrimExpr,
     PrimFunc,
-    SeqStmt,
     Span,
     Stmt,
     Var,
 )
 from irbuilder.ir.functor import StmtExprMutator, post_order_visit
+from irbuilder.ir.stmt import seq
 
 from .analysis.substitute import substitute_expr
 from .cpu_support import UnsupportedConstructError
@@ -141,10 +141,8 @@ class _Lower(StmtExprMutator):
         temps = [Var(f"red_{i}", r.dtype) for i, r in enumerate(reducer.result)]
         combine: dict[Var, PrimExpr] = dict(zip(reducer.lhs, targets))
         combine.update({rhs: substitute_expr(v, vmap) for rhs, v in zip(reducer.rhs, values)})
-        stores: Stmt = SeqStmt(
-            tuple(
-                BufferStore(t.buffer, temp, t.indices, span=span) for t, temp in zip(targets, temps)
-            )
+        stores: Stmt = seq(
+            [BufferStore(t.buffer, temp, t.indices, span=span) for t, temp in zip(targets, temps)]
         )
         for temp, result in reversed(list(zip(temps, reducer.result))):
             stores = LetStmt(temp, substitute_expr(result, combine), stores, span=span)
@@ -158,7 +156,7 @@ class _Lower(StmtExprMutator):
             BufferStore(t.buffer, identity, t.indices, span=span)
             for t, identity in zip(targets, reducer.identity)
         )
-        return SeqStmt((*init, step))
+        return seq([*init, step])
 
 
 def _has_allreduce(stmt: Stmt) -> bool:

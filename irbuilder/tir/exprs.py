@@ -70,6 +70,8 @@ _BUILTINS = frozenset(
         "reinterpret",
         "assume",
         "if_then_else",
+        "prefetch",
+        "ret",
         "tvm_call_packed",
         "tvm_call_cpacked",
         "address_of",
