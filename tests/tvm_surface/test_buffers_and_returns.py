@@ -125,3 +125,18 @@ def test_slice_with_a_step_is_a_strided_vector_load() -> None:
         b = np.zeros((4, 8), "float32")
         build(func, target=target)(a, b)
         assert (b == a[:, 1:16:2]).all()
+
+
+def test_store_to_a_slice_with_a_step_is_a_strided_vector_store() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+            B[0:16:2] = A[1:16:2]
+        """)
+    a = np.arange(16, dtype="float32")
+    for target in ("llvm", "interp"):
+        b = np.zeros(16, "float32")
+        build(func, target=target)(a, b)
+        want = np.zeros(16, "float32")
+        want[0:16:2] = a[1:16:2]
+        assert (b == want).all()
