@@ -138,6 +138,8 @@ __all__ = [
     "tvm_call_cpacked_lowered",
     "SizeVar",
     "BufferLoad",
+    "index_map",
+    "llvm_lookup_intrinsic_id",
 ]
 
 
@@ -461,3 +463,28 @@ tvm_stack_make_shape = _accepting_dtype(tvm_stack_make_shape)  # noqa: F405
 tvm_stack_make_array = _accepting_dtype(tvm_stack_make_array)  # noqa: F405
 tvm_thread_allreduce = _accepting_dtype(tvm_thread_allreduce)  # noqa: F405
 ret = _accepting_dtype(ret)  # noqa: F405
+
+
+def index_map(
+    mapping: Any, *, inverse_index_map: Any = None, index_dtype: str = "int64"
+) -> Any:
+    """``T.index_map(lambda i, j: (j, i))``: an index map for ``Schedule.transform_layout``.
+
+    The schedule library's ``IndexMap`` (its index variables are int32; TVM's default
+    ``index_dtype`` is int64). ``inverse_index_map`` is accepted and not used: the schedule
+    computes and checks the inverse itself.
+    """
+    if not callable(mapping):
+        raise TypeError("T.index_map: the mapping must be a function (a lambda)")
+    from lowering.schedule import IndexMap as _IndexMap
+
+    return _IndexMap.from_func(mapping)
+
+
+def llvm_lookup_intrinsic_id(name: str) -> str:
+    """TVM's id of an LLVM intrinsic; our ``T.call_llvm_intrin`` takes the name itself, so
+    the name is returned unchanged (``T.call_llvm_pure_intrin("float32",
+    T.llvm_lookup_intrinsic_id("llvm.sqrt"), x)`` works)."""
+    if not isinstance(name, str) or not name.startswith("llvm."):
+        raise ValueError(f"T.llvm_lookup_intrinsic_id: expected an 'llvm.*' name, got {name!r}")
+    return name

@@ -148,17 +148,15 @@ create_barriers mma_store mma_fill vectorlow vectorhigh vectorcombine dp4a assum
 tvm_call_packed tvm_call_cpacked tvm_call_packed_lowered tvm_call_cpacked_lowered
 TVMBackendAllocWorkspace TVMBackendFreeWorkspace start_profile_intrinsic end_profile_intrinsic
 meta_var anylist_getitem anylist_resetitem anylist_setitem_call_packed
-anylist_setitem_call_cpacked type_annotation broadcast ramp cast vscale
+anylist_setitem_call_cpacked type_annotation broadcast ramp cast vscale llvm_lookup_intrinsic_id
 Var SizeVar Reduce FloatImm IntImm StringImm Cast Add Sub Mul Div Mod FloorDiv FloorMod Min Max
 EQ NE LT LE GT GE And Or Not Select BufferLoad Ramp Broadcast Shuffle Let LetStmt Range
 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bool
 bfloat16 e4m3_float8 e5m2_float8 e4m3_float8x4 e5m2_float8x8 bfloat16x4
 """.split()
 
-# Known absences, each with its reason (documented in docs/tvm-compat.md).
-MISSING_ON_PURPOSE = {
-    "index_map": "schedule-time layout maps are out of scope (no scheduler)",
-}
+# Known absences, each with its reason (documented in docs/tvm-compat.md): none left.
+MISSING_ON_PURPOSE: dict[str, str] = {}
 
 
 def test_namespace_covers_tvm_v016() -> None:
@@ -167,6 +165,16 @@ def test_namespace_covers_tvm_v016() -> None:
     for base in ("int8", "int32", "uint16", "float16", "float32", "float64"):
         for lanes in (4, 8, 16, 32, 64):
             assert hasattr(T, f"{base}x{lanes}"), f"{base}x{lanes}"
+
+
+def test_index_map_and_llvm_intrinsic_names() -> None:
+    mapping = T.index_map(lambda i, j: (j, i * 4))
+    i, j = T.int32(), T.int32()
+    swapped = mapping.map_indices([i, j])
+    assert swapped[0] is j and str(swapped[1].dtype) == "int32"
+    assert T.llvm_lookup_intrinsic_id("llvm.sqrt") == "llvm.sqrt"
+    with pytest.raises(ValueError, match="llvm"):
+        T.llvm_lookup_intrinsic_id("sqrt")
 
 
 def test_runtime_builtins_build_as_calls() -> None:
