@@ -71,7 +71,7 @@ def test_t_ret_in_branches_and_its_type() -> None:
         assert build(func)(n) == build(func, target="interp")(n) == (n * 2 if n > 3 else n - 1)
 
 
-def test_early_return_runs_in_the_interpreter_and_is_refused_by_the_cpu_build() -> None:
+def test_early_return_skips_the_rest_natively_and_in_the_interpreter() -> None:
     func = round_trip("""
         @T.prim_func
         def has_zero(A: T.Buffer((4,), "int32")) -> T.bool:
@@ -80,10 +80,36 @@ def test_early_return_runs_in_the_interpreter_and_is_refused_by_the_cpu_build() 
                     T.ret(True)
             return False
         """)
-    interp = build(func, target="interp")
-    assert interp(np.array([1, 0, 2, 3], "int32")) is True
-    assert interp(np.array([1, 5, 2, 3], "int32")) is False
-    with pytest.raises(UnsupportedConstructError, match=r":8:\d+: T\.ret before the end"):
+    for target in ("llvm", "interp"):
+        kernel = build(func, target=target)
+        assert kernel(np.array([1, 0, 2, 3], "int32")) is True
+        assert kernel(np.array([1, 5, 2, 3], "int32")) is False
+    first_zero = round_trip("""
+        @T.prim_func
+        def first_zero(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")) -> T.int32:
+            for i in range(8):
+                if A[i] == 0:
+                    T.ret(i)
+                B[i] = A[i] * 2
+            return -1
+        """)
+    for a, want, stored in (([3, 1, 0, 5, 0, 2, 2, 2], 2, 2), ([1, 2, 3, 4, 5, 6, 7, 8], -1, 8)):
+        for target in ("llvm", "interp"):
+            b = np.zeros(8, "int32")
+            assert build(first_zero, target=target)(np.array(a, "int32"), b) == want
+            assert b[:stored].tolist() == [2 * x for x in a[:stored]] and not b[stored:].any()
+
+
+def test_return_inside_a_parallel_loop_is_refused() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((8,), "int32")) -> T.int32:
+            for i in T.parallel(8):
+                if A[i] == 0:
+                    T.ret(i)
+            return -1
+        """)
+    with pytest.raises(UnsupportedConstructError, match=r"T\.ret inside a parallel loop"):
         build(func)
 
 
