@@ -203,7 +203,8 @@ def main() -> None:
                 wrong.append(label)
         row = f"{name:<14}" + "".join(f"{best[label] * 1e3:>18.2f}" for label in labels)
         ratio = best["ours alloc"] / best["ours locals"]
-        print(row + f"   alloc/locals (ours) {ratio:.3f}" + (f"  MISMATCH: {wrong}" if wrong else ""))
+        mismatch = f"  MISMATCH: {wrong}" if wrong else ""
+        print(row + f"   alloc/locals (ours) {ratio:.3f}" + mismatch)
 
 
 if __name__ == "__main__":

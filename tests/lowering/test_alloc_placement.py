@@ -256,7 +256,7 @@ def test_allocation_never_enters_a_vectorized_loop() -> None:
 
 @T.prim_func
 def unused(A: T.Buffer((4,), "float32")):
-    t = T.alloc_buffer((4,), "float32")
+    t = T.alloc_buffer((4,), "float32")  # noqa: F841 - the parser names the buffer after it
     for i in T.parallel(4):
         A[i] = A[i] + T.float32(1)
 
