@@ -5,7 +5,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
-    plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
+    plan_allocation_location
+                            every allocation at the LCA of its uses (TVM's rule): a
+                            buffer used only in a T.parallel body is allocated in it
     simplify                bindings substituted by lower_blocks become simpler
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
