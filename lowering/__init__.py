@@ -21,8 +21,8 @@ from .pass_infra import (
     function_pass,
     module_pass,
 )
-from .plan_alloc import plan_allocation_location
 from .pipeline import PIPELINE_ORDER, default_pipeline, lower
+from .plan_alloc import plan_allocation_location
 from .simplify import simplify
 from .unroll import unroll_loop
 from .vectorize import vectorize_loop
