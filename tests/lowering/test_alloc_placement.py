@@ -61,8 +61,8 @@ def placed(func: PrimFunc) -> dict[str, list[str]]:
 
 
 def lowered_loops(func: PrimFunc, opt_level: int) -> dict[str, list[str]]:
-    """The same, after the whole pipeline at ``opt_level``."""
-    result = lowering.lower(func, opt_level=opt_level)
+    """The same, after the whole pipeline at ``opt_level`` (verified after every pass)."""
+    result = lowering.lower(func, opt_level=opt_level, verify_each=True)
     return {k: [name for name, _ in v] for k, v in enclosing_loops(result).items()}
 
 
