@@ -6,6 +6,7 @@ Every pass is a callable object taking a PrimFunc or an IRModule:
 ``vectorize_loop`` from their modules). :func:`lower` runs :func:`default_pipeline`.
 """
 
+from .declare_buffers import declare_buffers
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
 from .lower_blocks import lower_blocks
@@ -41,6 +42,7 @@ __all__ = [
     "Sequential",
     "TimePasses",
     "WellFormedError",
+    "declare_buffers",
     "default_pipeline",
     "entry_checks",
     "flatten_buffer",

@@ -13,6 +13,7 @@ from irbuilder.ir import PrimFunc, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser
 from lowering.bufferize import explain_bufferization as _explain
+from lowering.target import Target
 
 from . import ir, tir
 from .build import Kernel, KernelModule, build, clear_build_cache
@@ -41,6 +42,7 @@ __all__ = [
     "explain_bufferization",
     "Kernel",
     "KernelModule",
+    "Target",
     "build",
     "clear_build_cache",
     "from_source",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,15 +18,16 @@ __all__ = ["InterpKernel", "make_interp_kernel"]
 class InterpKernel:
     """Called like a compiled kernel: checks its arguments, runs, returns ``None``."""
 
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: PrimFunc, module: Mapping[str, PrimFunc] | None = None) -> None:
         if not isinstance(func, PrimFunc):
             raise TypeError(f"make_interp_kernel needs a PrimFunc, got {type(func).__name__}")
         self.func = func
+        self.module = module
         self.name = func.name
         self._written = written_data_vars(func)
 
-    def __call__(self, *args: Any) -> None:
-        interp = Interpreter(self.func)
+    def __call__(self, *args: Any) -> Any:
+        interp = Interpreter(self.func, self.module)
         with np.errstate(all="ignore"):
             # Check everything first (with the precomputed write set), then run unchecked.
             bind_arguments(
@@ -37,12 +39,15 @@ class InterpKernel:
                 check=True,
                 written=self._written,
             )
-        interp.run(args, check_args=False)
+        return interp.run(args, check_args=False)
 
     def __repr__(self) -> str:
         return f"<InterpKernel {self.name!r}>"
 
 
-def make_interp_kernel(func: PrimFunc) -> InterpKernel:
-    """A callable running ``func`` in the interpreter, with compiled-kernel argument checks."""
-    return InterpKernel(func)
+def make_interp_kernel(
+    func: PrimFunc, module: Mapping[str, PrimFunc] | None = None
+) -> InterpKernel:
+    """A callable running ``func`` in the interpreter, with compiled-kernel argument checks;
+    ``module`` holds the functions it may call (the other kernels of its IRModule)."""
+    return InterpKernel(func, module)

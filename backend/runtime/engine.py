@@ -37,6 +37,8 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
+from lowering.target import Target
+
 from .target import (
     codegen_target_machine,
     ensure_initialized,
@@ -259,12 +261,13 @@ def cache_enabled(cache: bool | None = None) -> bool:
     return bool(os.environ.get("TVMSCRIPT_CACHE_DIR"))
 
 
-def _cache_key(ir_text: str, opt_level: int, fastmath: bool) -> str:
+def _cache_key(ir_text: str, opt_level: int, fastmath: bool, target: Target | None) -> str:
     host = host_target()
     parts = [
         f"tvmscript-object-cache/{_CACHE_FORMAT}",
         ir_text,
         host.fingerprint(),
+        "host" if target is None else repr((str(target), target.llvm_features)),
         f"O{opt_level}",
         f"fastmath={int(fastmath)}",
     ]
@@ -343,8 +346,11 @@ class CompiledLibrary:
         ir_compressed: bytes | None = None,
         keepalive: list[Any] | None = None,
         externals: tuple[str, ...] = (),
+        target: Target | None = None,
     ) -> None:
         self.name = name
+        #: The machine code target (None: the host).
+        self.target = target
         #: External symbols the object needs bound at load time (see :func:`load_object`).
         self.externals = externals
         self.opt_level = opt_level
@@ -399,7 +405,7 @@ class CompiledLibrary:
         """Host assembly of the optimised module (generated lazily)."""
         if self._asm is None:
             with _jit_lock:
-                tm = codegen_target_machine(self.opt_level)
+                tm = codegen_target_machine(self.opt_level, target=self.target)
                 self._asm = tm.emit_assembly(self._fresh_module())
         return self._asm
 
@@ -415,7 +421,7 @@ class CompiledLibrary:
         undefined in it; whoever links it must provide them.
         """
         with _jit_lock:
-            tm = codegen_target_machine(self.opt_level, reloc="pic")
+            tm = codegen_target_machine(self.opt_level, reloc="pic", target=self.target)
             mod = self._fresh_module()
             mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
             data = tm.emit_object(mod)
@@ -536,8 +542,11 @@ def compile_ir(
     cache_dir: str | os.PathLike[str] | None = None,
     fastmath: bool = False,
     symbols: Mapping[str, int] | None = None,
+    target: Target | None = None,
 ) -> CompiledLibrary:
-    """Compile LLVM IR text for the host CPU and load it; return a :class:`CompiledLibrary`.
+    """Compile LLVM IR text for ``target`` (default: the host CPU) and load it; return a
+    :class:`CompiledLibrary`. The caller makes sure the host can run the target's code
+    (:meth:`lowering.target.Target.missing_on_host`).
 
     * Bad IR raises :class:`CompileError` carrying LLVM's parse/verifier message.
     * ``opt_level`` 0-3 selects the ``default<On>`` pipeline and the codegen level.
@@ -553,7 +562,8 @@ def compile_ir(
     explicit = dict(symbols or {})
     use_cache = cache_enabled(cache)
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    path = directory / f"{_cache_key(ir_text, opt_level, fastmath)}.tvmo" if use_cache else None
+    key = _cache_key(ir_text, opt_level, fastmath, target)
+    path = directory / f"{key}.tvmo" if use_cache else None
 
     with _jit_lock:
         if path is not None:
@@ -570,11 +580,11 @@ def compile_ir(
                     return CompiledLibrary(
                         name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
                         from_cache=True, ir_compressed=ir_z,
-                        externals=tuple(header["externals"]),
+                        externals=tuple(header["externals"]), target=target,
                     )
 
         ensure_initialized()
-        tm = codegen_target_machine(opt_level)
+        tm = codegen_target_machine(opt_level, target=target)
         try:
             mod = llvm.parse_assembly(ir_text)
         except RuntimeError as exc:
@@ -585,7 +595,7 @@ def compile_ir(
             mod.verify()
         except RuntimeError as exc:
             raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
-        mod = optimize(mod, opt_level, fastmath=fastmath)
+        mod = optimize(mod, opt_level, fastmath=fastmath, target=target)
         # Read the interface after optimisation: dead declarations are gone by then.
         exports, externals = _module_interface(mod)
         obj = tm.emit_object(mod)
@@ -596,7 +606,7 @@ def compile_ir(
         _stats["cold_compiles"] += 1
         lib = CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
-            from_cache=False, module=mod, externals=tuple(externals),
+            from_cache=False, module=mod, externals=tuple(externals), target=target,
         )
         if path is not None:
             try:
@@ -620,6 +630,7 @@ def load_object(
     fastmath: bool = False,
     symbols: Mapping[str, int] | None = None,
     ir_compressed: bytes | None = None,
+    target: Target | None = None,
 ) -> CompiledLibrary:
     """Load object code produced earlier by :func:`compile_ir` (``lib.object_bytes``).
 
@@ -635,7 +646,7 @@ def load_object(
         return CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath, from_cache=True,
             ir_compressed=ir_compressed if ir_compressed is not None else zlib.compress(b""),
-            externals=tuple(externals),
+            externals=tuple(externals), target=target,
         )
 
 
