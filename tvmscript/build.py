@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from backend.call_args import CallBinder
 from backend.codegen import CodegenOptions, generate
 from backend.codegen.stmt import COUNTER_NAMES
 from backend.interp import make_interp_kernel
@@ -474,7 +475,8 @@ def _assemble(
         )
         plan = _output_plan(func, low)
         if plan is not None:
-            type(kernel).__call__ = staticmethod(_returning_call(kernel.entry, plan))  # type: ignore[method-assign]
+            call = _returning_call(kernel.entry, plan, [p.name for p in spec.params])
+            type(kernel).__call__ = staticmethod(call)  # type: ignore[method-assign]
         kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
@@ -496,22 +498,30 @@ def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
     return source if num_outputs(source) > 0 else None
 
 
-def _returning_call(entry: Callable[..., Any], func: PrimFunc) -> Callable[..., Any]:
+def _returning_call(
+    entry: Callable[..., Any], func: PrimFunc, param_names: Sequence[str]
+) -> Callable[..., Any]:
     """A call that allocates the returned tensors, runs the kernel and returns them."""
     output_specs(func)  # fail at build time, not per call, when a shape is not computable
+    inputs = len(param_names) - num_outputs(func)
+    bind = CallBinder(func.name, param_names[:inputs])
 
     if func.attrs.get("scalar_return"):
         (spec,) = output_specs(func)
         dtype = np.dtype(spec.dtype)
 
-        def call_scalar(*args: Any) -> Any:
+        def call_scalar(*args: Any, **kwargs: Any) -> Any:
+            if kwargs or len(args) != inputs:
+                args = tuple(bind(args, kwargs))
             slot = np.zeros(1, dtype)  # zero when no T.ret ran on the path taken
             entry(*args, slot)
             return slot[0].item()
 
         return call_scalar
 
-    def call(*args: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != inputs:
+            args = tuple(bind(args, kwargs))
         outputs = allocate_outputs(func, args)
         entry(*args, *outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

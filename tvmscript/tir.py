@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
@@ -47,10 +47,35 @@ from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
 from irbuilder.tir import types as _types
 from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
-from lowering.schedule import BlockRV, ExprRV, IndexMap, LoopRV, Schedule, ScheduleError, Trace
 
-from . import schedule as _schedule  # noqa: F401  (installs the interpreter check)
 from .parser.tir.macro import TIRMacro, macro
+
+if TYPE_CHECKING:
+    from lowering.schedule import (
+        BlockRV,
+        ExprRV,
+        IndexMap,
+        LoopRV,
+        Schedule,
+        ScheduleError,
+        Trace,
+    )
+
+_SCHEDULE_NAMES = ("BlockRV", "ExprRV", "IndexMap", "LoopRV", "Schedule", "ScheduleError", "Trace")
+
+
+def __getattr__(name: str) -> Any:
+    # The schedule library (and the interpreter check it installs) loads on first use, so
+    # `import tvmscript` stays the language only.
+    if name in _SCHEDULE_NAMES:
+        from lowering import schedule as library
+
+        from . import schedule as _checker  # noqa: F401  (installs the interpreter check)
+
+        value = getattr(library, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
