@@ -28,6 +28,8 @@ Opt-outs: the loop annotation ``{"tvmscript.allow_races": True}``, or
 
 from __future__ import annotations
 
+import linecache
+
 from irbuilder.ir import (
     Block,
     DeclBuffer,
@@ -98,8 +100,6 @@ def _loop_header(loop: For) -> Span | None:
     span = loop.span
     if span is None or span.end_line == span.line:
         return span
-    import linecache
-
     text = linecache.getline(span.file, span.line).rstrip()
     end = len(text) + 1 if text else span.col + 1
     return Span(span.file, span.line, span.col, span.line, max(end, span.col + 1))
@@ -191,7 +191,10 @@ def _check_loop(
         if not writes:
             continue
         buffers = list({id(x.buffer): x.buffer for x in accesses}.values())
-        layout = "nd" if same_layout(buffers) else "flat"
+        # A view whose offset moves with the iteration (a match_buffer of row i) separates
+        # iterations through its offset: compare element offsets in the storage.
+        fixed = all(isinstance(b.elem_offset, IntImm) for b in buffers)
+        layout = "nd" if same_layout(buffers) and fixed else "flat"
         conflicts = [
             (a, b, pair)
             for a in writes
