@@ -12,7 +12,11 @@ from typing import Any
 from .schedule import MATMUL_PACKED_TILE, benchmark_target, host_has_avx512
 
 
-def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build_tvm_suite(
+    tvm: Any, T: Any, inputs: dict[str, dict[str, Any]], names: Any = None
+) -> dict[str, Any]:
+    """Runners of the suite's kernels (only ``names`` when given), built for the benchmark
+    target's CPU."""
     n = 1 << 24
 
     @T.prim_func
@@ -171,6 +175,8 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
     target = {"kind": "llvm", "mcpu": benchmark_target().mcpu}
     runners = {}
     for name, func in funcs.items():
+        if names is not None and name not in names:
+            continue
         lib = tvm.compile(tvm.IRModule({"main": func}), target=target)
         fn = lib["main"]
         args = tuple(tvm.runtime.from_dlpack(a) for a in inputs[name].values())

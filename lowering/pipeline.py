@@ -4,8 +4,15 @@ Order (passes above the context's ``opt_level`` are skipped)::
 
     tensor_fusion           inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
+    lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
+    lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
+    plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
+    check_parallel_races    refuse T.parallel loops whose iterations may conflict
+                            (N-d indices; disabled by config {"check_parallel_races":
+                            {"enabled": False}}, i.e. build(..., check_races=False))
     simplify                bindings substituted by lower_blocks become simpler
+    declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
@@ -33,14 +40,16 @@ place the list is assembled (``lower``, ``build``, exports and ``bounds_check=Tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
 from .alias_version import alias_version
 from .align_streams import align_streams, mark_streams
+from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
+from .declare_buffers import declare_buffers
 from .distribute import distribute_reductions
 from .entry_checks import entry_checks
 from .flatten_buffer import flatten_buffer
@@ -50,7 +59,10 @@ from .jam import jam_parallel_reductions
 from .lower_blocks import lower_blocks
 from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
+from .plan_alloc import plan_allocation_location
 from .promote import promote_accumulators
+from .race_check import check_parallel_races
+from .scalar_return import lower_scalar_return
 from .simplify import simplify
 from .stream_vectorize import vectorize_streams
 from .target import Target, TargetLike, as_target
@@ -60,13 +72,25 @@ from .vector_remainder import vector_remainder
 from .vectorize import vectorize_loop
 from .verifier import verify_well_formed
 
-__all__ = ["LATE_STAGE", "PIPELINE_ORDER", "default_pipeline", "lower", "lowering_passes"]
+__all__ = [
+    "LATE_STAGE",
+    "PIPELINE_ORDER",
+    "default_pipeline",
+    "lower",
+    "lowering_passes",
+    "with_race_check",
+]
 
 PIPELINE_ORDER: tuple[str, ...] = (
     "tensor_fusion",
     "bufferize",
+    "lower_scalar_return",
+    "lower_allocate_const",
     "lower_blocks",
+    "plan_allocation_location",
+    "check_parallel_races",
     "simplify",
+    "declare_buffers",
     "flatten_buffer",
     "hoist_allocations",
     "memory_reuse",
@@ -120,11 +144,16 @@ def lowering_passes(
     ``"before:<pass name>"`` (or at the end for ``"end"`` or an absent pass)."""
     chosen = as_target(target)
     by_name: dict[str, Pass] = {
+        "declare_buffers": declare_buffers,
         "tensor_fusion": tensor_fusion,
         "bufferize": bufferize,
+        "lower_scalar_return": lower_scalar_return,
+        "lower_allocate_const": lower_allocate_const,
         "hoist_allocations": hoist_allocations,
         "memory_reuse": memory_reuse,
         "lower_blocks": lower_blocks,
+        "plan_allocation_location": plan_allocation_location,
+        "check_parallel_races": check_parallel_races,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
@@ -174,6 +203,17 @@ class _VerifyEach:
 _IR = TypeVar("_IR", PrimFunc, IRModule)
 
 
+def with_race_check(
+    config: Mapping[str, Mapping[str, Any]], check_races: bool | None
+) -> Mapping[str, Mapping[str, Any]]:
+    """``config`` with the race check's ``enabled`` option set (unchanged for None)."""
+    if check_races is None:
+        return config
+    merged = {name: dict(options) for name, options in config.items()}
+    merged.setdefault("check_parallel_races", {})["enabled"] = check_races
+    return merged
+
+
 def lower(
     ir: _IR,
     opt_level: int = 3,
@@ -181,6 +221,7 @@ def lower(
     instruments: Sequence[PassInstrument] = (),
     target: TargetLike | None = None,
     extra_passes: Sequence[tuple[Pass, str]] = (),
+    check_races: bool | None = None,
 ) -> _IR:
     """Run :func:`lowering_passes` on a PrimFunc or IRModule; returns the same kind.
 
@@ -188,13 +229,15 @@ def lower(
     PassContext (``instruments`` run after the inherited ones). ``target`` (default: the
     host) selects the late stage's rewrites. With ``verify_each`` the input and the output
     of every pass are verified (1-d accesses required from ``flatten_buffer`` on), and the
-    result with ``lowered=True``.
+    result with ``lowered=True``. ``check_races`` (when not None) sets the
+    ``check_parallel_races`` pass's ``enabled`` option (:mod:`lowering.race_check`; a refused
+    loop raises ``RaceError``).
     """
     outer: PassContext = PassContext.current()
     ctx = PassContext(
         opt_level=opt_level,
         disabled_passes=outer.disabled_passes,
-        config=outer.config,
+        config=with_race_check(outer.config, check_races),
         instruments=(*outer.instruments, *instruments),
         verify_each=verify_each,
         verifier=_VerifyEach(),

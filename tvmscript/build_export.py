@@ -307,8 +307,10 @@ def _py_declaration(name: str, spec: EntrySpec) -> str:
     return (
         f"/* {name}: returns 0, or nonzero with a Python exception set (GIL held). */\n"
         f"int32_t {name}({params});\n"
-        f"/* METH_FASTCALL entry: {name}({', '.join(p.name for p in spec.params)}) */\n"
-        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs);\n"
+        f"/* METH_FASTCALL | METH_KEYWORDS entry: "
+        f"{name}({', '.join(p.name for p in spec.params)}) */\n"
+        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs, "
+        f"PyObject *kwnames);\n"
     )
 
 

@@ -10,9 +10,20 @@ from typing import Any
 import lowering
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext
+from lowering.cpu_support import check_cpu_support
+from lowering.race_check import RaceError
 from lowering.target import Target, as_target
 
-__all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options", "parse_target"]
+from .diagnostics import DiagnosticError
+
+__all__ = [
+    "BuildOptions",
+    "bounds_check_pass",
+    "lower_for_build",
+    "parse_options",
+    "parse_target",
+    "race_diagnostic",
+]
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,9 @@ class BuildOptions:
     """Count heap allocations per compiled library (:meth:`Kernel.allocation_stats`)."""
     copy_noncontiguous_inputs: bool = True
     """A non-C-contiguous array passed for a buffer the kernel only reads is copied."""
+    check_races: bool = True
+    """Refuse ``T.parallel`` loops whose iterations may conflict (``lowering.race_check``;
+    ``DiagnosticError`` at the access and the loop)."""
     target: Target | None = None
     """The machine code target (None: the host); selects late passes and LLVM's CPU."""
 
@@ -56,6 +70,7 @@ class BuildOptions:
             self.release_gil,
             self.count_allocations,
             self.copy_noncontiguous_inputs,
+            self.check_races,
             "host" if self.target is None else (str(self.target), self.target.llvm_features),
             tuple(sorted(ctx.disabled_passes)),
             repr(sorted((k, sorted(v.items())) for k, v in ctx.config.items())),
@@ -70,6 +85,7 @@ _BOOL_OPTIONS = (
     "release_gil",
     "count_allocations",
     "copy_noncontiguous_inputs",
+    "check_races",
 )
 _ALL_OPTIONS = (*_BOOL_OPTIONS, "cache")
 
@@ -166,12 +182,35 @@ def check_runnable(target: Target | None) -> None:
 
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
-    """Run the lowering pipeline (plus the bounds-check pass when asked) on one function."""
+    """Run the lowering pipeline (plus the bounds-check pass when asked) on one function.
+
+    A parallel loop refused by the race check raises :class:`DiagnosticError` located at
+    the access, with a note at the loop.
+    """
+    check_cpu_support(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
-    return lowering.lower(
-        func,
-        opt_level=options.opt_level,
-        verify_each=options.verify,
-        target=options.target,
-        extra_passes=extra,
-    )
+    try:
+        return lowering.lower(
+            func,
+            opt_level=options.opt_level,
+            verify_each=options.verify,
+            target=options.target,
+            extra_passes=extra,
+            check_races=race_switch(options),
+        )
+    except RaceError as err:
+        raise race_diagnostic(err).detach() from None
+
+
+def race_diagnostic(err: RaceError) -> DiagnosticError:
+    """The located report of a refused parallel loop (the access, then the loop)."""
+    diagnostic = DiagnosticError(err.message, err.span, original=err)
+    for note, span in err.notes:
+        diagnostic.add_note(note, span)
+    return diagnostic
+
+
+def race_switch(options: BuildOptions) -> bool | None:
+    """``check_races=False`` turns the check off; the default leaves the PassContext's
+    ``check_parallel_races`` config (or disabled passes) in charge."""
+    return None if options.check_races else False

@@ -140,8 +140,9 @@ def prewarm() -> None:
     link of a tiny probe object: a few ms of native work) on a background thread, once;
     ``TVMSCRIPT_PREWARM=0`` disables it.
 
-    ``import tvmscript`` calls this first (``backend.runtime.jit_prewarm``), so the work
-    overlaps the imports and the parse that precede a first build. It has to start that
+    ``import backend.runtime.jit_prewarm`` calls this, so the work overlaps the imports and
+    the parse that precede a first build (``import tvmscript`` instead runs
+    :func:`warm_now` on a thread that first imports this module: ``tvmscript._prewarm``). It has to start that
     early: ctypes calls into LLVM release the GIL, but each return needs it back, which a
     thread running Python may hold for the whole switch interval; started at the first
     parse, the thread was measured still running when the build needed the JIT.
@@ -190,6 +191,13 @@ def _probe_link() -> None:
     module = llvm.parse_assembly(_PROBE_IR)
     obj = codegen_target_machine(3).emit_object(module)
     _probe_tracker, _ = _link("prewarm-probe", obj, ["tvms_prewarm_probe"], {})
+
+
+def warm_now() -> None:
+    """Create the JIT in the calling thread (what :func:`prewarm`'s thread runs); failures are
+    left for the build that needs the JIT to report. ``tvmscript`` runs it on a thread of its
+    own that imports this module first, so the import is off the importing thread too."""
+    _warm()
 
 
 def _warm() -> None:

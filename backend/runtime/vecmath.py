@@ -31,6 +31,8 @@ from collections.abc import Iterable
 
 import llvmlite.binding as llvm
 
+from irbuilder.ir import INTRINSICS, Lowering
+
 from .target import ensure_initialized, host_target
 
 __all__ = [
@@ -41,16 +43,25 @@ __all__ = [
     "vecmath_symbol_address",
 ]
 
-#: libm functions (double-precision names) -> arity.  The float variants add an ``f`` suffix.
+#: libm functions (double-precision names) -> arity: the intrinsic table's VECMATH entries.
+#: The float variants add an ``f`` suffix.
 LIBM_FUNCTIONS: dict[str, int] = {
-    "exp": 1, "exp2": 1, "exp10": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1,
-    "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1,
-    "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1, "erf": 1, "erfc": 1, "cbrt": 1,
-    "pow": 2, "atan2": 2, "hypot": 2, "fmod": 2,
+    spec.symbol: spec.arity for spec in INTRINSICS.values() if spec.lowering is Lowering.VECMATH
 }
 #: Functions LLVM lowers inline (no library call): returned as intrinsic names.
-_INTRINSICS = {"sqrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "fma", "minnum",
-               "maxnum", "copysign"}
+_INTRINSICS = {
+    "sqrt",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "rint",
+    "fma",
+    "minnum",
+    "maxnum",
+    "copysign",
+}
 _INTRINSIC_ARITY = {"fma": 3, "minnum": 2, "maxnum": 2, "copysign": 2}
 #: Built from exp (vectorises whenever exp does).
 _DERIVED = {"sigmoid"}
@@ -130,7 +141,7 @@ def vecmath_symbol_address(name: str) -> int | None:
         addr = llvm.address_of_symbol(name)
         return int(addr) if addr else None
     if name.startswith("tvms_"):
-        base = name[len("tvms_"):]
+        base = name[len("tvms_") :]
         plain = base[:-1] if base.endswith("f") and base[:-1] in LIBM_FUNCTIONS else base
         if plain not in LIBM_FUNCTIONS:
             return None
@@ -150,8 +161,14 @@ def _poly_expf() -> str:
     # Cephes-style expf: x = n*ln2 + r (Cody-Waite split), e^r by a degree-6 polynomial, and
     # 2^n applied as two exponent-field scalings so results reaching the subnormal range are
     # rounded once (instead of flushing below e^-87.3).  NaN passes through.
-    c = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
-         5.0000001201e-1]
+    c = [
+        1.9875691500e-4,
+        1.3981999507e-3,
+        8.3334519073e-3,
+        4.1665795894e-2,
+        1.6666665459e-1,
+        5.0000001201e-1,
+    ]
     return f"""\
 define internal float @tvms_poly_expf(float %x) alwaysinline nounwind {{
   %hi = call float @llvm.minnum.f32(float %x, float {_f32(89.0)})
@@ -190,13 +207,22 @@ def _poly_logf() -> str:
     # Cephes logf: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log(1+f) by a degree-9
     # polynomial, e*ln2 added in two parts.  Subnormals are pre-scaled by 2^23; x<0/NaN -> NaN,
     # 0 -> -inf, +inf -> +inf.
-    c = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-         1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-         3.3333331174e-1]
+    c = [
+        7.0376836292e-2,
+        -1.1514610310e-1,
+        1.1676998740e-1,
+        -1.2420140846e-1,
+        1.4249322787e-1,
+        -1.6668057665e-1,
+        2.0000714765e-1,
+        -2.4999993993e-1,
+        3.3333331174e-1,
+    ]
     poly = [f"  %q1 = call float @llvm.fma.f32(float {_f32(c[0])}, float %f, float {_f32(c[1])})"]
     for k in range(2, 9):
-        poly.append(f"  %q{k} = call float @llvm.fma.f32(float %q{k - 1}, float %f, "
-                    f"float {_f32(c[k])})")
+        poly.append(
+            f"  %q{k} = call float @llvm.fma.f32(float %q{k - 1}, float %f, float {_f32(c[k])})"
+        )
     body = "\n".join(poly)
     return f"""\
 define internal float @tvms_poly_logf(float %x) alwaysinline nounwind {{
@@ -365,6 +391,8 @@ class MathLowering:
         used = list(dict.fromkeys([*self._used, *extra_used]))
         if used:
             items = ", ".join(f"ptr @{s}" for s in used)
-            out.append(f'@llvm.compiler.used = appending global [{len(used)} x ptr] [{items}], '
-                       f'section "llvm.metadata"\n')
+            out.append(
+                f"@llvm.compiler.used = appending global [{len(used)} x ptr] [{items}], "
+                f'section "llvm.metadata"\n'
+            )
         return "".join(out)

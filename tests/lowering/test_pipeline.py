@@ -66,6 +66,7 @@ from lowering.jam import jam_parallel_reductions
 from lowering.memory_reuse import memory_reuse
 from lowering.pipeline import LATE_STAGE
 from lowering.promote import promote_accumulators
+from lowering.race_check import check_parallel_races
 from lowering.stream_vectorize import vectorize_streams
 from lowering.target import Target
 from lowering.vector_remainder import vector_remainder
@@ -467,13 +468,22 @@ def test_entry_checks_reject_bad_arguments() -> None:
 def test_default_pipeline_order() -> None:
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
     names = [p.name for p in default_pipeline(target=avx2)]
-    assert names[:3] == ["tensor_fusion", "bufferize", "lower_blocks"]
+    assert names[:5] == [
+        "tensor_fusion",
+        "bufferize",
+        "lower_scalar_return",
+        "lower_allocate_const",
+        "lower_blocks",
+    ]
     late = [p.name.replace("-", "_") for p in default_pipeline(target=avx512)]
     assert late[late.index("entry_checks") + 1 :] == list(LATE_STAGE)
     assert "alias-version" not in names  # no hardware gathers: no gather fast path
-    assert default_pipeline(target=avx2)[2:] == [
+    assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        lowering.plan_allocation_location,
+        check_parallel_races,
         lowering.simplify,
+        lowering.declare_buffers,
         lowering.flatten_buffer,
         hoist_allocations,
         memory_reuse,

@@ -20,6 +20,7 @@ The rules a user sees:
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    BufferStore,
     Call,
     IntImm,
     PointerType,
@@ -55,9 +57,12 @@ from irbuilder.tir import (
     While,
     buffer_store,
     evaluate,
+    ret,
     return_tensors,
 )
-from irbuilder.tir._common import ScalarType
+from irbuilder.tir._common import ScalarType, add_stmt
+from irbuilder.tir._common import span as current_span
+from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
 from lowering.verifier import ENTRY_CHECKED_ATTR
 from tvmscript.diagnostics import DiagnosticError
@@ -66,7 +71,7 @@ from tvmscript.parser.core.evaluator import BINARY_OPERATORS
 
 from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
-from .values import KernelRange, is_parse_time_condition
+from .values import KernelRange, check_result, is_parse_time_condition
 
 __all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported from .binding
 
@@ -118,7 +123,7 @@ def stamp_span(span: Span) -> Iterator[None]:
 
 
 # Frames that TVM opens for the rest of the body when written as a bare statement.
-_BARE_FRAMES = (LaunchThreadFrame, AttrFrame)
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame)
 
 
 @dispatch.register(TOKEN, "Expr")
@@ -142,6 +147,9 @@ def visit_expr(parser: Parser, node: doc.Expr) -> None:
         return
     if isinstance(value, PrimExpr):
         evaluate(value)
+    elif isinstance(value, BufferStore):
+        # TVM's `B.vstore([i], v)` line.
+        add_stmt(dataclasses.replace(value, span=current_span()), "a buffer store")
 
 
 @dispatch.register(TOKEN, "Pass")
@@ -193,6 +201,10 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
             return
     current = parser.eval_expr(target)
     value = op(current, parser.eval_expr(node.value))
+    try:
+        check_result(value)
+    except (ZeroDivisionError, OverflowError) as err:
+        parser.report_error(node, str(err))
     bind_target(parser, target, value)
 
 
@@ -266,7 +278,8 @@ def _store(
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)
-        except (TypeError, ValueError) as err:
+            check_result(value)
+        except (TypeError, ValueError, ZeroDivisionError) as err:
             parser.report_error(value_node, str(err))
     try:
         buffer_store(buffer, value, indices)
@@ -342,6 +355,8 @@ def visit_for(parser: Parser, node: doc.For) -> None:
     if isinstance(iterable, ForFrame):
         check_target_names(parser, node.target, loop_vars=False)
         with parser.var_table.frame(FrameKind.LOOP), iterable as loop_vars:
+            if isinstance(node.target, (doc.Tuple, doc.List)) and isinstance(loop_vars, Var):
+                loop_vars = [loop_vars]  # `for (i,) in T.grid(n)`: the one-var grid unpacks
             parser.eval_assign(node.target, loop_vars, bind_value=bind_names)
             parser.visit_body(node.body)
         return
@@ -485,6 +500,9 @@ def visit_return(parser: Parser, node: doc.Return) -> None:
     if node.value is None:
         return
     value = parser.eval_expr(node.value)
+    if isinstance(value, (PrimExpr, bool, int, float)):
+        evaluate(ret(value))  # TVM maps `return <scalar>` to T.ret
+        return
     results = value if isinstance(value, tuple) else (value,)
     if not all(isinstance(r, Buffer) for r in results):
         kinds = ", ".join(type(r).__name__ for r in results)
