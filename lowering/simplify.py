@@ -19,10 +19,13 @@ which assumes index arithmetic never overflows.
 
 from __future__ import annotations
 
+import dataclasses
+
 from irbuilder.ir import (
     Allocate,
     AssertStmt,
     AttrStmt,
+    Buffer,
     BufferStore,
     Call,
     CallKind,
@@ -47,6 +50,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 
+from .analysis import free_vars
 from .arith import Analyzer, ExprSimplifier
 from .arith.analyzer import MayChange
 from .pass_infra import FunctionPass, PassContext, function_pass
@@ -115,6 +119,7 @@ class Simplifier(ExprSimplifier):
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         super().__init__(analyzer)
         self._local: set[Var] = set()  # data vars of the function's own allocations
+        self.buffer_subst: dict[Buffer, Buffer] = {}
 
     def _forget_stored(self, stmt: Stmt) -> None:
         """Drop the facts reading memory ``stmt`` may write."""
@@ -285,8 +290,37 @@ class Simplifier(ExprSimplifier):
         return _no_op() if is_no_op(new.body) else new
 
     def visit_decl_buffer_(self, stmt: DeclBuffer) -> Stmt:
-        new = self.generic_mutate(stmt)
+        buffer = self._declared(stmt.buffer)
+        if buffer is stmt.buffer:
+            new = self.generic_mutate(stmt)
+        else:
+            # A loop of extent one (or a constant let) substituted away may be named in the
+            # buffer's shape, strides or offset: the declaration and every use take the
+            # substituted buffer, or the loop var would be used outside its definition.
+            self.buffer_subst[stmt.buffer] = buffer
+            try:
+                body = self.visit_stmt(stmt.body)
+            finally:
+                del self.buffer_subst[stmt.buffer]
+            new = DeclBuffer(buffer, body, span=stmt.span)
         return _no_op() if is_no_op(new.body) else new
+
+    def _declared(self, buffer: Buffer) -> Buffer:
+        """``buffer`` with the substituted vars in its shape, strides and offset replaced."""
+        if not self.subst:
+            return buffer
+        fields = (*buffer.shape, *buffer.strides, buffer.elem_offset)
+        if not any(v in self.subst for e in fields for v in free_vars(e)):
+            return buffer
+        return dataclasses.replace(
+            buffer,
+            shape=tuple(self.visit_expr(e) for e in buffer.shape),
+            strides=tuple(self.visit_expr(e) for e in buffer.strides),
+            elem_offset=self.visit_expr(buffer.elem_offset),
+        )
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        return self.buffer_subst.get(buffer, buffer)
 
     def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
         new = self.generic_mutate(stmt)
