@@ -12,6 +12,8 @@ uses ``lowering.declare_buffers``) does not import the whole pipeline.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,8 +33,8 @@ if TYPE_CHECKING:
         function_pass,
         module_pass,
     )
-    from .plan_alloc import plan_allocation_location
     from .pipeline import PIPELINE_ORDER, default_pipeline, lower
+    from .plan_alloc import plan_allocation_location
     from .simplify import simplify
     from .unroll import unroll_loop
     from .vectorize import vectorize_loop
@@ -65,6 +67,19 @@ _MODULE_OF = {
     "WellFormedError": "verifier",
     "verify_well_formed": "verifier",
 }
+
+
+class _Package(types.ModuleType):
+    """Keeps a pass named like its module (``lowering.entry_checks``) the package attribute:
+    importing the submodule (the pipeline does) would otherwise bind the module there."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _MODULE_OF.get(name) == name and isinstance(value, types.ModuleType):
+            value = getattr(value, name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
