@@ -36,6 +36,9 @@ CORPUS: dict[str, Any] = _load(
 
 def _example_kernels() -> dict[str, PrimFunc]:
     found: dict[str, PrimFunc] = {}
+    examples = str(ROOT / "examples")
+    if examples not in sys.path:  # the examples import their _timing helper
+        sys.path.insert(0, examples)
     for path in sorted((ROOT / "examples").glob("*.py")):
         namespace = runpy.run_path(str(path), run_name="not_main")
         for key, value in namespace.items():
