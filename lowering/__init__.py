@@ -70,12 +70,16 @@ _MODULE_OF = {
 
 
 class _Package(types.ModuleType):
-    """Keeps a pass named like its module (``lowering.entry_checks``) the package attribute:
-    importing the submodule (the pipeline does) would otherwise bind the module there."""
+    """Keeps a pass under its name when the submodule of the same name is imported.
+
+    Importing ``lowering.simplify`` sets the package attribute ``simplify`` to the module;
+    the pass (what ``from lowering import simplify`` has always given) keeps the name, and
+    the module stays reachable through ``sys.modules``.
+    """
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if _MODULE_OF.get(name) == name and isinstance(value, types.ModuleType):
-            value = getattr(value, name, value)
+        if isinstance(value, types.ModuleType) and _MODULE_OF.get(name) == name:
+            return
         super().__setattr__(name, value)
 
 
