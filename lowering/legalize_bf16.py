@@ -203,7 +203,7 @@ class _Legalize(StmtExprMutator):
 
 def legalize_bfloat16(func: PrimFunc) -> PrimFunc:
     """``func`` with bfloat16 storage in uint16 and bfloat16 arithmetic in float32."""
-    if not uses_bfloat16(func):
+    if not uses_bfloat16(func) and func.ret_type != _BF16:
         return func
     for param in func.params:
         if param.dtype.element_of() == _BF16:
@@ -213,4 +213,6 @@ def legalize_bfloat16(func: PrimFunc) -> PrimFunc:
     legal = _Legalize(func)
     buffer_map = {param: legal.visit_buffer(buf) for param, buf in func.buffer_map.items()}
     body = legal.visit_stmt(func.body)
-    return PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs, span=func.span)
+    # A bfloat16 return value reaches Python as a float (computed in float32, rounded).
+    ret_type = _F32 if func.ret_type == _BF16 else func.ret_type
+    return PrimFunc(func.params, body, ret_type, buffer_map, func.attrs, span=func.span)

@@ -95,3 +95,14 @@ def test_scalable_vector_dtypes_parse_print_and_are_refused() -> None:
         """)
     with pytest.raises(UnsupportedConstructError, match="scalable vector type float32xvscalex4"):
         build(func)
+
+
+def test_bfloat16_return_value_is_a_python_float() -> None:
+    func = round_trip("""
+        @T.prim_func
+        def f(A: T.Buffer((4,), "bfloat16")) -> T.bfloat16:
+            return A[0] + A[1]
+        """)
+    a = to_bf16([1.0, 2.00390625, 0, 0])  # 2.00390625 rounds to 2.0 in bfloat16
+    for target in ("llvm", "interp"):
+        assert build(func, target=target)(a) == 3.0
