@@ -130,6 +130,11 @@ def test_allocate_const_holds_numpy_data() -> None:
         assert (a == 1 + data).all()
     with IRBuilder(), T.prim_func(), pytest.raises(ValueError, match="at most 65536"):
         T.allocate_const(np.zeros(1 << 17), "float32", [1 << 17])
+    with IRBuilder(), T.prim_func():
+        with pytest.raises(TypeError, match="int8 constant from 1.5"):
+            T.allocate_const([1.5, 2, 3], "int8", [3])
+        with pytest.raises(ValueError, match="300 does not fit in int8"):
+            T.allocate_const([300, 2, 3], "int8", [3])
     with pytest.raises(DiagnosticError, match=r"5 values for extents of 6 elements\n --> .*:6:"):
         round_trip("""
             @T.prim_func
