@@ -81,10 +81,11 @@ from irbuilder.ir import (
     message_parts,
     render_message,
 )
+from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 
 from . import values as V
 from .arguments import ArrayArg, bind_arguments
-from .calls import evaluate_call
+from .calls import FunctionReturn, evaluate_call
 from .memory import Pointer, allocate
 
 __all__ = ["Interpreter", "interpret"]
@@ -150,21 +151,30 @@ class Interpreter:
         self._const_strides: dict[int, list[int]] = {}
 
     # -- entry -----------------------------------------------------------------
-    def run(self, args: Sequence[Any], *, check_args: bool = True) -> None:
+    def run(self, args: Sequence[Any], *, check_args: bool = True) -> Any:
         """Run the function on ``args`` (arrays for buffer params, numbers for scalars).
 
         With ``check_args`` the argument count, dtypes, ranks, shapes, strides and
         scalar ranges are checked first (``TypeError``/``ValueError``
         naming the parameter). Without it only the bindings are made, so a lowered
-        function's own entry assertions do the checking.
+        function's own entry assertions do the checking. Returns the value of ``T.ret``
+        (a Python scalar), or None.
         """
         self._env = {}
+        result: Any = None
         with np.errstate(all="ignore"):
             bind_arguments(
                 self.func, list(args), self._bind, self._lookup_opt, self.eval, check=check_args
             )
-            self.exec(self.func.body)
+            try:
+                self.exec(self.func.body)
+            except FunctionReturn as returned:
+                value = returned.value
+                result = value.item() if isinstance(value, np.generic) else value
+                if self.func.ret_type is not None and self.func.ret_type.is_bool:
+                    result = bool(result)
         self._env = {}
+        return result
 
     def call_function(self, name: str, args: tuple[PrimExpr, ...]) -> V.Value | None:
         """Run the module's function ``name`` (a call between kernels): arrays, data
@@ -506,6 +516,12 @@ class Interpreter:
     def _exec_allocate(self, stmt: Allocate) -> None:
         extent = self.eval_int(stmt.extent, "allocation extent")
         pointer = allocate(extent * stmt.dtype.itemsize, stmt.dtype, stmt.buffer_var.name)
+        constants = stmt.annotations.get(ALLOCATE_CONST_DATA)
+        if constants is not None:  # T.allocate_const
+            for i, value in enumerate(constants):
+                pointer.store(
+                    i * stmt.dtype.itemsize, stmt.dtype, V.from_python(value, stmt.dtype), "const"
+                )
         with self._scoped(stmt.buffer_var, pointer):
             self.exec(stmt.body)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from irbuilder.ir import PrimFunc
 
+from ..call_args import CallBinder
 from .arguments import bind_arguments, written_data_vars
 from .interpreter import Interpreter
 
@@ -25,8 +26,14 @@ class InterpKernel:
         self.module = module
         self.name = func.name
         self._written = written_data_vars(func)
+        buffers = [func.buffer_map.get(p) for p in func.params]
+        self._bind = CallBinder(
+            func.name, [b.name if b is not None else p.name for b, p in zip(buffers, func.params)]
+        )
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != len(self._bind.param_names):
+            args = tuple(self._bind(args, kwargs))
         interp = Interpreter(self.func, self.module)
         with np.errstate(all="ignore"):
             # Check everything first (with the precomputed write set), then run unchecked.
@@ -39,7 +46,7 @@ class InterpKernel:
                 check=True,
                 written=self._written,
             )
-        interp.run(args, check_args=False)
+        return interp.run(args, check_args=False)
 
     def __repr__(self) -> str:
         return f"<InterpKernel {self.name!r}>"

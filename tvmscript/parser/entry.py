@@ -23,7 +23,6 @@ from types import FrameType, ModuleType
 from typing import Any
 
 from irbuilder.ir import IRModule, PrimFunc, Span
-from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
 from tvmscript import tir as _tir_namespace
 from tvmscript.diagnostics import DiagnosticError, debug_frontend
@@ -207,6 +206,10 @@ def _exec_definition(parser: Parser, stmt: Any, known: Mapping[str, Any], what: 
 
 
 def _check_well_formed(result: PrimFunc | IRModule) -> None:
+    # Imported here: the verifier pulls in the lowering package, which `import tvmscript`
+    # leaves for the first parse or build.
+    from lowering import WellFormedError, verify_well_formed
+
     funcs = [result] if isinstance(result, PrimFunc) else list(result.functions.values())
     for func in funcs:
         try:

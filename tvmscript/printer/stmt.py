@@ -29,12 +29,14 @@ from irbuilder.ir import (
     Stmt,
     StringImm,
     Sub,
+    Target,
     Var,
     While,
     post_order_visit,
     structural_equal,
 )
 from irbuilder.regions import infer_regions
+from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 from lowering.declare_buffers import (
     buffers_used,
     implicit_buffers,
@@ -179,6 +181,9 @@ class StmtPrinter(ExprPrinter):
             return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, Mapping):
             return self.mapping(value)
+        if isinstance(value, Target):
+            host = "" if value.host is None else f", host={self.value(value.host)}"
+            return f"T.target({self.value(value.config_value())}{host})"
         raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
 
     def mapping(self, attrs: Mapping[Any, Any]) -> str:
@@ -409,6 +414,15 @@ class StmtPrinter(ExprPrinter):
             name = self.buffer_ref(decl.buffer)
             self.own_data(decl.buffer, force=True)
             return self._scoped(tail, name, rhs, decl.body)
+        constants = stmt.annotations.get(ALLOCATE_CONST_DATA)
+        if constants is not None and scope == "global" and _is_true(stmt.condition):
+            rest = {k: v for k, v in stmt.annotations.items() if k != ALLOCATE_CONST_DATA}
+            values = ", ".join(self.value(v) for v in constants)
+            args = [f"[{values}]", py_str(str(stmt.dtype)), f"[{self.expr(stmt.extent)}]"]
+            if rest:
+                args.append(f"annotations={self.mapping(rest)}")
+            rhs = f"T.allocate_const({', '.join(args)})"
+            return self._scoped(tail, self.define_var(stmt.buffer_var), rhs, stmt.body)
         args = [f"[{self.expr(stmt.extent)}]", py_str(str(stmt.dtype)), py_str(scope)]
         if not _is_true(stmt.condition):
             args.append(f"condition={self.expr(stmt.condition)}")

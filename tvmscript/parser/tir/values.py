@@ -163,7 +163,9 @@ def is_ir_object(value: Any) -> bool:
 class KernelRange:
     """``range`` inside a kernel: a serial loop in a ``for``, Python's range elsewhere."""
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Any, annotations: dict[str, Any] | None = None) -> None:
+        # TVM maps `range` to T.serial, which takes annotations=.
+        self.annotations = annotations
         if not 1 <= len(args) <= 3:
             raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
         if len(args) == 3 and not (isinstance(args[2], int) and args[2] == 1):
@@ -175,6 +177,8 @@ class KernelRange:
         """The ``T.serial`` frame of this range (loops over ``[start, stop)``)."""
         if len(self.args) == 3 and self.args[2] != 1:
             raise TypeError("a kernel loop over range() needs step 1; use T.serial and an index")
+        if self.annotations:
+            annotations = {**self.annotations, **(annotations or {})}
         return serial(*self.args[:2], annotations=annotations)
 
     def __iter__(self) -> Iterator[int]:

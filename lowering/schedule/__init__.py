@@ -1,0 +1,24 @@
+"""TVM v0.16's ``tir.Schedule`` on this project's IR (see docs/schedule.md).
+
+The user entry is ``from tvmscript import tir; sch = tir.Schedule(func)``; this package is
+the IR-to-IR library behind it.
+"""
+
+from .error import ScheduleError
+from .layout import IndexMap
+from .rv import RV, BlockRV, ExprRV, LoopRV
+from .schedule import Schedule, set_equivalence_checker
+from .trace import Instruction, Trace
+
+__all__ = [
+    "RV",
+    "BlockRV",
+    "ExprRV",
+    "IndexMap",
+    "Instruction",
+    "LoopRV",
+    "Schedule",
+    "ScheduleError",
+    "Trace",
+    "set_equivalence_checker",
+]

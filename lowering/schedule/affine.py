@@ -1,0 +1,209 @@
+"""Affine iteration maps: a lite form of TVM's ``DetectIterMap``.
+
+A block binding is *affine* when it is a mixed-radix number over pieces of loop
+variables: ``sum(split_k * scale_k) + base`` where each ``split`` is
+``(loop_var // lower_factor) % extent`` of a loop starting at 0, the scales are
+``1, e_0, e_0 * e_1, ...`` once the splits are sorted, and no two splits of all the
+block's bindings cover the same digits of one loop variable. Such a map is injective
+(distinct block instances come from distinct loop iterations) and surjective onto
+``[base, base + prod(extents))``. Anything else is reported as not affine, which makes the
+primitives that need affinity refuse rather than guess.
+
+:func:`normalize` prints a detected map back in TVM's simplified form
+(``i_0 * 32 + i_1``, ``fused // 128``, ``fused % 128``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from irbuilder.ir import (
+    Add,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Mul,
+    PrimExpr,
+    Sub,
+    Var,
+    const,
+)
+
+__all__ = ["IterSplit", "IterSum", "bindings_affine", "detect", "normalize"]
+
+
+@dataclass(frozen=True)
+class IterSplit:
+    """``(source // lower_factor) % extent * scale``, ``source`` in ``[0, source_extent)``."""
+
+    source: Var
+    source_extent: int
+    lower_factor: int
+    extent: int
+    scale: int
+
+    def with_scale(self, scale: int) -> IterSplit:
+        return IterSplit(self.source, self.source_extent, self.lower_factor, self.extent, scale)
+
+
+@dataclass(frozen=True)
+class IterSum:
+    splits: tuple[IterSplit, ...]
+    base: int
+
+    def scaled(self, factor: int) -> IterSum:
+        return IterSum(
+            tuple(s.with_scale(s.scale * factor) for s in self.splits), self.base * factor
+        )
+
+    def digits(self) -> list[IterSplit] | None:
+        """The splits lowest digit first, when they form a mixed-radix number."""
+        ordered = sorted((s for s in self.splits if s.extent != 1), key=lambda s: s.scale)
+        expected = 1
+        for split in ordered:
+            if split.scale != expected:
+                return None
+            expected *= split.extent
+        return ordered
+
+    @property
+    def extent(self) -> int:
+        total = 1
+        for split in self.splits:
+            total *= split.extent
+        return total
+
+
+def detect(expr: PrimExpr, extents: Mapping[Var, int]) -> IterSum | None:
+    """``expr`` as an :class:`IterSum` over the loop vars of ``extents``, or None."""
+    if isinstance(expr, IntImm):
+        return IterSum((), expr.value)
+    if isinstance(expr, Var):
+        if expr not in extents:
+            return None
+        ext = extents[expr]
+        return IterSum((IterSplit(expr, ext, 1, ext, 1),), 0)
+    if isinstance(expr, (Add, Sub)):
+        a, b = detect(expr.a, extents), detect(expr.b, extents)
+        if a is None or b is None:
+            return None
+        if isinstance(expr, Sub):
+            b = b.scaled(-1)
+        return IterSum(a.splits + b.splits, a.base + b.base)
+    if isinstance(expr, Mul):
+        for x, y in ((expr.a, expr.b), (expr.b, expr.a)):
+            if isinstance(y, IntImm):
+                inner = detect(x, extents)
+                return None if inner is None else inner.scaled(y.value)
+        return None
+    if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm):
+        inner = detect(expr.a, extents)
+        if inner is None or inner.base != 0 or expr.b.value <= 0:
+            return None
+        digits = inner.digits()
+        if digits is None:
+            return None
+        if isinstance(expr, FloorDiv):
+            return _divide(digits, expr.b.value)
+        return _modulo(digits, expr.b.value)
+    return None
+
+
+def _restack(digits: list[IterSplit]) -> IterSum:
+    scale = 1
+    out: list[IterSplit] = []
+    for split in digits:
+        out.append(split.with_scale(scale))
+        scale *= split.extent
+    return IterSum(tuple(out), 0)
+
+
+def _divide(digits: list[IterSplit], divisor: int) -> IterSum | None:
+    rest = list(digits)
+    while divisor > 1 and rest:
+        low = rest[0]
+        if divisor % low.extent == 0:
+            divisor //= low.extent
+            rest.pop(0)
+        elif low.extent % divisor == 0:
+            rest[0] = IterSplit(
+                low.source,
+                low.source_extent,
+                low.lower_factor * divisor,
+                low.extent // divisor,
+                1,
+            )
+            divisor = 1
+        else:
+            return None
+    return _restack(rest)
+
+
+def _modulo(digits: list[IterSplit], modulus: int) -> IterSum | None:
+    kept: list[IterSplit] = []
+    for low in digits:
+        if modulus == 1:
+            break
+        if modulus % low.extent == 0:
+            kept.append(low)
+            modulus //= low.extent
+        elif low.extent % modulus == 0:
+            kept.append(IterSplit(low.source, low.source_extent, low.lower_factor, modulus, 1))
+            modulus = 1
+        else:
+            return None
+    if modulus != 1 and len(kept) == len(digits):
+        pass  # the modulus exceeds the value's range: x % m == x
+    return _restack(kept)
+
+
+def bindings_affine(
+    bindings: Sequence[PrimExpr], extents: Mapping[Var, int]
+) -> list[IterSum] | None:
+    """Detected sums when every binding is affine and no two splits share digits."""
+    sums: list[IterSum] = []
+    covered: dict[int, list[tuple[int, int]]] = {}
+    for binding in bindings:
+        found = detect(binding, extents)
+        if found is None or found.digits() is None:
+            return None
+        for split in found.splits:
+            if split.extent == 1:
+                continue
+            lo, hi = split.lower_factor, split.lower_factor * split.extent
+            spans = covered.setdefault(id(split.source), [])
+            if any(lo < other_hi and other_lo < hi for other_lo, other_hi in spans):
+                return None
+            spans.append((lo, hi))
+        sums.append(found)
+    return sums
+
+
+def _split_expr(split: IterSplit) -> PrimExpr:
+    value: PrimExpr = split.source
+    dtype = split.source.dtype
+    if split.lower_factor != 1:
+        value = FloorDiv(value, const(split.lower_factor, dtype))
+    if split.lower_factor * split.extent < split.source_extent:
+        value = FloorMod(value, const(split.extent, dtype))
+    if split.scale != 1:
+        value = Mul(value, const(split.scale, dtype))
+    return value
+
+
+def normalize(found: IterSum, dtype_of: PrimExpr) -> PrimExpr:
+    """The expression of ``found`` in TVM's simplified spelling, highest digit first."""
+    dtype = dtype_of.dtype
+    terms = sorted((s for s in found.splits if s.extent != 1), key=lambda s: -s.scale)
+    out: PrimExpr | None = None
+    for split in terms:
+        term = _split_expr(split)
+        out = term if out is None else Add(out, term)
+    if out is None:
+        return const(found.base, dtype)
+    if found.base > 0:
+        out = Add(out, const(found.base, dtype))
+    elif found.base < 0:
+        out = Sub(out, const(-found.base, dtype))
+    return out

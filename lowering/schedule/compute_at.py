@@ -1,0 +1,501 @@
+"""compute_at and reverse_compute_at.
+
+The moved block keeps its body; its loops are regenerated under the target loop as
+``ax0, ax1, ...`` over the iter-var ranges one iteration of the target loop needs (unit
+ranges become plain bindings unless ``preserve_unit_loops``), as TVM does.
+
+compute_at(B, L): the region each L iteration's consumers read is widened over the loops
+inside L and mapped back to B's iter vars through B's stores (which must be at its iter
+vars). Legal when B is complete or a reduction whose bindings cover its whole domain once,
+B writes only allocated buffers, every reader of them is under L and after B, and no block
+that now runs between B's old and new places (or under L) writes what B reads or touches
+what B writes.
+
+reverse_compute_at(C, L): the region the producers under L write in one iteration is mapped
+to C's iter vars through C's load of it (one load pattern at distinct iter vars). Legal when
+C is complete with full-domain bindings, the producers under L write (over all iterations)
+everything C reads of that buffer, and no block that C now runs before (or amid) touches what
+C reads or writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from irbuilder.ir import (
+    GE,
+    LT,
+    And,
+    Block,
+    BlockRealize,
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    For,
+    ForKind,
+    IntImm,
+    PrimExpr,
+    Range,
+    Stmt,
+    Var,
+    const,
+    post_order_visit,
+    rebuild,
+    seq,
+    structural_equal,
+)
+from lowering.arith import Analyzer, simplify_expr
+
+from .affine import bindings_affine
+from .analysis import (
+    access_regions,
+    block_access,
+    buffers_conflict,
+    constant_extents,
+    constant_offset_hull,
+    is_complete_block,
+    is_reduction_block,
+    relax_region,
+    union_regions,
+)
+from .edit import is_allocated, leaf_root, remove_leaf
+from .error import ScheduleError, render_error
+from .state import ScheduleState, TreeIndex
+
+__all__ = ["compute_at", "reverse_compute_at"]
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    return ScheduleError(name, reason, render_error(state.output(), nodes))
+
+
+def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
+    """The block's loops run each instance of its whole iteration domain exactly once."""
+    index = state.index
+    realize = index.realize_of(block)
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+    extents = constant_extents(index.loops_above(block))
+    sums = None if extents is None else bindings_affine(realize.iter_values, extents)
+    if sums is None:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} does not have affine bindings of its loops",
+            block,
+        )
+    for iv, found in zip(block.iter_vars, sums):
+        dom = iv.dom
+        if not (isinstance(dom.min, IntImm) and isinstance(dom.extent, IntImm)):
+            raise _fail(state, name, f"iter var {iv.var.name!r} has a symbolic domain", block)
+        if found.base != dom.min.value or found.extent != dom.extent.value:
+            raise _fail(
+                state,
+                name,
+                f"the loops of block {block.name_hint!r} do not cover the domain of its "
+                f"iter var {iv.var.name!r} exactly once",
+                block,
+            )
+
+
+def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: str) -> Block:
+    index = state.index
+    scope = index.scope_block(index.realize_of(block))
+    if index.scope_block(loop) is not scope:
+        raise _fail(
+            state,
+            name,
+            f"the loop is not in the scope of block {block.name_hint!r} (a block lies "
+            "between them)",
+            loop,
+            block,
+        )
+    if index.is_ancestor(loop, block):
+        raise _fail(
+            state, name, f"block {block.name_hint!r} is already under the loop", loop, block
+        )
+    return scope
+
+
+def _top_item(index: TreeIndex, scope: Block, node: Stmt) -> Stmt:
+    item = node
+    for anc in index.ancestors(node):
+        if anc is scope.body or anc is scope:
+            break
+        item = anc
+    return item
+
+
+def _affected_blocks(
+    index: TreeIndex, scope: Block, block: Block, loop: For, lo: int, hi: int
+) -> list[Block]:
+    """Blocks of the scope, not under ``loop``, that run between ``lo`` and ``hi`` (pre-order
+    positions) or in the same top-level statement as the loop."""
+    loop_item = _top_item(index, scope, loop)
+    out: list[Block] = []
+    for other in index.child_blocks(scope):
+        if other is block or index.is_ancestor(loop, other):
+            continue
+        pos = index.order[id(other)]
+        if lo < pos < hi or index.is_ancestor(loop_item, other):
+            out.append(other)
+    return out
+
+
+def _iter_ranges_from_indices(
+    block: Block, indices: Sequence[PrimExpr], region: BufferRegion
+) -> dict[int, Range] | None:
+    """Iter var (by id) -> range, reading ``indices[k]`` (an iter var) as ``region[k]``."""
+    iter_ids = {id(iv.var) for iv in block.iter_vars}
+    found: dict[int, Range] = {}
+    for idx, rng in zip(indices, region.region):
+        if not isinstance(idx, Var) or id(idx) not in iter_ids or id(idx) in found:
+            return None
+        found[id(idx)] = rng
+    return found
+
+
+def _store_indices(block: Block, buffer: Buffer) -> tuple[PrimExpr, ...] | None:
+    from irbuilder.ir import BufferStore
+
+    seen: list[tuple[PrimExpr, ...]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore) and node.buffer is buffer:
+            seen.append(node.indices)
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    if not seen:
+        return None
+    first = seen[0]
+    for other in seen[1:]:
+        if not all(structural_equal(a, b) for a, b in zip(first, other)):
+            return None
+    return first
+
+
+def _inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
+    relaxed: dict[Var, Range] = {}
+    for lp in index.loops_above(block):
+        if lp is loop or index.is_ancestor(lp, loop):
+            continue
+        relaxed[lp.loop_var] = Range(lp.min, lp.extent)
+    return relaxed
+
+
+def _enclosing_loops(index: TreeIndex, loop: For) -> list[For]:
+    return [loop, *[a for a in index.ancestors(loop) if isinstance(a, For)]]
+
+
+def _build_nest(
+    block: Block,
+    ranges: dict[int, Range],
+    preserve_unit_loops: bool,
+    outer: Sequence[For],
+) -> Stmt:
+    analyzer = Analyzer()
+    for lp in outer:
+        analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
+    values: list[PrimExpr] = []
+    loops: list[tuple[Var, PrimExpr]] = []
+    conditions: list[PrimExpr] = []
+    for iv in block.iter_vars:
+        rng = ranges.get(id(iv.var), iv.dom)
+        lo = simplify_expr(rng.min, analyzer)
+        extent = simplify_expr(rng.extent, analyzer)
+        if isinstance(extent, IntImm) and extent.value == 1 and not preserve_unit_loops:
+            value: PrimExpr = lo
+        else:
+            var = Var(f"ax{len(loops)}", iv.var.dtype)
+            loops.append((var, extent))
+            analyzer.bind_range(var, const(0, var.dtype), extent)
+            value = var if isinstance(lo, IntImm) and lo.value == 0 else lo + var
+        values.append(value)
+        dom_lo, dom_hi = iv.dom.min, iv.dom.min + iv.dom.extent
+        if not analyzer.can_prove(GE(value, dom_lo)):
+            conditions.append(GE(value, dom_lo))
+        if not analyzer.can_prove(LT(value, dom_hi)):
+            conditions.append(LT(value, dom_hi))
+    predicate: PrimExpr = const(True)
+    for cond in conditions:
+        predicate = cond if isinstance(predicate, IntImm) else And(predicate, cond)
+    stmt: Stmt = BlockRealize(tuple(values), predicate, block)
+    for var, extent in reversed(loops):
+        stmt = For(var, const(0, var.dtype), extent, ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _insert_in_loop(state: ScheduleState, loop: For, stmt: Stmt, at_start: bool) -> None:
+    body = loop.body
+    items = list(body.seq) if type(body).__name__ == "SeqStmt" else [body]  # type: ignore[attr-defined]
+    items = [stmt, *items] if at_start else [*items, stmt]
+    new_loop = rebuild(loop, {"body": seq(items)})
+    state.replace(loop, new_loop, {loop: new_loop})
+
+
+def compute_at(
+    state: ScheduleState, block: Block, loop: For, preserve_unit_loops: bool, index_hint: int
+) -> None:
+    name = "compute_at"
+    del index_hint
+    index = state.index
+    scope = _scope_and_check_loop(state, block, loop, name)
+    if not (is_complete_block(index, block) or is_reduction_block(index, block)):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is neither a complete block nor a reduction block",
+            block,
+        )
+    _check_full_domain(state, block, name)
+    access = block_access(block)
+    outputs = access.write_buffers
+    for buf in outputs:
+        if not is_allocated(state.func, index, buf):
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} writes {buf.name!r}, a parameter of the function; "
+                "computing only the part the loop needs would leave the rest unwritten",
+                block,
+            )
+    leaf = leaf_root(index, block)
+    leaf_pos = index.order[id(leaf)]
+    if index.order[id(loop)] < leaf_pos:
+        raise _fail(
+            state,
+            name,
+            f"the loop runs before block {block.name_hint!r}; its consumers must come after it",
+            loop,
+            block,
+        )
+    out_ids = {id(b) for b in outputs}
+    consumers: list[Block] = []
+    for other in index.child_blocks(scope):
+        if other is block:
+            continue
+        if any(id(r) in out_ids for r in block_access(other).read_buffers):
+            if not index.is_ancestor(loop, other):
+                raise _fail(
+                    state,
+                    name,
+                    f"block {other.name_hint!r} reads what {block.name_hint!r} writes but is "
+                    "not under the loop",
+                    other,
+                    loop,
+                )
+            consumers.append(other)
+    if not consumers:
+        raise _fail(
+            state,
+            name,
+            f"no block under the loop reads what {block.name_hint!r} writes",
+            block,
+            loop,
+        )
+    loop_end = max(index.order[id(n)] for n in _subtree_nodes(index, loop))
+    read_ids = {id(b) for b in access.read_buffers}
+    for other in index.child_blocks(scope):
+        if other is block or not index.is_ancestor(loop, other):
+            continue
+        for w in block_access(other).write_buffers:
+            if id(w) in read_ids or id(w) in out_ids:
+                raise _fail(
+                    state,
+                    name,
+                    f"block {other.name_hint!r} under the loop writes {w.name!r}, which "
+                    f"{block.name_hint!r} reads or writes",
+                    other,
+                )
+    for other in _affected_blocks(index, scope, block, loop, leaf_pos, loop_end):
+        shared = buffers_conflict(access, block_access(other))
+        if shared is not None:
+            raise _fail(
+                state,
+                name,
+                f"block {other.name_hint!r} runs between {block.name_hint!r}'s old and new "
+                f"places and accesses {shared.name!r}, which {block.name_hint!r} writes or reads",
+                other,
+                block,
+            )
+    ranges: dict[int, Range] = {}
+    for buf in outputs:
+        stores = _store_indices(block, buf)
+        needed_regions: list[BufferRegion] = []
+        for consumer in consumers:
+            realize = index.realize_of(consumer)
+            binding = {iv.var: v for iv, v in zip(consumer.iter_vars, realize.iter_values)}
+            inner = _inner_loops(index, loop, consumer)
+            for region in access_regions(consumer, buf):
+                needed_regions.append(relax_region(region, binding, inner))
+        if not needed_regions:
+            continue
+        needed = union_regions(needed_regions)
+        mapped = None if stores is None else _iter_ranges_from_indices(block, stores, needed)
+        if mapped is None:
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} does not store {buf.name!r} at distinct iter vars",
+                block,
+            )
+        for key, rng in mapped.items():
+            ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
+    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+    remove_leaf(state, block, name)
+    new_loop = state.resolve(loop)
+    assert isinstance(new_loop, For)
+    _insert_in_loop(state, new_loop, nest, at_start=True)
+
+
+def _widest(a: Range, b: Range) -> Range:
+    if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
+        return a
+    hull = constant_offset_hull([a, b])
+    if hull is None:
+        raise ScheduleError("compute_at", "cannot bound the region needed by several consumers")
+    return hull
+
+
+def _subtree_nodes(index: TreeIndex, stmt: Stmt) -> list[Stmt]:
+    from .state import walk_preorder
+
+    return [n for n in walk_preorder(stmt) if id(n) in index.nodes]
+
+
+def reverse_compute_at(
+    state: ScheduleState, block: Block, loop: For, preserve_unit_loops: bool, index_hint: int
+) -> None:
+    name = "reverse_compute_at"
+    del index_hint
+    index = state.index
+    scope = _scope_and_check_loop(state, block, loop, name)
+    if not is_complete_block(index, block):
+        raise _fail(state, name, f"block {block.name_hint!r} is not a complete block", block)
+    _check_full_domain(state, block, name)
+    leaf = leaf_root(index, block)
+    leaf_pos = index.order[id(leaf)]
+    if index.order[id(loop)] > leaf_pos:
+        raise _fail(state, name, f"the loop runs after block {block.name_hint!r}", loop, block)
+    access = block_access(block)
+    under = [b for b in index.child_blocks(scope) if index.is_ancestor(loop, b)]
+    read_ids = {id(b) for b in access.read_buffers}
+    write_ids = {id(b) for b in access.write_buffers}
+    producers: list[Block] = []
+    for other in under:
+        other_access = block_access(other)
+        if any(id(r) in write_ids for r in other_access.read_buffers + other_access.write_buffers):
+            raise _fail(
+                state,
+                name,
+                f"block {other.name_hint!r} under the loop accesses what {block.name_hint!r} "
+                "writes",
+                other,
+            )
+        if any(id(w) in read_ids for w in other_access.write_buffers):
+            producers.append(other)
+    if not producers:
+        raise _fail(
+            state,
+            name,
+            f"no block under the loop writes what {block.name_hint!r} reads",
+            block,
+            loop,
+        )
+    loop_item = _top_item(index, scope, loop)
+    lo = index.order[id(loop_item)]
+    for other in _affected_blocks(index, scope, block, loop, lo, leaf_pos):
+        shared = buffers_conflict(access, block_access(other))
+        if shared is not None:
+            raise _fail(
+                state,
+                name,
+                f"block {other.name_hint!r} runs between the loop and "
+                f"{block.name_hint!r} and accesses {shared.name!r}",
+                other,
+                block,
+            )
+    produced_ids = {id(w) for p in producers for w in block_access(p).write_buffers}
+    realize = index.realize_of(block)
+    own_binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    own_loops = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(block)}
+    ranges: dict[int, Range] = {}
+    for buf in access.read_buffers:
+        if id(buf) not in produced_ids:
+            continue
+        loads = _loads(block, buf)
+        first = loads[0]
+        if not all(
+            all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
+        ):
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reads {buf.name!r} at several indices",
+                block,
+            )
+        per_iter: list[BufferRegion] = []
+        total: list[BufferRegion] = []
+        for producer in producers:
+            p_realize = index.realize_of(producer)
+            p_binding = {iv.var: v for iv, v in zip(producer.iter_vars, p_realize.iter_values)}
+            p_inner = _inner_loops(index, loop, producer)
+            p_all = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(producer)}
+            for region in access_regions(producer, buf, writes=True):
+                per_iter.append(relax_region(region, p_binding, p_inner))
+                total.append(relax_region(region, p_binding, p_all))
+        needed_all = [relax_region(r, own_binding, own_loops) for r in access_regions(block, buf)]
+        if not _covers(union_regions(total), union_regions(needed_all)):
+            raise _fail(
+                state,
+                name,
+                f"the blocks under the loop do not provably write all of {buf.name!r} that "
+                f"{block.name_hint!r} reads",
+                block,
+            )
+        mapped = _iter_ranges_from_indices(block, first, union_regions(per_iter))
+        if mapped is None:
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reads {buf.name!r} at indices that are not "
+                "distinct iter vars",
+                block,
+            )
+        for key, rng in mapped.items():
+            ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
+    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+    remove_leaf(state, block, name)
+    new_loop = state.resolve(loop)
+    assert isinstance(new_loop, For)
+    _insert_in_loop(state, new_loop, nest, at_start=False)
+
+
+def _loads(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
+    found: list[tuple[PrimExpr, ...]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferLoad) and node.buffer is buffer:
+            found.append(node.indices)
+
+    post_order_visit(block.body, visit)
+    return found
+
+
+def _covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+    for a, b in zip(outer.region, inner.region):
+        if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
+            continue
+        a_lo, a_ext, b_lo, b_ext = a.min, a.extent, b.min, b.extent
+        if not (
+            isinstance(a_lo, IntImm)
+            and isinstance(a_ext, IntImm)
+            and isinstance(b_lo, IntImm)
+            and isinstance(b_ext, IntImm)
+        ):
+            return False
+        if not (a_lo.value <= b_lo.value and b_lo.value + b_ext.value <= a_lo.value + a_ext.value):
+            return False
+    return True

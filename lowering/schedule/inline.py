@@ -1,0 +1,316 @@
+"""compute_inline and reverse_compute_inline.
+
+compute_inline(B) substitutes B's stored value into every load of B's buffer and deletes B.
+It needs (as TVM): B's body is one store ``B[v0, v1, ...] = value`` indexed by distinct
+iter vars (all of them), B is the buffer's only writer, B has no init and no predicate, and
+the buffer is allocated (not a parameter, whose contents the caller sees). Because the
+value is now evaluated later, it also refuses when a block that runs after B writes a buffer
+B's value reads, or when a block reads B's buffer before B runs.
+
+reverse_compute_inline(C) folds a consumer C into its producer: C's store is made in the
+producer's block with the producer's value substituted for C's load of it. It needs C to be
+one store reading the producer's buffer once, at distinct iter vars covering all of C's iter
+vars, over the same domain; the producer to be one store too and the only writer; C the only
+reader of the producer's buffer; and nothing between the two touching what C reads or
+writes.
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    Block,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    IntImm,
+    PrimExpr,
+    StmtExprMutator,
+    Var,
+    post_order_visit,
+    rebuild,
+    structural_equal,
+)
+from lowering.analysis.substitute import substitute_expr
+
+from .analysis import block_access
+from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
+from .error import ScheduleError, render_error
+from .state import ScheduleState
+
+__all__ = ["compute_inline", "reverse_compute_inline"]
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *blocks: Block) -> ScheduleError:
+    return ScheduleError(name, reason, render_error(state.output(), blocks))
+
+
+def _single_store(state: ScheduleState, block: Block, name: str) -> BufferStore:
+    body = block.body
+    if not isinstance(body, BufferStore):
+        raise _fail(
+            state,
+            name,
+            f"the body of block {block.name_hint!r} is not a single buffer store",
+            block,
+        )
+    if block.init is not None:
+        raise _fail(
+            state, name, f"block {block.name_hint!r} is a reduction (it has an init)", block
+        )
+    if block.alloc_buffers or block.match_buffers:
+        raise _fail(state, name, f"block {block.name_hint!r} allocates or matches buffers", block)
+    return body
+
+
+def _iter_indices(block: Block, indices: tuple[PrimExpr, ...]) -> list[Var] | None:
+    """The iter vars the indices are, when they are distinct iter vars covering them all."""
+    iter_vars = [iv.var for iv in block.iter_vars]
+    found: list[Var] = []
+    for index in indices:
+        if not isinstance(index, Var) or not any(index is v for v in iter_vars):
+            return None
+        if any(index is f for f in found):
+            return None
+        found.append(index)
+    if len(found) != len(iter_vars):
+        return None
+    return found
+
+
+def _true(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1
+
+
+def _scope_blocks(state: ScheduleState, block: Block) -> list[Block]:
+    index = state.index
+    return index.child_blocks(index.scope_block(index.realize_of(block)))
+
+
+def _writers(blocks: list[Block], buffer: Buffer) -> list[Block]:
+    return [b for b in blocks if any(w is buffer for w in block_access(b).write_buffers)]
+
+
+def _readers(blocks: list[Block], buffer: Buffer) -> list[Block]:
+    return [b for b in blocks if any(r is buffer for r in block_access(b).read_buffers)]
+
+
+class _InlineLoads(StmtExprMutator):
+    def __init__(self, buffer: Buffer, params: list[Var], value: PrimExpr) -> None:
+        self.buffer = buffer
+        self.params = params
+        self.value = value
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        load = self.generic_mutate(load)
+        if load.buffer is not self.buffer:
+            return load
+        return substitute_expr(self.value, dict(zip(self.params, load.indices)))
+
+
+def compute_inline(state: ScheduleState, block: Block) -> None:
+    name = "compute_inline"
+    store = _single_store(state, block, name)
+    buffer = store.buffer
+    params = _iter_indices(block, store.indices)
+    if params is None:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} stores {buffer.name!r} at indices that are not its "
+            "distinct iter vars, so a load of it cannot be rewritten into the stored value",
+            block,
+        )
+    index = state.index
+    if not _true(index.realize_of(block).predicate):
+        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+    if not is_allocated(state.func, index, buffer):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} writes {buffer.name!r}, a buffer of the function's "
+            "signature; inlining would leave it unwritten",
+            block,
+        )
+    siblings = _scope_blocks(state, block)
+    if _writers(siblings, buffer) != [block]:
+        raise _fail(state, name, f"{buffer.name!r} is written by more than one block", block)
+    position = next(k for k, b in enumerate(siblings) if b is block)
+    early = [b for b in _readers(siblings[:position], buffer)]
+    if early:
+        raise _fail(
+            state,
+            name,
+            f"block {early[0].name_hint!r} reads {buffer.name!r} before {block.name_hint!r} "
+            "writes it",
+            early[0],
+            block,
+        )
+    inputs = {id(b) for b in block_access(block).read_buffers}
+    for later in siblings[position + 1 :]:
+        clobbered = [w for w in block_access(later).write_buffers if id(w) in inputs]
+        if clobbered:
+            raise _fail(
+                state,
+                name,
+                f"block {later.name_hint!r} writes {clobbered[0].name!r}, which the inlined "
+                f"value reads; inlining would read the new contents",
+                later,
+                block,
+            )
+    consumers = _readers(siblings[position + 1 :], buffer)
+    inliner = _InlineLoads(buffer, params, store.value)
+    for consumer in consumers:
+        new = inliner.visit_stmt(consumer)
+        assert isinstance(new, Block)
+        replace_block(state, consumer, refresh_regions(new))
+    remove_leaf(state, block, name)
+    without_alloc(state, buffer)
+
+
+def _loads_of(expr_or_stmt: object, buffer: Buffer) -> list[BufferLoad]:
+    found: list[BufferLoad] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferLoad) and node.buffer is buffer:
+            found.append(node)
+
+    post_order_visit(expr_or_stmt, visit)  # type: ignore[arg-type]
+    return found
+
+
+def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
+    name = "reverse_compute_inline"
+    store = _single_store(state, block, name)
+    index = state.index
+    if not _true(index.realize_of(block).predicate):
+        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+    siblings = _scope_blocks(state, block)
+    position = next(k for k, b in enumerate(siblings) if b is block)
+    reads = block_access(block).read_buffers
+    candidates = [
+        (k, b)
+        for k, b in enumerate(siblings[:position])
+        if any(id(w) in {id(r) for r in reads} for w in block_access(b).write_buffers)
+    ]
+    if len(candidates) != 1:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} must have exactly one producer in its scope, it has "
+            f"{len(candidates)}",
+            block,
+        )
+    producer_pos, producer = candidates[0]
+    produced = block_access(producer).write_buffers
+    if len(produced) != 1:
+        raise _fail(
+            state, name, f"producer {producer.name_hint!r} writes several buffers", producer
+        )
+    buffer = produced[0]
+    producer_store = _single_store(state, producer, name)
+    producer_params = _iter_indices(producer, producer_store.indices)
+    if producer_params is None:
+        raise _fail(
+            state,
+            name,
+            f"producer {producer.name_hint!r} does not store at its distinct iter vars",
+            producer,
+        )
+    loads = _loads_of(store.value, buffer)
+    if not loads or any(_loads_of(i, buffer) for i in store.indices):
+        raise _fail(
+            state, name, f"block {block.name_hint!r} must read {buffer.name!r} in its value", block
+        )
+    first = loads[0]
+    if not all(
+        all(structural_equal(a, b) for a, b in zip(first.indices, other.indices))
+        for other in loads[1:]
+    ):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} reads {buffer.name!r} at several indices",
+            block,
+        )
+    consumer_params = _iter_indices(block, first.indices)
+    if consumer_params is None:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} reads {buffer.name!r} at indices that are not its "
+            "distinct iter vars (all of them)",
+            block,
+        )
+    by_var = {id(iv.var): iv for iv in block.iter_vars}
+    prod_by_var = {id(iv.var): iv for iv in producer.iter_vars}
+    for cvar, pvar in zip(consumer_params, producer_params):
+        cdom, pdom = by_var[id(cvar)].dom, prod_by_var[id(pvar)].dom
+        if not (
+            structural_equal(cdom.min, pdom.min) and structural_equal(cdom.extent, pdom.extent)
+        ):
+            raise _fail(
+                state,
+                name,
+                f"iter var {cvar.name!r} of {block.name_hint!r} and {pvar.name!r} of "
+                f"{producer.name_hint!r} range over different domains",
+                block,
+                producer,
+            )
+    if not is_allocated(state.func, index, buffer):
+        raise _fail(
+            state,
+            name,
+            f"{buffer.name!r} is a parameter of the function; it would no longer be written",
+            producer,
+        )
+    others = [b for b in _readers(siblings, buffer) if b is not block]
+    if others:
+        raise _fail(
+            state,
+            name,
+            f"block {others[0].name_hint!r} also reads {buffer.name!r}",
+            others[0],
+        )
+    if _writers(siblings, buffer) != [producer]:
+        raise _fail(state, name, f"{buffer.name!r} is written by more than one block", producer)
+    mine = block_access(block)
+    touched_reads = {id(b) for b in mine.read_buffers if b is not buffer}
+    touched_writes = {id(b) for b in mine.write_buffers}
+    for between in siblings[producer_pos + 1 : position]:
+        access = block_access(between)
+        if any(
+            id(w) in touched_reads or id(w) in touched_writes for w in access.write_buffers
+        ) or any(id(r) in touched_writes for r in access.read_buffers):
+            raise _fail(
+                state,
+                name,
+                f"block {between.name_hint!r} runs between the producer and "
+                f"{block.name_hint!r} and touches what {block.name_hint!r} reads or writes",
+                between,
+                block,
+            )
+    if any(id(r) in touched_writes for r in block_access(producer).read_buffers):
+        raise _fail(
+            state,
+            name,
+            f"producer {producer.name_hint!r} reads what {block.name_hint!r} writes",
+            producer,
+        )
+    vmap: dict[Var, PrimExpr] = dict(zip(consumer_params, producer_params))
+
+    class _Value(StmtExprMutator):
+        def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+            if load.buffer is buffer:
+                return producer_store.value
+            return self.generic_mutate(load)
+
+        def visit_var_(self, var: Var) -> PrimExpr:
+            return vmap.get(var, var)
+
+    value = _Value().visit_expr(store.value)
+    indices = tuple(substitute_expr(i, vmap) for i in store.indices)
+    new_store = BufferStore(store.buffer, value, indices, span=store.span)
+    new_producer = refresh_regions(rebuild(producer, {"body": new_store}))
+    replace_block(state, producer, new_producer)
+    remove_leaf(state, block, name)
+    without_alloc(state, buffer)

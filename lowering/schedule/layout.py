@@ -1,0 +1,259 @@
+"""Layout primitives: IndexMap, transform_layout, storage_align.
+
+``IndexMap`` follows TVM's: ``IndexMap.from_func(lambda i, j: (j // 4, i, j % 4))`` maps a
+buffer's indices to new ones. transform_layout rewrites an allocated buffer to the mapped
+shape and every access to the mapped indices; it is refused unless the map is a bijection
+of the buffer's index box onto the new shape (affine pieces of the indices, no two sharing
+a digit, as many elements before and after), so no two elements collide and none is lost.
+Unlike TVM it also refuses parameters: their layout is the caller's.
+
+storage_align records TVM's ``buffer_dim_align`` block annotation
+(``[[buffer_index, axis, factor, offset]]``); this project's lowering does not pad strides
+from it yet, so it changes no result (and no performance).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from irbuilder.ir import (
+    Add,
+    Block,
+    Buffer,
+    BufferLoad,
+    BufferRegion,
+    BufferStore,
+    FloorDiv,
+    FloorMod,
+    For,
+    IntImm,
+    Mul,
+    PrimExpr,
+    Stmt,
+    StmtExprMutator,
+    Sub,
+    Var,
+    as_dtype,
+    const,
+    convert,
+    make_data_var,
+    rebuild,
+)
+from lowering.analysis.substitute import substitute_expr
+
+from .affine import bindings_affine
+from .edit import is_allocated, refresh_regions
+from .error import ScheduleError, render_error
+from .state import ScheduleState
+
+__all__ = ["IndexMap", "storage_align", "transform_layout"]
+
+
+class IndexMap:
+    """A map from indices ``initial_indices`` to ``final_indices`` (expressions of them)."""
+
+    def __init__(self, initial_indices: Sequence[Var], final_indices: Sequence[PrimExpr]) -> None:
+        self.initial_indices = list(initial_indices)
+        self.final_indices = [convert(e) for e in final_indices]
+
+    @staticmethod
+    def from_func(func: Callable[..., Any], ndim: int | None = None) -> IndexMap:
+        """Build from a Python function of the indices returning a tuple of expressions."""
+        if ndim is None:
+            params = inspect.signature(func).parameters
+            names = list(params)
+        else:
+            names = [f"i{k}" for k in range(ndim)]
+        variables = [Var(name, as_dtype("int32")) for name in names]
+        result = func(*variables)
+        finals = list(result) if isinstance(result, (tuple, list)) else [result]
+        return IndexMap(variables, finals)
+
+    def map_indices(self, indices: Sequence[PrimExpr]) -> list[PrimExpr]:
+        vmap = dict(zip(self.initial_indices, indices))
+        return [substitute_expr(e, vmap) for e in self.final_indices]
+
+    def __repr__(self) -> str:
+        names = ", ".join(v.name for v in self.initial_indices)
+        body = ", ".join(_py_expr(e) for e in self.final_indices)
+        return (
+            f"lambda {names}: ({body},)"
+            if len(self.final_indices) == 1
+            else f"lambda {names}: ({body})"
+        )
+
+
+def _py_expr(expr: PrimExpr) -> str:
+    """Python text of an index expression (the forms an index map uses)."""
+    if isinstance(expr, Var):
+        return expr.name
+    if isinstance(expr, IntImm):
+        return str(expr.value)
+    ops = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//", FloorMod: "%"}
+    for cls, op in ops.items():
+        if isinstance(expr, cls):
+            operands = (expr.a, expr.b)  # type: ignore[attr-defined]
+            a, b = (
+                _py_expr(x) if isinstance(x, (Var, IntImm)) else f"({_py_expr(x)})"
+                for x in operands
+            )
+            return f"{a} {op} {b}"
+    raise ValueError(f"cannot print {type(expr).__name__} in an index map")
+
+
+def as_index_map(value: IndexMap | Callable[..., Any], ndim: int) -> IndexMap:
+    if isinstance(value, IndexMap):
+        return value
+    if callable(value):
+        return IndexMap.from_func(value)
+    raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    return ScheduleError(name, reason, render_error(state.output(), nodes))
+
+
+def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -> Buffer:
+    """TVM's buffer argument: ``("read"|"write", index)``, a write index, or a name."""
+    if isinstance(buffer, Buffer):
+        return buffer
+    if isinstance(buffer, str):
+        for region in block.reads + block.writes:
+            if region.buffer.name == buffer:
+                return region.buffer
+        raise _fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+    if isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write"):
+        regions = block.reads if buffer[0] == "read" else block.writes
+        index = int(buffer[1])
+    elif isinstance(buffer, int):
+        regions, index = block.writes, buffer
+    else:
+        raise TypeError(f"{name}: buffer must be ('read'|'write', index), an index or a name")
+    if not 0 <= index < len(regions):
+        raise _fail(state, name, f"block {block.name_hint!r} has no buffer at {buffer!r}", block)
+    return regions[index].buffer
+
+
+class _Remap(StmtExprMutator):
+    def __init__(self, old: Buffer, new: Buffer, index_map: IndexMap) -> None:
+        self.old, self.new, self.index_map = old, new, index_map
+        self.reuse: dict[Stmt, Stmt] = {}
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        if load.buffer is not self.old:
+            return self.generic_mutate(load)
+        indices = [self.visit_expr(i) for i in load.indices]
+        return BufferLoad(self.new, tuple(self.index_map.map_indices(indices)))
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        if store.buffer is not self.old:
+            return self.generic_mutate(store)
+        indices = [self.visit_expr(i) for i in store.indices]
+        value = self.visit_expr(store.value)
+        mapped = tuple(self.index_map.map_indices(indices))
+        return BufferStore(self.new, value, mapped, span=store.span)
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        return self.new if buffer is self.old else buffer
+
+    def visit_block_(self, block: Block) -> Stmt:
+        new = self.generic_mutate(block)
+        if new is not block:
+            if block.reads or block.writes or block.iter_vars:
+                new = refresh_regions(new)
+            self.reuse[block] = new
+        return new
+
+    def visit_for_(self, loop: For) -> Stmt:
+        new = self.generic_mutate(loop)
+        if new is not loop:
+            self.reuse[loop] = new
+        return new
+
+    def visit_buffer_region(self, region: BufferRegion) -> BufferRegion:
+        return region  # re-inferred by visit_block_
+
+
+def transform_layout(
+    state: ScheduleState, block: Block, buffer_arg: Any, index_map: IndexMap
+) -> None:
+    name = "transform_layout"
+    buffer = resolve_buffer(state, block, buffer_arg, name)
+    if not is_allocated(state.func, state.index, buffer):
+        raise _fail(
+            state,
+            name,
+            f"{buffer.name!r} is a parameter of the function; changing its layout would "
+            "change what the caller passes",
+            block,
+        )
+    if len(index_map.initial_indices) != len(buffer.shape):
+        raise _fail(
+            state,
+            name,
+            f"the index map takes {len(index_map.initial_indices)} indices, {buffer.name!r} "
+            f"has {len(buffer.shape)} dimensions",
+            block,
+        )
+    if not all(isinstance(d, IntImm) for d in buffer.shape):
+        raise _fail(state, name, f"{buffer.name!r} has a symbolic shape", block)
+    extents = {
+        v: d.value  # type: ignore[attr-defined]
+        for v, d in zip(index_map.initial_indices, buffer.shape)
+    }
+    sums = bindings_affine(index_map.final_indices, extents)
+    total_before = 1
+    for dim in extents.values():
+        total_before *= dim
+    total_after = 1
+    for found in sums or []:
+        total_after *= found.extent
+    if sums is None or any(s.base != 0 for s in sums) or total_after != total_before:
+        raise _fail(
+            state,
+            name,
+            f"the index map is not a bijection of {buffer.name!r}'s indices onto a new shape "
+            "(each output must be an affine piece of the indices, none overlapping)",
+            block,
+        )
+    shape = tuple(const(s.extent, "int32") for s in sums)
+    new_buffer = Buffer(
+        buffer.name,
+        make_data_var(buffer.name, buffer.dtype, buffer.scope),
+        shape,
+        buffer.dtype,
+        scope=buffer.scope,
+    )
+    remap = _Remap(buffer, new_buffer, index_map)
+    root = state.func.body
+    new_root = remap.visit_stmt(root)
+    state.replace(root, new_root, remap.reuse)
+
+
+def storage_align(
+    state: ScheduleState, block: Block, buffer_index: int, axis: int, factor: int, offset: int
+) -> None:
+    name = "storage_align"
+    if not 0 <= buffer_index < len(block.writes):
+        raise _fail(
+            state, name, f"block {block.name_hint!r} has no write buffer {buffer_index}", block
+        )
+    buffer = block.writes[buffer_index].buffer
+    if not is_allocated(state.func, state.index, buffer):
+        raise _fail(state, name, f"{buffer.name!r} is a parameter of the function", block)
+    if not -len(buffer.shape) <= axis < len(buffer.shape):
+        raise _fail(state, name, f"axis {axis} is out of range for {buffer.name!r}", block)
+    if factor <= 0 or not 0 <= offset < factor:
+        raise _fail(
+            state, name, f"need factor > 0 and 0 <= offset < factor, got {factor}, {offset}", block
+        )
+    axis %= len(buffer.shape)
+    existing = list(block.annotations.get("buffer_dim_align", []))
+    existing.append([buffer_index, axis, factor, offset])
+    annotations = dict(block.annotations)
+    annotations["buffer_dim_align"] = existing
+    new = rebuild(block, {"annotations": annotations})
+    realize = state.index.realize_of(block)
+    state.replace(realize, rebuild(realize, {"block": new}), {block: new})

@@ -1,0 +1,426 @@
+"""Loop primitives: split, fuse, reorder, add_unit_loop, parallel/vectorize/unroll/bind.
+
+Split and fuse only re-index a loop (the iterations run in the same order), so they are
+always legal. Reorder, parallel, vectorize and bind change the order or run iterations at
+once; they require every block below to have affine bindings and to be complete or a
+reduction (TVM's rules), and refuse when two blocks below share a buffer one of them
+writes (a dependence between blocks that this analysis does not try to prove preserved).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from irbuilder.ir import (
+    Block,
+    BlockRealize,
+    BufferStore,
+    For,
+    ForKind,
+    IntImm,
+    IterKind,
+    IterVar,
+    PrimExpr,
+    Range,
+    Stmt,
+    Var,
+    as_dtype,
+    const,
+    post_order_visit,
+    rebuild,
+)
+from lowering.analysis.vars import depends_on
+
+from .affine import bindings_affine
+from .analysis import (
+    block_access,
+    buffers_conflict,
+    constant_extents,
+    is_complete_block,
+    is_reduction_block,
+)
+from .bindings import rewrite_below
+from .error import ScheduleError
+from .state import ScheduleState, walk_preorder
+
+__all__ = [
+    "add_unit_loop",
+    "fuse",
+    "reorder",
+    "set_loop_kind",
+    "split",
+]
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    from .error import render_error
+
+    return ScheduleError(name, reason, render_error(state.output(), nodes) if nodes else "")
+
+
+def _outer_loops(state: ScheduleState, loop: For) -> list[For]:
+    """Loops above ``loop`` up to its scope block, outermost first."""
+    out: list[For] = []
+    for node in state.index.ancestors(loop):
+        if isinstance(node, Block):
+            break
+        if isinstance(node, For):
+            out.append(node)
+    return out[::-1]
+
+
+def split(
+    state: ScheduleState,
+    loop: For,
+    factors: Sequence[int | None],
+    preserve_unit_iters: bool,
+) -> list[For]:
+    name = "split"
+    if sum(f is None for f in factors) > 1:
+        raise _fail(state, name, "at most one factor may be None (inferred)", loop)
+    if any(f is not None and f <= 0 for f in factors):
+        raise _fail(state, name, f"factors must be positive, got {list(factors)}", loop)
+    if not isinstance(loop.extent, IntImm):
+        raise _fail(state, name, "the loop's extent is not a constant", loop)
+    extent = loop.extent.value
+    known = 1
+    for f in factors:
+        if f is not None:
+            known *= f
+    resolved = [(-(-extent // known) if f is None else f) for f in factors]
+    product = 1
+    for f in resolved:
+        product *= f
+    if product < extent:
+        raise _fail(
+            state,
+            name,
+            f"the product of the factors {resolved} is {product}, less than the loop's "
+            f"extent {extent}",
+            loop,
+        )
+    dtype = loop.loop_var.dtype
+    new_vars = [Var(f"{loop.loop_var.name}_{k}", dtype) for k in range(len(resolved))]
+    value: PrimExpr | None = None
+    for var, factor in zip(new_vars, resolved):
+        term: PrimExpr = var if (factor != 1 or preserve_unit_iters) else const(0, dtype)
+        if value is None:
+            value = term
+        else:
+            value = value * const(factor, dtype) + term
+    assert value is not None
+    if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+        value = loop.min + value
+    outer = _outer_loops(state, loop)
+    new_loops_shell = [
+        For(v, const(0, dtype), const(f, dtype), ForKind.SERIAL, loop.body)
+        for v, f in zip(new_vars, resolved)
+    ]
+    predicate = None
+    if product != extent:
+        predicate = (
+            value < loop.min + loop.extent
+            if not isinstance(loop.min, IntImm) or loop.min.value
+            else value < loop.extent
+        )
+    body, reuse = rewrite_below(
+        loop.body, outer + new_loops_shell, {loop.loop_var: value}, predicate
+    )
+    stmt: Stmt = body
+    built: list[For] = []
+    for var, factor in reversed(list(zip(new_vars, resolved))):
+        stmt = For(var, const(0, dtype), const(factor, dtype), ForKind.SERIAL, stmt)
+        built.append(stmt)
+    reuse_map = dict(reuse)
+    state.replace(loop, stmt, reuse_map)
+    return built[::-1]
+
+
+def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) -> For:
+    name = "fuse"
+    if not loops:
+        raise ScheduleError(name, "needs at least one loop")
+    for outer, inner in itertools.pairwise(loops):
+        if outer.body is not inner:
+            raise _fail(
+                state,
+                name,
+                f"loop {inner.loop_var.name!r} is not the only statement directly inside "
+                f"loop {outer.loop_var.name!r}; only perfectly nested consecutive loops fuse",
+                outer,
+                inner,
+            )
+    for loop in loops:
+        if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+            raise _fail(state, name, f"loop {loop.loop_var.name!r} does not start at 0", loop)
+        if any(depends_on(other.extent, loop.loop_var) for other in loops):
+            raise _fail(state, name, "a loop's extent depends on another fused loop", loop)
+    dtype = loops[0].loop_var.dtype
+    fused = Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
+    kept = [lp for lp in loops if preserve_unit_iters or not _is_unit(lp.extent)]
+    vmap: dict[Var, PrimExpr] = {}
+    stride: PrimExpr = const(1, dtype)
+    for k in range(len(loops) - 1, -1, -1):
+        loop = loops[k]
+        if loop not in kept:
+            vmap[loop.loop_var] = const(0, dtype)
+            continue
+        value: PrimExpr = fused
+        if not _is_unit(stride):
+            value = value // stride
+        if loop is not kept[0]:
+            value = value % loop.extent
+        vmap[loop.loop_var] = value
+        stride = loop.extent if _is_unit(stride) else _fold_mul(stride, loop.extent)
+    total: PrimExpr = const(1, dtype)
+    for loop in kept:
+        total = loop.extent if _is_unit(total) else _fold_mul(total, loop.extent)
+    enclosing = _outer_loops(state, loops[0])
+    shell = For(fused, const(0, dtype), total, ForKind.SERIAL, loops[-1].body)
+    body, reuse = rewrite_below(loops[-1].body, [*enclosing, shell], vmap)
+    new = For(fused, const(0, dtype), total, ForKind.SERIAL, body)
+    state.replace(loops[0], new, reuse)
+    return new
+
+
+def _is_unit(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1
+
+
+def _fold_mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        return const(a.value * b.value, a.dtype)
+    return a * b
+
+
+def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
+    """The loops from the outermost to the innermost of ``loops``, each the next's parent."""
+    index = state.index
+    ordered = sorted(loops, key=lambda lp: index.order[id(lp)])
+    top, bottom = ordered[0], ordered[-1]
+    for loop in ordered[1:]:
+        if not index.is_ancestor(top, loop):
+            raise _fail(state, name, "the loops are not nested in one another", *loops)
+    path: list[For] = [bottom]
+    for node in index.ancestors(bottom):
+        if node is top:
+            path.append(top)
+            break
+        if not isinstance(node, For):
+            raise _fail(
+                state,
+                name,
+                "the loops are not in one chain of nested loops (a block or statement lies "
+                "between them)",
+                *loops,
+            )
+        path.append(node)
+    else:
+        raise _fail(state, name, "the loops are not nested in one another", *loops)
+    path.reverse()
+    for outer, inner in itertools.pairwise(path):
+        if outer.body is not inner:
+            raise _fail(
+                state,
+                name,
+                f"loop {outer.loop_var.name!r} holds more than loop "
+                f"{inner.loop_var.name!r}; reordering would change what runs around it",
+                outer,
+            )
+    return path
+
+
+def _check_blocks_below(
+    state: ScheduleState,
+    top: For,
+    name: str,
+    *,
+    moving: Sequence[Var],
+    parallel: bool,
+) -> None:
+    """The blocks below ``top`` tolerate reordering (or concurrent runs) of ``moving``."""
+    index = state.index
+    blocks = index.blocks_below(top)
+    for stmt in walk_preorder(top):
+        if isinstance(stmt, Block):
+            break
+        if isinstance(stmt, BufferStore):
+            raise _fail(
+                state,
+                name,
+                "a store outside any block lies inside the loops; its dependences "
+                "cannot be analyzed",
+                top,
+            )
+    moving_ids = {id(v) for v in moving}
+    for block in blocks:
+        realize = index.realize_of(block)
+        extents = constant_extents(index.loops_above(block))
+        if extents is None or bindings_affine(realize.iter_values, extents) is None:
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} does not have affine bindings of its loops "
+                "(loops must start at 0 with constant extents, bindings be injective "
+                "sums of loop pieces)",
+                block,
+            )
+        complete = is_complete_block(index, block)
+        if not complete and not is_reduction_block(index, block):
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} is neither a complete block nor a reduction "
+                "block, so its iterations may depend on each other",
+                block,
+            )
+        if parallel:
+            for iv, value in zip(block.iter_vars, realize.iter_values):
+                uses = any(depends_on(value, var) for var in moving)
+                if uses and iv.kind != IterKind.SPATIAL:
+                    raise _fail(
+                        state,
+                        name,
+                        f"the loop is bound to the reduction iter var {iv.var.name!r} of "
+                        f"block {block.name_hint!r}; its iterations accumulate into the "
+                        "same element",
+                        block,
+                    )
+            _check_distinct_writes(state, block, realize, moving_ids, name)
+    for k, first in enumerate(blocks):
+        for second in blocks[k + 1 :]:
+            shared = buffers_conflict(block_access(first), block_access(second))
+            if shared is not None:
+                raise _fail(
+                    state,
+                    name,
+                    f"blocks {first.name_hint!r} and {second.name_hint!r} inside the loop "
+                    f"both access buffer {shared.name!r} and one writes it; the "
+                    "dependence between them cannot be proven preserved",
+                    first,
+                    second,
+                )
+
+
+def _check_distinct_writes(
+    state: ScheduleState, block: Block, realize: BlockRealize, moving: set[int], name: str
+) -> None:
+    """Distinct iterations of the parallel loop write distinct elements."""
+    bound = [
+        iv.var
+        for iv, value in zip(block.iter_vars, realize.iter_values)
+        if any(isinstance(n, Var) and id(n) in moving for n in _vars_of(value))
+    ]
+    for region in block_access(block).writes:
+        covered: set[int] = set()
+        for rng in region.region:
+            mins = [v for v in bound if depends_on(rng.min, v)]
+            if not mins:
+                continue
+            if len(mins) != 1 or not _is_var_plus_free(rng.min, mins[0], bound):
+                raise _fail(
+                    state,
+                    name,
+                    f"block {block.name_hint!r} writes {region.buffer.name!r} at an index "
+                    "that is not one loop-bound iter var, so two iterations may write "
+                    "the same element",
+                    block,
+                )
+            covered.add(id(mins[0]))
+        missing = [v for v in bound if id(v) not in covered]
+        if missing:
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} writes {region.buffer.name!r} at the same "
+                f"element for every value of iter var {missing[0].name!r}, which the loop "
+                "runs concurrently",
+                block,
+            )
+
+
+def _vars_of(expr: PrimExpr) -> list[object]:
+    found: list[object] = []
+    post_order_visit(expr, found.append)
+    return found
+
+
+def _is_var_plus_free(expr: PrimExpr, var: Var, bound: Sequence[Var]) -> bool:
+    from lowering.arith import to_linear
+
+    if not expr.dtype.is_int:
+        return False
+    form = to_linear(expr)
+    coef = 0
+    for atom, c in form.live_terms():
+        if atom is var:
+            coef += c
+        elif any(depends_on(atom, v) for v in bound):
+            return False
+    return coef in (1, -1)
+
+
+def reorder(state: ScheduleState, loops: Sequence[For]) -> list[For]:
+    name = "reorder"
+    if len({id(lp) for lp in loops}) != len(loops):
+        raise _fail(state, name, "a loop is listed twice", *loops)
+    path = _chain(state, loops, name)
+    path_vars = [lp.loop_var for lp in path]
+    for loop in path:
+        if any(depends_on(loop.min, v) or depends_on(loop.extent, v) for v in path_vars):
+            raise _fail(
+                state,
+                name,
+                f"the range of loop {loop.loop_var.name!r} depends on another loop of the nest",
+                loop,
+            )
+    _check_blocks_below(state, path[0], name, moving=path_vars, parallel=False)
+    listed = {id(lp) for lp in loops}
+    queue = list(loops)
+    order = [queue.pop(0) if id(lp) in listed else lp for lp in path]
+    stmt = path[-1].body
+    reuse: dict[Stmt, Stmt] = {}
+    for source in reversed(order):
+        stmt = rebuild(source, {"body": stmt})
+        reuse[source] = stmt
+    state.replace(path[0], stmt, reuse)
+    return [reuse[lp] for lp in loops]  # type: ignore[misc]
+
+
+def add_unit_loop(state: ScheduleState, target: Block | For) -> For:
+    var = Var("u", as_dtype("int32"))
+    node: Stmt = state.index.realize_of(target) if isinstance(target, Block) else target
+    new = For(var, const(0), const(1), ForKind.SERIAL, node)
+    state.replace(node, new)
+    return new
+
+
+_THREAD_TAGS = ("blockIdx.", "threadIdx.", "vthread")
+
+
+def set_loop_kind(
+    state: ScheduleState,
+    loop: For,
+    kind: ForKind,
+    name: str,
+    thread_axis: str | None = None,
+) -> For:
+    if kind in (ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.THREAD_BINDING):
+        if kind == ForKind.VECTORIZED and not isinstance(loop.extent, IntImm):
+            raise _fail(state, name, "a vectorized loop needs a constant extent", loop)
+        _check_blocks_below(state, loop, name, moving=[loop.loop_var], parallel=True)
+    binding = None
+    if kind == ForKind.THREAD_BINDING:
+        assert thread_axis is not None
+        if not thread_axis.startswith(_THREAD_TAGS):
+            raise _fail(state, name, f"unknown thread axis {thread_axis!r}", loop)
+        binding = IterVar(
+            Var(thread_axis, loop.loop_var.dtype),
+            Range(loop.min, loop.extent),
+            IterKind.THREAD,
+            thread_axis,
+        )
+    new = rebuild(loop, {"kind": kind, "thread_binding": binding})
+    state.replace(loop, new, {loop: new})
+    return new  # type: ignore[no-any-return]

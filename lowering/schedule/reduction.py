@@ -1,0 +1,346 @@
+"""decompose_reduction and rfactor.
+
+decompose_reduction(block, loop) moves a reduction block's init into its own block
+``<name>_init`` right before ``loop`` (replicating, as ``<var>_init`` loops, the loops
+inside ``loop`` that its spatial bindings use) and renames the block ``<name>_update``.
+Legal when every loop that a reduction binding uses is ``loop`` or inside it (the init then
+still runs once per output element before its first update) and the predicate uses no
+reduction loop.
+
+rfactor(loop, factor_axis) splits the reduction over ``loop``: block ``<name>_rf`` reduces
+into ``<buffer>_rf`` (the output's shape with the loop's extent inserted at
+``factor_axis``), with the loop bound to a new spatial iter var, and the original block,
+under the loops that are not other reduction loops, reduces ``<buffer>_rf`` over that
+axis. Legal for a reduction block whose update is ``C[i] = C[i] op value`` with ``op`` one of
+``+ * min max``, whose init is the identity of ``op`` and whose loop nest holds only it.
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    Add,
+    Block,
+    BlockRealize,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    FloatImm,
+    For,
+    ForKind,
+    IntImm,
+    IterKind,
+    IterVar,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    Range,
+    SeqStmt,
+    Stmt,
+    Var,
+    const,
+    make_data_var,
+    post_order_visit,
+    rebuild,
+    seq,
+    structural_equal,
+)
+from lowering.analysis.substitute import substitute, substitute_expr
+from lowering.analysis.vars import depends_on
+
+from .affine import bindings_affine
+from .analysis import constant_extents, is_reduction_block
+from .cache import unique_name
+from .edit import leaf_root, refresh_regions
+from .error import ScheduleError, render_error
+from .state import ScheduleState, replace_child
+
+__all__ = ["decompose_reduction", "rfactor"]
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    return ScheduleError(name, reason, render_error(state.output(), nodes))
+
+
+def _uses_any(expr: PrimExpr, vars_: list[Var]) -> bool:
+    return any(depends_on(expr, v) for v in vars_)
+
+
+def _fresh(iter_vars: list[IterVar]) -> tuple[list[IterVar], dict[Var, PrimExpr]]:
+    """Copies of ``iter_vars`` with new Vars (same names), and the substitution to them."""
+    vmap: dict[Var, PrimExpr] = {}
+    out: list[IterVar] = []
+    for iv in iter_vars:
+        var = Var(iv.var.name, iv.var.dtype)
+        vmap[iv.var] = var
+        out.append(IterVar(var, iv.dom, iv.kind, iv.thread_tag))
+    return out, vmap
+
+
+def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
+    name = "decompose_reduction"
+    index = state.index
+    if block.init is None:
+        raise _fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
+    if not is_reduction_block(index, block):
+        raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
+    loops = index.loops_above(block)
+    if not any(lp is loop for lp in loops):
+        raise _fail(state, name, "the loop is not one of the block's loops", loop, block)
+    realize = index.realize_of(block)
+    position = next(k for k, lp in enumerate(loops) if lp is loop)
+    inner = loops[position:]
+    outer_vars = [lp.loop_var for lp in loops[:position]]
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.kind == IterKind.REDUCE and _uses_any(value, outer_vars):
+            raise _fail(
+                state,
+                name,
+                f"reduction iter var {iv.var.name!r} is bound to a loop outside the given "
+                "loop; the init would run again inside the reduction",
+                loop,
+                block,
+            )
+    spatial = [
+        (iv, v)
+        for iv, v in zip(block.iter_vars, realize.iter_values)
+        if iv.kind == IterKind.SPATIAL
+    ]
+    needed = [lp for lp in inner if any(depends_on(v, lp.loop_var) for _, v in spatial)]
+    reduce_vars = [lp.loop_var for lp in inner if lp not in needed]
+    if _uses_any(realize.predicate, reduce_vars):
+        raise _fail(state, name, "the block's predicate depends on a reduction loop", block)
+    fresh = {lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in needed}
+    init_iters, init_map = _fresh([iv for iv, _ in spatial])
+    init_block = refresh_regions(
+        Block(
+            tuple(init_iters),
+            (),
+            (),
+            f"{block.name_hint}_init",
+            substitute(block.init, init_map),
+        )
+    )
+    init_realize = BlockRealize(
+        tuple(substitute_expr(v, fresh) for _, v in spatial),
+        substitute_expr(realize.predicate, fresh),
+        init_block,
+    )
+    init_stmt: Stmt = init_realize
+    for lp in reversed(needed):
+        init_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, init_stmt)
+    update = refresh_regions(
+        rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"})
+    )
+    state.replace(realize, rebuild(realize, {"block": update}), {block: update})
+    new_loop = state.resolve(loop)
+    assert isinstance(new_loop, For)
+    parent = state.index.parent[id(new_loop)]
+    if isinstance(parent, SeqStmt):
+        items = list(parent.seq)
+        at = next(k for k, s in enumerate(items) if s is new_loop)
+        items.insert(at, init_stmt)
+        state.replace(parent, seq(items))
+    else:
+        state.replace(parent, replace_child(parent, new_loop, seq([init_stmt, new_loop])))
+    return init_block
+
+
+_IDENTITY = {
+    "Add": lambda dt: const(0, dt),
+    "Mul": lambda dt: const(1, dt),
+    "Min": lambda dt: const(dt.max_value, dt),
+    "Max": lambda dt: const(dt.min_value, dt),
+}
+
+
+def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
+    """(update store, reducer node class, the value combined) for ``C = C op value``."""
+    body = block.body
+    if not isinstance(body, BufferStore):
+        return None
+    value = body.value
+    if not isinstance(value, (Add, Mul, Min, Max)):
+        return None
+
+    def is_self(expr: PrimExpr) -> bool:
+        return (
+            isinstance(expr, BufferLoad)
+            and expr.buffer is body.buffer
+            and all(structural_equal(a, b) for a, b in zip(expr.indices, body.indices))
+        )
+
+    if is_self(value.a):
+        other = value.b
+    elif is_self(value.b):
+        other = value.a
+    else:
+        return None
+    reads_self = False
+
+    def visit(node: object) -> None:
+        nonlocal reads_self
+        if isinstance(node, BufferLoad) and node.buffer is body.buffer:
+            reads_self = True
+
+    post_order_visit(other, visit)
+    if reads_self:
+        return None
+    return body, type(value), other
+
+
+def _is_identity(init: Stmt | None, update: BufferStore, kind: type) -> bool:
+    if not isinstance(init, BufferStore) or init.buffer is not update.buffer:
+        return False
+    if not all(structural_equal(a, b) for a, b in zip(init.indices, update.indices)):
+        return False
+    expected = _IDENTITY[kind.__name__](update.value.dtype)
+    got = init.value
+    if isinstance(got, (IntImm, FloatImm)) and isinstance(expected, (IntImm, FloatImm)):
+        return got.value == expected.value and got.dtype == expected.dtype
+    return False
+
+
+def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
+    name = "rfactor"
+    index = state.index
+    blocks = index.blocks_below(loop)
+    if len(blocks) != 1:
+        raise _fail(
+            state, name, f"the loop must hold exactly one block, it holds {len(blocks)}", loop
+        )
+    block = blocks[0]
+    if not is_reduction_block(index, block):
+        raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
+    found = _reducer(block)
+    if found is None:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is not an update 'C[...] = C[...] op value' with op "
+            "one of +, *, min, max",
+            block,
+        )
+    update, kind, value = found
+    if not _is_identity(block.init, update, kind):
+        raise _fail(
+            state,
+            name,
+            f"the init of block {block.name_hint!r} is not the identity of its reduction",
+            block,
+        )
+    realize = index.realize_of(block)
+    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
+        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+    loops = index.loops_above(block)
+    extents = constant_extents(loops)
+    if extents is None or bindings_affine(realize.iter_values, extents) is None:
+        raise _fail(state, name, f"block {block.name_hint!r} does not have affine bindings", block)
+    leaf = leaf_root(index, block)
+    if not isinstance(leaf, For) or leaf is not loops[0]:
+        raise _fail(
+            state, name, f"the loops of block {block.name_hint!r} hold other statements", block
+        )
+    pairs = list(zip(block.iter_vars, realize.iter_values))
+    if any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.SPATIAL):
+        raise _fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
+    if not any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE):
+        raise _fail(
+            state, name, "the loop is not bound to any reduction iter var of the block", loop
+        )
+    out = update.buffer
+    if not 0 <= factor_axis <= len(out.shape):
+        raise _fail(
+            state, name, f"factor_axis {factor_axis} is out of range for {out.name!r}", block
+        )
+    reduce_loops = [
+        lp
+        for lp in loops
+        if any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
+    ]
+    if any(
+        depends_on(v, lp.loop_var)
+        for lp in reduce_loops
+        for iv, v in pairs
+        if iv.kind == IterKind.SPATIAL
+    ):
+        raise _fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
+    # rf block: iter vars = rf var (S), spatial vars, other reduction loops' vars (R).
+    new_iv = {lp.loop_var: Var(f"v{lp.loop_var.name}", lp.loop_var.dtype) for lp in reduce_loops}
+    rf_var = new_iv[loop.loop_var]
+    rf_iters = [IterVar(rf_var, Range(const(0, rf_var.dtype), loop.extent), IterKind.SPATIAL)]
+    rf_values: list[PrimExpr] = [loop.loop_var]
+    spatial = [(iv, v) for iv, v in pairs if iv.kind == IterKind.SPATIAL]
+    rf_iters.extend(iv for iv, _ in spatial)
+    rf_values.extend(v for _, v in spatial)
+    for lp in reduce_loops:
+        if lp is loop:
+            continue
+        rf_iters.append(
+            IterVar(
+                new_iv[lp.loop_var], Range(const(0, lp.loop_var.dtype), lp.extent), IterKind.REDUCE
+            )
+        )
+        rf_values.append(lp.loop_var)
+    reduce_sub = {
+        iv.var: substitute_expr(v, new_iv) for iv, v in pairs if iv.kind == IterKind.REDUCE
+    }
+    rf_name = unique_name(state, f"{out.name}_rf")
+    rf_shape = (*out.shape[:factor_axis], loop.extent, *out.shape[factor_axis:])
+    rf_buffer = Buffer(rf_name, make_data_var(rf_name, out.dtype), rf_shape, out.dtype)
+    rf_indices = (*update.indices[:factor_axis], rf_var, *update.indices[factor_axis:])
+    rf_value = kind(BufferLoad(rf_buffer, rf_indices), substitute_expr(value, reduce_sub))
+    rf_body = BufferStore(rf_buffer, rf_value, rf_indices)
+    assert isinstance(block.init, BufferStore)
+    rf_init = BufferStore(rf_buffer, block.init.value, rf_indices)
+    rf_block = refresh_regions(
+        Block(
+            tuple(rf_iters),
+            (),
+            (),
+            unique_name(state, f"{block.name_hint}_rf"),
+            rf_body,
+            rf_init,
+        )
+    )
+    rf_stmt: Stmt = BlockRealize(tuple(rf_values), const(True), rf_block)
+    loop_reuse: dict[Stmt, Stmt] = {}
+    for lp in reversed(loops):
+        rf_stmt = rebuild(lp, {"body": rf_stmt})
+        loop_reuse[lp] = rf_stmt
+    # write-back: iter vars = rf var (R), spatial vars (S), under non-reduction loops + loop.
+    kept = [lp for lp in loops if lp is loop or lp not in reduce_loops]
+    fresh = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
+    wb_rf = IterVar(
+        Var(rf_var.name, rf_var.dtype), Range(const(0, rf_var.dtype), loop.extent), IterKind.REDUCE
+    )
+    wb_spatial, wb_map = _fresh([iv for iv, _ in spatial])
+    wb_iters = [wb_rf, *wb_spatial]
+    wb_values = [fresh[loop.loop_var], *[substitute_expr(v, fresh) for _, v in spatial]]
+    out_indices = tuple(substitute_expr(i, wb_map) for i in update.indices)
+    wb_rf_indices = (*out_indices[:factor_axis], wb_rf.var, *out_indices[factor_axis:])
+    wb_value = kind(BufferLoad(out, out_indices), BufferLoad(rf_buffer, wb_rf_indices))
+    wb_block = refresh_regions(
+        rebuild(
+            block,
+            {
+                "iter_vars": tuple(wb_iters),
+                "body": BufferStore(out, wb_value, out_indices),
+                "init": substitute(block.init, wb_map),
+            },
+        )
+    )
+    wb_stmt: Stmt = BlockRealize(tuple(wb_values), const(True), wb_block)
+    for lp in reversed(kept):
+        wb_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, wb_stmt)
+    scope = index.scope_block(realize)
+    new_pair = seq([rf_stmt, wb_stmt])
+    state.replace(leaf, new_pair, {block: wb_block, **loop_reuse})
+    scope_now = state.resolve(scope)
+    assert isinstance(scope_now, Block)
+    new_scope = rebuild(scope_now, {"alloc_buffers": (*scope_now.alloc_buffers, rf_buffer)})
+    scope_realize = state.index.realize_of(scope_now)
+    state.replace(
+        scope_realize, rebuild(scope_realize, {"block": new_scope}), {scope_now: new_scope}
+    )
+    return rf_block

@@ -1,0 +1,707 @@
+"""``Schedule``: TVM v0.16's ``tir.Schedule`` API over this project's IR.
+
+Every primitive either applies completely or raises :class:`ScheduleError` and leaves the
+function unchanged. With ``debug_mask="all"`` each applied primitive is followed by the
+verifier and, when an equivalence checker is installed (``tvmscript`` installs one that runs
+the reference interpreter on random inputs), by a comparison with the original function.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
+from lowering.verifier import well_formed_problems
+
+from . import cache, compute_at, inline, layout, reduction
+from . import loops as loop_prims
+from .error import ScheduleError, render_error
+from .rv import RV, BlockRV, ExprRV, LoopRV
+from .state import ScheduleState, with_root_block
+from .trace import Instruction, Trace
+
+__all__ = ["Schedule", "set_equivalence_checker"]
+
+EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
+_CHECKER: list[EquivalenceChecker] = []
+
+
+def set_equivalence_checker(checker: EquivalenceChecker) -> None:
+    """Install ``checker(original, scheduled) -> None | what differs`` for ``debug_mask``."""
+    _CHECKER[:] = [checker]
+
+
+def _debug_enabled(mask: str | int) -> bool:
+    if isinstance(mask, str):
+        if mask not in ("all", "none"):
+            raise ValueError(f"debug_mask must be 'all', 'none' or an int, got {mask!r}")
+        return mask == "all"
+    return bool(mask)
+
+
+_RENDER_LEVELS = ("detail", "fast", "none")
+
+
+class Schedule:
+    """A user-directed schedule of a PrimFunc or of the functions of an IRModule."""
+
+    def __init__(
+        self,
+        mod: PrimFunc | IRModule,
+        *,
+        seed: int | None = None,
+        debug_mask: str | int = "none",
+        error_render_level: str = "detail",
+        enable_check: bool = True,
+    ) -> None:
+        if error_render_level not in _RENDER_LEVELS:
+            raise ValueError(
+                f"error_render_level must be one of {_RENDER_LEVELS}, got {error_render_level!r}"
+            )
+        if isinstance(mod, PrimFunc):
+            functions: dict[str, PrimFunc] = {"main": mod}
+        elif isinstance(mod, IRModule):
+            functions = dict(mod.functions)
+        else:
+            raise TypeError(f"Schedule expects a PrimFunc or IRModule, got {type(mod).__name__}")
+        if not functions:
+            raise ValueError("Schedule: the module has no function")
+        self._states: dict[str, ScheduleState] = {}
+        self._originals: dict[str, PrimFunc] = {}
+        for name, func in functions.items():
+            normalized, had_root = with_root_block(func)
+            self._states[name] = ScheduleState(normalized, had_root)
+            self._originals[name] = func
+        self._module_attrs = dict(mod.attrs) if isinstance(mod, IRModule) else {}
+        self._func_name: str | None = next(iter(functions)) if len(functions) == 1 else None
+        self._table: dict[RV, Any] = {}
+        self._owner: dict[RV, str] = {}
+        self._trace = Trace()
+        self._debug = _debug_enabled(debug_mask)
+        self._debug_mask = debug_mask
+        self._render_level = error_render_level
+        self._enable_check = enable_check
+        self._rand = random.Random(seed)
+        self._seed = seed
+
+    # -- module, handles, copies ----------------------------------------------------
+    @property
+    def mod(self) -> IRModule:
+        """The scheduled module (functions in their printable form)."""
+        functions = {name: st.output() for name, st in self._states.items()}
+        return IRModule(functions, self._module_attrs)
+
+    @property
+    def func_working_on(self) -> str | None:
+        return self._func_name
+
+    @property
+    def trace(self) -> Trace:
+        return self._trace
+
+    def work_on(self, func_name: str) -> None:
+        """Make ``func_name`` the function that ``get_block`` looks in by default."""
+        if func_name not in self._states:
+            raise ValueError(
+                f"work_on: no function {func_name!r}; the module has {sorted(self._states)}"
+            )
+        self._func_name = func_name
+
+    def get(self, rv: RV) -> Any:
+        """The Block, For or integer that ``rv`` stands for now."""
+        if isinstance(rv, ExprRV):
+            return self._table[rv]
+        return self._node(rv, "get")
+
+    def copy(self) -> Schedule:
+        """An independent schedule in the same state; its RVs are the same handles."""
+        other = object.__new__(Schedule)
+        other.__dict__.update(self.__dict__)
+        other._states = {n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()}
+        other._table = dict(self._table)
+        other._owner = dict(self._owner)
+        other._trace = Trace(list(self._trace.insts))
+        other._rand = random.Random()
+        other._rand.setstate(self._rand.getstate())
+        return other
+
+    def seed(self, seed: int) -> None:
+        self._rand.seed(seed)
+
+    def fork_seed(self) -> int:
+        return self._rand.randrange(1, 2**31)
+
+    def show(self, *args: Any, **kwargs: Any) -> None:
+        """Print the scheduled module as TVMScript."""
+        print(self.mod.script())
+
+    def __repr__(self) -> str:
+        return f"Schedule({', '.join(self._states)})"
+
+    # -- internals ----------------------------------------------------------------------
+    @property
+    def _state(self) -> ScheduleState:
+        if self._func_name is None:
+            raise ValueError(
+                "the module has several functions: call sch.work_on(name) first or pass func_name"
+            )
+        return self._states[self._func_name]
+
+    def _node(self, rv: RV, primitive: str) -> Any:
+        if not isinstance(rv, RV):
+            raise TypeError(f"{primitive}: expected a BlockRV or LoopRV, got {type(rv).__name__}")
+        if rv not in self._table:
+            raise ScheduleError(primitive, f"{rv!r} does not belong to this schedule")
+        node = self._table[rv]
+        if node is None:
+            kind = "block" if isinstance(rv, BlockRV) else "loop"
+            raise ScheduleError(
+                primitive,
+                f"the {kind} this {type(rv).__name__} referred to no longer exists (an "
+                "earlier primitive removed or replaced it)",
+            )
+        owner = self._owner.get(rv)
+        if owner is not None and owner != self._func_name:
+            self._func_name = owner
+        return node
+
+    def _block(self, rv: Any, primitive: str) -> Block:
+        if not isinstance(rv, BlockRV):
+            raise TypeError(f"{primitive}: expected a BlockRV, got {type(rv).__name__}")
+        node = self._node(rv, primitive)
+        assert isinstance(node, Block)
+        return node
+
+    def _loop(self, rv: Any, primitive: str) -> For:
+        if not isinstance(rv, LoopRV):
+            raise TypeError(f"{primitive}: expected a LoopRV, got {type(rv).__name__}")
+        node = self._node(rv, primitive)
+        assert isinstance(node, For)
+        return node
+
+    def _block_or_loop(self, rv: Any, primitive: str) -> Block | For:
+        if isinstance(rv, BlockRV):
+            return self._block(rv, primitive)
+        if isinstance(rv, LoopRV):
+            return self._loop(rv, primitive)
+        raise TypeError(f"{primitive}: expected a BlockRV or LoopRV, got {type(rv).__name__}")
+
+    def _wrap(self, node: Stmt) -> RV:
+        rv: RV = BlockRV() if isinstance(node, Block) else LoopRV()
+        self._table[rv] = node
+        if self._func_name is not None:
+            self._owner[rv] = self._func_name
+        return rv
+
+    def _refresh(self, state: ScheduleState) -> None:
+        for rv, node in self._table.items():
+            if isinstance(node, (Block, For)) and self._owner.get(rv) == self._func_name:
+                self._table[rv] = state.resolve(node)
+
+    def _error(self, err: ScheduleError) -> ScheduleError:
+        if self._render_level == "detail" or not err.rendered:
+            return err
+        return ScheduleError(err.primitive, err.reason)
+
+    def _apply(
+        self,
+        kind: str,
+        kwargs: dict[str, Any],
+        action: Callable[[ScheduleState], Any],
+        decision: Any = None,
+    ) -> Any:
+        state = self._state
+        before = state.func
+        state.begin()
+        try:
+            produced = action(state)
+        except ScheduleError as err:
+            state.set_func(before)
+            raise self._error(err) from None
+        self._refresh(state)
+        if self._debug:
+            self._debug_check(kind, state, before)
+        result = self._outputs(produced)
+        outputs = result if isinstance(result, list) else [] if result is None else [result]
+        self._trace.append(Instruction(kind, kwargs, list(outputs), decision))
+        return result
+
+    def _outputs(self, produced: Any) -> Any:
+        if produced is None:
+            return None
+        if isinstance(produced, (Block, For)):
+            return self._wrap(produced)
+        if isinstance(produced, list):
+            return [self._wrap(p) if isinstance(p, (Block, For)) else p for p in produced]
+        return produced
+
+    def _debug_check(self, kind: str, state: ScheduleState, before: PrimFunc) -> None:
+        func = state.output()
+        problems = well_formed_problems(func)
+        failure = None
+        if problems:
+            failure = "the result is not well formed: " + "; ".join(p.message for p in problems)
+        elif _CHECKER:
+            assert self._func_name is not None
+            failure = _CHECKER[0](self._originals[self._func_name], func)
+        if failure is not None:
+            state.set_func(before)
+            self._refresh_after_rollback(state)
+            raise ScheduleError(
+                kind,
+                f"internal check failed, the primitive was not applied ({failure}); "
+                "this is a bug in the schedule library, please report it",
+            )
+
+    def _refresh_after_rollback(self, state: ScheduleState) -> None:
+        for rv, node in list(self._table.items()):
+            if isinstance(node, (Block, For)) and not state.index.contains(node):
+                self._table[rv] = None
+
+    # -- queries -------------------------------------------------------------------------
+    def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
+        """The block called ``name`` (it must be unique in the function)."""
+        if func_name is not None:
+            self.work_on(func_name)
+        state = self._state
+        found = [
+            n
+            for n in state.index.nodes.values()
+            if isinstance(n, Block) and n.name_hint == name and n is not state.root
+        ]
+        if not found:
+            names = sorted(
+                {
+                    n.name_hint
+                    for n in state.index.nodes.values()
+                    if isinstance(n, Block) and n is not state.root
+                }
+            )
+            raise self._error(
+                ScheduleError("get_block", f"no block named {name!r}; the blocks are {names}")
+            )
+        if len(found) > 1:
+            raise self._error(
+                ScheduleError(
+                    "get_block",
+                    f"{len(found)} blocks are named {name!r}",
+                    render_error(state.output(), found),
+                )
+            )
+        rv = self._wrap(found[0])
+        assert isinstance(rv, BlockRV)
+        self._trace.append(
+            Instruction("get_block", {"name": name, "func_name": self._func_name}, [rv])
+        )
+        return rv
+
+    def get_loops(self, block: BlockRV | LoopRV) -> list[LoopRV]:
+        """The loops above ``block`` up to its scope block, outermost first."""
+        node = self._block_or_loop(block, "get_loops")
+        index = self._state.index
+        if isinstance(node, Block):
+            found = index.loops_above(node)
+        else:
+            found = []
+            for anc in index.ancestors(node):
+                if isinstance(anc, Block):
+                    break
+                if isinstance(anc, For):
+                    found.append(anc)
+            found.reverse()
+        rvs = [self._wrap(lp) for lp in found]
+        self._trace.append(Instruction("get_loops", {"block": block}, list(rvs)))
+        return rvs  # type: ignore[return-value]
+
+    def get_child_blocks(self, block_or_loop: BlockRV | LoopRV) -> list[BlockRV]:
+        node = self._block_or_loop(block_or_loop, "get_child_blocks")
+        blocks = self._state.index.blocks_below(node)
+        rvs = [self._wrap(b) for b in blocks]
+        self._trace.append(
+            Instruction("get_child_blocks", {"block_or_loop": block_or_loop}, list(rvs))
+        )
+        return rvs  # type: ignore[return-value]
+
+    def _neighbours(self, block: BlockRV, producers: bool) -> list[BlockRV]:
+        from .analysis import block_access
+
+        kind = "get_producers" if producers else "get_consumers"
+        node = self._block(block, kind)
+        index = self._state.index
+        scope = index.scope_block(index.realize_of(node))
+        siblings = index.child_blocks(scope)
+        mine = block_access(node)
+        position = next(k for k, b in enumerate(siblings) if b is node)
+        found: list[Block] = []
+        for k, other in enumerate(siblings):
+            if other is node:
+                continue
+            theirs = block_access(other)
+            if producers and k < position:
+                hit = {id(b) for b in theirs.write_buffers} & {id(b) for b in mine.read_buffers}
+            elif not producers and k > position:
+                hit = {id(b) for b in mine.write_buffers} & {id(b) for b in theirs.read_buffers}
+            else:
+                hit = set()
+            if hit:
+                found.append(other)
+        rvs = [self._wrap(b) for b in found]
+        self._trace.append(Instruction(kind, {"block": block}, list(rvs)))
+        return rvs  # type: ignore[return-value]
+
+    def get_producers(self, block: BlockRV) -> list[BlockRV]:
+        """Blocks of the same scope, earlier in program order, writing what ``block`` reads."""
+        return self._neighbours(block, producers=True)
+
+    def get_consumers(self, block: BlockRV) -> list[BlockRV]:
+        """Blocks of the same scope, later in program order, reading what ``block`` writes."""
+        return self._neighbours(block, producers=False)
+
+    # -- loops ---------------------------------------------------------------------------
+    def split(
+        self,
+        loop: LoopRV,
+        factors: Sequence[int | ExprRV | None],
+        preserve_unit_iters: bool = True,
+    ) -> list[LoopRV]:
+        """Split ``loop`` into ``len(factors)`` nested loops (one factor may be None)."""
+        node = self._loop(loop, "split")
+        values: list[int | None] = []
+        for f in factors:
+            if isinstance(f, ExprRV):
+                values.append(int(self._table[f]))
+            elif f is None:
+                values.append(None)
+            else:
+                values.append(int(getattr(f, "value", f)))
+        return self._apply(  # type: ignore[no-any-return]
+            "split",
+            {"loop": loop, "factors": list(factors), "preserve_unit_iters": preserve_unit_iters},
+            lambda st: loop_prims.split(st, node, values, preserve_unit_iters),
+        )
+
+    def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse perfectly nested consecutive loops into one."""
+        nodes = [self._loop(lp, "fuse") for lp in loops]
+        kwargs: dict[str, Any] = {"loops": list(loops), "preserve_unit_iters": preserve_unit_iters}
+        return self._apply(  # type: ignore[no-any-return]
+            "fuse", kwargs, lambda st: loop_prims.fuse(st, nodes, preserve_unit_iters)
+        )
+
+    def reorder(self, *ordered_loops: LoopRV) -> None:
+        """Put the loops in the given order (they must form one chain)."""
+        nodes = [self._loop(lp, "reorder") for lp in ordered_loops]
+        self._apply(
+            "reorder",
+            {"ordered_loops": list(ordered_loops)},
+            lambda st: loop_prims.reorder(st, nodes) and None,
+        )
+
+    def add_unit_loop(self, block_or_loop: BlockRV | LoopRV) -> LoopRV:
+        """Wrap ``block_or_loop`` in a new loop of extent 1."""
+        node = self._block_or_loop(block_or_loop, "add_unit_loop")
+        return self._apply(  # type: ignore[no-any-return]
+            "add_unit_loop",
+            {"block_or_loop": block_or_loop},
+            lambda st: loop_prims.add_unit_loop(st, node),
+        )
+
+    def _kind(self, name: str, loop: LoopRV, kind: ForKind, thread_axis: str | None = None) -> None:
+        node = self._loop(loop, name)
+        kwargs: dict[str, Any] = {"loop": loop}
+        if thread_axis is not None:
+            kwargs["thread_axis"] = thread_axis
+        self._apply(
+            name,
+            kwargs,
+            lambda st: loop_prims.set_loop_kind(st, node, kind, name, thread_axis) and None,
+        )
+
+    def parallel(self, loop: LoopRV) -> None:
+        """Run the loop's iterations on several threads."""
+        self._kind("parallel", loop, ForKind.PARALLEL)
+
+    def vectorize(self, loop: LoopRV) -> None:
+        """Run the loop's iterations as vector lanes."""
+        self._kind("vectorize", loop, ForKind.VECTORIZED)
+
+    def unroll(self, loop: LoopRV) -> None:
+        """Unroll the loop."""
+        self._kind("unroll", loop, ForKind.UNROLLED)
+
+    def bind(self, loop: LoopRV, thread_axis: str) -> None:
+        """Bind the loop to a GPU thread axis (IR only: CPU builds refuse such loops)."""
+        self._kind("bind", loop, ForKind.THREAD_BINDING, thread_axis)
+
+    # -- compute location ----------------------------------------------------------------
+    def compute_at(
+        self,
+        block: BlockRV,
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
+        """Move the producer block under ``loop``, computing what each iteration needs."""
+        b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
+        self._apply(
+            "compute_at",
+            {
+                "block": block,
+                "loop": loop,
+                "preserve_unit_loops": preserve_unit_loops,
+                "index": index,
+            },
+            lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
+        )
+
+    def reverse_compute_at(
+        self,
+        block: BlockRV,
+        loop: LoopRV,
+        preserve_unit_loops: bool = False,
+        index: int = -1,
+    ) -> None:
+        """Move the consumer block under ``loop``, consuming what each iteration produced."""
+        b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
+        self._apply(
+            "reverse_compute_at",
+            {
+                "block": block,
+                "loop": loop,
+                "preserve_unit_loops": preserve_unit_loops,
+                "index": index,
+            },
+            lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
+        )
+
+    def compute_inline(self, block: BlockRV) -> None:
+        """Inline the block's value into its consumers and remove it."""
+        node = self._block(block, "compute_inline")
+        self._apply("compute_inline", {"block": block}, lambda st: inline.compute_inline(st, node))
+
+    def reverse_compute_inline(self, block: BlockRV) -> None:
+        """Fold the consumer block into its producer and remove it."""
+        node = self._block(block, "reverse_compute_inline")
+        self._apply(
+            "reverse_compute_inline",
+            {"block": block},
+            lambda st: inline.reverse_compute_inline(st, node),
+        )
+
+    # -- reductions ----------------------------------------------------------------------
+    def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
+        """Move the block's init into a block of its own right before ``loop``."""
+        b, lp = self._block(block, "decompose_reduction"), self._loop(loop, "decompose_reduction")
+        return self._apply(  # type: ignore[no-any-return]
+            "decompose_reduction",
+            {"block": block, "loop": loop},
+            lambda st: reduction.decompose_reduction(st, b, lp),
+        )
+
+    def rfactor(self, loop: LoopRV, factor_axis: int) -> BlockRV:
+        """Factor the reduction over ``loop`` into an intermediate ``*_rf`` buffer."""
+        lp = self._loop(loop, "rfactor")
+        return self._apply(  # type: ignore[no-any-return]
+            "rfactor",
+            {"loop": loop, "factor_axis": factor_axis},
+            lambda st: reduction.rfactor(st, lp, factor_axis),
+        )
+
+    # -- caching and layout --------------------------------------------------------------
+    def cache_read(
+        self,
+        block: BlockRV,
+        read_buffer_index: int,
+        storage_scope: str,
+        consumer_blocks: Sequence[BlockRV] | None = None,
+    ) -> BlockRV:
+        """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
+        node = self._block(block, "cache_read")
+        others = (
+            None
+            if consumer_blocks is None
+            else [self._block(b, "cache_read") for b in consumer_blocks]
+        )
+        kwargs: dict[str, Any] = {
+            "block": block,
+            "read_buffer_index": read_buffer_index,
+            "storage_scope": storage_scope,
+        }
+        if consumer_blocks is not None:
+            kwargs["consumer_blocks"] = list(consumer_blocks)
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_read",
+            kwargs,
+            lambda st: cache.cache_read(st, node, read_buffer_index, storage_scope, others),
+        )
+
+    def cache_write(
+        self,
+        block: BlockRV,
+        write_buffer_index: int,
+        storage_scope: str,
+        consumer_blocks: Sequence[BlockRV] | None = None,
+    ) -> BlockRV:
+        """Make the block write a ``storage_scope`` cache, copied back right after it."""
+        node = self._block(block, "cache_write")
+        others = (
+            None
+            if consumer_blocks is None
+            else [self._block(b, "cache_write") for b in consumer_blocks]
+        )
+        kwargs: dict[str, Any] = {
+            "block": block,
+            "write_buffer_index": write_buffer_index,
+            "storage_scope": storage_scope,
+        }
+        if consumer_blocks is not None:
+            kwargs["consumer_blocks"] = list(consumer_blocks)
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_write",
+            kwargs,
+            lambda st: cache.cache_write(st, node, write_buffer_index, storage_scope, others),
+        )
+
+    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+        """Change the storage scope of an allocated buffer the block writes."""
+        node = self._block(block, "set_scope")
+        self._apply(
+            "set_scope",
+            {"block": block, "buffer_index": buffer_index, "storage_scope": storage_scope},
+            lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
+        )
+
+    def transform_layout(
+        self,
+        block: BlockRV,
+        buffer: Any,
+        index_map: Any,
+        pad_value: Any = None,
+    ) -> None:
+        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices)."""
+        node = self._block(block, "transform_layout")
+        if pad_value is not None:
+            raise self._error(
+                ScheduleError(
+                    "transform_layout", "pad_value is not supported: the map must be a bijection"
+                )
+            )
+        mapping = layout.as_index_map(index_map, 0)
+        kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
+        self._apply(
+            "transform_layout",
+            kwargs,
+            lambda st: layout.transform_layout(st, node, buffer, mapping),
+        )
+
+    def storage_align(
+        self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
+    ) -> None:
+        """Record TVM's ``buffer_dim_align`` annotation (not yet used by the lowering)."""
+        node = self._block(block, "storage_align")
+        self._apply(
+            "storage_align",
+            {
+                "block": block,
+                "buffer_index": buffer_index,
+                "axis": axis,
+                "factor": factor,
+                "offset": offset,
+            },
+            lambda st: layout.storage_align(st, node, buffer_index, axis, factor, offset),
+        )
+
+    # -- annotations ---------------------------------------------------------------------
+    def annotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: Any) -> None:
+        """Set annotation ``ann_key`` of a block or loop."""
+        node = self._block_or_loop(block_or_loop, "annotate")
+        if not isinstance(ann_key, str):
+            raise TypeError(f"annotate: ann_key must be a str, got {type(ann_key).__name__}")
+        if isinstance(ann_val, ExprRV):
+            ann_val = self._table[ann_val]
+
+        def action(st: ScheduleState) -> None:
+            merged = dict(node.annotations)
+            merged[ann_key] = ann_val
+            self._replace_same(st, node, rebuild(node, {"annotations": merged}))
+
+        self._apply(
+            "annotate",
+            {"block_or_loop": block_or_loop, "ann_key": ann_key, "ann_val": ann_val},
+            action,
+        )
+
+    def unannotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str) -> None:
+        """Remove annotation ``ann_key`` of a block or loop."""
+        node = self._block_or_loop(block_or_loop, "unannotate")
+
+        def action(st: ScheduleState) -> None:
+            if ann_key not in node.annotations:
+                raise ScheduleError(
+                    "unannotate",
+                    f"there is no annotation {ann_key!r}",
+                    render_error(st.output(), [node]),
+                )
+            merged = {k: v for k, v in node.annotations.items() if k != ann_key}
+            self._replace_same(st, node, rebuild(node, {"annotations": merged}))
+
+        self._apply("unannotate", {"block_or_loop": block_or_loop, "ann_key": ann_key}, action)
+
+    @staticmethod
+    def _replace_same(st: ScheduleState, old: Block | For, new: Block | For) -> None:
+        if isinstance(old, Block):
+            realize = st.index.realize_of(old)
+            assert isinstance(new, Block)
+            st.replace(realize, rebuild(realize, {"block": new}), {old: new})
+        else:
+            st.replace(old, new, {old: new})
+
+    # -- sampling ------------------------------------------------------------------------
+    def sample_perfect_tile(
+        self,
+        loop: LoopRV,
+        n: int,
+        max_innermost_factor: int = 16,
+        decision: Sequence[int] | None = None,
+    ) -> list[ExprRV]:
+        """``n`` factors whose product is the loop's extent, chosen at random (or given)."""
+        from .sampling import perfect_tile
+
+        node = self._loop(loop, "sample_perfect_tile")
+        chosen = perfect_tile(node, n, max_innermost_factor, decision, self._rand)
+        rvs = [ExprRV() for _ in chosen]
+        for rv, value in zip(rvs, chosen):
+            self._table[rv] = value
+        self._trace.append(
+            Instruction(
+                "sample_perfect_tile",
+                {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
+                list(rvs),
+                list(chosen),
+            )
+        )
+        return rvs
+
+    def sample_categorical(
+        self,
+        candidates: Sequence[int],
+        probs: Sequence[float],
+        decision: int | None = None,
+    ) -> ExprRV:
+        """One of ``candidates`` drawn with ``probs`` (or the index ``decision``)."""
+        from .sampling import categorical
+
+        index = categorical(candidates, probs, decision, self._rand)
+        rv = ExprRV()
+        self._table[rv] = int(candidates[index])
+        self._trace.append(
+            Instruction(
+                "sample_categorical",
+                {"candidates": [int(c) for c in candidates], "probs": [float(p) for p in probs]},
+                [rv],
+                index,
+            )
+        )
+        return rv

@@ -1,0 +1,226 @@
+"""Random schedules on random block programs: each primitive is refused with ScheduleError
+or the program still computes what the original computes.
+
+A program is a chain of 1-4 stages over int32 buffers (exact arithmetic): elementwise,
+transposed, shifted (stencil) and reduction blocks, each reading the previous stage. A
+schedule is 1-8 random primitives with random (often illegal) arguments. The schedule runs
+with ``debug_mask="all"``, so every applied primitive is verified and executed against the
+original on random inputs; a failed internal check means the legality checks let a wrong
+program through, which is a bug (reported as a failure, like any other exception).
+
+Long run: ``PYTHONPATH=. python tests/schedule/fuzz_schedule.py --cases 2000 --seed 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from irbuilder.ir import PrimFunc, assert_structural_equal
+from tvmscript import from_source
+from tvmscript import tir as T
+from tvmscript.schedule import check_same_results
+
+_SIZES = (4, 6, 8, 12)
+
+
+def random_program(rng: random.Random) -> str:
+    """TVMScript source of a random chain of stages."""
+    n = rng.choice(_SIZES)
+    m = rng.choice(_SIZES)
+    stages = rng.randint(1, 4)
+    lines = [
+        "@T.prim_func",
+        f'def fuzz(A: T.Buffer(({n}, {m}), "int32"), OUT: T.Buffer(({n}, {m}), "int32")):',
+    ]
+    names = [f"S{k}" for k in range(stages - 1)] + ["OUT"]
+    for name in names[:-1]:
+        lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "int32")')
+    source = "A"
+    for k, name in enumerate(names):
+        kind = rng.choice(
+            ["ew", "ew", "shift", "reduce", "transpose"]
+            if n == m
+            else ["ew", "ew", "shift", "reduce"]
+        )
+        block = f"b{k}"
+        if kind == "reduce":
+            lines += [
+                f"    for i, j, r in T.grid({n}, {m}, {m}):",
+                f'        with T.block("{block}"):',
+                '            vi, vj, vr = T.axis.remap("SSR", [i, j, r])',
+                "            with T.init():",
+                f"                {name}[vi, vj] = 0",
+                f"            {name}[vi, vj] = {name}[vi, vj] + {source}[vi, vr] * (vj + 1)",
+            ]
+            continue
+        expr = {
+            "ew": f"{source}[vi, vj] * {rng.randint(2, 3)} + {rng.randint(-2, 2)}",
+            "shift": f"{source}[vi, vj] + {source}[vi, T.min(vj + 1, {m - 1})]",
+            "transpose": f"{source}[vj, vi] - vi",
+        }[kind]
+        lines += [
+            f"    for i, j in T.grid({n}, {m}):",
+            f'        with T.block("{block}"):',
+            '            vi, vj = T.axis.remap("SS", [i, j])',
+            f"            {name}[vi, vj] = {expr}",
+        ]
+        source = name
+    return "from tvmscript import tir as T\n\n" + "\n".join(lines) + "\n"
+
+
+@dataclass
+class Outcome:
+    applied: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def _pick(rng: random.Random, items: list[Any]) -> Any:
+    return items[rng.randrange(len(items))]
+
+
+def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
+    """One random primitive call (name, thunk)."""
+    blocks = [b for b in (sch.get_child_blocks(lp) for lp in []) for b in b]
+    func = sch.mod["main"]
+    names = _block_names(func)
+    block = sch.get_block(_pick(rng, names))
+    loops = sch.get_loops(block)
+    other = sch.get_block(_pick(rng, names))
+    other_loops = sch.get_loops(other)
+    del blocks
+    choice = rng.choice(
+        [
+            "split",
+            "split",
+            "fuse",
+            "reorder",
+            "parallel",
+            "vectorize",
+            "unroll",
+            "compute_at",
+            "reverse_compute_at",
+            "compute_inline",
+            "reverse_compute_inline",
+            "cache_read",
+            "cache_write",
+            "decompose_reduction",
+            "rfactor",
+            "add_unit_loop",
+        ]
+    )
+    if choice == "split" and loops:
+        loop = _pick(rng, loops)
+        extent = sch.get(loop).extent.value
+        factor = rng.randint(1, max(1, extent))
+        factors = _pick(rng, [[None, factor], [factor, None], [2, None, 2], [extent, 1]])
+        return choice, lambda: sch.split(loop, factors)
+    if choice == "fuse" and len(loops) >= 2:
+        start = rng.randrange(len(loops) - 1)
+        return choice, lambda: sch.fuse(*loops[start : start + 2])
+    if choice == "reorder" and len(loops) >= 2:
+        chosen = rng.sample(loops, k=min(len(loops), rng.randint(2, 3)))
+        return choice, lambda: sch.reorder(*chosen)
+    if choice in ("parallel", "vectorize", "unroll") and loops:
+        loop = _pick(rng, loops)
+        return choice, lambda: getattr(sch, choice)(loop)
+    if choice in ("compute_at", "reverse_compute_at") and other_loops:
+        loop = _pick(rng, other_loops)
+        return choice, lambda: getattr(sch, choice)(block, loop, rng.random() < 0.3)
+    if choice in ("compute_inline", "reverse_compute_inline"):
+        return choice, lambda: getattr(sch, choice)(block)
+    if choice == "cache_read":
+        return choice, lambda: sch.cache_read(
+            block, rng.randrange(2), _pick(rng, ["local", "shared"])
+        )
+    if choice == "cache_write":
+        return choice, lambda: sch.cache_write(block, 0, _pick(rng, ["local", "global"]))
+    if choice == "decompose_reduction" and loops:
+        loop = _pick(rng, loops)
+        return choice, lambda: sch.decompose_reduction(block, loop)
+    if choice == "rfactor" and loops:
+        loop = _pick(rng, loops)
+        return choice, lambda: sch.rfactor(loop, rng.randint(0, 2))
+    if choice == "add_unit_loop":
+        return choice, lambda: sch.add_unit_loop(_pick(rng, [block, *loops]))
+    return "none", lambda: None
+
+
+def _block_names(func: PrimFunc) -> list[str]:
+    from irbuilder.ir import Block
+    from lowering.schedule.state import walk_preorder
+
+    return sorted(
+        {
+            n.name_hint
+            for n in walk_preorder(func.body)
+            if isinstance(n, Block) and n.name_hint != "root"
+        }
+    )
+
+
+def run_case(seed: int) -> Outcome:
+    """One random program and schedule; raises AssertionError on a wrong result."""
+    rng = random.Random(seed)
+    text = random_program(rng)
+    original = from_source(text)
+    assert isinstance(original, PrimFunc)
+    sch = T.Schedule(original, debug_mask="all", error_render_level="fast", seed=seed)
+    outcome = Outcome()
+    for _ in range(rng.randint(1, 8)):
+        name, step = _random_step(sch, rng)
+        try:
+            step()
+        except T.ScheduleError as err:
+            if "internal check failed" in str(err):
+                raise AssertionError(
+                    f"seed {seed}: {name} let a wrong program through: {err}\n{text}"
+                ) from err
+            outcome.refused.append(name)
+            continue
+        except (IndexError, ValueError) as err:
+            # arguments the random driver made up (a read index a block does not have...)
+            if isinstance(err, T.ScheduleError):
+                raise
+            raise AssertionError(f"seed {seed}: {name} crashed: {err!r}\n{text}") from err
+        outcome.applied.append(name)
+    result = sch.mod["main"]
+    difference = check_same_results(original, result)
+    assert difference is None, f"seed {seed}: {difference}\n{text}\n{sch.trace}"
+    assert_structural_equal(from_source(result.script()), result)
+    return outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    applied = refused = failures = 0
+    start = time.time()
+    for k in range(args.cases):
+        seed = args.seed * 1_000_003 + k
+        try:
+            outcome = run_case(seed)
+        except Exception as err:
+            failures += 1
+            print(f"--- case {k} (seed {seed}): {type(err).__name__}: {str(err)[:3000]}")
+            print("".join(traceback.format_tb(err.__traceback__)[-3:]))
+            continue
+        applied += len(outcome.applied)
+        refused += len(outcome.refused)
+    took = time.time() - start
+    print(
+        f"{args.cases} programs, {applied} primitives applied, {refused} refused, "
+        f"{failures} failures, {took:.1f} s"
+    )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

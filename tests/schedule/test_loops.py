@@ -1,0 +1,313 @@
+"""Loop primitives: split, fuse, reorder, add_unit_loop, parallel, vectorize, unroll, bind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sched_checks import assert_same_results, assert_schedule, scheduled
+
+import tvmscript
+from tvmscript import tir as T
+
+
+@T.prim_func
+def elementwise(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+    for i, j in T.grid(16, 12):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * 2.0
+
+
+@T.prim_func
+def matmul(
+    A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+def _sch(func):  # every test checks well-formedness and results after each step
+    return T.Schedule(func, debug_mask="all")
+
+
+def test_split_divisible():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i_0, i_1, j in T.grid(4, 4, 12):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(12, j)
+                C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    outer, inner = sch.split(i, [None, 4])
+    assert sch.get(outer).extent.value == 4 and sch.get(inner).extent.value == 4
+    assert_schedule(elementwise, sch, expected)
+
+
+def test_split_not_divisible_adds_predicate():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i, j_0, j_1 in T.grid(16, 3, 5):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(12, j_0 * 5 + j_1)
+                T.where(j_0 * 5 + j_1 < 12)
+                C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    _, j = sch.get_loops(sch.get_block("C"))
+    sch.split(j, [None, 5])
+    assert_schedule(elementwise, sch, expected)
+
+
+def test_split_three_ways_and_unit_iters():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i_0, i_1, i_2, j in T.grid(2, 1, 8, 12):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_0 * 8 + i_2)
+                vj = T.axis.spatial(12, j)
+                C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.split(i, [2, 1, 8], preserve_unit_iters=False)
+    assert_schedule(elementwise, sch, expected)
+
+
+@pytest.mark.parametrize(
+    ("factors", "message"),
+    [
+        ([None, None], "at most one factor may be None"),
+        ([2, 4], "less than the loop's extent 16"),
+        ([0, None], "factors must be positive"),
+    ],
+)
+def test_split_refused(factors, message):
+    sch = _sch(elementwise)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.split(i, factors)
+    assert scheduled(sch).body is not None
+    assert_same_results(elementwise, sch)
+
+
+def test_fuse():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i_j_fused in range(192):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_j_fused // 12)
+                vj = T.axis.spatial(12, i_j_fused % 12)
+                C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    assert sch.get(fused).extent.value == 192
+    assert_schedule(elementwise, sch, expected)
+
+
+def test_split_after_fuse_stays_affine():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i_j_fused_0, i_j_fused_1 in T.grid(16, 12):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_j_fused_0)
+                vj = T.axis.spatial(12, i_j_fused_1)
+                C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    sch.split(fused, [None, 12])
+    assert_schedule(elementwise, sch, expected)
+
+
+def test_fuse_refuses_non_adjacent_loops():
+    sch = _sch(matmul)
+    i, _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="only perfectly nested consecutive loops fuse"):
+        sch.fuse(i, k)
+
+
+def test_reorder():
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+    ):
+        for k, j, i in T.grid(8, 8, 8):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+    sch = _sch(matmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, i)  # the listed loops trade places; j stays where it was
+    assert [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))] == [
+        "k",
+        "j",
+        "i",
+    ]
+    assert_schedule(matmul, sch, expected)
+
+
+def test_reorder_refuses_dependent_blocks():
+    @T.prim_func
+    def shifted(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+        B = T.alloc_buffer((8, 8))
+        for i, j in T.grid(8, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + 1.0
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] * 2.0
+
+    sch = _sch(shifted)
+    i, j = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="both access buffer 'B'"):
+        sch.reorder(j, i)
+
+
+def test_reorder_refuses_loops_not_in_a_chain():
+    @T.prim_func
+    def two(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("A"):
+                vi = T.axis.spatial(8, i)
+                A[vi] = 1.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = 2.0
+
+    sch = _sch(two)
+    (a,) = sch.get_loops(sch.get_block("A"))
+    (c,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="not nested in one another"):
+        sch.reorder(c, a)
+
+
+def test_add_unit_loop():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i, j in T.grid(16, 12):
+            for u in range(1):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    loop = sch.add_unit_loop(sch.get_block("C"))
+    assert sch.get(loop).extent.value == 1
+    assert_schedule(elementwise, sch, expected)
+
+
+def test_parallel_vectorize_unroll_build_and_run():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i_0 in T.parallel(4):
+            for i_1 in T.unroll(4):
+                for j in T.vectorized(12):
+                    with T.block("C"):
+                        vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                        vj = T.axis.spatial(12, j)
+                        C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    i, j = sch.get_loops(sch.get_block("C"))
+    outer, inner = sch.split(i, [4, 4])
+    sch.parallel(outer)
+    sch.unroll(inner)
+    sch.vectorize(j)
+    assert_schedule(elementwise, sch, expected)
+    kernel = tvmscript.build(scheduled(sch))
+    a = np.random.default_rng(0).standard_normal((16, 12)).astype("float32")
+    c = np.zeros_like(a)
+    kernel(a, c)
+    np.testing.assert_array_equal(c, a * 2)
+
+
+def test_parallel_refuses_reduction_loop():
+    sch = _sch(matmul)
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="reduction iter var 'vk'"):
+        sch.parallel(k)
+
+
+def test_parallel_refuses_same_element_writes():
+    @T.prim_func
+    def collapse(A: T.Buffer((8,), "float32"), C: T.Buffer((1,), "float32")):
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[0] = A[vi]
+
+    sch = _sch(collapse)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="same element for every value"):
+        sch.parallel(i)
+
+
+def test_parallel_refuses_non_injective_index():
+    @T.prim_func
+    def halves(A: T.Buffer((8,), "float32"), C: T.Buffer((4,), "float32")):
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi // 2] = A[vi]
+
+    sch = _sch(halves)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="not one loop-bound iter var"):
+        sch.vectorize(i)
+
+
+def test_bind_is_ir_only():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
+        for i in T.thread_binding(16, thread="blockIdx.x"):
+            for j in T.thread_binding(12, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = A[vi, vj] * 2.0
+
+    sch = _sch(elementwise)
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(j, "threadIdx.x")
+    assert_schedule(elementwise, sch, expected)
+    with pytest.raises(Exception, match="bound to a GPU thread"):
+        tvmscript.build(scheduled(sch))
+    with pytest.raises(T.ScheduleError, match="unknown thread axis"):
+        sch.bind(sch.split(i, [None, 2])[0], "warp.x")
+
+
+def test_annotate_and_unannotate():
+    sch = _sch(elementwise)
+    block = sch.get_block("C")
+    i, _ = sch.get_loops(block)
+    sch.annotate(block, "meta", "x")
+    sch.annotate(i, "pragma_unroll", 4)
+    assert sch.get(block).annotations["meta"] == "x"
+    assert sch.get(i).annotations["pragma_unroll"] == 4
+    sch.unannotate(block, "meta")
+    assert "meta" not in sch.get(block).annotations
+    with pytest.raises(T.ScheduleError, match="no annotation 'meta'"):
+        sch.unannotate(block, "meta")
+    assert_same_results(elementwise, sch)
+
+
+def test_removed_loop_handle_is_reported():
+    sch = _sch(elementwise)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.split(i, [None, 4])
+    with pytest.raises(T.ScheduleError, match="no longer exists"):
+        sch.split(i, [None, 2])

@@ -1,0 +1,163 @@
+"""decompose_reduction and rfactor."""
+
+from __future__ import annotations
+
+import pytest
+from sched_checks import assert_schedule
+
+from tvmscript import tir as T
+
+
+@T.prim_func
+def matmul(
+    A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+@T.prim_func
+def row_max(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.min_value("float32")
+            C[vi] = T.max(C[vi], A[vi, vk])
+
+
+def _sch(func):
+    return T.Schedule(func, debug_mask="all")
+
+
+def test_decompose_reduction():
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+    ):
+        for i, j in T.grid(8, 8):
+            with T.block("C_init"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = 0
+            for k_0, k_1 in T.grid(2, 4):
+                with T.block("C_update"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    vk = T.axis.reduce(8, k_0 * 4 + k_1)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+    sch = _sch(matmul)
+    block = sch.get_block("C")
+    _, _, k = sch.get_loops(block)
+    k_0, _ = sch.split(k, [None, 4])
+    init = sch.decompose_reduction(block, k_0)
+    assert sch.get(init).name_hint == "C_init"
+    assert sch.get(block).name_hint == "C_update"
+    assert_schedule(matmul, sch, expected)
+
+
+def test_decompose_reduction_replicates_spatial_loops():
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+    ):
+        for i in range(8):
+            for j_init in range(8):
+                with T.block("C_init"):
+                    vi, vj = T.axis.remap("SS", [i, j_init])
+                    C[vi, vj] = 0
+            for j, k in T.grid(8, 8):
+                with T.block("C_update"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+    sch = _sch(matmul)
+    block = sch.get_block("C")
+    _, j, _ = sch.get_loops(block)
+    sch.decompose_reduction(block, j)
+    assert_schedule(matmul, sch, expected)
+
+
+def test_decompose_reduction_refuses_loop_inside_reduction():
+    sch = _sch(matmul)
+    block = sch.get_block("C")
+    _, _, k = sch.get_loops(block)
+    sch.reorder(k, sch.get_loops(block)[1])
+    with pytest.raises(T.ScheduleError, match="bound to a loop outside the given loop"):
+        sch.decompose_reduction(block, sch.get_loops(block)[2])
+
+
+def test_rfactor():
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), C: T.Buffer((8, 8), "int32")
+    ):
+        C_rf = T.alloc_buffer((4, 8, 8), "int32")
+        for i, j, k_0, k_1 in T.grid(8, 8, 2, 4):
+            with T.block("C_rf"):
+                vk_1, vi, vj, vk_0 = T.axis.remap("SSSR", [k_1, i, j, k_0])
+                with T.init():
+                    C_rf[vk_1, vi, vj] = 0
+                C_rf[vk_1, vi, vj] = (
+                    C_rf[vk_1, vi, vj] + A[vi, vk_0 * 4 + vk_1] * B[vj, vk_0 * 4 + vk_1]
+                )
+        for i, j, k_1 in T.grid(8, 8, 4):
+            with T.block("C"):
+                vk_1, vi, vj = T.axis.remap("RSS", [k_1, i, j])
+                with T.init():
+                    C[vi, vj] = 0
+                C[vi, vj] = C[vi, vj] + C_rf[vk_1, vi, vj]
+
+    sch = _sch(matmul)
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    _, k_1 = sch.split(k, [None, 4])
+    rf = sch.rfactor(k_1, 0)
+    assert sch.get(rf).name_hint == "C_rf"
+    assert_schedule(matmul, sch, expected)
+
+
+def test_rfactor_max_on_last_axis():
+    @T.prim_func
+    def expected(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4,), "float32")):
+        C_rf = T.alloc_buffer((4, 4))
+        for i, k_0, k_1 in T.grid(4, 4, 4):
+            with T.block("C_rf"):
+                vk_0, vi, vk_1 = T.axis.remap("SSR", [k_0, i, k_1])
+                with T.init():
+                    C_rf[vi, vk_0] = T.min_value("float32")
+                C_rf[vi, vk_0] = T.max(C_rf[vi, vk_0], A[vi, vk_0 * 4 + vk_1])
+        for i, k_0 in T.grid(4, 4):
+            with T.block("C"):
+                vk_0, vi = T.axis.remap("RS", [k_0, i])
+                with T.init():
+                    C[vi] = T.min_value("float32")
+                C[vi] = T.max(C[vi], C_rf[vi, vk_0])
+
+    sch = _sch(row_max)
+    _, k = sch.get_loops(sch.get_block("C"))
+    k_0, _ = sch.split(k, [None, 4])
+    sch.rfactor(k_0, 1)
+    assert_schedule(row_max, sch, expected)
+
+
+def test_rfactor_refuses_spatial_loop_and_bad_init():
+    @T.prim_func
+    def offset_sum(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4,), "float32")):
+        for i, k in T.grid(4, 16):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = T.float32(1)
+                C[vi] = C[vi] + A[vi, vk]
+
+    sch = _sch(matmul)
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="bound to a spatial iter var"):
+        sch.rfactor(i, 0)
+    sch = _sch(offset_sum)
+    _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="not the identity of its reduction"):
+        sch.rfactor(k, 0)
