@@ -12,6 +12,8 @@ uses ``lowering.declare_buffers``) does not import the whole pipeline.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,6 +67,21 @@ _MODULE_OF = {
     "WellFormedError": "verifier",
     "verify_well_formed": "verifier",
 }
+
+
+class _Package(types.ModuleType):
+    """The package object: importing a submodule named like the pass it defines
+    (``lowering.flatten_buffer``) binds the package attribute to the submodule, which
+    would hide the pass (``lowering.flatten_buffer(f)``: 'module' object is not callable);
+    the pass is bound instead."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _MODULE_OF.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
