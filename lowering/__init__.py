@@ -33,8 +33,8 @@ if TYPE_CHECKING:
         function_pass,
         module_pass,
     )
-    from .plan_alloc import plan_allocation_location
     from .pipeline import PIPELINE_ORDER, default_pipeline, lower
+    from .plan_alloc import plan_allocation_location
     from .simplify import simplify
     from .unroll import unroll_loop
     from .vectorize import vectorize_loop
