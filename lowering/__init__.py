@@ -70,14 +70,16 @@ _MODULE_OF = {
 
 
 class _Package(types.ModuleType):
-    """The package object: importing a submodule named like the pass it defines
-    (``lowering.flatten_buffer``) binds the package attribute to the submodule, which
-    would hide the pass (``lowering.flatten_buffer(f)``: 'module' object is not callable);
-    the pass is bound instead."""
+    """Keeps a pass under its name when the submodule of the same name is imported.
+
+    Importing ``lowering.simplify`` sets the package attribute ``simplify`` to the module;
+    the pass (what ``from lowering import simplify`` has always given) keeps the name, and
+    the module stays reachable through ``sys.modules``.
+    """
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, types.ModuleType) and _MODULE_OF.get(name) == name:
-            value = getattr(value, name)
+            return
         super().__setattr__(name, value)
 
 

@@ -238,14 +238,19 @@ class _Collector(StmtExprVisitor):
 
 
 def storage_outside(func: PrimFunc) -> set[Var]:
-    """Data vars with storage of their own: parameters, allocations, block buffers."""
+    """Pointers defined by something other than a ``DeclBuffer``: buffer and handle
+    parameters, allocations, block buffers, let-bound handles. A ``DeclBuffer`` over any
+    other data var owns its memory."""
     found: set[Var] = {b.data for b in func.buffer_map.values()}
+    found.update(p for p in func.params if p.dtype.is_handle)
 
     def visit(node: object) -> None:
         if isinstance(node, Allocate):
             found.add(node.buffer_var)
         elif isinstance(node, Block):
             found.update(b.data for b in node.alloc_buffers)
+        elif isinstance(node, (LetStmt, Let)) and node.var.dtype.is_handle:
+            found.add(node.var)
 
     post_order_visit(func.body, visit)
     return found

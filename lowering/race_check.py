@@ -28,6 +28,8 @@ Opt-outs: the loop annotation ``{"tvmscript.allow_races": True}``, or
 
 from __future__ import annotations
 
+import linecache
+
 from irbuilder.ir import (
     Block,
     DeclBuffer,
@@ -98,8 +100,6 @@ def _loop_header(loop: For) -> Span | None:
     span = loop.span
     if span is None or span.end_line == span.line:
         return span
-    import linecache
-
     text = linecache.getline(span.file, span.line).rstrip()
     end = len(text) + 1 if text else span.col + 1
     return Span(span.file, span.line, span.col, span.line, max(end, span.col + 1))

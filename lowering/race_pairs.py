@@ -123,20 +123,27 @@ class PairCheck:
         if not self._always_run():
             return False
         for ia, ib in zip(self.a.indices, self.b.indices):
-            if mentions(ia, self.inner) or mentions(ib, self.inner):
-                return False
-            if has_memory(ia) or has_memory(ib):
+            if not (self._fixed(ia) and self._fixed(ib)):
                 return False
             diff = self.analyzer.compare(ia, ib)
             if diff is None or diff != IntBound.point(0):
                 return False
         return self.analyzer.const_int_bound(self.loop.extent).lo >= 2
 
+    def _fixed(self, index: PrimExpr) -> bool:
+        """Whether ``index`` is one value for the whole loop (no loop var of the loop or
+        inside it with a non-zero coefficient, no load, no call)."""
+        if has_memory(index):
+            return False
+        if not supports_linear(index.dtype):
+            return not mentions(index, self.inner)
+        return not any(mentions(atom, self.inner) for atom, _ in to_linear(index).live_terms())
+
     def definite_offset(self) -> int | None:
         """``k`` when iteration ``p + k`` always meets iteration ``p`` (no conditions, one
         dimension ``c*p + r`` against ``c*p' + r'`` with ``r - r'`` a multiple of ``c``,
         every other dimension the same element), else None."""
-        if self.a.conds or self.b.conds:
+        if not self._always_run():
             return None
         extent = self.analyzer.const_int_bound(self.loop.extent).lo
         offset: int | None = None
@@ -201,12 +208,33 @@ class PairCheck:
             if stride_a != stride_b or stride_a == 0:
                 return False
             bound = self.analyzer.compare(rest_a, rest_b)
-            return bound is not None and max(-bound.lo, bound.hi) < abs(stride_a)
+            if bound is not None and max(-bound.lo, bound.hi) < abs(stride_a):
+                return True
+            return abs(stride_a) == 1 and self._multiple_of_extent(rest_a, rest_b)
         if isinstance(stride_a, int) or isinstance(stride_b, int):
             return False
         if not structural_equal(stride_a, stride_b):
             return False
         return self._below(rest_a, stride_a, self.a) and self._below(rest_b, stride_b, self.b)
+
+    def _multiple_of_extent(self, rest_a: PrimExpr, rest_b: PrimExpr) -> bool:
+        """Whether ``rest_a - rest_b`` is a multiple of the loop's extent ``S`` (every term
+        ``x * S``): then ``p - p'`` would be one too, and ``|p - p'| < S`` makes it 0
+        (``B[j*n + i]`` for ``i`` over ``T.parallel(n)``)."""
+        if not _is_zero(self.loop.min):
+            return False
+        extent = self.loop.extent
+        diff = LinearForm(rest_a.dtype, wrap=False)
+        diff.add_form(to_linear(rest_a))
+        diff.add_form(to_linear(rest_b), -1)
+        terms = diff.live_terms()
+        if diff.const != 0 or not terms:
+            return False
+        return all(
+            isinstance(atom, Mul)
+            and (structural_equal(atom.a, extent) or structural_equal(atom.b, extent))
+            for atom, _ in terms
+        )
 
     def _split(self, index: PrimExpr, p: Var) -> tuple[int | PrimExpr, PrimExpr] | None:
         """``index`` as ``stride * p + rest``: an int stride, or a symbolic loop-invariant
@@ -287,11 +315,13 @@ def _is_zero(expr: PrimExpr) -> bool:
 
 
 def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:
-    if isinstance(atom, Mul):
-        if atom.a is p and not mentions(atom.b, {p}):
-            return atom.b
-        if atom.b is p and not mentions(atom.a, {p}):
-            return atom.a
+    """``S`` of ``atom == p * S`` (or ``S * p``) with ``S`` free of ``p``."""
+    if not isinstance(atom, Mul):
+        return None
+    if atom.a is p and not mentions(atom.b, {p}):
+        return atom.b
+    if atom.b is p and not mentions(atom.a, {p}):
+        return atom.a
     return None
 
 

@@ -54,9 +54,9 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
-from lowering.target import TargetLike
 from lowering.cpu_support import check_cpu_support
 from lowering.scalar_return import has_scalar_return, lower_scalar_return
+from lowering.target import TargetLike
 
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build

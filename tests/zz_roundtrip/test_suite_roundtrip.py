@@ -19,7 +19,13 @@ from irbuilder.ir import IRModule, PrimFunc
 from tvmscript.ir import assert_structural_equal
 
 # Functions that cannot round-trip, by a substring of their label, with the reason.
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "test_interchange_keeps_a_nest_whose_start_reads_the_written_array": (
+        "a loop from C[0] with the simplified extent 16 prints as T.serial(C[0], C[0] + 16), "
+        "which parses back with the extent C[0] + 16 - C[0]: the parser does not simplify "
+        "stop - start (TVM's does)"
+    ),
+}
 
 
 def roundtrip_failure(node: PrimFunc | IRModule) -> str | None:
