@@ -82,6 +82,7 @@ _BUILTINS = frozenset(
         "tvm_stack_alloca",
         "tvm_stack_make_shape",
         "tvm_stack_make_array",
+        "prefetch",
     }
 )
 
