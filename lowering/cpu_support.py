@@ -4,10 +4,11 @@ TVM programs may use GPU threads (``T.launch_thread``, ``T.env_thread``, ``T.thr
 loops; those around a comm_reducer allreduce run serially, see ``lowering.thread_allreduce``),
 runtime
 builtins (``T.call_packed``, ``T.tvm_storage_sync``, ``T.tvm_struct_get``, ``T.ptx_*``...),
-scalable vectors (``T.vscale``) and the low-precision floats (``bfloat16``, ``e4m3_float8``,
-``e5m2_float8``: parse and print only). They parse, print and compare structurally; building
-such a function raises :class:`UnsupportedConstructError` naming the construct and pointing
-at the statement that uses it (rather than an unrelated error from a later pass).
+scalable vectors (``T.vscale``) and low-precision float values the legalisation leaves
+(``bfloat16``/``e4m3_float8``/``e5m2_float8`` vectors). They parse, print and compare
+structurally; building such a function raises :class:`UnsupportedConstructError` naming the
+construct and pointing at the statement that uses it (rather than an unrelated error from a
+later pass).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from irbuilder.ir import (
@@ -26,6 +28,7 @@ from irbuilder.ir import (
     Call,
     CallKind,
     Cast,
+    DataType,
     FloatImm,
     IntImm,
     Let,
@@ -43,7 +46,15 @@ from irbuilder.ir.functor import StmtExprMutator
 
 from .cpu_support import UnsupportedConstructError
 
-__all__ = ["legalize_bfloat16", "round_to_bfloat16", "uses_bfloat16"]
+__all__ = [
+    "BFLOAT16",
+    "Codec",
+    "legalize_bfloat16",
+    "legalize_type",
+    "round_to_bfloat16",
+    "uses_bfloat16",
+    "uses_type",
+]
 
 _BF16 = as_dtype("bfloat16")
 _F32 = as_dtype("float32")
@@ -91,29 +102,55 @@ def _round(value: PrimExpr) -> PrimExpr:
     return _widen(_narrow(value))
 
 
-def uses_bfloat16(func: PrimFunc) -> bool:
-    """Whether ``func`` has a bfloat16 buffer, variable or expression."""
+@dataclass(frozen=True)
+class Codec:
+    """A low-precision float type computed in float32: its storage type and conversions."""
+
+    dtype: DataType
+    storage: DataType
+    widen: Callable[[PrimExpr], PrimExpr]
+    """Storage bits -> the float32 value."""
+    narrow: Callable[[PrimExpr], PrimExpr]
+    """A float32 value -> storage bits (rounded to nearest even)."""
+    round_constant: Callable[[float], float]
+
+    def round(self, value: PrimExpr) -> PrimExpr:
+        """A float32 value rounded to this type's precision (still float32)."""
+        return self.widen(self.narrow(value))
+
+
+BFLOAT16 = Codec(_BF16, _U16, _widen, _narrow, round_to_bfloat16)
+
+
+def uses_type(func: PrimFunc, dtype: DataType) -> bool:
+    """Whether ``func`` has a buffer, variable or expression of ``dtype``."""
     found: list[bool] = []
 
     class _Find(StmtExprMutator):
         def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-            if expr.dtype.element_of() == _BF16:
+            if expr.dtype.element_of() == dtype:
                 found.append(True)
                 return expr
             return super().visit_expr(expr)
 
         def visit_buffer(self, buffer: Buffer) -> Buffer:
-            if buffer.dtype.element_of() == _BF16:
+            if buffer.dtype.element_of() == dtype:
                 found.append(True)
             return buffer
 
     _Find().visit_stmt(func.body)
-    return bool(found) or any(b.dtype.element_of() == _BF16 for b in func.buffer_map.values())
+    return bool(found) or any(b.dtype.element_of() == dtype for b in func.buffer_map.values())
+
+
+def uses_bfloat16(func: PrimFunc) -> bool:
+    """Whether ``func`` has a bfloat16 buffer, variable or expression."""
+    return uses_type(func, _BF16)
 
 
 class _Legalize(StmtExprMutator):
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: PrimFunc, codec: Codec) -> None:
         self.func = func
+        self.codec = codec
         self.buffers: dict[int, Buffer] = {}
         self.vars: dict[int, Var] = {}
 
@@ -125,12 +162,12 @@ class _Legalize(StmtExprMutator):
         if mapped is None:
             pointer = var.type_annotation
             assert pointer is not None
-            mapped = Var(var.name, var.dtype, PointerType(_U16, pointer.scope))
+            mapped = Var(var.name, var.dtype, PointerType(self.codec.storage, pointer.scope))
             self.vars[id(var)] = mapped
         return mapped
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
-        if buffer.dtype.element_of() != _BF16:
+        if buffer.dtype.element_of() != self.codec.dtype:
             return buffer
         if buffer.dtype.is_vector:
             self.refuse(f"a {buffer.dtype} buffer ({buffer.name!r})")
@@ -138,18 +175,22 @@ class _Legalize(StmtExprMutator):
         if mapped is None:
             shape = tuple(self.visit_expr(d) for d in buffer.shape)
             mapped = dataclasses.replace(
-                buffer, data=self.data_var(buffer.data), dtype=_U16, shape=shape
+                buffer, data=self.data_var(buffer.data), dtype=self.codec.storage, shape=shape
             )
             self.buffers[id(buffer)] = mapped
         return mapped
 
     def visit_allocate_(self, node: Allocate) -> Stmt:
-        if node.dtype.element_of() != _BF16:
+        if node.dtype.element_of() != self.codec.dtype:
             return self.generic_mutate(node)
         body = self.visit_stmt(node.body)
         extent = self.visit_expr(node.extent)
         return dataclasses.replace(
-            node, buffer_var=self.data_var(node.buffer_var), dtype=_U16, extent=extent, body=body
+            node,
+            buffer_var=self.data_var(node.buffer_var),
+            dtype=self.codec.storage,
+            extent=extent,
+            body=body,
         )
 
     def visit_let_stmt_(self, node: LetStmt) -> Stmt:
@@ -160,22 +201,22 @@ class _Legalize(StmtExprMutator):
 
     def visit_buffer_store_(self, node: BufferStore) -> Stmt:
         store = self.generic_mutate(node)
-        if node.buffer.dtype.element_of() != _BF16:
+        if node.buffer.dtype.element_of() != self.codec.dtype:
             return store
-        return dataclasses.replace(store, value=_narrow(store.value))
+        return dataclasses.replace(store, value=self.codec.narrow(store.value))
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        if isinstance(expr, Let) and expr.var.dtype.element_of() == _BF16:
+        if isinstance(expr, Let) and expr.var.dtype.element_of() == self.codec.dtype:
             var, value = self.visit_expr(expr.var), self.visit_expr(expr.value)
             return Let(var, value, self.visit_expr(expr.body))  # type: ignore[arg-type]
-        if expr.dtype.element_of() != _BF16:
+        if expr.dtype.element_of() != self.codec.dtype:
             if isinstance(expr, Var) and id(expr) in self.vars:
                 return self.vars[id(expr)]
             return super().visit_expr(expr)
         if expr.dtype.is_vector:
             self.refuse(f"a {expr.dtype} value")
         if isinstance(expr, FloatImm):
-            return FloatImm(_F32, round_to_bfloat16(expr.value))
+            return FloatImm(_F32, self.codec.round_constant(expr.value))
         if isinstance(expr, Var):
             mapped = self.vars.get(id(expr))
             if mapped is None:
@@ -184,13 +225,13 @@ class _Legalize(StmtExprMutator):
             return mapped
         if isinstance(expr, BufferLoad):
             load = self.generic_mutate(expr)
-            return _widen(load)
+            return self.codec.widen(load)
         if isinstance(expr, Cast):
             value = self.visit_expr(expr.value)
-            return _round(value if value.dtype == _F32 else Cast(_F32, value))
+            return self.codec.round(value if value.dtype == _F32 else Cast(_F32, value))
         if isinstance(expr, Call) and expr.op == "reinterpret":
             (source,) = expr.args
-            return _widen(Cast(_U16, self.visit_expr(source)))
+            return self.codec.widen(Cast(self.codec.storage, self.visit_expr(source)))
         new = self.generic_mutate(expr)
         if isinstance(new, Call):
             new = dataclasses.replace(new, dtype=_F32)
@@ -198,21 +239,27 @@ class _Legalize(StmtExprMutator):
                 return new  # if_then_else, likely: the value of a bfloat16 operand
         if isinstance(new, (Select, Let, Reduce)):
             return new  # a bfloat16 operand's value, or a float32 accumulation
-        return _round(new)
+        return self.codec.round(new)
 
 
 def legalize_bfloat16(func: PrimFunc) -> PrimFunc:
     """``func`` with bfloat16 storage in uint16 and bfloat16 arithmetic in float32."""
-    if not uses_bfloat16(func) and func.ret_type != _BF16:
+    return legalize_type(func, BFLOAT16)
+
+
+def legalize_type(func: PrimFunc, codec: Codec) -> PrimFunc:
+    """``func`` with ``codec.dtype`` stored as ``codec.storage`` and computed in float32."""
+    dtype = codec.dtype
+    if not uses_type(func, dtype) and func.ret_type != dtype:
         return func
     for param in func.params:
-        if param.dtype.element_of() == _BF16:
+        if param.dtype.element_of() == dtype:
             raise UnsupportedConstructError(
-                f"a bfloat16 scalar parameter ({param.name!r})", func.span, func.name
+                f"a {dtype} scalar parameter ({param.name!r})", func.span, func.name
             )
-    legal = _Legalize(func)
+    legal = _Legalize(func, codec)
     buffer_map = {param: legal.visit_buffer(buf) for param, buf in func.buffer_map.items()}
     body = legal.visit_stmt(func.body)
-    # A bfloat16 return value reaches Python as a float (computed in float32, rounded).
-    ret_type = _F32 if func.ret_type == _BF16 else func.ret_type
+    # A low-precision return value reaches Python as a float (computed in float32, rounded).
+    ret_type = _F32 if func.ret_type == dtype else func.ret_type
     return PrimFunc(func.params, body, ret_type, buffer_map, func.attrs, span=func.span)

@@ -82,7 +82,6 @@ _BUILTINS = frozenset(
         "tvm_stack_alloca",
         "tvm_stack_make_shape",
         "tvm_stack_make_array",
-        "prefetch",
     }
 )
 

@@ -1,8 +1,10 @@
-"""bfloat16 and the float8 types (TVM v0.16 spellings): parse, print, compare. bfloat16 builds
-as TVM legalises it (uint16 storage, float32 arithmetic rounded to bfloat16 after each
-operation; numpy passes uint16 bit patterns); the float8 types are refused by the build."""
+"""bfloat16 and the float8 types (TVM v0.16 spellings): parse, print, compare, and build as
+TVM legalises them (uint16/uint8 storage, float32 arithmetic rounded after each operation;
+numpy passes the bit patterns)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from surface_kit import round_trip
 from irbuilder.ir import FloatImm, as_dtype
 from lowering.cpu_support import UnsupportedConstructError
 from lowering.legalize_bf16 import round_to_bfloat16
+from lowering.legalize_fp8 import E4M3_FORMAT, E5M2_FORMAT
 from tvmscript import build
 from tvmscript import tir as T
 
@@ -24,19 +27,34 @@ def from_bf16(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+def _same(got: list[float], want: list[float]) -> bool:
+    return all((math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(got, want))
+
+
 @pytest.mark.parametrize("dtype", ["e4m3_float8", "e5m2_float8"])
-def test_float8_types_round_trip_and_are_refused_by_the_build(dtype: str) -> None:
+def test_float8_every_code_decodes_and_rounds_to_nearest_even(dtype: str) -> None:
+    fmt = E4M3_FORMAT if dtype == "e4m3_float8" else E5M2_FORMAT
     func = round_trip(f"""
         @T.prim_func
-        def f(A: T.Buffer((4,), "{dtype}"), B: T.Buffer((4,), "float32")):
-            for i in range(4):
-                A[i] = A[i] + T.{dtype}(1.5)
+        def f(A: T.Buffer((256,), "{dtype}"), B: T.Buffer((256,), "float32"),
+              C: T.Buffer((256,), "{dtype}"), D: T.Buffer((256,), "{dtype}")):
+            for i in range(256):
                 B[i] = T.Cast("float32", A[i])
+                C[i] = A[i] * T.{dtype}(1.5)
+                D[i] = T.Cast("{dtype}", B[i] * T.float32(0.3))
         """)
-    assert str(func.buffer_map[func.params[0]].dtype) == dtype
+    codes = np.arange(256, dtype=np.uint8)
+    values = [fmt.decode(int(c)) for c in codes]
+    want_c = [fmt.round_constant(float(np.float32(v) * np.float32(1.5))) for v in values]
+    want_d = [fmt.round_constant(float(np.float32(v) * np.float32(0.3))) for v in values]
     for target in ("llvm", "interp"):
-        with pytest.raises(UnsupportedConstructError, match=f"{dtype} \\(buffer 'A'\\)"):
-            build(func, target=target)
+        b = np.zeros(256, np.float32)
+        c, d = np.zeros(256, np.uint8), np.zeros(256, np.uint8)
+        build(func, target=target)(codes, b, c, d)
+        np.testing.assert_array_equal(b, np.array(values, np.float32))
+        assert _same([fmt.decode(int(x)) for x in c], want_c)
+        assert _same([fmt.decode(int(x)) for x in d], want_d)
+    assert fmt.round_constant(1e6) != fmt.round_constant(1e6) or math.isinf(fmt.round_constant(1e6))
 
 
 def test_bfloat16_computes_in_float32_rounded_per_operation() -> None:
