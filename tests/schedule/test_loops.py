@@ -311,3 +311,49 @@ def test_removed_loop_handle_is_reported():
     sch.split(i, [None, 4])
     with pytest.raises(T.ScheduleError, match="no longer exists"):
         sch.split(i, [None, 2])
+
+
+@T.prim_func
+def tiles(A: T.Buffer((16, 8), "int32"), C: T.Buffer((16, 8), "int32")):
+    B = T.alloc_buffer((16, 8), "int32")
+    for i_0 in range(4):
+        for i_1, j in T.grid(4, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                B[vi, vj] = A[vi, vj] * 2
+        for i_1, j in T.grid(4, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                C[vi, vj] = B[vi, 7 - vj] + 1
+
+
+def test_parallel_over_blocks_touching_separate_tiles():
+    sch = _sch(tiles)
+    (outer,) = sch.get_loops(sch.get_block("B"))[:1]
+    sch.parallel(outer)
+    assert sch.get(outer).kind.value == "parallel"
+    assert_same_results(tiles, sch)
+
+
+def test_parallel_refuses_blocks_reading_another_iterations_tile():
+    @T.prim_func
+    def neighbour(A: T.Buffer((16, 8), "int32"), C: T.Buffer((16, 8), "int32")):
+        B = T.alloc_buffer((16, 8), "int32")
+        for i_0 in range(4):
+            for i_1, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                    vj = T.axis.spatial(8, j)
+                    B[vi, vj] = A[vi, vj] * 2
+            for i_1, j in T.grid(4, 8):
+                with T.block("C"):
+                    vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                    vj = T.axis.spatial(8, j)
+                    C[vi, vj] = B[T.min(vi + 1, 15), vj]
+
+    sch = _sch(neighbour)
+    (outer,) = sch.get_loops(sch.get_block("C"))[:1]
+    with pytest.raises(T.ScheduleError, match="both access buffer 'B'"):
+        sch.parallel(outer)
