@@ -47,18 +47,21 @@ def schedule(sch: T.Schedule, tile: int = BLOCK) -> None:
     i_0, i_1 = sch.split(i, [None, tile])
     j_0, j_1 = sch.split(j, [None, tile])
     k_0, k_1 = sch.split(k, [None, KFACTOR])
-    # 2. loop permutation: the innermost loop walks a row of the tile (contiguous in B and C)
-    sch.reorder(i_0, j_0, k_0, k_1, i_1, j_1)
+    # 2. loop permutation: the innermost loop walks a row of the tile (contiguous in B and C),
+    #    the 4 k steps reuse that row of C
+    sch.reorder(i_0, j_0, k_0, i_1, k_1, j_1)
     # 3. array packing: B copied once into [n / 32, n, 32] so a tile's columns are contiguous
-    packed = sch.cache_read(block, 2, "global")  # reads are C, A, B
+    b_index = [r.buffer.name for r in sch.get(block).reads].index("B")
+    packed = sch.cache_read(block, b_index, "global")
     sch.transform_layout(packed, ("write", 0), lambda k, n: (n // tile, k, n % tile))
     # 4. write cache: accumulate a tile in a local buffer, copy it back after the tile
     local = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(local, j_0)
-    # 5. the init in its own loop nest, then vectorize the rows and run the tiles in parallel
-    sch.decompose_reduction(block, k_0)
+    # 5. vectorize the rows, run the tiles in parallel, then give the init its own loop nest
+    #    (TVM refuses parallel over a decomposed update block: it is no longer a reduction)
     sch.vectorize(j_1)
     sch.parallel(i_0)
+    sch.decompose_reduction(block, k_0)
 
 
 def main() -> None:
