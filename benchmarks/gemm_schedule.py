@@ -119,8 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    import tvmscript
     from schedule_gemm import BLOCK, KFACTOR, make_matmul, schedule
+
+    import tvmscript
     from tvmscript import tir as T
 
     n = args.n
