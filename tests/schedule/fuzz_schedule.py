@@ -43,11 +43,8 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "int32")')
     source = "A"
     for k, name in enumerate(names):
-        kind = rng.choice(
-            ["ew", "ew", "shift", "reduce", "transpose"]
-            if n == m
-            else ["ew", "ew", "shift", "reduce"]
-        )
+        kinds = ["ew", "ew", "shift", "reduce", "clobber", "mix"]
+        kind = rng.choice([*kinds, "transpose"] if n == m else kinds)
         block = f"b{k}"
         if kind == "reduce":
             lines += [
@@ -58,8 +55,18 @@ def random_program(rng: random.Random) -> str:
                 f"                {name}[vi, vj] = 0",
                 f"            {name}[vi, vj] = {name}[vi, vj] + {source}[vi, vr] * (vj + 1)",
             ]
+            source = name
             continue
+        if kind == "clobber":  # the input changes between two readers of it
+            lines += [
+                f"    for i, j in T.grid({n}, {m}):",
+                f'        with T.block("{block}c"):',
+                '            vi, vj = T.axis.remap("SS", [i, j])',
+                "            A[vi, vj] = A[vi, vj] + 1",
+            ]
         expr = {
+            "clobber": f"{source}[vi, vj] + A[vi, vj]",
+            "mix": f"{source}[vi, vj] - A[{n - 1} - vi, vj]",
             "ew": f"{source}[vi, vj] * {rng.randint(2, 3)} + {rng.randint(-2, 2)}",
             "shift": f"{source}[vi, vj] + {source}[vi, T.min(vj + 1, {m - 1})]",
             "transpose": f"{source}[vj, vi] - vi",
