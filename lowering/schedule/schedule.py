@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import cache, compute_at, inline, layout, reduction
+from . import blockize, cache, compute_at, inline, layout, reduction
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -611,6 +611,16 @@ class Schedule:
                 "offset": offset,
             },
             lambda st: layout.storage_align(st, node, buffer_index, axis, factor, offset),
+        )
+
+    # -- blocks ------------------------------------------------------------------------
+    def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
+        """Wrap the loop's subtree in an outer block ``<name>_o``."""
+        loop = self._loop(target, "blockize")
+        return self._apply(  # type: ignore[no-any-return]
+            "blockize",
+            {"target": target, "preserve_unit_iters": preserve_unit_iters},
+            lambda st: blockize.blockize(st, loop, preserve_unit_iters),
         )
 
     # -- annotations ---------------------------------------------------------------------

@@ -153,6 +153,9 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     if choice == "rfactor" and loops:
         loop = _pick(rng, loops)
         return choice, lambda: sch.rfactor(loop, rng.randint(0, 2))
+    if choice == "blockize" and loops:
+        loop = _pick(rng, loops)
+        return choice, lambda: sch.blockize(loop)
     if choice == "add_unit_loop":
         return choice, lambda: sch.add_unit_loop(_pick(rng, [block, *loops]))
     return "none", lambda: None
