@@ -356,3 +356,20 @@ def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> lis
             if _mentions_any(rng.min, inner):
                 return fallback
     return points
+
+
+def position_dependent_vars(index: TreeIndex, block: Block) -> list[Var]:
+    """Vars of enclosing loops, lets or blocks that the block uses other than through its
+    bindings: such a block cannot be moved, inlined or rebuilt elsewhere."""
+    from irbuilder.ir import LetStmt as _LetStmt
+    from lowering.analysis.vars import free_vars
+
+    outer: set[int] = set()
+    for node in index.ancestors(block):
+        if isinstance(node, For):
+            outer.add(id(node.loop_var))
+        elif isinstance(node, _LetStmt):
+            outer.add(id(node.var))
+        elif isinstance(node, Block):
+            outer.update(id(iv.var) for iv in node.iter_vars)
+    return [v for v in free_vars(block) if id(v) in outer]

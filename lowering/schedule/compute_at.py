@@ -55,6 +55,7 @@ from .analysis import (
     constant_offset_hull,
     is_complete_block,
     is_reduction_block,
+    position_dependent_vars,
     relax_region,
     union_regions,
 )
@@ -241,6 +242,15 @@ def compute_at(
     name = "compute_at"
     del index_hint
     index = state.index
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     scope = _scope_and_check_loop(state, block, loop, name)
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
         raise _fail(
@@ -371,6 +381,15 @@ def reverse_compute_at(
     name = "reverse_compute_at"
     del index_hint
     index = state.index
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     scope = _scope_and_check_loop(state, block, loop, name)
     if not is_complete_block(index, block):
         raise _fail(state, name, f"block {block.name_hint!r} is not a complete block", block)

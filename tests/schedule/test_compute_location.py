@@ -266,3 +266,25 @@ def test_compute_inline_refuses_reader_before_writer():
     sch = _sch(early)
     with pytest.raises(T.ScheduleError, match="reads 'B' before 'B' writes it"):
         sch.compute_inline(sch.get_block("B"))
+
+
+def test_block_using_a_loop_var_directly_is_not_moved():
+    @T.prim_func
+    def direct(A: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
+        B = T.alloc_buffer((8,), "int32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + i
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] * 2
+
+    sch = _sch(direct)
+    with pytest.raises(T.ScheduleError, match="uses 'i' of an enclosing loop"):
+        sch.compute_inline(sch.get_block("B"))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="uses 'i' of an enclosing loop"):
+        sch.compute_at(sch.get_block("B"), i)
+    assert_same_results(direct, sch)
