@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import blockize, cache, compute_at, inline, layout, reduction
+from . import blockize, cache, compute_at, inline, layout, reduction, reindex
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -594,6 +594,25 @@ class Schedule:
             "transform_layout",
             kwargs,
             lambda st: layout.transform_layout(st, node, buffer, mapping),
+        )
+
+    def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
+        """Give the block a copy of the buffer indexed by its iter vars."""
+        node = self._block(block, "reindex")
+        return self._apply(  # type: ignore[no-any-return]
+            "reindex",
+            {"block": block, "buffer": buffer},
+            lambda st: reindex.reindex(st, node, buffer),
+        )
+
+    def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
+        """Re-index the block's iteration space with ``index_map`` (a bijection)."""
+        node = self._block(block, "transform_block_layout")
+        mapping = layout.as_index_map(index_map, 0)
+        self._apply(
+            "transform_block_layout",
+            {"block": block, "index_map": mapping},
+            lambda st: reindex.transform_block_layout(st, node, mapping),
         )
 
     def storage_align(

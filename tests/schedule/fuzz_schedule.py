@@ -156,6 +156,18 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     if choice == "blockize" and loops:
         loop = _pick(rng, loops)
         return choice, lambda: sch.blockize(loop)
+    if choice == "reindex":
+        side = _pick(rng, ["read", "write"])
+        return choice, lambda: sch.reindex(block, (side, rng.randrange(2)))
+    if choice == "transform_block_layout":
+        ndim = len(sch.get(block).iter_vars)
+        maps = {
+            2: [lambda a, b: (b, a), lambda a, b: (a, b)],
+            3: [lambda a, b, c: (c, a, b), lambda a, b, c: (b, a, c)],
+        }.get(ndim, [])
+        if maps:
+            chosen_map = _pick(rng, maps)
+            return choice, lambda: sch.transform_block_layout(block, chosen_map)
     if choice == "add_unit_loop":
         return choice, lambda: sch.add_unit_loop(_pick(rng, [block, *loops]))
     return "none", lambda: None
