@@ -269,7 +269,7 @@ class Schedule:
         found = [
             n
             for n in state.index.nodes.values()
-            if isinstance(n, Block) and n.name_hint == name and n is not state.root
+            if isinstance(n, Block) and n.name_hint == name
         ]
         if not found:
             names = sorted(
