@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .schedule import MATMUL_PACKED_TILE, host_has_avx512
+from .schedule import MATMUL_PACKED_TILE, benchmark_target, host_has_avx512
 
 
-def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    import llvmlite.binding as llvm
-
+def build_tvm_suite(
+    tvm: Any, T: Any, inputs: dict[str, dict[str, Any]], names: Any = None
+) -> dict[str, Any]:
+    """Runners of the suite's kernels (only ``names`` when given), built for the benchmark
+    target's CPU."""
     n = 1 << 24
 
     @T.prim_func
@@ -170,9 +172,11 @@ def build_tvm_suite(tvm: Any, T: Any, inputs: dict[str, dict[str, Any]]) -> dict
         "transpose": transpose, "matmul_naive": matmul_naive, "matmul_tiled": matmul_tiled,
         "conv2d": conv2d, "stencil": stencil, "gather": gather, "histogram": histogram,
     }
-    target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
+    target = {"kind": "llvm", "mcpu": benchmark_target().mcpu}
     runners = {}
     for name, func in funcs.items():
+        if names is not None and name not in names:
+            continue
         lib = tvm.compile(tvm.IRModule({"main": func}), target=target)
         fn = lib["main"]
         args = tuple(tvm.runtime.from_dlpack(a) for a in inputs[name].values())

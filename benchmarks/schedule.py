@@ -1,6 +1,7 @@
-"""Host-dependent schedule choices shared by our kernels and the peers' (same loop nests).
+"""Target-dependent schedule choices shared by our kernels and the peers' (same loop nests).
 
-Only the tiled matmul depends on the host: its register tile must fit the vector register
+The target is :func:`benchmark_target`: ``TVMSCRIPT_BENCH_TARGET`` (a target string such as
+``"llvm -mcpu=znver3"``) or else the host. Only the tiled matmul depends on it: its register tile must fit the vector register
 file. With AVX-512 (32 zmm registers of 16 floats) a 4x64 tile of accumulators (16 zmm)
 sweeps B in place; with AVX2 (16 ymm registers of 8 floats) the tile is 6x16 (12 ymm
 accumulators, 2 for B, 1 for a broadcast of A) inside a GotoBLAS-style blocking: B is
@@ -16,16 +17,25 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["MATMUL_PACKED_TILE", "host_has_avx512"]
+import os
+
+from lowering.target import Target
+
+__all__ = ["MATMUL_PACKED_TILE", "benchmark_target", "host_has_avx512"]
 
 
 @functools.cache
-def host_has_avx512() -> bool:
-    """Whether LLVM's host CPU features include AVX-512F."""
-    import llvmlite.binding as llvm
+def benchmark_target() -> Target:
+    """The Target the benchmarks build for and schedule by (``TVMSCRIPT_BENCH_TARGET`` or the
+    host)."""
+    spec = os.environ.get("TVMSCRIPT_BENCH_TARGET", "").strip()
+    return Target(spec) if spec else Target.host()
 
-    llvm.initialize_native_target()
-    return bool(llvm.get_host_cpu_features().get("avx512f", False))
+
+def host_has_avx512() -> bool:
+    """Whether the benchmark target (:func:`benchmark_target`, the host by default) has
+    AVX-512F (the name is kept for the peers' scripts)."""
+    return benchmark_target().has_feature("avx512f")
 
 
 #: Packed schedule (AVX2 hosts): register tile rows MR and columns NR, column-panel width NC

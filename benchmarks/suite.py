@@ -30,6 +30,7 @@ except Exception as err:
     print(f"# benchmarks/kernels.py unavailable ({type(err).__name__}); using ib_kernels")
     from benchmarks.ib_kernels import KERNELS
 from benchmarks.peers import make_inputs, numba_kernels, numpy_kernels, tvm_kernels
+from benchmarks.schedule import benchmark_target
 
 SLOW = {"matmul_naive"}
 
@@ -95,7 +96,7 @@ def main() -> None:
         if name not in only:
             continue
         start = time.perf_counter()
-        kernel = tvmscript.build(KERNELS[name])
+        kernel = tvmscript.build(KERNELS[name], target=benchmark_target())
         build_s = time.perf_counter() - start
         arrays = ours_in[name]
         run = functools.partial(kernel, *arrays.values())

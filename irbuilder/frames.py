@@ -378,7 +378,7 @@ class BlockFrame(Frame):
         reads, writes = self.reads, self.writes
         if reads is None or writes is None:
             inferred_reads, inferred_writes = infer_regions(
-                body, self.init, self.alloc_buffers, self.match_buffers
+                body, self.init, self.alloc_buffers, self.match_buffers, _visible(builder)
             )
             reads = inferred_reads if reads is None else reads
             writes = inferred_writes if writes is None else writes
@@ -404,6 +404,21 @@ class BlockFrame(Frame):
         predicate = _TRUE if self.predicate is None else self.predicate
         realize = BlockRealize(tuple(self.iter_values), predicate, block, span=self.span)
         builder.add_stmt(realize, self.kind)
+
+
+def _visible(builder: IRBuilder) -> list[Buffer]:
+    """Buffers the open frames define (params, enclosing allocations and views)."""
+    out: list[Buffer] = []
+    for frame in builder.frames:
+        if isinstance(frame, PrimFuncFrame):
+            out.extend(frame.buffer_map.values())
+            out.extend(frame.root_alloc_buffers)
+        elif isinstance(frame, BlockFrame):
+            out.extend(frame.alloc_buffers)
+            out.extend(m.buffer for m in frame.match_buffers)
+        elif isinstance(frame, DeclBufferFrame):
+            out.append(frame.buffer)
+    return out
 
 
 class BlockInitFrame(Frame):

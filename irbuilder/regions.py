@@ -1,15 +1,32 @@
-"""Inference of a block's read and write regions from its body.
+"""Inference of a block's read and write regions from its body, as TVM infers them.
 
-The regions describe what *one block instance* touches, as in TVM: the
-block's own iter vars and anything defined outside the block are fixed for an
-instance, so an index that uses only them is a single point ``[e, e + 1)``.
-Variables bound *inside* the body (loops, nested blocks' iter vars) are relaxed
-over their domain with interval arithmetic on affine indices (``+``, ``-``,
-``*`` and ``//``/``%`` by constants, ``Ramp``). Anything else (loads inside an
-index, a let-bound var, a non-affine use) falls back to the whole dimension.
+The regions describe what *one block instance* touches, over variables defined outside
+the block: the block's own iter vars and anything bound around it are fixed for an
+instance, so an index using only them is a single point. Everything bound *inside* is
+relaxed over the values it takes there:
 
-Accesses to a matched buffer count as accesses to its source region; buffers
-allocated by the block or inside it are excluded.
+* loop variables of loops in the body cover their range (``A[vi, 0:16]``), the range
+  narrowed inside an ``if`` (or ``T.if_then_else`` branch) by conditions on the variable
+  alone (``j < 8``, ``j >= k + 1``...);
+* a nested block is not entered: its own (declared or inferred) regions are used, its iter
+  vars replaced by their bindings, then relaxed over the loops around it;
+* let-bound variables stand for their value (TVM keeps the variable itself, which is not
+  defined outside the block).
+
+Index arithmetic is interval arithmetic (``region_sets``): ``+``, ``-``, ``*``/``//``/``%``
+by constants, ``min``/``max``, selects and ``Ramp``; an index that loads memory under a
+relaxed variable, or anything else not understood, covers the whole dimension.
+
+Buffers: memory allocated in the block or below it (``alloc_buffer``, ``T.decl_buffer``
+without ``data=``, nested blocks' allocations) is left out, compared by data var. Accesses
+to one of the block's ``match_buffer`` views count as accesses to the matching part of its
+source region (access offsets added to the source region's start). A data pointer used
+directly (``A.data`` passed to an extern) is an *opaque* access: the whole buffer (for a
+matched view: its whole source region) is listed in both reads and writes, replacing that
+buffer's other entries (TVM's ``GetBlockReadWriteRegion``; its parser refuses such a block
+without ``T.reads``/``T.writes`` instead). A block with ``T.init`` (a reduction) does not list
+the buffers it writes among its reads. Regions are listed in first-access order, ``T.init``
+before the body.
 """
 
 from __future__ import annotations
@@ -17,191 +34,403 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .ir import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
     Add,
+    Allocate,
+    And,
+    AttrStmt,
     Block,
+    BlockRealize,
+    Broadcast,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
-    DeclBuffer,
+    Call,
+    CallKind,
+    CmpOp,
+    ExprMutator,
     FloorDiv,
     FloorMod,
     For,
+    IfThenElse,
     IntImm,
     Let,
     LetStmt,
     MatchBufferRegion,
+    Max,
+    Min,
     Mul,
+    Not,
+    Or,
     PrimExpr,
     Ramp,
     Range,
+    Select,
     Stmt,
     StmtExprVisitor,
     Sub,
     Var,
     const,
     post_order_visit,
-    structural_equal,
 )
+from .region_sets import Interval, affine, compare, hull, narrow_hi, narrow_lo, offset
 
-__all__ = ["infer_regions"]
+__all__ = ["infer_block_regions", "infer_regions"]
 
-# (lo, diff): the index lies in [lo, lo + diff]; diff is an expression.
-_Bound = tuple[PrimExpr, PrimExpr]
+_Entry = tuple[Buffer, list[Interval | None]]
+_FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}
+_NEGATE = {LT: GE, LE: GT, GT: LE, GE: LT, EQ: NE, NE: EQ}
 
 
-class _Accesses(StmtExprVisitor):
-    def __init__(self, excluded: Sequence[Buffer], matched: Sequence[MatchBufferRegion]) -> None:
-        self.local: set[int] = {id(b) for b in excluded}
-        self.matched: dict[int, BufferRegion] = {id(m.buffer): m.source for m in matched}
-        self.inner: dict[int, Range | None] = {}
-        self.reads: dict[int, tuple[Buffer, list[tuple[Range, ...]]]] = {}
-        self.writes: dict[int, tuple[Buffer, list[tuple[Range, ...]]]] = {}
+class _Substitute(ExprMutator):
+    def __init__(self, vmap: dict[int, PrimExpr]) -> None:
+        self.vmap = vmap
 
-    def record(
+    def visit_var_(self, var: Var) -> PrimExpr:
+        return self.vmap.get(id(var), var)
+
+
+class _Detector(StmtExprVisitor):
+    def __init__(
         self,
-        table: dict[int, tuple[Buffer, list[tuple[Range, ...]]]],
-        buffer: Buffer,
-        indices: Sequence[PrimExpr],
+        alloc_buffers: Sequence[Buffer],
+        match_buffers: Sequence[MatchBufferRegion],
+        visible: Sequence[Buffer],
+        recompute_nested: bool = False,
     ) -> None:
-        if id(buffer) in self.local:
-            return
-        source = self.matched.get(id(buffer))
-        if source is not None:
-            buffer, ranges = source.buffer, source.region
-        else:
-            ranges = tuple(self.index_range(buffer, d, e) for d, e in enumerate(indices))
-        entry = table.setdefault(id(buffer), (buffer, []))
-        entry[1].append(ranges)
+        self.visible = visible
+        self.recompute_nested = recompute_nested
+        self.local: set[int] = {id(b.data) for b in alloc_buffers}
+        self.matched: dict[int, MatchBufferRegion] = {id(m.buffer.data): m for m in match_buffers}
+        self.by_data: dict[int, Buffer] = {id(b.data): b for b in visible}
+        for m in match_buffers:
+            self.by_data[id(m.buffer.data)] = m.buffer
+        self.dom: dict[int, Interval | None] = {}
+        self.reads: dict[int, _Entry] = {}
+        self.writes: dict[int, _Entry] = {}
+        self.opaque_data: dict[int, Var] = {}
 
-    def index_range(self, buffer: Buffer, dim: int, index: PrimExpr) -> Range:
-        bound = self.bound(index)
-        if bound is None:
-            return Range(const(0, buffer.shape[dim].dtype), buffer.shape[dim])
-        lo, diff = bound
-        return Range(lo, _add(diff, 1))
-
-    def uses_inner(self, expr: PrimExpr) -> bool:
+    # -- interval evaluation ----------------------------------------------------------
+    def relaxed(self, expr: PrimExpr) -> bool:
+        if isinstance(expr, Var):
+            return id(expr) in self.dom
         found = False
 
         def check(node: object) -> None:
             nonlocal found
-            if isinstance(node, Var) and id(node) in self.inner:
+            if isinstance(node, Var) and id(node) in self.dom:
                 found = True
 
-        if isinstance(expr, Var):
-            return id(expr) in self.inner
         post_order_visit(expr, check)
         return found
 
-    def bound(self, expr: PrimExpr) -> _Bound | None:
-        if not self.uses_inner(expr):
-            return expr, const(0, expr.dtype.element_of())
+    def eval(self, expr: PrimExpr) -> Interval | None:
+        """The values ``expr`` takes over the relaxed variables (both ends included)."""
+        if not self.relaxed(expr):
+            return expr, expr
         if isinstance(expr, Var):
-            dom = self.inner[id(expr)]
-            if dom is None:
-                return None
-            return dom.min, _add(dom.extent, -1)
+            return self.dom[id(expr)]
         if isinstance(expr, (Add, Sub)):
-            a, b = self.bound(expr.a), self.bound(expr.b)
+            a, b = self.eval(expr.a), self.eval(expr.b)
             if a is None or b is None:
                 return None
             if isinstance(expr, Add):
-                return _add(a[0], b[0]), _add(a[1], b[1])
-            return a[0] - (_add(b[0], b[1])), _add(a[1], b[1])
+                return offset(a[0], b[0]), offset(a[1], b[1])
+            return offset(a[0], b[1], -1), offset(a[1], b[0], -1)
         if isinstance(expr, Mul):
-            return self.scaled(expr.a, expr.b) or self.scaled(expr.b, expr.a)
-        if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm):
-            divisor = expr.b.value
-            a = self.bound(expr.a)
-            if a is None or divisor <= 0:
-                return None
-            if isinstance(expr, FloorMod):
-                return const(0, expr.dtype), const(divisor - 1, expr.dtype)
-            if isinstance(a[0], IntImm) and isinstance(a[1], IntImm):
-                lo = a[0].value // divisor
-                hi = (a[0].value + a[1].value) // divisor
-                return const(lo, expr.dtype), const(hi - lo, expr.dtype)
+            if isinstance(expr.b, IntImm):
+                return self.scaled(expr.a, expr.b.value)
+            if isinstance(expr.a, IntImm):
+                return self.scaled(expr.b, expr.a.value)
             return None
-        if isinstance(expr, Ramp) and isinstance(expr.stride, IntImm) and expr.stride.value >= 0:
-            base = self.bound(expr.base)
+        if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm):
+            return self.divided(expr, expr.b.value)
+        if isinstance(expr, (Min, Max)):
+            a, b = self.eval(expr.a), self.eval(expr.b)
+            if a is None or b is None:
+                return None
+            kind = type(expr)
+            return _pick(a[0], b[0], kind), _pick(a[1], b[1], kind)
+        if isinstance(expr, Select):
+            return hull(self.eval(expr.true_value), self.eval(expr.false_value))
+        if isinstance(expr, Call) and expr.op == "if_then_else" and len(expr.args) == 3:
+            return hull(self.eval(expr.args[1]), self.eval(expr.args[2]))
+        if isinstance(expr, Ramp) and isinstance(expr.stride, IntImm):
+            base = self.eval(expr.base)
             if base is None:
                 return None
-            return base[0], _add(base[1], expr.stride.value * (expr.lanes - 1))
-        return None
+            span = expr.stride.value * (expr.lanes - 1)
+            return offset(base[0], min(span, 0)), offset(base[1], max(span, 0))
+        if isinstance(expr, Broadcast):
+            return self.eval(expr.value)
+        return None  # loads at relaxed indices, casts, calls: anything
 
-    def scaled(self, expr: PrimExpr, factor: PrimExpr) -> _Bound | None:
-        if not isinstance(factor, IntImm) or factor.value < 0:
-            return None
-        inner = self.bound(expr)
+    def scaled(self, expr: PrimExpr, factor: int) -> Interval | None:
+        inner = self.eval(expr)
         if inner is None:
             return None
-        return inner[0] * factor, inner[1] * factor
+        lo, hi = (inner[0], inner[1]) if factor >= 0 else (inner[1], inner[0])
+        return _times(lo, factor), _times(hi, factor)
 
-    # -- traversal ----------------------------------------------------------------
+    def divided(self, expr: FloorDiv | FloorMod, divisor: int) -> Interval | None:
+        inner = self.eval(expr.a)
+        if inner is None or divisor <= 0:
+            return None
+        lo, hi = inner
+        if isinstance(expr, FloorDiv):
+            return _floordiv(lo, divisor), _floordiv(hi, divisor)
+        same_period = compare(_floordiv(hi, divisor), _floordiv(lo, divisor)) == 0
+        if same_period:
+            return _floormod(lo, divisor), _floormod(hi, divisor)
+        return const(0, expr.dtype), const(divisor - 1, expr.dtype)
+
+    # -- conditions ----------------------------------------------------------------------
+    def narrowed(self, cond: PrimExpr, holds: bool) -> dict[int, Interval | None]:
+        """Narrow the relaxed vars' ranges by ``cond`` (or its negation); the old ranges."""
+        saved: dict[int, Interval | None] = {}
+        for op, a, b in _comparisons(cond, holds):
+            form = affine(a)
+            form.add_form(affine(b), -1)
+            live = form.live()
+            hits = [(atom, c) for atom, c in live if isinstance(atom, Var) and id(atom) in self.dom]
+            if len(hits) != 1 or hits[0][1] not in (1, -1):
+                continue
+            var, coef = hits[0]
+            if any(self.relaxed(atom) for atom, _ in live if atom is not var):
+                continue
+            dom = self.dom[id(var)]
+            if dom is None:
+                continue
+            rest = affine(const(form.const, form.dtype))
+            for atom, c in live:
+                if atom is not var:
+                    rest.add(atom, c)
+            # coef * var + rest  op  0
+            if coef == 1:
+                bound = affine(const(0, form.dtype))
+                bound.add_form(rest, -1)
+            else:
+                op, bound = _FLIP[op], rest
+            edge = bound.expr()
+            if op in (LT, LE, EQ):
+                dom = narrow_hi(dom, offset(edge, -1) if op is LT else edge)
+            if op in (GT, GE, EQ):
+                dom = narrow_lo(dom, offset(edge, 1) if op is GT else edge)
+            saved.setdefault(id(var), self.dom[id(var)])
+            self.dom[id(var)] = dom
+        return saved
+
+    def restore(self, saved: dict[int, Interval | None]) -> None:
+        self.dom.update(saved)
+
+    # -- recording -----------------------------------------------------------------------
+    def record(
+        self, table: dict[int, _Entry], buffer: Buffer, region: list[Interval | None]
+    ) -> None:
+        if id(buffer.data) in self.local:
+            return
+        self.by_data.setdefault(id(buffer.data), buffer)
+        match = self.matched.get(id(buffer.data))
+        if match is not None:
+            buffer, region = match.source.buffer, _to_source(match, buffer, region)
+        entry = table.get(id(buffer))
+        if entry is None:
+            table[id(buffer)] = (buffer, list(region))
+            return
+        merged = entry[1]
+        for dim, rng in enumerate(region):
+            merged[dim] = hull(merged[dim], rng)
+
+    def access(self, table: dict[int, _Entry], buffer: Buffer, indices: Sequence[PrimExpr]) -> None:
+        self.record(table, buffer, [self.eval(i) for i in indices])
+
+    def nested(self, block: Block, bindings: dict[int, PrimExpr]) -> None:
+        subst = _Substitute(bindings)
+        reads, writes = block.reads, block.writes
+        if self.recompute_nested:
+            around = [*self.visible, *self.by_data.values()]  # with this block's own views
+            reads, writes = infer_block_regions(block, around, recompute_nested=True)
+        for table, regions in ((self.reads, reads), (self.writes, writes)):
+            for region in regions:
+                relaxed: list[Interval | None] = []
+                for rng in region.region:
+                    lo = self.eval(subst.visit_expr(rng.min))
+                    last = offset(rng.min, rng.extent)
+                    hi = self.eval(subst.visit_expr(offset(last, -1)))
+                    relaxed.append(None if lo is None or hi is None else (lo[0], hi[1]))
+                self.record(table, region.buffer, relaxed)
+
+    # -- traversal -----------------------------------------------------------------------
     def visit_buffer_load_(self, load: BufferLoad) -> None:
+        self.access(self.reads, load.buffer, load.indices)
         self.generic_visit(load)
-        self.record(self.reads, load.buffer, load.indices)
 
     def visit_buffer_store_(self, store: BufferStore) -> None:
+        self.access(self.writes, store.buffer, store.indices)
         self.generic_visit(store)
-        self.record(self.writes, store.buffer, store.indices)
+
+    def visit_var_(self, var: Var) -> None:
+        if var.dtype.is_handle and id(var) not in self.local:
+            self.opaque_data.setdefault(id(var), var)
 
     def visit_for_(self, loop: For) -> None:
-        self.inner[id(loop.loop_var)] = Range(loop.min, loop.extent)
-        self.generic_visit(loop)
+        self.visit_expr(loop.min)
+        self.visit_expr(loop.extent)
+        lo = self.eval(loop.min)
+        hi = self.eval(offset(offset(loop.min, loop.extent), -1))
+        self.dom[id(loop.loop_var)] = None if lo is None or hi is None else (lo[0], hi[1])
+        self.visit_stmt(loop.body)
+        del self.dom[id(loop.loop_var)]
 
     def visit_let_stmt_(self, stmt: LetStmt) -> None:
-        self.inner[id(stmt.var)] = None
-        self.generic_visit(stmt)
+        self.visit_expr(stmt.value)
+        self.dom[id(stmt.var)] = self.eval(stmt.value)
+        self.visit_stmt(stmt.body)
+        del self.dom[id(stmt.var)]
 
     def visit_let_(self, expr: Let) -> None:
-        self.inner[id(expr.var)] = None
-        self.generic_visit(expr)
+        self.visit_expr(expr.value)
+        self.dom[id(expr.var)] = self.eval(expr.value)
+        self.visit_expr(expr.body)
+        del self.dom[id(expr.var)]
 
-    def visit_decl_buffer_(self, stmt: DeclBuffer) -> None:
-        self.local.add(id(stmt.buffer))
+    def visit_if_then_else_(self, stmt: IfThenElse) -> None:
+        self.visit_expr(stmt.condition)
+        saved = self.narrowed(stmt.condition, True)
+        self.visit_stmt(stmt.then_case)
+        self.restore(saved)
+        if stmt.else_case is not None:
+            saved = self.narrowed(stmt.condition, False)
+            self.visit_stmt(stmt.else_case)
+            self.restore(saved)
+
+    def visit_call_(self, call: Call) -> None:
+        if call.op == "if_then_else" and len(call.args) == 3 and call.kind is CallKind.BUILTIN:
+            cond, then, other = call.args
+            self.visit_expr(cond)
+            for branch, holds in ((then, True), (other, False)):
+                saved = self.narrowed(cond, holds)
+                self.visit_expr(branch)
+                self.restore(saved)
+            return
+        self.generic_visit(call)
+
+    def visit_attr_stmt_(self, stmt: AttrStmt) -> None:
+        self.visit_expr(stmt.value)  # the node an attribute is about is not an access
+        self.visit_stmt(stmt.body)
+
+    def visit_allocate_(self, stmt: Allocate) -> None:
+        self.local.add(id(stmt.buffer_var))
         self.generic_visit(stmt)
 
+    def visit_block_realize_(self, realize: BlockRealize) -> None:
+        block = realize.block
+        bindings = {id(iv.var): v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        self.nested(block, bindings)
+
     def visit_block_(self, block: Block) -> None:
-        self.local.update(id(b) for b in block.alloc_buffers)
-        for match in block.match_buffers:
-            self.matched[id(match.buffer)] = match.source
-        for iv in block.iter_vars:
-            self.inner[id(iv.var)] = iv.dom
-        self.generic_visit(block)
+        self.nested(block, {})  # a block without realize: no iter vars to bind
+
+    # -- result -------------------------------------------------------------------------
+    def opaque(self) -> dict[int, _Entry]:
+        table: dict[int, _Entry] = {}
+        for key in self.opaque_data:
+            buffer = self.by_data.get(key)
+            if buffer is not None:
+                full: list[Interval | None] = [
+                    (const(0, e.dtype), offset(e, -1)) for e in buffer.shape
+                ]
+                self.record(table, buffer, full)
+        return table
 
 
-def _add(a: PrimExpr, b: PrimExpr | int) -> PrimExpr:
-    # Keep `vi + 0`-style noise out of inferred regions.
-    if isinstance(b, int):
-        if b == 0:
-            return a
-        return a + b
-    if isinstance(b, IntImm) and b.value == 0:
-        return a
-    if isinstance(a, IntImm) and a.value == 0:
-        return b
-    return a + b
+def _pick(a: PrimExpr, b: PrimExpr, kind: type[Min] | type[Max]) -> PrimExpr:
+    diff = compare(a, b)
+    if diff is None:
+        return kind(a, b)
+    if kind is Min:
+        return a if diff <= 0 else b
+    return a if diff >= 0 else b
 
 
-def _union(buffer: Buffer, accesses: list[tuple[Range, ...]]) -> BufferRegion:
-    first = accesses[0]
+def _times(expr: PrimExpr, factor: int) -> PrimExpr:
+    form = affine(expr)
+    scaled = affine(const(form.const * factor, form.dtype))
+    for atom, coef in form.live():
+        scaled.add(atom, coef * factor)
+    return scaled.expr()
+
+
+def _floordiv(expr: PrimExpr, divisor: int) -> PrimExpr:
+    # (divisor * q + r) // divisor == q + r // divisor when every term's coefficient divides.
+    form = affine(expr)
+    live = form.live()
+    if all(c % divisor == 0 for _, c in live):
+        out = affine(const(form.const // divisor, form.dtype))
+        for atom, coef in live:
+            out.add(atom, coef // divisor)
+        return out.expr()
+    return FloorDiv(expr, const(divisor, expr.dtype))
+
+
+def _floormod(expr: PrimExpr, divisor: int) -> PrimExpr:
+    form = affine(expr)
+    live = form.live()
+    if all(c % divisor == 0 for _, c in live):
+        return const(form.const % divisor, form.dtype)
+    return FloorMod(expr, const(divisor, expr.dtype))
+
+
+def _comparisons(cond: PrimExpr, holds: bool) -> list[tuple[type[CmpOp], PrimExpr, PrimExpr]]:
+    """The comparisons that all hold when ``cond`` is ``holds`` (those it implies simply)."""
+    if isinstance(cond, Call) and cond.op == "likely" and len(cond.args) == 1:
+        return _comparisons(cond.args[0], holds)
+    if isinstance(cond, Not):
+        return _comparisons(cond.a, not holds)
+    if (isinstance(cond, And) and holds) or (isinstance(cond, Or) and not holds):
+        return [*_comparisons(cond.a, holds), *_comparisons(cond.b, holds)]
+    if isinstance(cond, CmpOp) and cond.a.dtype.is_integer and cond.a.dtype.is_scalar:
+        op = type(cond) if holds else _NEGATE[type(cond)]
+        return [(op, cond.a, cond.b)]
+    return []
+
+
+def _to_source(
+    match: MatchBufferRegion, view: Buffer, region: list[Interval | None]
+) -> list[Interval | None]:
+    """An access region of a matched view as a region of its source buffer."""
+    source = match.source.region
+    skipped = len(source) - len(region)
+    out: list[Interval | None] = [(r.min, r.min) for r in source[:skipped]]
+    for dim, rng in enumerate(region):
+        start = source[skipped + dim].min
+        if rng is None:  # the whole view's dimension
+            rng = (const(0, view.shape[dim].dtype), offset(view.shape[dim], -1))
+        out.append((offset(start, rng[0]), offset(start, rng[1])))
+    return out
+
+
+def _cover(buffer: Buffer, region: list[Interval | None]) -> BufferRegion:
     ranges: list[Range] = []
-    for dim, rng in enumerate(first):
-        others = [acc[dim] for acc in accesses[1:]]
-        if all(structural_equal(rng, o) for o in others):
-            ranges.append(rng)
+    for dim, rng in enumerate(region):
+        extent_of_dim = buffer.shape[dim]
+        if rng is None:
+            ranges.append(Range(const(0, extent_of_dim.dtype), extent_of_dim))
             continue
-        every = [rng, *others]
-        if all(isinstance(r.min, IntImm) and isinstance(r.extent, IntImm) for r in every):
-            lo = min(r.min.value for r in every)  # type: ignore[attr-defined]
-            hi = max(r.min.value + r.extent.value for r in every)  # type: ignore[attr-defined]
-            dtype = rng.min.dtype
-            ranges.append(Range(const(lo, dtype), const(hi - lo, dtype)))
+        lo, hi = rng
+        if lo is hi:
+            ranges.append(Range(lo, const(1, lo.dtype)))
             continue
-        extent = buffer.shape[dim]
-        ranges.append(Range(const(0, extent.dtype), extent))
+        extent = affine(hi)
+        extent.add_form(affine(lo), -1)
+        extent.const += 1
+        ranges.append(Range(lo, extent.expr()))
     return BufferRegion(buffer, tuple(ranges))
 
 
@@ -210,12 +439,41 @@ def infer_regions(
     init: Stmt | None,
     alloc_buffers: Sequence[Buffer],
     match_buffers: Sequence[MatchBufferRegion],
+    visible: Sequence[Buffer] = (),
+    recompute_nested: bool = False,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
-    """The (reads, writes) of a block with this body, in first-access order."""
-    visitor = _Accesses(alloc_buffers, match_buffers)
+    """The (reads, writes) of a block with this body (see the module doc).
+
+    ``visible`` are buffers defined outside the block (parameters, enclosing
+    allocations): a data pointer used in the body names one of them, or one the body
+    accesses, to be an opaque access. ``recompute_nested`` infers nested blocks' regions
+    from their bodies instead of taking what they declare (TVM takes them as declared),
+    so that an understated annotation cannot hide an access.
+    """
+    detector = _Detector(alloc_buffers, match_buffers, visible, recompute_nested)
     if init is not None:
-        visitor.visit_stmt(init)
-    visitor.visit_stmt(body)
-    reads = tuple(_union(buf, acc) for buf, acc in visitor.reads.values())
-    writes = tuple(_union(buf, acc) for buf, acc in visitor.writes.values())
-    return reads, writes
+        detector.visit_stmt(init)
+    detector.visit_stmt(body)
+    opaque = detector.opaque()
+    left_out = set(opaque)
+    if init is not None:
+        # A reduction's update reads what it accumulates into: TVM lists it as written only.
+        left_out.update(detector.writes)
+    reads = [e for key, e in detector.reads.items() if key not in left_out]
+    writes = [e for key, e in detector.writes.items() if key not in opaque]
+    reads += opaque.values()
+    writes += opaque.values()
+    return (
+        tuple(_cover(b, r) for b, r in reads),
+        tuple(_cover(b, r) for b, r in writes),
+    )
+
+
+def infer_block_regions(
+    block: Block, visible: Sequence[Buffer] = (), recompute_nested: bool = False
+) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """The (reads, writes) ``block``'s body implies, ignoring the ones it declares: what a
+    transformation that changed the body (a schedule primitive) should store back."""
+    return infer_regions(
+        block.body, block.init, block.alloc_buffers, block.match_buffers, visible, recompute_nested
+    )

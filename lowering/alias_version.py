@@ -166,7 +166,7 @@ class _Versioner(LoopRewriter):
         return is_noalias_version(stmt)
 
 
-@function_pass("alias-version")
+@function_pass("alias-version", opt_level=1)
 def _alias_version(func: PrimFunc) -> PrimFunc:
     """Version gather loops on a run-time no-overlap test (see the module doc)."""
     return rewrite_loops(func, _Versioner)

@@ -80,6 +80,9 @@ __all__ = [
     "STREAMING_MIN_BYTES",
     "align_loop",
     "align_streams",
+    "mark_streams",
+    "STREAMS_ATTR",
+    "streamed_data_vars",
     "StreamLoopRewriter",
     "inline_lets",
     "rewrite_stream_loops",
@@ -89,6 +92,10 @@ __all__ = [
 STREAMING_MIN_BYTES = 16 << 20
 """Smallest array (bytes) written with non-temporal stores: far beyond L2, and data that size
 will not be found in cache by whoever reads it next anyway."""
+
+STREAMS_ATTR = "tvms.streaming_stores"
+"""Function attribute set by ``mark_streams``: positions (in ``params``) of the buffer
+parameters whose contiguous vector stores code generation makes non-temporal."""
 
 SHIFT_NAME = "stream_shift"
 """Name of the variable holding the run-time shift (marks loops already aligned)."""
@@ -357,7 +364,7 @@ def rewrite_stream_loops(
     )
 
 
-@function_pass("align-streams")
+@function_pass("align-streams", opt_level=1)
 def _align_streams(func: PrimFunc) -> PrimFunc:
     """Shift vector loops storing to large write-only arrays onto aligned addresses."""
     return rewrite_stream_loops(
@@ -368,3 +375,39 @@ def _align_streams(func: PrimFunc) -> PrimFunc:
 
 align_streams: FunctionPass = _align_streams
 """The ``align-streams`` pass (a :class:`FunctionPass`)."""
+
+
+@function_pass("mark-streams", opt_level=1)
+def _mark_streams(func: PrimFunc) -> PrimFunc:
+    """Record the function's streaming arrays in attr :data:`STREAMS_ATTR` (code generation
+    reads it and analyses nothing itself)."""
+    streams = streaming_data_vars(func)
+    positions = [
+        i for i, param in enumerate(func.params)
+        if param in func.buffer_map and id(func.buffer_map[param].data) in streams
+    ]
+    if not positions or func.attrs.get(STREAMS_ATTR) == positions:
+        return func
+    return func.with_attr(STREAMS_ATTR, positions)
+
+
+mark_streams: FunctionPass = _mark_streams
+"""The ``mark-streams`` pass (a :class:`FunctionPass`)."""
+
+
+def streamed_data_vars(func: PrimFunc) -> frozenset[int]:
+    """Ids of the data vars of the parameters listed in ``func``'s :data:`STREAMS_ATTR`."""
+    positions = func.attrs.get(STREAMS_ATTR) or ()
+    out: set[int] = set()
+    for position in positions:
+        if not isinstance(position, int) or not 0 <= position < len(func.params):
+            raise ValueError(
+                f"{func.name}: attr {STREAMS_ATTR!r} lists a bad position {position!r}"
+            )
+        buffer = func.buffer_map.get(func.params[position])
+        if buffer is None:
+            raise ValueError(
+                f"{func.name}: attr {STREAMS_ATTR!r} lists parameter {position}, not a buffer"
+            )
+        out.add(id(buffer.data))
+    return frozenset(out)

@@ -17,6 +17,12 @@ indices whose first and last lanes are checked). Loads in an ``if_then_else`` br
 are checked only when that branch is taken; loads under a ``Let`` see the binding.
 Loads in a ``While`` condition are checked before the loop and at the end of each
 iteration. Gather indices (vector indices that are not a Ramp) are not checked.
+
+Loop nests whose indices are affine in their loop variables are then versioned on one
+range test of the indices' extremes (:mod:`lowering.bounds_hoist`): when it passes, a copy
+of the nest without those asserts runs, so a checked build stays close to an unchecked
+one; when it fails, the checked nest runs and raises exactly as described above.
+``PassContext(config={"bounds_check": {"hoist": False}})`` keeps every assert in place.
 """
 
 from __future__ import annotations
@@ -70,7 +76,8 @@ from irbuilder.ir import (
     seq,
 )
 
-from .pass_infra import function_pass
+from .bounds_hoist import hoist_bounds_checks
+from .pass_infra import PassContext, function_pass
 
 __all__ = ["PIPELINE_POSITION", "bounds_check", "format_expr", "insert_bounds_checks"]
 
@@ -334,9 +341,15 @@ class _Inserter(StmtExprMutator):
 
 
 def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
-    """``func`` with an ``IndexError`` assert before every buffer access."""
+    """``func`` with an ``IndexError`` assert before every buffer access; each loop nest
+    tests its affine indices' extremes once and runs unchecked when they are in bounds
+    (:mod:`lowering.bounds_hoist`)."""
     logical = {buf.data: buf for buf in func.buffer_map.values()}
-    return _Inserter(_Checker(logical)).visit_func(func)
+    checked = _Inserter(_Checker(logical)).visit_func(func)
+    if not PassContext.current().option("bounds_check", "hoist", True):
+        return checked
+    body = hoist_bounds_checks(checked.body)
+    return checked if body is checked.body else checked.with_body(body)
 
 
 bounds_check = function_pass("bounds-check")(insert_bounds_checks)

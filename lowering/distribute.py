@@ -17,7 +17,8 @@ The transform is applied only when it provably preserves the sequential semantic
 * reductions write only local allocations that element-wise stores never touch;
 * a reduction reads memory written by element-wise stores only as the very element the
   same iteration wrote before it (same buffer data, structurally equal indices, written
-  by exactly one earlier store), and reads no other memory that could alias what they write.
+  by exactly one earlier store, and no other parameter written, which could be a view of
+  the same array), and reads no other memory that could alias what they write.
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ def distribute_loop(loop: For, local_data: set[int]) -> Stmt | None:
                 continue
             if len(writers) != 1 or writers[0] > p:
                 return None
+            if data not in local_data and any(
+                d != data and d not in local_data for d in ew_written
+            ):
+                return None  # another parameter written later may overwrite the element
             writer = _store(stores, writers[0])
             if not _same_indices(writer.indices, ld.indices):
                 return None
@@ -155,7 +160,7 @@ class _Distributor(StmtExprMutator):
         return new if out is None else out
 
 
-@function_pass("distribute-reductions")
+@function_pass("distribute-reductions", opt_level=1)
 def _distribute_reductions(func: PrimFunc) -> PrimFunc:
     """Split serial loops into an element-wise loop and a reduction loop (see module doc)."""
     finder = LocalAllocations()

@@ -126,6 +126,10 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     j, k = loop.loop_var, inner.loop_var
     if depends_on(inner.min, j) or depends_on(inner.extent, j):
         return None
+    # Interchanged, the j loop's start is evaluated once per k and the k loop's once in
+    # all: a start reading memory the nest writes would see other values.
+    if reads_memory(loop.min) or reads_memory(inner.min):
+        return None
     target = store.buffer
     if id(target.data) in local_data or len(store.indices) != 1:
         return None
@@ -215,7 +219,7 @@ class _Interchanger(LoopRewriter):
         return is_noalias_version(stmt)
 
 
-@function_pass("interchange-reductions")
+@function_pass("interchange-reductions", opt_level=1)
 def _interchange_reductions(func: PrimFunc) -> PrimFunc:
     """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
     return rewrite_loops(func, _Interchanger)

@@ -169,7 +169,7 @@ class _Jammer(StmtExprMutator):
         return self.generic_mutate(stmt)
 
 
-@function_pass("jam-parallel-reductions")
+@function_pass("jam-parallel-reductions", opt_level=1)
 def _jam_parallel_reductions(func: PrimFunc) -> PrimFunc:
     """Interleave iterations of parallel loops running scalar reduction chains."""
     body = _Jammer().visit_stmt(func.body)

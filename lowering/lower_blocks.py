@@ -7,8 +7,8 @@
 * a block predicate (``T.where``) becomes an ``IfThenElse`` around the block;
 * ``alloc_buffers`` become ``Allocate`` (one 1-d extent: the product of the shape)
   + ``DeclBuffer``, sunk to the innermost statement that covers every use of the
-  buffer -- but never into a loop nested in the block, since values may be
-  carried across iterations (a reduction's accumulator is);
+  buffer -- but never into a loop nested in the block: ``plan_allocation_location``,
+  the next pass, decides which loops an allocation enters;
 * ``match_buffers`` become views: a ``DeclBuffer`` over the source buffer's data
   var whose ``strides`` are the source's (explicit) strides of the matched dims and
   whose ``elem_offset`` is the source offset plus the region's start; the match

@@ -126,7 +126,7 @@ class _Promoter(LoopRewriter):
         return promote_loop(loop, self.local_data)
 
 
-@function_pass("promote-accumulators")
+@function_pass("promote-accumulators", opt_level=1)
 def _promote_accumulators(func: PrimFunc) -> PrimFunc:
     """Version loops accumulating into one array element to accumulate in a register."""
     return rewrite_loops(func, _Promoter)

@@ -105,7 +105,7 @@ def vectorize_stream_loop(loop: For, streams: frozenset[int], local_data: set[in
     return LetStmt(test, all_of(checks), IfThenElse(test, vectorized, loop, span=loop.span))
 
 
-@function_pass("vectorize-streams")
+@function_pass("vectorize-streams", opt_level=1)
 def _vectorize_streams(func: PrimFunc) -> PrimFunc:
     """Vectorize serial loops filling large write-only arrays (see the module doc)."""
     return rewrite_stream_loops(func, vectorize_stream_loop, VERSION_NAME)

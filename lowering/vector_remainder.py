@@ -58,7 +58,7 @@ class _Remainders(StmtExprMutator):
         return new if out is None else out
 
 
-@function_pass("vector-remainder")
+@function_pass("vector-remainder", opt_level=1)
 def _vector_remainder(func: PrimFunc) -> PrimFunc:
     """Vectorize tagged constant remainder loops in power-of-two chunks (see module doc)."""
     body = _Remainders().visit_stmt(func.body)

@@ -3,7 +3,9 @@
 Rules (each failure names the offending buffer or variable):
 
 * no implicit buffer: every accessed buffer is a ``buffer_map`` buffer, declared by
-  an enclosing ``DeclBuffer``, or a block's ``alloc_buffers``/``match_buffers``;
+  an enclosing ``DeclBuffer``, or a block's ``alloc_buffers``/``match_buffers``; before
+  lowering, TVM's pre-DeclBuffer view ``T.Buffer(..., data=A.data)`` is accepted when its
+  data var is in scope (``declare_buffers`` gives it a ``DeclBuffer``);
 * no undefined buffer: the data var of a declared buffer is in scope (a parameter's
   buffer, an ``Allocate``, another buffer's data, a ``LetStmt`` value);
 * variables are defined before use, defined once (binding the same Var object twice
@@ -189,6 +191,8 @@ class _Verifier(StmtExprVisitor):
             return
         if buffer in self.dead_buffers:
             self.error(f"buffer {buffer.name!r} is used outside the scope of its declaration")
+        elif not self.lowered and buffer.data in self.scope:
+            self.check_layout_vars(buffer)  # an implicit view over memory in scope
         else:
             self.error(
                 f"buffer {buffer.name!r} is accessed but never declared (implicit buffer "

@@ -4,25 +4,53 @@
 ``from tvmscript import ir as I`` the ``I`` namespace (``@I.ir_module``);
 ``tvmscript.from_source(text)`` parses TVMScript text; ``tvmscript.build(func)``
 compiles a PrimFunc into a callable kernel.
+
+Importing loads the language (IR, builder, parser, printer); the compiler (lowering, code
+generation, llvmlite) is imported by the first ``build`` while the JIT is created on a
+background thread (:mod:`tvmscript._prewarm`).
 """
 
-from typing import Any
+from __future__ import annotations
 
-from backend.runtime import jit_prewarm  # noqa: F401  (first: starts creating the JIT)
-from irbuilder.ir import PrimFunc, set_script_printer
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from irbuilder.ir import IRModule, PrimFunc, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser
-from lowering.bufferize import explain_bufferization as _explain
 
-from . import ir, tir
-from .build import Kernel, KernelModule, build, clear_build_cache
+from . import _prewarm, ir, tir
 from .diagnostics import DiagnosticError
 from .parser.entry import from_source, parse_ir_module, parse_prim_func
 from .printer import script
 
+if TYPE_CHECKING:
+    from lowering.target import Target
+
+    from .build import Kernel, KernelModule, clear_build_cache
+
 set_script_printer(script)
 register_prim_func_parser(parse_prim_func)
 register_ir_module_parser(parse_ir_module)
+
+
+def build(
+    func_or_module: PrimFunc | IRModule, target: Any = "llvm", opt_level: int = 3, **options: Any
+) -> Any:
+    """Compile a PrimFunc (to a :class:`Kernel`) or an IRModule (to a :class:`KernelModule`).
+
+    ``target="llvm"`` JIT-compiles for the host CPU, a :class:`Target` (or its string or dict
+    spelling, ``"llvm -mcpu=znver4"``) for that CPU, ``target="interp"`` runs the reference
+    interpreter; ``opt_level`` is 0-3. Options (``fastmath``, ``fp_contract``, ``cache``,
+    ``verify``, ``bounds_check``, ``release_gil``, ``count_allocations``,
+    ``copy_noncontiguous_inputs``, ...) are documented on ``tvmscript.build`` 's implementation,
+    ``sys.modules["tvmscript.build"].build``, and in the README.
+    """
+    from .build import build as build_impl
+
+    return build_impl(func_or_module, target, opt_level, **options)
 
 
 def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs: Any) -> str:
@@ -31,16 +59,55 @@ def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs
     Like MLIR's ``print-conflicts``: each copy or allocation comes with the source lines
     of the definition, the conflicting write and the read that forced it.
     """
-    report = _explain(func, opt_level=opt_level, **kwargs)
+    from lowering.bufferize import explain_bufferization as explain
+
+    report = explain(func, opt_level=opt_level, **kwargs)
     print(report)
     return report
 
+
+_LAZY = {
+    "Kernel": f"{__name__}.build",
+    "KernelModule": f"{__name__}.build",
+    "clear_build_cache": f"{__name__}.build",
+    "Target": "lowering.target",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        # import_module, not ``from . import build``: that would find the function.
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """``tvmscript.build`` stays the function when the submodule of that name is imported.
+
+    Importing ``tvmscript.build`` (lazily, or by ``from tvmscript.build import ...``) sets
+    the package attribute to the module; the function keeps the name, as it always had, and
+    the module stays reachable through ``sys.modules``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "build" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+# Last: the thread's imports (llvmlite, the runtime) must not contend with this package's.
+_prewarm.start()
 
 __all__ = [
     "DiagnosticError",
     "explain_bufferization",
     "Kernel",
     "KernelModule",
+    "Target",
     "build",
     "clear_build_cache",
     "from_source",

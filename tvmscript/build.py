@@ -25,12 +25,16 @@ propagates its exception.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
+from backend.call_args import CallBinder
 from backend.codegen import CodegenOptions, generate
 from backend.codegen.stmt import COUNTER_NAMES
 from backend.interp import make_interp_kernel
@@ -50,10 +54,19 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
+from lowering.cpu_support import check_cpu_support
+from lowering.scalar_return import has_scalar_return, lower_scalar_return
+from lowering.target import TargetLike
 
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
-from .build_options import BuildOptions, lower_for_build, parse_options
+from .build_options import (
+    BuildOptions,
+    check_runnable,
+    lower_for_build,
+    parse_options,
+    parse_target,
+)
 
 __all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
 
@@ -180,20 +193,22 @@ class Kernel:
         c[1] = c[3] = 0
         c[4], c[5] = c[2], c[0]
 
-    def export_object(self, path: str | Path) -> Path:
+    def export_object(self, path: str | Path, target: TargetLike | None = None) -> Path:
         """Write a position-independent ELF object to ``path``: the kernel with the native ABI
         (``PyObject*`` ndarrays; tvmscript runtime symbols left weak undefined) and its plain-C
-        entry ``<name>_c`` (see :mod:`tvmscript.build_export`)."""
-        return build_export.export_object(self._require_library(), [self], path)
+        entry ``<name>_c`` (see :mod:`tvmscript.build_export`). ``target`` (default: the
+        build's) may be any CPU: the object is compiled for it, never run here."""
+        return build_export.export_object(self._require_library(), [self], path, target)
 
-    def export_library(self, path: str | Path) -> Path:
+    def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
         """Link a shared library at ``path`` (needs ``cc``) and write ``<stem>.h`` beside it.
 
         The header declares the kernel's native-ABI symbol (ndarray ``PyObject*`` arguments,
         needs CPython) and its plain-C entry ``<name>_c`` (raw pointers, int64 extents,
         error code + ``<name>_c_last_error()``); see :mod:`tvmscript.build_export`.
+        ``target`` as for :meth:`export_object`.
         """
-        return build_export.export_library(self._require_library(), [self], path)
+        return build_export.export_library(self._require_library(), [self], path, target)
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.func.params)
@@ -203,9 +218,15 @@ class Kernel:
 class KernelModule:
     """The kernels of a built IRModule, as attributes and by ``module["name"]``."""
 
-    def __init__(self, kernels: dict[str, Kernel], library: CompiledLibrary | None) -> None:
+    def __init__(
+        self,
+        kernels: dict[str, Kernel],
+        library: CompiledLibrary | None,
+        internal: tuple[str, ...] = (),
+    ) -> None:
         self._kernels = kernels
         self._library = library
+        self._internal = internal
         for name, kernel in kernels.items():
             setattr(self, name, kernel)
 
@@ -216,6 +237,11 @@ class KernelModule:
         # Only reached for names that are not kernels (kernels are instance attributes).
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in self._internal:
+            raise AttributeError(
+                f"{name!r} is a subroutine the module's kernels call (it is private or takes "
+                "a data pointer, T.handle), not callable from Python"
+            )
         raise AttributeError(f"module has no kernel {name!r}; it has {', '.join(self._kernels)}")
 
     def __iter__(self) -> Iterator[str]:
@@ -237,17 +263,21 @@ class KernelModule:
             raise ValueError("module was not compiled to machine code")
         return str(self._library.llvm_ir if kind == "ll" else self._library.asm)
 
-    def export_object(self, path: str | Path) -> Path:
-        """Write the module's object file (all kernels) to ``path``."""
+    def export_object(self, path: str | Path, target: TargetLike | None = None) -> Path:
+        """Write the module's object file (all kernels) to ``path``, compiled for ``target``
+        (default: the build's)."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        return build_export.export_object(self._library, list(self._kernels.values()), path)
+        kernels = list(self._kernels.values())
+        return build_export.export_object(self._library, kernels, path, target)
 
-    def export_library(self, path: str | Path) -> Path:
-        """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it."""
+    def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
+        """Link all kernels into one shared library at ``path`` plus ``<stem>.h`` beside it,
+        compiled for ``target`` (default: the build's)."""
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
-        return build_export.export_library(self._library, list(self._kernels.values()), path)
+        kernels = list(self._kernels.values())
+        return build_export.export_library(self._library, kernels, path, target)
 
     def __repr__(self) -> str:
         return f"<tvmscript.KernelModule {', '.join(self._kernels)}>"
@@ -288,10 +318,11 @@ def _entry_spec(func: PrimFunc, options: BuildOptions, passed_on: set[int]) -> E
 
 
 def _handles_in_body(func: PrimFunc) -> set[int]:
-    """ids of buffer handles the (unlowered) body uses directly, e.g. passes to another
-    kernel that may write through them: such buffers must never be silently copied."""
-    handles = {id(p) for p in func.buffer_map}
-    return {id(v) for v in free_vars(func.body) if id(v) in handles}
+    """ids of buffer handles whose handle or data pointer the (unlowered) body uses
+    directly, e.g. passes to another kernel that may write through them: such buffers must
+    never be silently copied."""
+    used = {id(v) for v in free_vars(func.body)}
+    return {id(p) for p, b in func.buffer_map.items() if id(p) in used or id(b.data) in used}
 
 
 def clear_build_cache() -> None:
@@ -308,14 +339,17 @@ def build_cache_info() -> dict[str, int]:
 
 def build(
     func_or_module: PrimFunc | IRModule,
-    target: str = "llvm",
+    target: TargetLike = "llvm",
     opt_level: int = 3,
     **options: Any,
 ) -> Any:
     """Compile a PrimFunc (to a :class:`Kernel`) or an IRModule (to a :class:`KernelModule`).
 
-    ``target="llvm"`` JIT-compiles for the host CPU; ``target="interp"`` runs the IR with the
-    reference interpreter. ``opt_level`` (0-3) drives both our passes and LLVM's pipeline.
+    ``target="llvm"`` JIT-compiles for the host CPU; a :class:`~lowering.target.Target`, target
+    string (``"llvm -mcpu=znver3"``) or dict for another CPU the host can run (a target whose
+    features the host lacks raises ``ValueError`` naming them: export for it instead);
+    ``target="interp"`` runs the IR with the reference interpreter. ``opt_level`` (0-3)
+    drives both our passes and LLVM's pipeline.
     Options (unknown names raise ``TypeError``):
 
     * ``fastmath=False``: allow reassociation/contraction (vectorized float reductions);
@@ -330,7 +364,11 @@ def build(
     * ``count_allocations=True``: per-library heap allocation counters
       (:meth:`Kernel.allocation_stats`);
     * ``copy_noncontiguous_inputs=True``: copy non-contiguous arrays given for read-only
-      buffers (written buffers are always rejected when not C-contiguous).
+      buffers (written buffers are always rejected when not C-contiguous);
+    * ``check_races=True``: refuse a ``T.parallel`` loop whose iterations may write an
+      element another iteration writes or reads (``DiagnosticError`` at the access and the
+      loop; see docs/race-check.md); a loop annotated ``{"tvmscript.allow_races": True}``
+      is exempt.
 
     Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
     ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built
@@ -340,15 +378,22 @@ def build(
         raise TypeError(
             f"build() expects a PrimFunc or IRModule, got {type(func_or_module).__name__}"
         )
-    if not isinstance(target, str):
-        raise TypeError(f"build(): target must be a str, got {target!r}")
     opts, cache = parse_options(opt_level, options)
-    if target == "interp":
+    if isinstance(target, str) and target == "interp":
+        for func in _functions(func_or_module):
+            check_cpu_support(func)
         if isinstance(func_or_module, IRModule):
-            return {name: make_interp_kernel(f) for name, f in func_or_module.items()}
+            functions = dict(func_or_module.items())
+            return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
         return make_interp_kernel(func_or_module)
-    if target != "llvm":
-        raise ValueError(f"unknown target {target!r}; expected 'llvm' or 'interp'")
+    if isinstance(target, str) and target.split()[:1] != ["llvm"]:
+        raise ValueError(
+            f"unknown target {target!r}; expected 'llvm', 'llvm -mcpu=...' or 'interp'"
+        )
+    machine = parse_target(target)
+    check_runnable(machine)
+    opts = dataclasses.replace(opts, target=machine)
+    target = "llvm"
     ir_hash = structural_hash(func_or_module)
     # Structural equality ignores function names, but they are the kernels' symbols.
     names = tuple(f.name for f in _functions(func_or_module))
@@ -378,7 +423,34 @@ def build(
 
 
 def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
-    return [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
+    """The functions to compile; a private function of a module (no ``global_symbol``) is
+    named by its key in the module, which is what ``Module.f(...)`` calls."""
+    if isinstance(ir, PrimFunc):
+        return [ir]
+    return [
+        f if "global_symbol" in f.attrs else f.with_attr("global_symbol", name)
+        for name, f in ir.items()
+    ]
+
+
+def _takes_pointer(func: PrimFunc) -> bool:
+    return any(p.dtype.is_handle and p not in func.buffer_map for p in func.params)
+
+
+def _subroutines(ir: PrimFunc | IRModule) -> tuple[str, ...]:
+    """Functions of a module only its other kernels call (as TVM's internal subroutines):
+    private ones, and those taking a data pointer (``T.handle("float32")``)."""
+    if isinstance(ir, PrimFunc):
+        return ()
+    return tuple(
+        name for name, f in ir.items() if "global_symbol" not in f.attrs or _takes_pointer(f)
+    )
+
+
+def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
+    """The functions that get a Python entry (all but :func:`_subroutines`)."""
+    internal = _subroutines(ir)
+    return [f for f in _functions(ir) if f.name not in internal]
 
 
 def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
@@ -403,26 +475,53 @@ def _assemble(
         )
         plan = _output_plan(func, low)
         if plan is not None:
-            type(kernel).__call__ = staticmethod(_returning_call(kernel.entry, plan))  # type: ignore[method-assign]
+            call = _returning_call(kernel.entry, plan, [p.name for p in spec.params])
+            type(kernel).__call__ = staticmethod(call)  # type: ignore[method-assign]
         kernels[func.name] = kernel
     if isinstance(ir, PrimFunc):
         return kernels[ir.name]
-    return KernelModule(kernels, library)
+    return KernelModule(kernels, library, _subroutines(ir))
 
 
 def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
-    """The bufferized function whose trailing params are returned tensors, if any."""
-    if "tensor_returns" not in func.attrs:
+    """The bufferized function whose trailing params are returned tensors (or the
+    ``T.ret`` scalar's ``ret_value``), if any."""
+    scalar = has_scalar_return(func)
+    if "tensor_returns" not in func.attrs and not scalar:
         return None
-    source = lowered if isinstance(lowered, PrimFunc) else bufferize(func)
+    if isinstance(lowered, PrimFunc):
+        source = lowered
+    else:
+        source = bufferize(func)
+        if scalar:
+            source = lower_scalar_return(source)
     return source if num_outputs(source) > 0 else None
 
 
-def _returning_call(entry: Callable[..., Any], func: PrimFunc) -> Callable[..., Any]:
+def _returning_call(
+    entry: Callable[..., Any], func: PrimFunc, param_names: Sequence[str]
+) -> Callable[..., Any]:
     """A call that allocates the returned tensors, runs the kernel and returns them."""
     output_specs(func)  # fail at build time, not per call, when a shape is not computable
+    inputs = len(param_names) - num_outputs(func)
+    bind = CallBinder(func.name, param_names[:inputs])
 
-    def call(*args: Any) -> Any:
+    if func.attrs.get("scalar_return"):
+        (spec,) = output_specs(func)
+        dtype = np.dtype(spec.dtype)
+
+        def call_scalar(*args: Any, **kwargs: Any) -> Any:
+            if kwargs or len(args) != inputs:
+                args = tuple(bind(args, kwargs))
+            slot = np.zeros(1, dtype)  # zero when no T.ret ran on the path taken
+            entry(*args, slot)
+            return slot[0].item()
+
+        return call_scalar
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != inputs:
+            args = tuple(bind(args, kwargs))
         outputs = allocate_outputs(func, args)
         entry(*args, *outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -436,7 +535,7 @@ def _load_cached(
     entry = load_build(path)
     if entry is None:
         return None
-    funcs = _functions(ir)
+    funcs = _entry_functions(ir)
     if [k.spec.name for k in entry.kernels] != [f.name for f in funcs]:
         return None  # a hash collision or a stale entry: rebuild
     counters, symbols = _new_counters(options)
@@ -450,6 +549,7 @@ def _load_cached(
             fastmath=options.fastmath,
             symbols=symbols,
             ir_compressed=entry.ir_compressed,
+            target=options.target,
         )
     except RuntimeError:
         return None  # e.g. a symbol this process cannot provide: rebuild from source
@@ -471,8 +571,13 @@ def _build_llvm(
             fastmath=options.fastmath,
             fp_contract=options.fp_contract,
             count_allocations=options.count_allocations,
+            target=options.target,
         ),
     )
+    internal = _subroutines(ir)
+    callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
+    funcs = [f for f, _ in callable_]
+    lowered = [low for _, low in callable_]
     specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
     wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
     text = result.text + "\n" + "\n".join(wrappers)
@@ -485,6 +590,7 @@ def _build_llvm(
         name=name,
         cache=use_disk,
         symbols=symbols,
+        target=options.target,
     )
     with _cache_lock:
         _cache_stats["compiles"] += 1

@@ -19,10 +19,16 @@ Every exported kernel has two entry points:
 A kernel whose body uses a buffer handle itself (e.g. passes it to another kernel) has no C
 entry; the header says why. The C entry is lowered at export time with the kernel's build
 options and the :class:`~lowering.PassContext` active during the export.
+
+An export is compiled for a :class:`~lowering.target.Target`: the build's by default (the
+JIT's optimised IR is reused), or any other x86-64 CPU given as ``target=`` (cross-compiling:
+the kernels are lowered and generated again for it; nothing is run here, so the host need
+not have the target's features).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -31,17 +37,19 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import llvmlite.binding as llvm
 
-from backend.codegen import CodegenOptions, ErrorKind
+from backend.codegen import CodegenOptions, ErrorKind, generate
 from backend.codegen.c_entry import LAST_ERROR_SUFFIX, generate_c_entries
 from backend.runtime import BufferParam, CompiledLibrary, CompileError, EntrySpec
+from backend.runtime.pyentry import entry_wrapper_ir
 from backend.runtime.target import codegen_target_machine, optimize
 from irbuilder.ir import PrimFunc
 from lowering import PassContext
 from lowering.c_entry import CEntry, CEntryError, CParam, make_c_entry
+from lowering.target import Target, TargetLike, as_target
 
 from .build_options import BuildOptions, lower_for_build
 
@@ -95,8 +103,9 @@ class ExportPlan:
     """Kernel name -> why it has no C entry."""
 
 
-def plan_export(kernels: Sequence[ExportedKernel]) -> ExportPlan:
-    """Lower every kernel's C entry (``entry_checks`` disabled); see the module docstring."""
+def plan_export(kernels: Sequence[ExportedKernel], target: Target | None = None) -> ExportPlan:
+    """Lower every kernel's C entry (``entry_checks`` disabled) for ``target`` (default: each
+    kernel's build target); see the module docstring."""
     names = {k.name for k in kernels}
     outer = PassContext.current()
     entries: list[CEntry] = []
@@ -106,9 +115,13 @@ def plan_export(kernels: Sequence[ExportedKernel]) -> ExportPlan:
             opt_level=outer.opt_level,
             disabled_passes=outer.disabled_passes | {"entry_checks"},
             config=outer.config,
+            instruments=outer.instruments,
         )
+        options = kernel.options
+        if target is not None:
+            options = dataclasses.replace(options, target=target)
         with ctx:
-            lowered = lower_for_build(kernel.func, kernel.options)
+            lowered = lower_for_build(kernel.func, options)
         try:
             entry = make_c_entry(lowered, names, C_ENTRY_SUFFIX)
         except CEntryError as exc:
@@ -125,28 +138,83 @@ def plan_export(kernels: Sequence[ExportedKernel]) -> ExportPlan:
     return ExportPlan(specs, tuple(entries), skipped)
 
 
-def _object_code(library: CompiledLibrary, plan: ExportPlan, options: BuildOptions) -> bytes:
-    """One PIC object: the library's Python-ABI kernels (weak runtime refs) + the C entries."""
-    ir = library.llvm_ir
-    if not ir.strip():
-        raise ValueError(f"library {library.name!r} has no LLVM IR to export (loaded without it)")
-    module = llvm.parse_assembly(ir)
+def _python_abi_module(
+    library: CompiledLibrary,
+    kernels: Sequence[ExportedKernel],
+    options: BuildOptions,
+    target: Target | None,
+) -> object:
+    """The optimised LLVM module of the Python-ABI kernels for ``target``: the library's own
+    (built for it) or, for another target, lowered and generated again."""
+    if target is None:
+        ir = library.llvm_ir
+        if not ir.strip():
+            raise ValueError(
+                f"library {library.name!r} has no LLVM IR to export (loaded without it)"
+            )
+        return llvm.parse_assembly(ir)
+    lowered = [
+        lower_for_build(k.func, dataclasses.replace(k.options, target=target)) for k in kernels
+    ]
+    result = generate(
+        lowered,
+        CodegenOptions(
+            fastmath=options.fastmath,
+            fp_contract=options.fp_contract,
+            count_allocations=options.count_allocations,
+            target=target,
+        ),
+    )
+    wrappers = [
+        entry_wrapper_ir(k.spec, k.name, with_prelude=False) for k in kernels if k.spec is not None
+    ]
+    module = llvm.parse_assembly(result.text + "\n" + "\n".join(wrappers))
+    module.verify()
+    return optimize(module, options.opt_level, target=target)
+
+
+def _export_target(
+    library: CompiledLibrary, target: TargetLike | None
+) -> tuple[Target | None, Target | None]:
+    """(the target objects are compiled for, the target to rebuild for or None to reuse the
+    library's code)."""
+    built_for = library.target
+    if target is None:
+        return built_for, None
+    chosen = as_target(target)
+    if chosen == (built_for or Target.host()):
+        return built_for, None
+    return chosen, chosen
+
+
+def _object_code(
+    library: CompiledLibrary,
+    kernels: Sequence[ExportedKernel],
+    target: TargetLike | None = None,
+) -> tuple[bytes, ExportPlan]:
+    """One PIC object: the Python-ABI kernels (weak runtime refs) + the C entries."""
+    options = _options_of(kernels)
+    machine, rebuild = _export_target(library, target)
+    plan = plan_export(kernels, machine)
+    module: Any = _python_abi_module(library, kernels, options, rebuild)
     if plan.c_entries:
         text = generate_c_entries(
             [e.func for e in plan.c_entries],
-            CodegenOptions(fastmath=options.fastmath, fp_contract=options.fp_contract),
+            CodegenOptions(
+                fastmath=options.fastmath, fp_contract=options.fp_contract, target=machine
+            ),
         )
         c_module = llvm.parse_assembly(text)
         c_module.verify()
         # fastmath flags are already on the instructions (codegen), as in build().
-        module.link_in(optimize(c_module, options.opt_level))
+        module.link_in(optimize(c_module, options.opt_level, target=machine))
     for value in (*module.functions, *module.global_variables):
         if value.is_declaration and _PYTHON_SYMBOL.match(value.name):
             value.linkage = llvm.Linkage.external_weak
-    tm = codegen_target_machine(options.opt_level, reloc="pic")
+    tm = codegen_target_machine(options.opt_level, reloc="pic", target=machine)
     module.triple, module.data_layout = tm.triple, str(tm.target_data)
     module.verify()
-    return bytes(tm.emit_object(module))
+    return bytes(tm.emit_object(module)), plan
 
 
 def _options_of(kernels: Sequence[ExportedKernel]) -> BuildOptions:
@@ -154,12 +222,16 @@ def _options_of(kernels: Sequence[ExportedKernel]) -> BuildOptions:
 
 
 def export_object(
-    library: CompiledLibrary, kernels: Sequence[ExportedKernel], path: str | os.PathLike[str]
+    library: CompiledLibrary,
+    kernels: Sequence[ExportedKernel],
+    path: str | os.PathLike[str],
+    target: TargetLike | None = None,
 ) -> Path:
-    """Write the ELF object of ``kernels`` (both entry points each) to ``path``."""
-    plan = plan_export(kernels)
+    """Write the ELF object of ``kernels`` (both entry points each) to ``path``, compiled for
+    ``target`` (default: the build's)."""
+    obj, _plan = _object_code(library, kernels, target)
     out = Path(path)
-    out.write_bytes(_object_code(library, plan, _options_of(kernels)))
+    out.write_bytes(obj)
     return out
 
 
@@ -174,12 +246,15 @@ def _linker() -> str:
 
 
 def export_library(
-    library: CompiledLibrary, kernels: Sequence[ExportedKernel], path: str | os.PathLike[str]
+    library: CompiledLibrary,
+    kernels: Sequence[ExportedKernel],
+    path: str | os.PathLike[str],
+    target: TargetLike | None = None,
 ) -> Path:
-    """Link ``kernels`` into a shared library at ``path`` (needs ``cc``) plus ``<stem>.h``."""
+    """Link ``kernels`` into a shared library at ``path`` (needs ``cc``) plus ``<stem>.h``,
+    compiled for ``target`` (default: the build's)."""
     cc = _linker()
-    plan = plan_export(kernels)
-    obj = _object_code(library, plan, _options_of(kernels))
+    obj, plan = _object_code(library, kernels, target)
     out = Path(path)
     libs = ["-lm"]
     if b"_ZGV" in obj:
@@ -232,8 +307,10 @@ def _py_declaration(name: str, spec: EntrySpec) -> str:
     return (
         f"/* {name}: returns 0, or nonzero with a Python exception set (GIL held). */\n"
         f"int32_t {name}({params});\n"
-        f"/* METH_FASTCALL entry: {name}({', '.join(p.name for p in spec.params)}) */\n"
-        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs);\n"
+        f"/* METH_FASTCALL | METH_KEYWORDS entry: "
+        f"{name}({', '.join(p.name for p in spec.params)}) */\n"
+        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs, "
+        f"PyObject *kwnames);\n"
     )
 
 

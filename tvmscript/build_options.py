@@ -9,9 +9,21 @@ from typing import Any
 
 import lowering
 from irbuilder.ir import PrimFunc
-from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
+from lowering import Pass, PassContext
+from lowering.cpu_support import check_cpu_support
+from lowering.race_check import RaceError
+from lowering.target import Target, as_target
 
-__all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
+from .diagnostics import DiagnosticError
+
+__all__ = [
+    "BuildOptions",
+    "bounds_check_pass",
+    "lower_for_build",
+    "parse_options",
+    "parse_target",
+    "race_diagnostic",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,16 @@ class BuildOptions:
     """Count heap allocations per compiled library (:meth:`Kernel.allocation_stats`)."""
     copy_noncontiguous_inputs: bool = True
     """A non-C-contiguous array passed for a buffer the kernel only reads is copied."""
+    check_races: bool = True
+    """Refuse ``T.parallel`` loops whose iterations may conflict (``lowering.race_check``;
+    ``DiagnosticError`` at the access and the loop)."""
+    target: Target | None = None
+    """The machine code target (None: the host); selects late passes and LLVM's CPU."""
+
+    @property
+    def resolved_target(self) -> Target:
+        """:attr:`target`, or the host when it is None."""
+        return as_target(self.target)
 
     def key(self) -> tuple[Any, ...]:
         """A hashable, printable tuple identifying these options (and the active
@@ -48,6 +70,8 @@ class BuildOptions:
             self.release_gil,
             self.count_allocations,
             self.copy_noncontiguous_inputs,
+            self.check_races,
+            "host" if self.target is None else (str(self.target), self.target.llvm_features),
             tuple(sorted(ctx.disabled_passes)),
             repr(sorted((k, sorted(v.items())) for k, v in ctx.config.items())),
         )
@@ -61,6 +85,7 @@ _BOOL_OPTIONS = (
     "release_gil",
     "count_allocations",
     "copy_noncontiguous_inputs",
+    "check_races",
 )
 _ALL_OPTIONS = (*_BOOL_OPTIONS, "cache")
 
@@ -86,7 +111,7 @@ def parse_options(opt_level: object, options: Mapping[str, Any]) -> tuple[BuildO
         raise TypeError(f"build(): opt_level must be an int 0..3, got {opt_level!r}")
     if not 0 <= opt_level <= 3:
         raise ValueError(f"build(): opt_level must be 0..3, got {opt_level}")
-    values: dict[str, bool] = {}
+    values: dict[str, Any] = {}
     for name in _BOOL_OPTIONS:
         if name in options:
             value = options[name]
@@ -124,44 +149,68 @@ def bounds_check_pass() -> tuple[Pass, str]:
     return pass_, position
 
 
-class _Verifier:
-    """Verifies after each pass; accesses must be 1-d once ``flatten_buffer`` ran."""
+def parse_target(target: object) -> Target | None:
+    """``build``'s ``target``: ``"llvm"`` (the host) -> None, a target string, dict or
+    :class:`~lowering.target.Target` -> that Target (``"interp"`` is handled by ``build``).
+    Bad values raise TypeError/ValueError."""
+    if target == "llvm":
+        return None
+    if not isinstance(target, (str, dict, Target)):
+        raise TypeError(
+            f"build(): target must be 'llvm', 'interp', a target string, dict or Target, "
+            f"got {target!r}"
+        )
+    try:
+        chosen = as_target(target)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"build(): {exc}") from None
+    return None if chosen == Target.host() else chosen
 
-    def __init__(self) -> None:
-        self.flattened = False
 
-    def __call__(self, func: PrimFunc) -> None:
-        pass_name = PassContext.current().current_pass or None
-        if pass_name == "flatten_buffer":
-            self.flattened = True
-        verify_well_formed(func, lowered=self.flattened, pass_name=pass_name)
+def check_runnable(target: Target | None) -> None:
+    """Refuse (ValueError) to JIT code for a target whose features the host lacks."""
+    if target is None:
+        return
+    missing = target.missing_on_host()
+    if missing:
+        host = Target.host()
+        raise ValueError(
+            f"build(): target '{target}' uses {', '.join(missing)}, which this host "
+            f"({host.mcpu}) lacks: its code cannot run here. Build for the host and export "
+            "for the target instead: kernel.export_library(path, target=...)"
+        )
 
 
 def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
-    """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
-    if not options.bounds_check:
-        return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)
-    check, position = bounds_check_pass()
-    passes = list(default_pipeline(options.opt_level))
-    names = [p.name.replace("-", "_") for p in passes]
-    if position == "end":
-        passes.append(check)
-    else:
-        target = position[len("before:") :].replace("-", "_")
-        index = names.index(target) if target in names else len(passes)
-        passes.insert(index, check)
-    outer = PassContext.current()
-    ctx = PassContext(
-        opt_level=options.opt_level,
-        disabled_passes=outer.disabled_passes,
-        config=outer.config,
-        verify_each=options.verify,
-        verifier=_Verifier(),
-    )
-    if options.verify:
-        verify_well_formed(func, pass_name="<input>")
-    with ctx:
-        result = Sequential(passes, "build_pipeline")(func)
-    if options.verify:
-        verify_well_formed(result, lowered=True, pass_name="build_pipeline")
-    return result
+    """Run the lowering pipeline (plus the bounds-check pass when asked) on one function.
+
+    A parallel loop refused by the race check raises :class:`DiagnosticError` located at
+    the access, with a note at the loop.
+    """
+    check_cpu_support(func)
+    extra = [bounds_check_pass()] if options.bounds_check else []
+    try:
+        return lowering.lower(
+            func,
+            opt_level=options.opt_level,
+            verify_each=options.verify,
+            target=options.target,
+            extra_passes=extra,
+            check_races=race_switch(options),
+        )
+    except RaceError as err:
+        raise race_diagnostic(err).detach() from None
+
+
+def race_diagnostic(err: RaceError) -> DiagnosticError:
+    """The located report of a refused parallel loop (the access, then the loop)."""
+    diagnostic = DiagnosticError(err.message, err.span, original=err)
+    for note, span in err.notes:
+        diagnostic.add_note(note, span)
+    return diagnostic
+
+
+def race_switch(options: BuildOptions) -> bool | None:
+    """``check_races=False`` turns the check off; the default leaves the PassContext's
+    ``check_parallel_races`` config (or disabled passes) in charge."""
+    return None if options.check_races else False

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
@@ -45,10 +45,37 @@ from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
 from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
-from lowering.schedule import BlockRV, ExprRV, IndexMap, LoopRV, Schedule, ScheduleError, Trace
+from irbuilder.tir import types as _types
+from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 
-from . import schedule as _schedule  # noqa: F401  (installs the interpreter check)
 from .parser.tir.macro import TIRMacro, macro
+
+if TYPE_CHECKING:
+    from lowering.schedule import (
+        BlockRV,
+        ExprRV,
+        IndexMap,
+        LoopRV,
+        Schedule,
+        ScheduleError,
+        Trace,
+    )
+
+_SCHEDULE_NAMES = ("BlockRV", "ExprRV", "IndexMap", "LoopRV", "Schedule", "ScheduleError", "Trace")
+
+
+def __getattr__(name: str) -> Any:
+    # The schedule library (and the interpreter check it installs) loads on first use, so
+    # `import tvmscript` stays the language only.
+    if name in _SCHEDULE_NAMES:
+        from lowering import schedule as library
+
+        from . import schedule as _checker  # noqa: F401  (installs the interpreter check)
+
+        value = getattr(library, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
@@ -94,6 +121,21 @@ __all__ = [
     "iter_var",
     "macro",
     "reduce",
+    "boolean",
+    "broadcast",
+    "buffer",
+    "buffer_var",
+    "ptr",
+    "ramp",
+    "target",
+    "var",
+    "void",
+    "tvm_call_packed",
+    "tvm_call_cpacked",
+    "tvm_call_packed_lowered",
+    "tvm_call_cpacked_lowered",
+    "SizeVar",
+    "BufferLoad",
 ]
 
 
@@ -282,3 +324,53 @@ def decl_buffer(*args: Any, **kwargs: Any) -> DeclBufferFrame:  # type: ignore[n
 
 buffer_decl = decl_buffer
 """``T.buffer_decl``: the old name of :func:`decl_buffer` (TVM before the DeclBuffer RFC)."""
+
+
+# -- TVM v0.16 aliases and small constructors ----------------------------------------
+
+ramp = Ramp  # noqa: F405
+"""``T.ramp(base, stride, lanes)``: TVM's lower-case spelling of :func:`Ramp`."""
+broadcast = Broadcast  # noqa: F405
+"""``T.broadcast(value, lanes)``: TVM's lower-case spelling of :func:`Broadcast`."""
+boolean = bool
+"""``T.boolean``: the bool type object (``T.boolean(True)``, ``x: T.boolean``)."""
+void = _types.handle
+"""``T.void``: TVM's void type object; values of it are opaque handles."""
+buffer = Buffer  # noqa: F405
+"""``T.buffer(shape, dtype, ...)``: TVM's lower-case buffer declaration, as ``T.Buffer``."""
+
+
+def target(config: Any, host: Any = None) -> _ir.Target:
+    """``T.target("llvm")`` / ``T.target({"kind": "llvm", ...}, host=None)``: a target value,
+    mostly for ``T.func_attr({"target": ...})``; kept and printed back, not used by build."""
+    return _ir.Target.make(config, host)
+
+
+def var(dtype: Any, name: str = "") -> Var:
+    """``T.var("int32")``: a fresh variable of ``dtype`` (TVM's ``tir.Var(name, dtype)``)."""
+    return Var(name or "v", as_dtype(dtype))
+
+
+def ptr(dtype: Any, storage_scope: str = "global", is_size_var: builtins.bool = False) -> Var:
+    """``T.ptr("float32")``: a handle var pointing to ``dtype`` data in ``storage_scope``."""
+    return _types.handle(dtype, storage_scope, is_size_var=is_size_var)
+
+
+buffer_var = ptr
+"""``T.buffer_var(dtype, scope)``: TVM's name for :func:`ptr`."""
+
+
+tvm_call_packed = call_packed  # noqa: F405
+tvm_call_cpacked = call_cpacked  # noqa: F405
+tvm_call_packed_lowered = TVM_OP_BUILDERS["call_packed_lowered"]
+tvm_call_cpacked_lowered = TVM_OP_BUILDERS["call_cpacked_lowered"]
+
+
+def SizeVar(name: str, dtype: Any) -> Var:
+    """``T.SizeVar("n", "int32")``: a variable known to be non-negative."""
+    return _ir.SizeVar(name, as_dtype(dtype))
+
+
+def BufferLoad(buffer: _ir.Buffer, indices: Sequence[Any]) -> PrimExpr:
+    """``T.BufferLoad(A, [i])``: the node ``A[i]``."""
+    return _ir.BufferLoad(buffer, tuple(convert(i) for i in indices))

@@ -10,6 +10,7 @@ import numpy as np
 
 from backend.runtime.vecmath import MathLowering
 from irbuilder.ir import Broadcast, DataType, IntImm, PrimExpr
+from lowering.target import Target
 
 __all__ = [
     "CodegenError",
@@ -72,9 +73,8 @@ class CodegenOptions:
     """Constant-size allocations up to this many bytes go on the stack, larger ones on the heap."""
     libmvec: bool = True
     """Use glibc libmvec SIMD variants for exp/log/sin/... (else inline polynomials or libm)."""
-    perf_rewrites: bool = True
-    """Run :func:`backend.codegen.module.prepare_for_codegen` (vector remainders, loop
-    distribution, jamming of parallel reductions, register accumulators) before emitting."""
+    target: Target | None = None
+    """The machine code target (triple, data layout, vector math variants); None: the host."""
     count_allocations: bool = False
     """Count heap allocations in the external globals ``tvms_cg_live_allocs`` (currently live)
     and ``tvms_cg_total_allocs`` (ever made); tests bind them with ``compile_ir(symbols=...)``."""
@@ -207,7 +207,11 @@ class ModuleContext:
     def vecmath(self) -> MathLowering:
         """The runtime's vectorisable math lowering for this module (created on first use)."""
         if self._math is None:
-            self._math = MathLowering(use_libmvec=None if self.options.libmvec else False)
+            target = self.options.target
+            self._math = MathLowering(
+                use_libmvec=None if self.options.libmvec else False,
+                features=None if target is None else target.features,
+            )
         return self._math
 
     def math_prelude(self) -> str:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from backend.runtime.vecmath import LIBM_FUNCTIONS as VECMATH_FUNCTIONS
 from backend.runtime.vecmath import libmvec_variants
-from irbuilder.ir import BufferLoad, Call, CallKind, DataType, PrimExpr, StringImm, Var, as_dtype
+from irbuilder.ir import (
+    INTRINSICS,
+    BufferLoad,
+    Call,
+    CallKind,
+    DataType,
+    Lowering,
+    Operands,
+    PrimExpr,
+    Result,
+    StringImm,
+    Var,
+    as_dtype,
+)
 
 from .context import CodegenError, ErrorKind, float_const, intrinsic_suffix, llvm_type, scalar_type
 
@@ -22,20 +35,15 @@ __all__ = ["LIBM_FUNCTIONS", "LLVM_FLOAT_INTRINSICS", "emit_call", "numpy_type_n
 #: transcendental functions (exp, log, sin, pow, erf, sigmoid...) go through the runtime's
 #: ``MathLowering`` instead, so vectorised loops call libmvec rather than scalar libm.
 LLVM_FLOAT_INTRINSICS: dict[str, str] = {
-    "sqrt": "sqrt",
-    "fabs": "fabs",
-    "floor": "floor",
-    "ceil": "ceil",
-    "trunc": "trunc",
-    # numpy (and TVM's nearbyint lowering) round half to even.
-    "round": "roundeven",
-    "nearbyint": "nearbyint",
-    "fma": "fma",
-    "copysign": "copysign",
+    spec.name: spec.symbol
+    for spec in INTRINSICS.values()
+    if spec.lowering is Lowering.LLVM and spec.operands is not Operands.INTEGER
 }
 
 #: Float math left to plain libm calls (``nextafterf`` for float32, ``nextafter`` for float64).
-LIBM_FUNCTIONS: frozenset[str] = frozenset({"nextafter"})
+LIBM_FUNCTIONS: frozenset[str] = frozenset(
+    spec.name for spec in INTRINSICS.values() if spec.lowering is Lowering.LIBM
+)
 
 _PYARRAY_DATA = 16
 _PYARRAY_NDIM = 24
@@ -226,7 +234,63 @@ def _isnullptr(em: ExprEmitter, node: Call) -> str:
     return em.assign("isnull", f"icmp eq ptr {em.expr(node.args[0])}, null")
 
 
+def _no_op(em: ExprEmitter, node: Call) -> str:
+    # Profiling markers: we have no profiler hooks.
+    return em.zero(node.dtype)
+
+
+def _undef(em: ExprEmitter, node: Call) -> str:
+    # Any value is correct; zero matches the interpreter.
+    return em.zero(node.dtype)
+
+
+_LLVM_TYPE_SUFFIX = re.compile(r"\.(v\d+)?[if]\d+$")
+
+
+def _llvm_intrin(em: ExprEmitter, node: Call) -> str:
+    if not node.args or not isinstance(node.args[0], StringImm):
+        raise CodegenError(f"{node.op} needs the LLVM intrinsic name as its first argument")
+    name = node.args[0].value
+    if not name.startswith("llvm.") or not all(c.isalnum() or c in "_." for c in name):
+        raise CodegenError(f"{node.op}: {name!r} is not an LLVM intrinsic name")
+    if not _LLVM_TYPE_SUFFIX.search(name):
+        name = f"{name}.{intrinsic_suffix(node.dtype)}"  # overloaded on the result type
+    typed = [_extern_arg(em, a) for a in node.args[1:]]
+    ret = llvm_type(node.dtype)
+    em.ctx.declare(name, ret, [ty for ty, _ in typed])
+    arglist = ", ".join(f"{ty} {v}" for ty, v in typed)
+    return em.assign("llvm", f"call {ret} @{name}({arglist})")
+
+
+def _access_ptr(em: ExprEmitter, node: Call) -> str:
+    # tvm_access_ptr(type_annotation(dtype), data, offset, extent, mask): data + offset elements.
+    _arg_count(node, 5)
+    annotation, data, offset = node.args[:3]
+    data_ptr = em.expr(data)
+    index = em.to_i64(em.expr(offset), offset.dtype)
+    element = llvm_type(annotation.dtype) if not annotation.dtype.is_handle else "i8"
+    return em.assign("aptr", f"getelementptr inbounds {element}, ptr {data_ptr}, i64 {index}")
+
+
+def _prefetch(em: ExprEmitter, node: Call) -> str:
+    # prefetch(A[mins], extents...): fetch the region's first element (read, high locality).
+    load = node.args[0] if node.args else None
+    if not isinstance(load, BufferLoad):
+        raise CodegenError("prefetch needs a buffer element (BufferLoad) as its first argument")
+    address = em.index_pointer(load.buffer, em.flat_index(load.buffer, load.indices))
+    em.ctx.declare("llvm.prefetch.p0", "void", ["ptr", "i32", "i32", "i32"])
+    em.emit(f"call void @llvm.prefetch.p0(ptr {address}, i32 0, i32 3, i32 1)")
+    return em.zero(node.dtype)
+
+
 _BUILTINS: dict[str, Callable[[ExprEmitter, Call], str]] = {
+    "prefetch": _prefetch,
+    "tvm_access_ptr": _access_ptr,
+    "start_profile_intrinsic": _no_op,
+    "end_profile_intrinsic": _no_op,
+    "undef": _undef,
+    "call_llvm_intrin": _llvm_intrin,
+    "call_llvm_pure_intrin": _llvm_intrin,
     "array_data": _array_data,
     "array_ndim": _array_i32_field(_PYARRAY_NDIM),
     "array_flags": _array_i32_field(_PYARRAY_FLAGS),
@@ -302,7 +366,11 @@ def _vecmath_call(em: ExprEmitter, name: str, dtype: DataType, args: list[str]) 
         res = em.assign(name, f"call {fm}{sty} @{symbol}({arglist})")
         return em.demote_half(res, wide, dtype)
     vty = llvm_type(wide)
-    variants = libmvec_variants(name, sty) if math.use_libmvec and name != "sigmoid" else []
+    variants = (
+        libmvec_variants(name, sty, math.features)
+        if math.use_libmvec and name != "sigmoid"
+        else []
+    )
     for variant, _isa, lanes in variants:
         if lanes == wide.lanes:
             arglist = ", ".join(f"{vty} {v}" for v, _ in promoted)
@@ -323,32 +391,39 @@ def _one(em: ExprEmitter, dtype: DataType) -> str:
 
 def _intrinsic(em: ExprEmitter, node: Call) -> str:
     op, dtype = node.op, node.dtype
+    spec = INTRINSICS.get(op)
+    if spec is None:
+        raise CodegenError(f"unknown intrinsic {op!r} ({dtype})")
+    if spec.expand is not None:
+        return em.expr(spec.expand(node.args))
     if op in _INT_INTRINSICS:
         return _INT_INTRINSICS[op](em, node)
-    if op == "abs" and not dtype.is_float:
+    if op in ("abs", "fabs") and not dtype.is_float:
         (value,) = [em.expr(a) for a in node.args]
         if dtype.is_uint:
             return value
         return _int_call(em, "abs", dtype, [value], extra=", i1 false")
-    if op in ("isnan", "isinf", "isfinite"):
+    if spec.result is Result.BOOL:
         return _float_class(em, node)
     if not dtype.is_float:
         raise CodegenError(f"intrinsic {op!r} is not defined for {dtype} (expects a float type)")
-    if op == "abs":
-        op = "fabs"
-    if op in VECMATH_FUNCTIONS or op == "sigmoid":
-        arity = VECMATH_FUNCTIONS.get(op, 1)
-        return _vecmath_call(em, op, dtype, _float_arg(em, node, arity))
-    if op in LLVM_FLOAT_INTRINSICS:
-        arity = 3 if op == "fma" else 2 if op == "copysign" else 1
-        return em.call_intrinsic(LLVM_FLOAT_INTRINSICS[op], dtype, _float_arg(em, node, arity))
-    if op in LIBM_FUNCTIONS:
-        return _libm_call(em, op, dtype, _float_arg(em, node, 2))
+    if spec.lowering is Lowering.VECMATH or op == "sigmoid":
+        return _vecmath_call(em, spec.symbol or op, dtype, _float_arg(em, node, spec.arity))
+    if spec.lowering is Lowering.LLVM:
+        return em.call_intrinsic(spec.symbol, dtype, _float_arg(em, node, spec.arity))
+    if spec.lowering is Lowering.LIBM:
+        return _libm_call(em, spec.symbol, dtype, _float_arg(em, node, spec.arity))
     if op == "rsqrt":
         (value,) = _float_arg(em, node, 1)
         root = em.call_intrinsic("sqrt", dtype, [value])
         return em.float_binop("fdiv", _one(em, dtype), root, dtype)
-    raise CodegenError(f"unknown intrinsic {op!r} ({dtype})")
+    if op == "ldexp":
+        # x * 2**e: exp2 of an integral value is exact over the normal range.
+        x, e = _float_arg(em, node, 2)
+        whole = em.call_intrinsic("trunc", dtype, [e])
+        scale = _vecmath_call(em, "exp2", dtype, [whole])
+        return em.float_binop("fmul", x, scale, dtype)
+    raise CodegenError(f"intrinsic {op!r} has no lowering for {dtype}")
 
 
 def _float_class(em: ExprEmitter, node: Call) -> str:
@@ -425,14 +500,12 @@ def _shift_right(em: ExprEmitter, node: Call) -> str:
     return _shift(em, node, "ashr" if node.dtype.element_of().is_int else "lshr")
 
 
-def _popcount(em: ExprEmitter, node: Call) -> str:
+def _int_llvm_intrinsic(em: ExprEmitter, node: Call) -> str:
+    # llvm.ctlz/cttz take an is_zero_poison flag: false, so clz(0) is the bit width.
+    symbol = INTRINSICS[node.op].symbol
     (a,) = _int_operands(em, node, 1)
-    return _int_call(em, "ctpop", node.dtype, [a])
-
-
-def _clz(em: ExprEmitter, node: Call) -> str:
-    (a,) = _int_operands(em, node, 1)
-    return _int_call(em, "ctlz", node.dtype, [a], extra=", i1 false")
+    extra = ", i1 false" if symbol in ("ctlz", "cttz") else ""
+    return _int_call(em, symbol, node.dtype, [a], extra=extra)
 
 
 _INT_INTRINSICS: dict[str, Callable[[ExprEmitter, Call], str]] = {
@@ -442,8 +515,11 @@ _INT_INTRINSICS: dict[str, Callable[[ExprEmitter, Call], str]] = {
     "bitwise_not": _bitwise_not,
     "shift_left": _shift_left,
     "shift_right": _shift_right,
-    "popcount": _popcount,
-    "clz": _clz,
+    **{
+        spec.name: _int_llvm_intrinsic
+        for spec in INTRINSICS.values()
+        if spec.operands is Operands.INTEGER and spec.lowering is Lowering.LLVM
+    },
 }
 
 

@@ -6,22 +6,14 @@ import re
 from collections.abc import Iterable
 
 from backend.runtime.pyabi import runtime_prelude_ir
-from backend.runtime.target import codegen_target_machine, host_target
+from backend.runtime.target import codegen_target_machine
 from irbuilder.ir import IRModule, PrimFunc
-from lowering.alias_version import alias_version
-from lowering.align_streams import align_streams
-from lowering.distribute import distribute_reductions
-from lowering.interchange import interchange_reductions
-from lowering.jam import jam_parallel_reductions
-from lowering.promote import promote_accumulators
-from lowering.simplify import simplify
-from lowering.stream_vectorize import vectorize_streams
-from lowering.vector_remainder import vector_remainder
+from lowering.target import Target
 
 from .context import CodegenError, CodegenOptions, ModuleContext
 from .function import emit_primfunc, kernel_signature
 
-__all__ = ["CodegenResult", "codegen_module", "generate", "prepare_for_codegen"]
+__all__ = ["CodegenResult", "codegen_module", "generate", "target_triple_and_layout"]
 
 
 class CodegenResult:
@@ -42,54 +34,22 @@ class CodegenResult:
 _DECLARED = re.compile(r"^declare\b[^@\n]*@([\w.$]+)\(", re.M)
 
 
-def _host_triple_and_layout() -> tuple[str, str]:
-    return host_target().triple, str(codegen_target_machine(3).target_data)
-
-
-GATHER_FAST_PATH: bool | None = None
-"""Process-wide default of ``prepare_for_codegen(gather_fast_path=)`` (None: the host's)."""
-
-
-def prepare_for_codegen(func: PrimFunc, *, gather_fast_path: bool | None = None) -> PrimFunc:
-    """Performance rewrites of a lowered function that only pay off in machine code.
-
-    Constant remainders of vectorized loops become narrower vectors, and serial loops
-    mixing element-wise stores with scalar reductions are distributed so the element-wise
-    part vectorizes, and parallel loops running scalar reduction chains interleave a few
-    iterations, and loops accumulating into one array element do so in a register when
-    a run-time test shows no other array overlaps it (or, when the reduction walks an array
-    with a stride, the nest is interchanged so its inner loop vectorizes), and loops loading
-    at data-dependent indices get a no-overlap fast path LLVM can vectorize with gathers, and
-    serial loops filling large write-only arrays are vectorized, and vector loops writing
-    such arrays are shifted onto aligned addresses (see :mod:`lowering.stream_vectorize`,
-    :mod:`lowering.vector_remainder`, :mod:`lowering.distribute`, :mod:`lowering.jam`,
-    :mod:`lowering.interchange`, :mod:`lowering.promote`, :mod:`lowering.alias_version`,
-    :mod:`lowering.align_streams`).
-    Both preserve the sequential semantics; running them twice changes nothing.
-
-    ``gather_fast_path`` selects the alias-version rewrite; by default it runs on hosts with
-    AVX-512, whose hardware gathers it is for (on an AVX2 Zen 3 the vectorized copy measured
-    10% slower than the scalar loop: 15.0 vs 13.5 ms on the suite's 16M-element gather).
-    """
-    if gather_fast_path is None:
-        gather_fast_path = GATHER_FAST_PATH
-    if gather_fast_path is None:
-        gather_fast_path = host_target().has_avx512f
-    out = vector_remainder(vectorize_streams(func))
-    out = jam_parallel_reductions(distribute_reductions(out))
-    out = interchange_reductions(out)
-    out = promote_accumulators(out)
-    if gather_fast_path:
-        out = alias_version(out)
-    out = align_streams(out)
-    return out if out is func else simplify(out)
+def target_triple_and_layout(target: Target | None) -> tuple[str, str]:
+    """The module header's triple and data layout for ``target`` (None: the host)."""
+    chosen = Target.host() if target is None else target
+    return chosen.mtriple, str(codegen_target_machine(3, target=target).target_data)
 
 
 def generate(
     funcs: Iterable[PrimFunc] | IRModule | PrimFunc,
     options: CodegenOptions | None = None,
 ) -> CodegenResult:
-    """Generate one module for ``funcs`` (kernels may call each other by name)."""
+    """Generate one module for ``funcs`` (kernels may call each other by name).
+
+    This only translates: every rewrite ran in the lowering pipeline
+    (:func:`lowering.pipeline.lowering_passes`), so ``funcs`` is exactly what
+    ``get_source("tir")`` shows.
+    """
     if isinstance(funcs, PrimFunc):
         func_list = [funcs]
     elif isinstance(funcs, IRModule):
@@ -107,8 +67,8 @@ def generate(
             None if param in func.buffer_map else param.dtype for param in func.params
         )
     for func in func_list:
-        emit_primfunc(ctx, prepare_for_codegen(func) if ctx.options.perf_rewrites else func)
-    triple, layout = _host_triple_and_layout()
+        emit_primfunc(ctx, func)
+    triple, layout = target_triple_and_layout(ctx.options.target)
     prelude = runtime_prelude_ir()
     # A symbol may be declared once per module: the prelude's declarations win.
     in_prelude = set(_DECLARED.findall(prelude))

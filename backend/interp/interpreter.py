@@ -19,7 +19,7 @@ this module walks the IR. What it defines beyond TIR's letter:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -77,16 +77,20 @@ from irbuilder.ir import (
     Sub,
     Var,
     While,
+    as_dtype,
     message_parts,
     render_message,
 )
+from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 
 from . import values as V
-from .arguments import bind_arguments
-from .calls import evaluate_call
+from .arguments import ArrayArg, bind_arguments
+from .calls import FunctionReturn, evaluate_call
 from .memory import Pointer, allocate
 
 __all__ = ["Interpreter", "interpret"]
+
+_INT32 = as_dtype("int32")
 
 _BINARY_NAMES: dict[type, str] = {
     Add: "add",
@@ -138,29 +142,53 @@ class Interpreter:
     _expr_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], V.Value]]] = {}
     _stmt_dispatch: ClassVar[dict[type, Callable[[Interpreter, Any], None]]] = {}
 
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: PrimFunc, module: Mapping[str, PrimFunc] | None = None) -> None:
         if not isinstance(func, PrimFunc):
             raise TypeError(f"interpret needs a PrimFunc, got {type(func).__name__}")
         self.func = func
+        self.module: Mapping[str, PrimFunc] = module or {}
         self._env: dict[int, tuple[Var, Any]] = {}
         self._const_strides: dict[int, list[int]] = {}
 
     # -- entry -----------------------------------------------------------------
-    def run(self, args: Sequence[Any], *, check_args: bool = True) -> None:
+    def run(self, args: Sequence[Any], *, check_args: bool = True) -> Any:
         """Run the function on ``args`` (arrays for buffer params, numbers for scalars).
 
         With ``check_args`` the argument count, dtypes, ranks, shapes, strides and
         scalar ranges are checked first (``TypeError``/``ValueError``
         naming the parameter). Without it only the bindings are made, so a lowered
-        function's own entry assertions do the checking.
+        function's own entry assertions do the checking. Returns the value of ``T.ret``
+        (a Python scalar), or None.
         """
         self._env = {}
+        result: Any = None
         with np.errstate(all="ignore"):
             bind_arguments(
                 self.func, list(args), self._bind, self._lookup_opt, self.eval, check=check_args
             )
-            self.exec(self.func.body)
+            try:
+                self.exec(self.func.body)
+            except FunctionReturn as returned:
+                value = returned.value
+                result = value.item() if isinstance(value, np.generic) else value
+                if self.func.ret_type is not None and self.func.ret_type.is_bool:
+                    result = bool(result)
         self._env = {}
+        return result
+
+    def call_function(self, name: str, args: tuple[PrimExpr, ...]) -> V.Value | None:
+        """Run the module's function ``name`` (a call between kernels): arrays, data
+        pointers and scalars are passed as the compiled code passes them; the callee's
+        argument checks run, and its failure propagates."""
+        callee = self.module.get(name)
+        if callee is None:
+            return None
+        values = []
+        for arg in args:
+            value = self.eval(arg)
+            values.append(value.array if isinstance(value, ArrayArg) else value)
+        Interpreter(callee, self.module).run(values)
+        return V.from_python(0, _INT32)
 
     # -- environment -------------------------------------------------------------
     def _bind(self, var: Var, value: Any) -> None:
@@ -488,6 +516,12 @@ class Interpreter:
     def _exec_allocate(self, stmt: Allocate) -> None:
         extent = self.eval_int(stmt.extent, "allocation extent")
         pointer = allocate(extent * stmt.dtype.itemsize, stmt.dtype, stmt.buffer_var.name)
+        constants = stmt.annotations.get(ALLOCATE_CONST_DATA)
+        if constants is not None:  # T.allocate_const
+            for i, value in enumerate(constants):
+                pointer.store(
+                    i * stmt.dtype.itemsize, stmt.dtype, V.from_python(value, stmt.dtype), "const"
+                )
         with self._scoped(stmt.buffer_var, pointer):
             self.exec(stmt.body)
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from irbuilder.ir import PrimFunc
 
+from ..call_args import CallBinder
 from .arguments import bind_arguments, written_data_vars
 from .interpreter import Interpreter
 
@@ -17,15 +19,22 @@ __all__ = ["InterpKernel", "make_interp_kernel"]
 class InterpKernel:
     """Called like a compiled kernel: checks its arguments, runs, returns ``None``."""
 
-    def __init__(self, func: PrimFunc) -> None:
+    def __init__(self, func: PrimFunc, module: Mapping[str, PrimFunc] | None = None) -> None:
         if not isinstance(func, PrimFunc):
             raise TypeError(f"make_interp_kernel needs a PrimFunc, got {type(func).__name__}")
         self.func = func
+        self.module = module
         self.name = func.name
         self._written = written_data_vars(func)
+        buffers = [func.buffer_map.get(p) for p in func.params]
+        self._bind = CallBinder(
+            func.name, [b.name if b is not None else p.name for b, p in zip(buffers, func.params)]
+        )
 
-    def __call__(self, *args: Any) -> None:
-        interp = Interpreter(self.func)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != len(self._bind.param_names):
+            args = tuple(self._bind(args, kwargs))
+        interp = Interpreter(self.func, self.module)
         with np.errstate(all="ignore"):
             # Check everything first (with the precomputed write set), then run unchecked.
             bind_arguments(
@@ -37,12 +46,15 @@ class InterpKernel:
                 check=True,
                 written=self._written,
             )
-        interp.run(args, check_args=False)
+        return interp.run(args, check_args=False)
 
     def __repr__(self) -> str:
         return f"<InterpKernel {self.name!r}>"
 
 
-def make_interp_kernel(func: PrimFunc) -> InterpKernel:
-    """A callable running ``func`` in the interpreter, with compiled-kernel argument checks."""
-    return InterpKernel(func)
+def make_interp_kernel(
+    func: PrimFunc, module: Mapping[str, PrimFunc] | None = None
+) -> InterpKernel:
+    """A callable running ``func`` in the interpreter, with compiled-kernel argument checks;
+    ``module`` holds the functions it may call (the other kernels of its IRModule)."""
+    return InterpKernel(func, module)

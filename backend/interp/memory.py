@@ -50,6 +50,11 @@ class Pointer:
     def __add__(self, nbytes: int) -> Pointer:
         return Pointer(self.storage, self.offset + nbytes)
 
+    def copy_from(self, source: Pointer, nbytes: int, what: str) -> None:
+        """``memcpy(self, source, nbytes)`` (overlapping ranges copy as ``memmove``)."""
+        data = source._span(0, nbytes, what).copy()
+        self._span(0, nbytes, what)[:] = data
+
     def _span(self, byte_offset: int, nbytes: int, what: str) -> np.ndarray[Any, Any]:
         start = self.offset + byte_offset
         size = self.storage.bytes.size

@@ -37,6 +37,8 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
+from lowering.target import Target
+
 from .target import (
     codegen_target_machine,
     ensure_initialized,
@@ -138,11 +140,13 @@ def prewarm() -> None:
     link of a tiny probe object: a few ms of native work) on a background thread, once;
     ``TVMSCRIPT_PREWARM=0`` disables it.
 
-    ``import tvmscript`` calls this first (``backend.runtime.jit_prewarm``), so the work
-    overlaps the imports and the parse that precede a first build. It has to start that
-    early: ctypes calls into LLVM release the GIL, but each return needs it back, which a
-    thread running Python may hold for the whole switch interval; started at the first
-    parse, the thread was measured still running when the build needed the JIT.
+    ``import backend.runtime.jit_prewarm`` calls this, so the work overlaps the imports and
+    the parse that precede a first build (``import tvmscript`` instead runs
+    :func:`warm_now` on a thread that first imports this module: ``tvmscript._prewarm``).
+    It has to start that early: ctypes calls into LLVM release the GIL, but each return
+    needs it back, which a thread running Python may hold for the whole switch interval;
+    started at the first parse, the thread was measured still running when the build
+    needed the JIT.
 
     The thread is not a daemon (interpreter exit waits the few milliseconds rather than tear
     LLVM down under it), and a ``fork()`` waits for it, so a child never inherits a
@@ -188,6 +192,13 @@ def _probe_link() -> None:
     module = llvm.parse_assembly(_PROBE_IR)
     obj = codegen_target_machine(3).emit_object(module)
     _probe_tracker, _ = _link("prewarm-probe", obj, ["tvms_prewarm_probe"], {})
+
+
+def warm_now() -> None:
+    """Create the JIT in the calling thread (what :func:`prewarm`'s thread runs); failures are
+    left for the build that needs the JIT to report. ``tvmscript`` runs it on a thread of its
+    own that imports this module first, so the import is off the importing thread too."""
+    _warm()
 
 
 def _warm() -> None:
@@ -259,12 +270,13 @@ def cache_enabled(cache: bool | None = None) -> bool:
     return bool(os.environ.get("TVMSCRIPT_CACHE_DIR"))
 
 
-def _cache_key(ir_text: str, opt_level: int, fastmath: bool) -> str:
+def _cache_key(ir_text: str, opt_level: int, fastmath: bool, target: Target | None) -> str:
     host = host_target()
     parts = [
         f"tvmscript-object-cache/{_CACHE_FORMAT}",
         ir_text,
         host.fingerprint(),
+        "host" if target is None else repr((str(target), target.llvm_features)),
         f"O{opt_level}",
         f"fastmath={int(fastmath)}",
     ]
@@ -343,8 +355,11 @@ class CompiledLibrary:
         ir_compressed: bytes | None = None,
         keepalive: list[Any] | None = None,
         externals: tuple[str, ...] = (),
+        target: Target | None = None,
     ) -> None:
         self.name = name
+        #: The machine code target (None: the host).
+        self.target = target
         #: External symbols the object needs bound at load time (see :func:`load_object`).
         self.externals = externals
         self.opt_level = opt_level
@@ -399,7 +414,7 @@ class CompiledLibrary:
         """Host assembly of the optimised module (generated lazily)."""
         if self._asm is None:
             with _jit_lock:
-                tm = codegen_target_machine(self.opt_level)
+                tm = codegen_target_machine(self.opt_level, target=self.target)
                 self._asm = tm.emit_assembly(self._fresh_module())
         return self._asm
 
@@ -415,7 +430,7 @@ class CompiledLibrary:
         undefined in it; whoever links it must provide them.
         """
         with _jit_lock:
-            tm = codegen_target_machine(self.opt_level, reloc="pic")
+            tm = codegen_target_machine(self.opt_level, reloc="pic", target=self.target)
             mod = self._fresh_module()
             mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
             data = tm.emit_object(mod)
@@ -536,8 +551,11 @@ def compile_ir(
     cache_dir: str | os.PathLike[str] | None = None,
     fastmath: bool = False,
     symbols: Mapping[str, int] | None = None,
+    target: Target | None = None,
 ) -> CompiledLibrary:
-    """Compile LLVM IR text for the host CPU and load it; return a :class:`CompiledLibrary`.
+    """Compile LLVM IR text for ``target`` (default: the host CPU) and load it; return a
+    :class:`CompiledLibrary`. The caller makes sure the host can run the target's code
+    (:meth:`lowering.target.Target.missing_on_host`).
 
     * Bad IR raises :class:`CompileError` carrying LLVM's parse/verifier message.
     * ``opt_level`` 0-3 selects the ``default<On>`` pipeline and the codegen level.
@@ -553,7 +571,8 @@ def compile_ir(
     explicit = dict(symbols or {})
     use_cache = cache_enabled(cache)
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    path = directory / f"{_cache_key(ir_text, opt_level, fastmath)}.tvmo" if use_cache else None
+    key = _cache_key(ir_text, opt_level, fastmath, target)
+    path = directory / f"{key}.tvmo" if use_cache else None
 
     with _jit_lock:
         if path is not None:
@@ -570,11 +589,11 @@ def compile_ir(
                     return CompiledLibrary(
                         name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
                         from_cache=True, ir_compressed=ir_z,
-                        externals=tuple(header["externals"]),
+                        externals=tuple(header["externals"]), target=target,
                     )
 
         ensure_initialized()
-        tm = codegen_target_machine(opt_level)
+        tm = codegen_target_machine(opt_level, target=target)
         try:
             mod = llvm.parse_assembly(ir_text)
         except RuntimeError as exc:
@@ -585,7 +604,7 @@ def compile_ir(
             mod.verify()
         except RuntimeError as exc:
             raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
-        mod = optimize(mod, opt_level, fastmath=fastmath)
+        mod = optimize(mod, opt_level, fastmath=fastmath, target=target)
         # Read the interface after optimisation: dead declarations are gone by then.
         exports, externals = _module_interface(mod)
         obj = tm.emit_object(mod)
@@ -596,7 +615,7 @@ def compile_ir(
         _stats["cold_compiles"] += 1
         lib = CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,
-            from_cache=False, module=mod, externals=tuple(externals),
+            from_cache=False, module=mod, externals=tuple(externals), target=target,
         )
         if path is not None:
             try:
@@ -620,6 +639,7 @@ def load_object(
     fastmath: bool = False,
     symbols: Mapping[str, int] | None = None,
     ir_compressed: bytes | None = None,
+    target: Target | None = None,
 ) -> CompiledLibrary:
     """Load object code produced earlier by :func:`compile_ir` (``lib.object_bytes``).
 
@@ -635,7 +655,7 @@ def load_object(
         return CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath, from_cache=True,
             ir_compressed=ir_compressed if ir_compressed is not None else zlib.compress(b""),
-            externals=tuple(externals),
+            externals=tuple(externals), target=target,
         )
 
 

@@ -12,8 +12,10 @@ shape, strides and flags itself with the ``tvms_array_*`` prelude helpers), a
 on failure set a Python exception (``tvms_raise``/``tvms_raise_fmt``, see
 :mod:`backend.runtime.pyabi`) and return non-zero.
 
-The wrapper ``ptr @<name>__py(ptr self, ptr args, i64 nargs)`` checks the argument count,
-checks every buffer argument is an exact ``numpy.ndarray`` (anything else goes to a Python slow
+The wrapper ``ptr @<name>__py(ptr self, ptr args, i64 nargs, ptr kwnames)`` (``METH_FASTCALL |
+METH_KEYWORDS``) sends a call with keywords or a wrong argument count to the slow path (which
+binds names to positions with :func:`backend.call_args.bind_call_arguments`), checks every
+buffer argument is an exact ``numpy.ndarray`` (anything else goes to the same Python slow
 path, stored in the module global ``@<name>__py_slowpath`` by :func:`make_builtin`, which
 converts array-likes and calls the builtin again), unboxes and range-checks scalars, calls the
 kernel and returns ``None`` or ``NULL``.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import keyword
 import re
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..call_args import CallBinder
 from .engine import CompiledLibrary
 from .pyabi import c_string_global, ndarray_layout, runtime_prelude_ir
 
@@ -272,9 +276,19 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
     failed = em.const(
         "failed", f"{f}(): kernel failed (error code %lld) without setting an exception"
     )
-    em(f"define ptr @{wrapper_symbol(spec)}(ptr %self, ptr %args, i64 %nargs) {{\n"
+    # Keywords or a wrong count go to the slow path, which binds names to positions (the
+    # fast path costs one more compare: kwnames is NULL for a positional call).
+    em(f"define ptr @{wrapper_symbol(spec)}(ptr %self, ptr %args, i64 %nargs, ptr %kwnames) {{\n"
        f"entry:\n  %argc_ok = icmp eq i64 %nargs, {n}\n"
-       f"  br i1 %argc_ok, label %load, label %bad_argc, !prof {_LIKELY}\n"
+       f"  %no_kw = icmp eq ptr %kwnames, null\n"
+       f"  %positional = and i1 %argc_ok, %no_kw\n"
+       f"  br i1 %positional, label %load, label %bind, !prof {_LIKELY}\n"
+       f"bind:\n  %bsp = load ptr, ptr @{_slot_symbol(spec)}, align 8\n"
+       f"  %nobsp = icmp eq ptr %bsp, null\n"
+       f"  br i1 %nobsp, label %bad_argc, label %callbind\n"
+       f"callbind:\n"
+       f"  %br = call ptr @tvms_py_vectorcall(ptr %bsp, ptr %args, i64 %nargs, ptr %kwnames)\n"
+       f"  ret ptr %br\n"
        f"bad_argc:\n  call void @tvms_raise_fmt(ptr @tvms_exc_TypeError, ptr {argc_fmt}, "
        f"i64 %nargs, i64 0, i64 0, i64 0)\n  ret ptr null\n"
        f"load:\n")
@@ -393,12 +407,17 @@ def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..
     buffers = [(i, p.name, p.dtype, p.copy_noncontiguous, p.written)
                for i, p in enumerate(spec.params) if isinstance(p, BufferParam)]
 
-    def slow_path(*args: object) -> object:
+    names = [p.name for p in spec.params]
+    bind = CallBinder(spec.name, names)
+
+    def slow_path(*args: object, **kwargs: object) -> object:
         fast = fast_ref()
         if fast is None:  # pragma: no cover - the builtin is alive while it calls us
             raise RuntimeError(f"{spec.name}(): kernel was released")
-        if len(args) != len(spec.params):  # the builtin checked; keep the message if not
-            return fast(*args)
+        if kwargs or len(args) != len(names):
+            # Bound positionally, the call takes the fast path (which comes back here only
+            # when a buffer needs converting).
+            return fast(*bind(args, kwargs))
         conv = list(args)
         for i, pname, dtype, copy, written in buffers:
             arg = args[i]
@@ -429,19 +448,23 @@ class PyMethodDef(ctypes.Structure):
     ]
 
 
-_METH_FASTCALL = 0x80
+_METH_FASTCALL_KEYWORDS = 0x80 | 0x02  # METH_FASTCALL | METH_KEYWORDS
 
 _new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
 _new_cfunction.restype = ctypes.py_object
 _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-class KernelOwner:
-    """``__self__`` of a kernel builtin: keeps the library, method def and slow path alive."""
+class KernelOwner(types.ModuleType):
+    """``__self__`` of a kernel builtin: keeps the library, method def and slow path alive.
 
-    __slots__ = ("__weakref__", "_doc", "_name", "library", "method_def", "slow_path", "spec")
+    It is a module object because CPython names a builtin whose ``__self__`` is a module by its
+    own name (``<built-in function add>``, ``add() ...`` in messages) instead of
+    ``KernelOwner.add``: users never see this class.
+    """
 
     def __init__(self, library: CompiledLibrary, spec: EntrySpec) -> None:
+        super().__init__(spec.name)
         self.library = library
         self.spec = spec
         self.method_def: PyMethodDef | None = None
@@ -476,7 +499,7 @@ def make_builtin(
     owner._name = spec.name.encode()
     doc = f"{spec.name}({names})\n--\n\n{spec.doc or f'tvmscript kernel {kernel_symbol}'}"
     owner._doc = doc.encode()
-    owner.method_def = PyMethodDef(owner._name, entry, _METH_FASTCALL, owner._doc)
+    owner.method_def = PyMethodDef(owner._name, entry, _METH_FASTCALL_KEYWORDS, owner._doc)
     fn: Callable[..., Any] = _new_cfunction(ctypes.addressof(owner.method_def), owner, None)
     owner.slow_path = _make_slow_path(spec, weakref.ref(fn))
     # The slot holds a borrowed reference; owner.slow_path keeps the function alive.

@@ -18,6 +18,8 @@ from typing import Any
 import llvmlite
 import llvmlite.binding as llvm
 
+from lowering.target import Target
+
 __all__ = [
     "HostTarget",
     "apply_fastmath",
@@ -121,22 +123,32 @@ def host_target_machine(
     )
 
 
-_codegen_tms: dict[tuple[int, str, str], Any] = {}
+_codegen_tms: dict[tuple[int, str, str, str, str], Any] = {}
 _codegen_lock = threading.Lock()
 
 
-def codegen_target_machine(opt: int = 3, *, reloc: str = "default") -> Any:
+def codegen_target_machine(
+    opt: int = 3, *, reloc: str = "default", target: Target | None = None
+) -> Any:
     """Return a cached machine used only for ``emit_object``/``emit_assembly`` and pass tuning.
 
     Never pass the result to an engine constructor (the engine would take ownership of it).
     ``reloc="pic"`` gives position-independent code with the small code model, as needed for a
-    shared library; otherwise the JIT's large code model is used.
+    shared library; otherwise the JIT's large code model is used. ``target`` (default: the
+    host) gives the CPU and features.
     """
-    key = (_clamp_level(opt), reloc, "default" if reloc == "pic" else "jitdefault")
+    chosen = Target.host() if target is None else target
+    cpu, features = chosen.llvm_cpu, chosen.llvm_features
+    if target is None or (chosen.is_host and not chosen.mattr):
+        cpu, features = host_target().cpu, host_target().features
+    key = (_clamp_level(opt), reloc, "default" if reloc == "pic" else "jitdefault", cpu, features)
     with _codegen_lock:
         tm = _codegen_tms.get(key)
         if tm is None:
-            tm = host_target_machine(key[0], jit=reloc != "pic", reloc=reloc, codemodel=key[2])
+            tm = host_target_machine(
+                key[0], jit=reloc != "pic", reloc=reloc, codemodel=key[2], cpu=cpu,
+                features=features,
+            )
             _codegen_tms[key] = tm
         return tm
 
@@ -188,13 +200,16 @@ def optimize_count() -> int:
     return _optimize_runs
 
 
-def optimize(module: Any, opt_level: int = 3, *, fastmath: bool = False) -> Any:
+def optimize(
+    module: Any, opt_level: int = 3, *, fastmath: bool = False, target: Target | None = None
+) -> Any:
     """Run LLVM's new-pass-manager ``default<O{opt_level}>`` pipeline on *module*.
 
     Loop and SLP vectorisation are enabled from O2 (SLP defaults to off in llvmlite 0.50).
     With ``fastmath=True`` every FP instruction first gets the ``fast`` flag (see
     :func:`apply_fastmath`); this can change results (reassociation, no NaN/Inf guarantees).
     Returns the optimised module: *module* itself, or a new module when ``fastmath`` is set.
+    ``target`` (default: the host) is the machine the pass pipeline tunes for.
     """
     global _optimize_runs
     level = _clamp_level(opt_level)
@@ -206,6 +221,6 @@ def optimize(module: Any, opt_level: int = 3, *, fastmath: bool = False) -> Any:
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = level >= 2
     pto.slp_vectorization = level >= 2
-    pb = llvm.create_pass_builder(codegen_target_machine(level), pto)
+    pb = llvm.create_pass_builder(codegen_target_machine(level, target=target), pto)
     pb.getModulePassManager().run(module, pb)
     return module

@@ -31,6 +31,8 @@ from collections.abc import Iterable
 
 import llvmlite.binding as llvm
 
+from irbuilder.ir import INTRINSICS, Lowering
+
 from .target import ensure_initialized, host_target
 
 __all__ = [
@@ -41,16 +43,25 @@ __all__ = [
     "vecmath_symbol_address",
 ]
 
-#: libm functions (double-precision names) -> arity.  The float variants add an ``f`` suffix.
+#: libm functions (double-precision names) -> arity: the intrinsic table's VECMATH entries.
+#: The float variants add an ``f`` suffix.
 LIBM_FUNCTIONS: dict[str, int] = {
-    "exp": 1, "exp2": 1, "exp10": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1,
-    "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1,
-    "tanh": 1, "asinh": 1, "acosh": 1, "atanh": 1, "erf": 1, "erfc": 1, "cbrt": 1,
-    "pow": 2, "atan2": 2, "hypot": 2, "fmod": 2,
+    spec.symbol: spec.arity for spec in INTRINSICS.values() if spec.lowering is Lowering.VECMATH
 }
 #: Functions LLVM lowers inline (no library call): returned as intrinsic names.
-_INTRINSICS = {"sqrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "fma", "minnum",
-               "maxnum", "copysign"}
+_INTRINSICS = {
+    "sqrt",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "rint",
+    "fma",
+    "minnum",
+    "maxnum",
+    "copysign",
+}
 _INTRINSIC_ARITY = {"fma": 3, "minnum": 2, "maxnum": 2, "copysign": 2}
 #: Built from exp (vectorises whenever exp does).
 _DERIVED = {"sigmoid"}
@@ -91,22 +102,28 @@ def _variant_name(isa: str, lanes: int, arity: int, scalar: str) -> str:
     return f"_ZGV{isa}N{lanes}{'v' * arity}_{scalar}"
 
 
-_variants_cache: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+_variants_cache: dict[tuple[str, str, frozenset[str] | None], list[tuple[str, str, int]]] = {}
 
 
-def libmvec_variants(name: str, ty: str) -> list[tuple[str, str, int]]:
-    """SIMD variants ``[(symbol, isa, lanes)]`` of libm *name* for *ty* usable on this host.
+def libmvec_variants(
+    name: str, ty: str, features: frozenset[str] | None = None
+) -> list[tuple[str, str, int]]:
+    """SIMD variants ``[(symbol, isa, lanes)]`` of libm *name* for *ty* usable on the target.
 
-    Only ISAs the host supports and symbols libmvec actually exports are listed (``b``: SSE,
+    Only ISAs the target has (``features``: names like ``"avx2"``, a ``Target.features``;
+    None: the host's) and symbols libmvec actually exports are listed (``b``: SSE,
     4 x f32 / 2 x f64; ``d``: AVX2, 8 x f32 / 4 x f64; ``e``: AVX-512, 16 x f32 / 8 x f64).
     """
-    key = (name, ty)
+    key = (name, ty, features)
     if key in _variants_cache:
         return _variants_cache[key]
     found: list[tuple[str, str, int]] = []
     if name in LIBM_FUNCTIONS and ty in _TYPES and _load_libraries():
         suffix = _TYPES[ty][0]
-        feats = set(host_target().features.split(","))
+        if features is None:
+            feats = set(host_target().features.split(","))
+        else:
+            feats = {"+" + f for f in features}
         for isa, feat, lanes_f, lanes_d in _ISAS:
             lanes = lanes_f if ty == "float" else lanes_d
             sym = _variant_name(isa, lanes, LIBM_FUNCTIONS[name], name + suffix)
@@ -124,7 +141,7 @@ def vecmath_symbol_address(name: str) -> int | None:
         addr = llvm.address_of_symbol(name)
         return int(addr) if addr else None
     if name.startswith("tvms_"):
-        base = name[len("tvms_"):]
+        base = name[len("tvms_") :]
         plain = base[:-1] if base.endswith("f") and base[:-1] in LIBM_FUNCTIONS else base
         if plain not in LIBM_FUNCTIONS:
             return None
@@ -144,8 +161,14 @@ def _poly_expf() -> str:
     # Cephes-style expf: x = n*ln2 + r (Cody-Waite split), e^r by a degree-6 polynomial, and
     # 2^n applied as two exponent-field scalings so results reaching the subnormal range are
     # rounded once (instead of flushing below e^-87.3).  NaN passes through.
-    c = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
-         5.0000001201e-1]
+    c = [
+        1.9875691500e-4,
+        1.3981999507e-3,
+        8.3334519073e-3,
+        4.1665795894e-2,
+        1.6666665459e-1,
+        5.0000001201e-1,
+    ]
     return f"""\
 define internal float @tvms_poly_expf(float %x) alwaysinline nounwind {{
   %hi = call float @llvm.minnum.f32(float %x, float {_f32(89.0)})
@@ -184,13 +207,22 @@ def _poly_logf() -> str:
     # Cephes logf: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log(1+f) by a degree-9
     # polynomial, e*ln2 added in two parts.  Subnormals are pre-scaled by 2^23; x<0/NaN -> NaN,
     # 0 -> -inf, +inf -> +inf.
-    c = [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
-         1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
-         3.3333331174e-1]
+    c = [
+        7.0376836292e-2,
+        -1.1514610310e-1,
+        1.1676998740e-1,
+        -1.2420140846e-1,
+        1.4249322787e-1,
+        -1.6668057665e-1,
+        2.0000714765e-1,
+        -2.4999993993e-1,
+        3.3333331174e-1,
+    ]
     poly = [f"  %q1 = call float @llvm.fma.f32(float {_f32(c[0])}, float %f, float {_f32(c[1])})"]
     for k in range(2, 9):
-        poly.append(f"  %q{k} = call float @llvm.fma.f32(float %q{k - 1}, float %f, "
-                    f"float {_f32(c[k])})")
+        poly.append(
+            f"  %q{k} = call float @llvm.fma.f32(float %q{k - 1}, float %f, float {_f32(c[k])})"
+        )
     body = "\n".join(poly)
     return f"""\
 define internal float @tvms_poly_logf(float %x) alwaysinline nounwind {{
@@ -238,9 +270,14 @@ class MathLowering:
     ``False`` forces the portable fallback (inline polynomials for float exp/log, scalar libm).
     """
 
-    def __init__(self, *, use_libmvec: bool | None = None) -> None:
+    def __init__(
+        self, *, use_libmvec: bool | None = None, features: frozenset[str] | None = None
+    ) -> None:
         avail = libmvec_available()
         self.use_libmvec = avail if use_libmvec is None else (bool(use_libmvec) and avail)
+        self.features = features
+        """The target's features (``Target.features``) choosing libmvec variants; None: the
+        host's."""
         self._decls: dict[str, str] = {}
         self._used: list[str] = []
         self._intrinsics: set[str] = set()
@@ -253,7 +290,7 @@ class MathLowering:
         arity = LIBM_FUNCTIONS[name]
         args = ", ".join([ty] * arity)
         attrs = "memory(none) nounwind willreturn"
-        variants = libmvec_variants(name, ty) if self.use_libmvec else []
+        variants = libmvec_variants(name, ty, self.features) if self.use_libmvec else []
         if variants:
             mapping = ",".join(
                 f"{_variant_name(isa, lanes, arity, scalar)}({sym})" for sym, isa, lanes in variants
@@ -311,9 +348,8 @@ class MathLowering:
         if name not in LIBM_FUNCTIONS:
             known = sorted(set(LIBM_FUNCTIONS) | _INTRINSICS | _DERIVED)
             raise ValueError(f"unknown math function {name!r}; known: {', '.join(known)}")
-        if (not self.use_libmvec or not libmvec_variants(name, ty)) and ty == "float" and name in (
-            "exp", "log"
-        ):
+        vectorizable = self.use_libmvec and libmvec_variants(name, ty, self.features)
+        if not vectorizable and ty == "float" and name in ("exp", "log"):
             return self._poly(name)
         return self._libm(name, ty)
 
@@ -355,6 +391,8 @@ class MathLowering:
         used = list(dict.fromkeys([*self._used, *extra_used]))
         if used:
             items = ", ".join(f"ptr @{s}" for s in used)
-            out.append(f'@llvm.compiler.used = appending global [{len(used)} x ptr] [{items}], '
-                       f'section "llvm.metadata"\n')
+            out.append(
+                f"@llvm.compiler.used = appending global [{len(used)} x ptr] [{items}], "
+                f'section "llvm.metadata"\n'
+            )
         return "".join(out)

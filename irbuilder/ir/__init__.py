@@ -68,6 +68,15 @@ from .functor import (
     post_order_visit,
     rebuild,
 )
+from .intrinsics import (
+    INTRINSICS,
+    IntrinsicSpec,
+    Lowering,
+    Operands,
+    Result,
+    intrinsic_spec,
+    llvm_intrinsic_spec,
+)
 from .message import (
     FORMAT_MESSAGE,
     MAX_MESSAGE_VALUES,
@@ -101,8 +110,17 @@ from .structural import (
     structural_equal,
     structural_hash,
 )
+from .target import Target
 
 __all__ = [
+    "Target",
+    "INTRINSICS",
+    "IntrinsicSpec",
+    "Lowering",
+    "Operands",
+    "Result",
+    "intrinsic_spec",
+    "llvm_intrinsic_spec",
     "FORMAT_MESSAGE",
     "MAX_MESSAGE_VALUES",
     "MessageFormatError",

@@ -189,6 +189,56 @@ class Buffer:
         args = (annotation, self.data, begin, convert(extent), convert(mask))
         return Call(handle, "tvm_access_ptr", args, CallKind.BUILTIN)
 
+    def _vector_indices(
+        self, begin: Sequence[ExprLike], lanes: int, what: str
+    ) -> tuple[PrimExpr, ...]:
+        indices = [convert(i) for i in begin]
+        if len(indices) != len(self.shape):
+            raise IndexError(
+                f"buffer {self.name!r}.{what}: {len(indices)} indices for {len(self.shape)} dims"
+            )
+        factor, rest = divmod(lanes, self.dtype.lanes)
+        if rest:
+            raise TypeError(f"buffer {self.name!r}.{what}: {lanes} lanes of {self.dtype}")
+        if factor > 1:
+            indices[-1] = Ramp(indices[-1], convert(1).astype(indices[-1].dtype), factor)
+        return tuple(indices)
+
+    def vload(self, begin: Sequence[ExprLike], dtype: Any = None) -> PrimExpr:
+        """TVM's ``A.vload([i, j], "float32x4")``: a load of ``dtype``'s lanes starting at
+        ``begin`` (the last index becomes a unit-stride ramp)."""
+        value_dtype = self.dtype if dtype is None else as_dtype(dtype)
+        if value_dtype.element_of() != self.dtype.element_of():
+            raise TypeError(f"buffer {self.name!r}.vload: {value_dtype} from a {self.dtype} buffer")
+        return BufferLoad(self, self._vector_indices(begin, value_dtype.lanes, "vload"))
+
+    def vstore(self, begin: Sequence[ExprLike], value: ExprLike) -> Any:
+        """TVM's ``A.vstore([i, j], v)``: the ``BufferStore`` of the vector ``v`` at ``begin``."""
+        from .stmt import BufferStore  # stmt imports this module
+
+        expr = convert(value)
+        if expr.dtype.element_of() != self.dtype.element_of():
+            raise TypeError(f"buffer {self.name!r}.vstore: {expr.dtype} into a {self.dtype} buffer")
+        return BufferStore(self, expr, self._vector_indices(begin, expr.dtype.lanes, "vstore"))
+
+    def offset_of(self, indices: Sequence[ExprLike]) -> list[PrimExpr]:
+        """TVM's ``A.offset_of([i, j])``: the element offset of ``A[i, j]`` from the data
+        pointer (``elem_offset`` plus the strided sum), as a one-element list."""
+        exprs = [convert(i) for i in indices]
+        if len(exprs) != len(self.shape):
+            raise IndexError(f"buffer {self.name!r}.offset_of: {len(exprs)} indices")
+        strides = list(self.strides)
+        if not strides:
+            running: PrimExpr = convert(1)
+            for dim in reversed(self.shape):
+                strides.insert(0, running)
+                running = dim if _is_one(running) else running * dim
+        total = self.elem_offset
+        for index, stride in zip(exprs, strides):
+            term = index if _is_one(stride) else index * stride
+            total = term if _is_zero(total) else total + term
+        return [total]
+
     def full_region(self) -> BufferRegion:
         """The region covering the whole buffer."""
         return BufferRegion(self, tuple(Range(convert(0), s) for s in self.shape))

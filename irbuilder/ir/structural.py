@@ -304,7 +304,10 @@ class _Equal:
             if sorted(a.functions) != sorted(b.functions):
                 self.fail(path, sorted(a.functions), sorted(b.functions), "function names differ")
             for name in sorted(a.functions):
-                self.value(a.functions[name], b.functions[name], (path, _Key(name)))
+                # Each function is its own scope: a var or buffer object that several
+                # functions define (one Buffer in two buffer_maps) is several definitions.
+                inner = _Equal(self.map_free_vars)
+                inner.value(a.functions[name], b.functions[name], (path, _Key(name)))
         elif kind == _MAP:
             self.mapping(a, b, path)
         elif kind == _FLOAT:
@@ -427,7 +430,7 @@ class _Hasher:
             self.put("IRModule")
             for name in sorted(a.functions):
                 self.put(name)
-                self.value(a.functions[name])
+                self.put(str(structural_hash(a.functions[name])))  # one scope per function
         elif kind == _MAP:
             self.put(f"map{len(a)}")
             for key in sorted(a, key=str):

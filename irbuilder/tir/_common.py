@@ -81,6 +81,17 @@ def as_expr(value: object, what: str) -> PrimExpr:
     raise TypeError(f"{what}: expected an expression or a number, got {type(value).__name__}")
 
 
+def as_condition(value: object, what: str) -> PrimExpr:
+    """A bool condition; an integer one is compared with zero (TVM's implicit conversion)."""
+    expr = as_expr(value, what)
+    element = expr.dtype.element_of()
+    if element.is_integer:
+        return expr != const(0, expr.dtype)
+    if not element.is_bool:
+        raise TypeError(f"{what}: condition must be bool, got {expr.dtype}")
+    return expr
+
+
 def index_expr(value: object, what: str) -> PrimExpr:
     """An integer-typed expression (extents, indices, loop bounds)."""
     expr = as_expr(value, what)
@@ -142,8 +153,12 @@ class HandleType(ScalarType):
         *,
         is_size_var: bool = False,
     ) -> Var:
-        """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given."""
-        annotation = None if dtype is None else PointerType(as_dtype(dtype), storage_scope)
+        """A fresh handle var, pointing to ``dtype`` elements in ``storage_scope`` if given.
+
+        ``T.handle("void")`` (a void pointer) is an opaque handle, as ``T.handle()``."""
+        annotation = None
+        if dtype is not None and not (dtype == "void" and storage_scope == "global"):
+            annotation = PointerType(as_dtype(dtype), storage_scope)
         cls = SizeVar if is_size_var else Var
         return cls("v", self.dtype, annotation)
 

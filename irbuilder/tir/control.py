@@ -4,15 +4,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..builder import Frame, IRBuilder
 from ..frames import AttrFrame, ElseFrame, IfFrame, LetFrame, ThenFrame, WhileFrame
 from ..ir import (
     AssertStmt,
     Buffer,
     BufferLoad,
     BufferStore,
+    Cast,
     Evaluate,
     ExprLike,
     FloatImm,
@@ -26,7 +29,7 @@ from ..ir import (
     as_dtype,
     const,
 )
-from ._common import DTypeArg, add_stmt, as_expr, builder, span, to_dtype
+from ._common import DTypeArg, add_stmt, as_condition, as_expr, builder, span, to_dtype
 
 __all__ = [
     "Assert",
@@ -44,9 +47,9 @@ __all__ = [
 
 
 def _condition(cond: ExprLike, what: str) -> PrimExpr:
-    expr = as_expr(cond, what)
+    expr = as_condition(cond, what)
     if not expr.dtype.is_bool:
-        raise TypeError(f"{what}: condition must be bool, got {expr.dtype}")
+        raise TypeError(f"{what}: condition must be a scalar bool, got {expr.dtype}")
     return expr
 
 
@@ -72,11 +75,26 @@ def While(condition: ExprLike) -> WhileFrame:
     return WhileFrame(_condition(condition, "T.While"))
 
 
-def Assert(condition: ExprLike, message: str | PrimExpr) -> None:
+class AssertFrame(Frame):
+    """What ``T.Assert`` returns: TVM's frame form ``with T.Assert(c, msg): body``.
+
+    Our ``AssertStmt`` has no body: the assertion is appended when ``T.Assert`` is called
+    and the statements of the ``with`` body follow it in the enclosing frame.
+    """
+
+    kind = "T.Assert"
+
+    def finalize(self, builder: IRBuilder) -> None:
+        for stmt in self.stmts:
+            builder.add_stmt(stmt, self.kind)
+
+
+def Assert(condition: ExprLike, message: str | PrimExpr) -> AssertFrame:
     """Append an ``AssertStmt`` (no body): fail with ``message`` when ``condition`` is false.
 
     A message starting with ``"TypeError: "``/``"ValueError: "``/``"IndexError: "``
-    raises that exception from compiled code, any other ``AssertionError``.
+    raises that exception from compiled code, any other ``AssertionError``. The result
+    may open a ``with`` scope (TVM's frame form); its body follows the assertion.
     """
     builder("T.Assert")
     cond = _condition(condition, "T.Assert")
@@ -84,6 +102,7 @@ def Assert(condition: ExprLike, message: str | PrimExpr) -> None:
     if not isinstance(msg, PrimExpr):
         raise TypeError(f"T.Assert: message must be a string, got {type(message).__name__}")
     add_stmt(AssertStmt(cond, msg, span=span()), "T.Assert")
+    return AssertFrame()
 
 
 def _annotated_var(value: PrimExpr, type_annotation: Any, var: Var | None) -> Var:
@@ -153,25 +172,29 @@ def evaluate(value: ExprLike) -> None:
 
 
 def _store_value(buffer: Buffer, value: ExprLike, expected: Any) -> PrimExpr:
+    # TVM v0.16's BufferStore builder casts a value of another type with the same lanes to
+    # the buffer's type (int into float and float into int alike: the latter truncates
+    # toward zero, as numpy's assignment does); constants fold.
     expected_dtype = expected.dtype
     element = expected_dtype.element_of()
-    if isinstance(value, float) and not isinstance(value, bool) and not element.is_float:
-        raise TypeError(
-            f"cannot store float {value!r} into buffer {buffer.name!r} of type "
-            f"{buffer.dtype} (use T.cast)"
-        )
+    if isinstance(value, float) and not element.is_float and not element.is_bool:
+        return const(math.trunc(value), expected_dtype)
     if isinstance(value, (bool, int, float)):
         return const(value, expected_dtype)
     if not isinstance(value, PrimExpr):
         raise TypeError(f"buffer {buffer.name!r}: cannot store a {type(value).__name__} value")
     if value.dtype == expected_dtype:
         return value
-    # Literal constants adapt to the buffer's type, as Python numbers do; a
-    # float constant never silently becomes an integer.
     if isinstance(value, IntImm) and (element.is_integer or element.is_float):
         return const(value.value, expected_dtype)
     if isinstance(value, FloatImm) and element.is_float:
         return const(value.value, expected_dtype)
+    if isinstance(value, FloatImm) and element.is_integer and math.isfinite(value.value):
+        return const(math.trunc(value.value), expected_dtype)
+    if value.dtype.lanes == expected_dtype.lanes and not (
+        value.dtype.is_handle or expected_dtype.is_handle
+    ):
+        return Cast(expected_dtype, value)
     raise TypeError(
         f"cannot store a {value.dtype} value into buffer {buffer.name!r} of type "
         f"{expected_dtype} (use T.cast)"

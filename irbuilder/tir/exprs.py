@@ -1,12 +1,6 @@
-"""Expression builders: min/max, divisions, select, casts, calls, math intrinsics,
-typed limits, bitwise operations and ``T.meta_var``.
-
-Math intrinsics build ``Call(INTRINSIC)`` with the ``T.*`` name as ``op``. Float
-math (``exp``, ``sqrt``, ``sin``...) needs float operands: a Python number
-becomes a float32 constant, an integer expression is a TypeError asking for
-``T.cast`` (TVM would build an integer-typed call that fails later in codegen).
-Rounding (``floor``, ``ceil``, ``round``, ``trunc``) of an integer returns it
-unchanged, and ``isnan``/``isinf`` of an integer is ``False``, as in TVM.
+"""Expression builders: min/max, divisions, select, casts, calls, typed limits and
+``T.meta_var``. The math and bit intrinsics are made from the intrinsic table in
+:mod:`irbuilder.tir.intrin`.
 """
 
 from __future__ import annotations
@@ -20,6 +14,7 @@ from ..ir import (
     Call,
     CallKind,
     Cast,
+    DataType,
     Div,
     ExprLike,
     FloatImm,
@@ -36,7 +31,8 @@ from ..ir import (
     const,
     promote,
 )
-from ._common import DTypeArg, as_expr, to_dtype
+from ._common import DTypeArg, as_condition, as_expr, to_dtype
+from .tvm_ops import TVM_OPS
 
 __all__ = [
     "Broadcast_",
@@ -45,49 +41,23 @@ __all__ = [
     "Ramp_",
     "Select_",
     "Shuffle_",
-    "abs",
     "assume",
-    "bitwise_and",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_xor",
     "call_extern",
     "call_intrin",
     "call_pure_extern",
     "cast",
-    "ceil",
-    "cos",
-    "erf",
-    "exp",
-    "exp2",
-    "fabs",
-    "floor",
+    "ceildiv",
+    "infinity",
     "floordiv",
     "floormod",
     "if_then_else",
-    "isinf",
-    "isnan",
     "likely",
-    "log",
-    "log10",
-    "log2",
     "max",
     "max_value",
     "meta_var",
     "min",
     "min_value",
-    "pow",
     "reinterpret",
-    "round",
-    "rsqrt",
-    "shift_left",
-    "shift_right",
-    "sigmoid",
-    "sin",
-    "sqrt",
-    "tan",
-    "tanh",
-    "trunc",
     "truncdiv",
     "truncmod",
 ]
@@ -176,10 +146,7 @@ def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
 
 
 def _bool_cond(cond: ExprLike, what: str) -> PrimExpr:
-    expr = as_expr(cond, what)
-    if not expr.dtype.element_of().is_bool:
-        raise TypeError(f"{what}: condition must be bool, got {expr.dtype}")
-    return expr
+    return as_condition(cond, what)
 
 
 def if_then_else(
@@ -219,22 +186,27 @@ def Cast_(dtype: DTypeArg, x: ExprLike) -> PrimExpr:
     return Cast(target, as_expr(x, "T.Cast"))
 
 
-def reinterpret(dtype: DTypeArg, x: ExprLike) -> PrimExpr:
-    """The bits of ``x`` read as ``dtype`` (total bit widths must agree)."""
-    target = to_dtype(dtype)
+def reinterpret(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """``T.reinterpret(dtype, x)`` or ``T.reinterpret(x, dtype=...)``: the bits of ``x``
+    read as ``dtype`` (total bit widths must agree)."""
+    if dtype is not None:
+        args = (dtype, *args)
+    if len(args) != 2:
+        raise TypeError("T.reinterpret takes (dtype, value)")
+    target, x = to_dtype(args[0]), args[1]
     expr = as_expr(x, "T.reinterpret")
     if target.bits * target.lanes != expr.dtype.bits * expr.dtype.lanes:
         raise TypeError(f"T.reinterpret: cannot reinterpret {expr.dtype} as {target}")
     return Call(target, "reinterpret", (expr,), CallKind.BUILTIN)
 
 
-def likely(cond: ExprLike) -> PrimExpr:
+def likely(cond: ExprLike, dtype: DTypeArg | None = None) -> PrimExpr:
     """Mark ``cond`` as likely true (a branch hint)."""
     c = _bool_cond(cond, "T.likely")
     return Call(c.dtype, "likely", (c,), CallKind.BUILTIN)
 
 
-def assume(cond: ExprLike) -> PrimExpr:
+def assume(cond: ExprLike = True, dtype: DTypeArg | None = None) -> PrimExpr:
     """A fact the compiler may assume; use as ``T.evaluate(T.assume(c))``."""
     c = _bool_cond(cond, "T.assume")
     return Call(as_dtype("bool"), "assume", (c,), CallKind.BUILTIN)
@@ -264,181 +236,57 @@ def _string(text: str) -> PrimExpr:
     return StringImm(text)
 
 
-def call_extern(dtype: DTypeArg, func_name: str, *args: Any) -> PrimExpr:
-    """Call the C function ``func_name`` (may have side effects)."""
-    target = to_dtype(dtype)
-    return Call(target, func_name, _call_args(args, "T.call_extern"), CallKind.EXTERN)
+def _dtype_forward(
+    args: tuple[Any, ...], dtype: DTypeArg | None, what: str
+) -> tuple[DataType, str, tuple[Any, ...]]:
+    # TVM's call forms: f(dtype, name, *args) or f(name, *args, dtype=...).
+    if dtype is None:
+        if len(args) < 2:
+            raise TypeError(f"{what} takes a result dtype and a function name")
+        dtype, args = args[0], args[1:]
+    elif not args:
+        raise TypeError(f"{what} takes a function name")
+    name = args[0]
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: the function name must be a string, got {name!r}")
+    return to_dtype(dtype), name, args[1:]
 
 
-def call_pure_extern(dtype: DTypeArg, func_name: str, *args: Any) -> PrimExpr:
-    """Call the side-effect-free C function ``func_name``."""
-    target = to_dtype(dtype)
-    return Call(target, func_name, _call_args(args, "T.call_pure_extern"), CallKind.PURE_EXTERN)
+def call_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """``T.call_extern(dtype, name, *args)`` or ``T.call_extern(name, *args, dtype=...)``:
+    call the C function ``name`` (may have side effects)."""
+    target, name, rest = _dtype_forward(args, dtype, "T.call_extern")
+    return Call(target, name, _call_args(rest, "T.call_extern"), CallKind.EXTERN)
 
 
-def call_intrin(dtype: DTypeArg, op: str, *args: Any) -> PrimExpr:
-    """Call an intrinsic by name (``"exp"`` or TVM's ``"tir.exp"``)."""
-    target = to_dtype(dtype)
+def call_pure_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """Call the side-effect-free C function ``name`` (the forms of :func:`call_extern`)."""
+    target, name, rest = _dtype_forward(args, dtype, "T.call_pure_extern")
+    return Call(target, name, _call_args(rest, "T.call_pure_extern"), CallKind.PURE_EXTERN)
+
+
+def call_intrin(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
+    """Call an intrinsic by name (``"exp"`` or TVM's ``"tir.exp"``); the forms of
+    :func:`call_extern`."""
+    target, op, rest = _dtype_forward(args, dtype, "T.call_intrin")
     name = op.removeprefix("tir.")
-    kind = CallKind.BUILTIN if name in _BUILTINS else CallKind.INTRINSIC
-    return Call(target, name, _call_args(args, "T.call_intrin"), kind)
+    kind = CallKind.BUILTIN if name in _BUILTINS or name in TVM_OPS else CallKind.INTRINSIC
+    return Call(target, name, _call_args(rest, "T.call_intrin"), kind)
 
 
-# -- math -------------------------------------------------------------------------
+def ceildiv(a: ExprLike, b: ExprLike) -> PrimExpr:
+    """Integer division rounding toward plus infinity: ``floordiv(a + b - 1, b)``, as TVM."""
+    x, y = _pair(a, b, "T.ceildiv")
+    _integers(x, y, "T.ceildiv")
+    return (x + y - 1) // y
 
 
-def _float_arg(x: ExprLike, what: str) -> PrimExpr:
-    if isinstance(x, (bool, int, float)):
-        return const(float(x), "float32")
-    expr = as_expr(x, what)
-    if not expr.dtype.is_float:
-        raise TypeError(
-            f"{what} needs a float argument, got {expr.dtype} (use T.cast(x, 'float32'))"
-        )
-    return expr
-
-
-def _unary(op: str, x: ExprLike) -> PrimExpr:
-    expr = _float_arg(x, f"T.{op}")
-    return Call(expr.dtype, op, (expr,), CallKind.INTRINSIC)
-
-
-def exp(x: ExprLike) -> PrimExpr:
-    """e ** x."""
-    return _unary("exp", x)
-
-
-def exp2(x: ExprLike) -> PrimExpr:
-    """2 ** x."""
-    return _unary("exp2", x)
-
-
-def log(x: ExprLike) -> PrimExpr:
-    """Natural logarithm."""
-    return _unary("log", x)
-
-
-def log2(x: ExprLike) -> PrimExpr:
-    """Base-2 logarithm."""
-    return _unary("log2", x)
-
-
-def log10(x: ExprLike) -> PrimExpr:
-    """Base-10 logarithm."""
-    return _unary("log10", x)
-
-
-def sqrt(x: ExprLike) -> PrimExpr:
-    """Square root."""
-    return _unary("sqrt", x)
-
-
-def rsqrt(x: ExprLike) -> PrimExpr:
-    """1 / sqrt(x)."""
-    return _unary("rsqrt", x)
-
-
-def sin(x: ExprLike) -> PrimExpr:
-    """Sine."""
-    return _unary("sin", x)
-
-
-def cos(x: ExprLike) -> PrimExpr:
-    """Cosine."""
-    return _unary("cos", x)
-
-
-def tan(x: ExprLike) -> PrimExpr:
-    """Tangent."""
-    return _unary("tan", x)
-
-
-def tanh(x: ExprLike) -> PrimExpr:
-    """Hyperbolic tangent."""
-    return _unary("tanh", x)
-
-
-def sigmoid(x: ExprLike) -> PrimExpr:
-    """1 / (1 + exp(-x))."""
-    return _unary("sigmoid", x)
-
-
-def erf(x: ExprLike) -> PrimExpr:
-    """The error function."""
-    return _unary("erf", x)
-
-
-def fabs(x: ExprLike) -> PrimExpr:
-    """Absolute value of a float."""
-    return _unary("fabs", x)
-
-
-def pow(x: ExprLike, y: ExprLike) -> PrimExpr:
-    """x ** y for floats (Python numbers adapt to the other operand)."""
-    if not isinstance(x, PrimExpr) and not isinstance(y, PrimExpr):
-        a, b = _float_arg(x, "T.pow"), _float_arg(y, "T.pow")
-    else:
-        a, b = _pair(x, y, "T.pow")
-    if not a.dtype.is_float:
-        raise TypeError(f"T.pow needs float arguments, got {a.dtype} (use T.cast(x, 'float32'))")
-    return Call(a.dtype, "pow", (a, b), CallKind.INTRINSIC)
-
-
-def abs(x: ExprLike) -> PrimExpr:
-    """Absolute value: ``Call("abs")`` for floats and signed ints; unsigned ints unchanged."""
-    expr = as_expr(x, "T.abs")
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return const(x if x >= 0 else -x)
-    if expr.dtype.element_of().is_uint:
-        return expr
-    if not (expr.dtype.element_of().is_int or expr.dtype.is_float):
-        raise TypeError(f"T.abs needs a number, got {expr.dtype}")
-    return Call(expr.dtype, "abs", (expr,), CallKind.INTRINSIC)
-
-
-def _rounding(op: str, x: ExprLike) -> PrimExpr:
-    expr = as_expr(x, f"T.{op}")
-    if expr.dtype.element_of().is_integer:
-        return expr
-    return _unary(op, expr)
-
-
-def floor(x: ExprLike) -> PrimExpr:
-    """Round toward minus infinity (integers unchanged)."""
-    return _rounding("floor", x)
-
-
-def ceil(x: ExprLike) -> PrimExpr:
-    """Round toward plus infinity (integers unchanged)."""
-    return _rounding("ceil", x)
-
-
-def round(x: ExprLike) -> PrimExpr:
-    """Round to nearest, ties to even (integers unchanged)."""
-    return _rounding("round", x)
-
-
-def trunc(x: ExprLike) -> PrimExpr:
-    """Round toward zero (integers unchanged)."""
-    return _rounding("trunc", x)
-
-
-def _classify(op: str, x: ExprLike) -> PrimExpr:
-    expr = as_expr(x, f"T.{op}")
-    bool_type = as_dtype("bool").with_lanes(expr.dtype.lanes)
-    if not expr.dtype.is_float:
-        return const(False, bool_type)
-    return Call(bool_type, op, (expr,), CallKind.INTRINSIC)
-
-
-def isnan(x: ExprLike) -> PrimExpr:
-    """Whether ``x`` is NaN (always False for integers)."""
-    return _classify("isnan", x)
-
-
-def isinf(x: ExprLike) -> PrimExpr:
-    """Whether ``x`` is infinite (always False for integers)."""
-    return _classify("isinf", x)
+def infinity(dtype: DTypeArg) -> PrimExpr:
+    """Positive infinity of the float type ``dtype``."""
+    target = to_dtype(dtype)
+    if not target.is_float:
+        raise TypeError(f"T.infinity needs a float dtype, got {target}")
+    return const(float("inf"), target)
 
 
 # -- limits and bits -----------------------------------------------------------------
@@ -454,46 +302,6 @@ def min_value(dtype: DTypeArg) -> PrimExpr:
     """The lowest finite value of ``dtype``."""
     target = to_dtype(dtype)
     return const(target.min_value, target)
-
-
-def _bits(op: str, a: ExprLike, b: ExprLike) -> PrimExpr:
-    x, y = _pair(a, b, f"T.{op}")
-    if not x.dtype.element_of().is_integer:
-        raise TypeError(f"T.{op} needs integer operands, got {x.dtype}")
-    return Call(x.dtype, op, (x, y), CallKind.INTRINSIC)
-
-
-def bitwise_and(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """Bitwise and of integers."""
-    return _bits("bitwise_and", a, b)
-
-
-def bitwise_or(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """Bitwise or of integers."""
-    return _bits("bitwise_or", a, b)
-
-
-def bitwise_xor(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """Bitwise exclusive or of integers."""
-    return _bits("bitwise_xor", a, b)
-
-
-def shift_left(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """``a << b`` for integers."""
-    return _bits("shift_left", a, b)
-
-
-def shift_right(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """``a >> b`` for integers (arithmetic for signed types)."""
-    return _bits("shift_right", a, b)
-
-
-def bitwise_not(a: ExprLike) -> PrimExpr:
-    """Bitwise complement of an integer."""
-    expr = as_expr(a, "T.bitwise_not")
-    if not expr.dtype.element_of().is_integer:
-        raise TypeError(f"T.bitwise_not needs an integer operand, got {expr.dtype}")
-    return Call(expr.dtype, "bitwise_not", (expr,), CallKind.INTRINSIC)
 
 
 @dataclass(frozen=True)

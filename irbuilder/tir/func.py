@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from ..builder import IRBuilder, IRBuilderError
 from ..frames import PrimFuncFrame
-from ..ir import Buffer, DataType, Var, as_dtype
-from ._common import DTypeArg, builder, to_dtype
+from ..ir import Buffer, Call, CallKind, DataType, ExprLike, PrimExpr, Var, as_dtype
+from ._common import DTypeArg, as_expr, builder, to_dtype
 
 __all__ = ["arg", "func_attr", "func_name", "func_ret", "prim_func", "register_prim_func_parser"]
 
@@ -112,3 +112,24 @@ def func_ret(dtype: DTypeArg) -> DataType:
     resolved = to_dtype(dtype)
     frame.ret_type = resolved
     return resolved
+
+
+def ret(value: ExprLike) -> PrimExpr:
+    """``T.ret(value)``: return the scalar ``value`` from the function (TVM's ``tir.ret``).
+
+    Builds ``Call(dtype, "ret", (value,))`` (a BUILTIN, used as a statement) and sets the
+    function's return type when it has none. The code generator supports it where it ends
+    the function on its path; the interpreter anywhere.
+    """
+    expr = as_expr(value, "T.ret")
+    if expr.dtype.is_vector or expr.dtype.is_handle:
+        raise TypeError(f"T.ret returns a scalar number or bool, got {expr.dtype}")
+    b = builder("T.ret")
+    for frame in reversed(b.frames):
+        if isinstance(frame, PrimFuncFrame):
+            if frame.ret_type is None:
+                frame.ret_type = expr.dtype
+            elif frame.ret_type != expr.dtype:
+                expr = expr.astype(frame.ret_type)
+            break
+    return Call(expr.dtype, "ret", (expr,), CallKind.BUILTIN)

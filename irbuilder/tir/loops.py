@@ -103,7 +103,8 @@ def thread_binding(
 
 
 def grid(*extents: ExprLike) -> ForFrame:
-    """Nested serial loops over ``[0, e)`` for each extent; yields the list of loop vars."""
+    """Nested serial loops over ``[0, e)`` for each extent; yields the list of loop vars
+    (the single var for one extent, as TVM's frame does)."""
     builder("T.grid")
     if not extents:
         raise TypeError("T.grid needs at least one extent")
@@ -111,4 +112,4 @@ def grid(*extents: ExprLike) -> ForFrame:
     for extent in extents:
         begin, ext = _bounds(extent, None, "T.grid")
         specs.append(LoopSpec(Var("i", begin.dtype), begin, ext, ForKind.SERIAL))
-    return ForFrame("T.grid", specs, as_list=True)
+    return ForFrame("T.grid", specs, as_list=len(specs) > 1)

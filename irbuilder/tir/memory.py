@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..builder import IRBuilderError
 from ..frames import AllocateFrame, BlockFrame, DeclBufferFrame, PrimFuncFrame
 from ..ir import (
@@ -17,6 +19,7 @@ from ..ir import (
     BufferLoad,
     BufferRegion,
     ExprLike,
+    IntImm,
     MatchBufferRegion,
     PointerType,
     PrimExpr,
@@ -27,7 +30,20 @@ from ..ir import (
 )
 from ._common import DTypeArg, as_expr, as_shape, builder, index_expr, span, to_dtype
 
-__all__ = ["Buffer_", "Ptr", "alloc_buffer", "allocate", "decl_buffer", "match_buffer"]
+__all__ = [
+    "ALLOCATE_CONST_DATA",
+    "Buffer_",
+    "Ptr",
+    "alloc_buffer",
+    "allocate",
+    "allocate_const",
+    "decl_buffer",
+    "match_buffer",
+]
+
+ALLOCATE_CONST_DATA = "tir.allocate_const_data"
+"""Annotation of an ``Allocate`` made by ``T.allocate_const``: the constant elements (a tuple
+of Python numbers, row-major). ``lowering.allocate_const`` turns it into initial stores."""
 
 _DEFAULT_ALIGN = 64
 
@@ -46,7 +62,10 @@ def make_buffer(
     axis_separators: Sequence[int] | None = None,
 ) -> Buffer:
     """A new Buffer with TVM's argument conventions; ``what`` names the caller in errors."""
-    if buffer_type not in ("", "default"):
+    # TVM's "auto" (auto-broadcast) gives a dimension of extent 1 a zero stride; our entry
+    # checks require the array's shape to match, so the only index of such a dimension is 0
+    # and the buffer behaves as a default one (not recorded, printed without it).
+    if buffer_type not in ("", "default", "auto"):
         raise NotImplementedError(f"{what}: buffer_type={buffer_type!r} is not supported")
     element = to_dtype(dtype)
     dims = as_shape(shape, what)
@@ -135,6 +154,36 @@ def allocate(
     cond = as_expr(condition, "T.allocate")
     data = make_data_var("buffer_data", element, scope)
     return AllocateFrame(data, element, _product(dims), cond, annotations or {})
+
+
+def allocate_const(
+    data: Any,
+    dtype: DTypeArg,
+    extents: Sequence[ExprLike] | ExprLike,
+    annotations: dict[str, Any] | None = None,
+) -> AllocateFrame:
+    """``T.allocate_const(data, dtype, extents)``: memory holding the constants ``data`` (a
+    list or numpy array, flattened row-major) that the kernel only reads; yields the data var.
+    """
+    builder("T.allocate_const")
+    element = to_dtype(dtype)
+    dims = as_shape(extents, "T.allocate_const")
+    if not all(isinstance(d, IntImm) for d in dims):
+        raise TypeError("T.allocate_const needs constant extents")
+    count = 1
+    for dim in dims:
+        assert isinstance(dim, IntImm)
+        count *= dim.value
+    values = np.asarray(data).reshape(-1)
+    if values.size != count:
+        raise ValueError(
+            f"T.allocate_const: {values.size} values for extents of {count} elements"
+        )
+    kind = bool if element.is_bool else float if element.is_float else int
+    constants = tuple(kind(v.item() if isinstance(v, np.generic) else v) for v in values.tolist())
+    data_var = make_data_var("buffer_data", element, "global")
+    notes = {**(annotations or {}), ALLOCATE_CONST_DATA: constants}
+    return AllocateFrame(data_var, element, _product(dims), convert(True), notes)
 
 
 def _product(dims: Sequence[PrimExpr]) -> PrimExpr:

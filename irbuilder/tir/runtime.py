@@ -21,6 +21,7 @@ from ..builder import Frame, IRBuilder, IRBuilderError
 from ..frames import PrimFuncFrame
 from ..ir import (
     AttrStmt,
+    Buffer,
     BufferLoad,
     Call,
     CallKind,
@@ -43,6 +44,7 @@ __all__ = [
     "call_packed",
     "env_thread",
     "launch_thread",
+    "prefetch",
     "tvm_access_ptr",
     "tvm_stack_alloca",
     "tvm_stack_make_array",
@@ -96,6 +98,26 @@ def address_of(load: Any) -> PrimExpr:
             f"T.address_of: expected a buffer element such as A[i], got {type(load).__name__}"
         )
     return Call(as_dtype("handle"), "address_of", (load,), CallKind.BUILTIN)
+
+
+def prefetch(buffer: Any, bounds: Any) -> PrimExpr:
+    """``T.prefetch(A, [T.Range(0, 8), ...])``: a hint to fetch a region of ``A`` into cache.
+
+    TVM builds a ``Prefetch`` statement; we build the builtin call ``prefetch(A[mins],
+    extents...)`` (a bare line evaluates it). The CPU build prefetches the region's first
+    element (``llvm.prefetch``); the interpreter ignores it.
+    """
+    if not isinstance(buffer, Buffer):
+        raise TypeError(f"T.prefetch: expected a Buffer, got {type(buffer).__name__}")
+    ranges = list(bounds)
+    if len(ranges) != buffer.ndim or not all(isinstance(r, Range) for r in ranges):
+        raise TypeError(
+            f"T.prefetch: expected {buffer.ndim} T.Range bounds for buffer {buffer.name!r}"
+        )
+    start = BufferLoad(buffer, tuple(r.min for r in ranges))
+    return Call(
+        as_dtype("int32"), "prefetch", (start, *(r.extent for r in ranges)), CallKind.BUILTIN
+    )
 
 
 def type_annotation(dtype: DTypeArg) -> PrimExpr:

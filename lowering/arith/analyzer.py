@@ -2,15 +2,18 @@
 
 :class:`Analyzer` keeps a scoped map from Vars to :class:`IntBound` intervals (from
 loop ranges, let values and constraints such as ``T.assume(i < n)``) and a scoped
-list of conditions known to be true. Bounds are computed on mathematical integers
-and then checked against the dtype: a node whose mathematical range does not fit
-may have wrapped around, so its bound becomes the whole dtype range. Every bound
-returned is therefore sound for the wrapped value the program computes.
+list of conditions known to be true. A condition that reads memory (a buffer load,
+an extern call) holds only until that memory may change: :meth:`Analyzer.forget_memory`
+drops it, also from the facts an enclosing scope restores. Bounds are computed on
+mathematical integers and then checked against the dtype: a node whose mathematical
+range does not fit may have wrapped around, so its bound becomes the whole dtype
+range. Every bound returned is therefore sound for the wrapped value the program
+computes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -43,6 +46,7 @@ from irbuilder.ir import (
     PrimExpr,
     Select,
     SizeVar,
+    StmtExprVisitor,
     Sub,
     Var,
     structural_equal,
@@ -50,7 +54,42 @@ from irbuilder.ir import (
 
 from .canonical import LinearForm, supports_linear, to_linear
 
-__all__ = ["Analyzer", "IntBound"]
+__all__ = ["Analyzer", "IntBound", "MayChange", "memory_read"]
+
+MayChange = Callable[[Var], bool]
+"""Whether the memory at a data var may have changed (a store's aliasing rule)."""
+
+
+class _MemoryRead(StmtExprVisitor):
+    def __init__(self) -> None:
+        self.data_vars: set[Var] = set()
+        self.unknown = False
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self.data_vars.add(node.buffer.data)
+        self.generic_visit(node)
+
+    def visit_call_(self, node: Call) -> None:
+        # An extern sees whatever memory its pointer arguments (or globals) reach.
+        if node.kind in (CallKind.EXTERN, CallKind.PURE_EXTERN):
+            self.unknown = True
+        self.generic_visit(node)
+
+
+def memory_read(expr: PrimExpr) -> set[Var] | None:
+    """The data vars whose memory ``expr`` reads; None when it may read any memory."""
+    found = _MemoryRead()
+    found.visit_expr(expr)
+    return None if found.unknown else found.data_vars
+
+
+def _still_holds(fact: PrimExpr, may_change: MayChange | None) -> bool:
+    read = memory_read(fact)
+    if read is not None and not read:
+        return True  # reads no memory
+    if read is None or may_change is None:
+        return False  # any store may change what an extern reads
+    return not any(may_change(v) for v in read)
 
 
 @dataclass(frozen=True)
@@ -116,6 +155,9 @@ class Analyzer:
     def __init__(self) -> None:
         self._bounds: dict[Var, IntBound] = {}
         self._facts: list[PrimExpr] = []
+        # Every forget_memory so far: a scope's exit re-applies those made inside it
+        # to the facts it restores (a store in a branch or loop outlives the scope).
+        self._forgotten: list[MayChange | None] = []
 
     # -- facts ------------------------------------------------------------
     def bind(self, var: Var, bound: IntBound) -> None:
@@ -128,11 +170,25 @@ class Analyzer:
         """Facts recorded inside the ``with`` block are forgotten at its end."""
         bounds = dict(self._bounds)
         facts = list(self._facts)
+        mark = len(self._forgotten)
         try:
             yield
         finally:
             self._bounds = bounds
+            for may_change in self._forgotten[mark:]:
+                if not facts:
+                    break
+                facts = [f for f in facts if _still_holds(f, may_change)]
             self._facts = facts
+
+    def forget_memory(self, may_change: MayChange | None) -> None:
+        """Drop the facts reading memory that may have changed (``None``: any memory).
+
+        Var bounds stay: a bound derived from a loaded value is the value's dtype range,
+        true of whatever the memory holds.
+        """
+        self._forgotten.append(may_change)
+        self._facts = [f for f in self._facts if _still_holds(f, may_change)]
 
     def bind_range(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
         """Record ``begin <= var < begin + extent`` (as far as constant bounds tell)."""

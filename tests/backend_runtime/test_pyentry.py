@@ -332,7 +332,7 @@ def test_spec_validation() -> None:
         EntrySpec("f", [BufferParam("a"), ScalarParam("a", "int32")])
     spec = EntrySpec("f", [BufferParam("a"), ScalarParam("n", "float16"), ScalarParam("b", "bool")])
     assert spec.kernel_signature("k") == "i32 @k(ptr, half, i1)"
-    assert "define ptr @f__py(ptr %self, ptr %args, i64 %nargs)" in entry_wrapper_ir(spec, "k")
+    assert "define ptr @f__py(ptr %self, ptr %args, i64 %nargs, ptr %kwnames)" in entry_wrapper_ir(spec, "k")
 
 
 def test_make_builtin_without_wrapper_is_clear_error() -> None:

@@ -20,6 +20,7 @@ from backend.runtime import (
     runtime_prelude_ir,
     runtime_prelude_symbols,
 )
+from lowering.target import Target
 
 needs_libmvec = pytest.mark.skipif(not libmvec_available(), reason="glibc libmvec not available")
 
@@ -128,11 +129,17 @@ def test_libmvec_exp_is_vectorized_and_accurate() -> None:
 
 @needs_libmvec
 def test_libmvec_variants_detected() -> None:
-    variants = libmvec_variants("exp", "float")
+    avx2 = Target("llvm -mcpu=znver3").features
+    avx512 = Target("llvm -mcpu=znver4").features
+    variants = libmvec_variants("exp", "float", avx2)
     assert ("_ZGVbN4v_expf", "b", 4) in variants
-    if host_target().has_avx2:
-        assert ("_ZGVdN8v_expf", "d", 8) in variants
-    assert libmvec_variants("pow", "double")[0][0] == "_ZGVbN2vv_pow"
+    assert ("_ZGVdN8v_expf", "d", 8) in variants
+    assert not [v for v in variants if v[1] == "e"]  # the target, not the host, decides
+    assert ("_ZGVeN16v_expf", "e", 16) in libmvec_variants("exp", "float", avx512)
+    assert libmvec_variants("exp", "float", Target("llvm -mcpu=x86-64").features) == [
+        ("_ZGVbN4v_expf", "b", 4)
+    ]
+    assert libmvec_variants("pow", "double", avx2)[0][0] == "_ZGVbN2vv_pow"
 
 
 @needs_libmvec

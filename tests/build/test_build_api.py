@@ -256,7 +256,10 @@ def test_export_object_and_library_with_header(tmp_path: Path) -> None:
     header = tmp_path / "libadd.h"
     text = header.read_text()
     assert "int32_t add(PyObject *A /* numpy.ndarray of float32 */" in text
-    assert "PyObject *add__py(PyObject *self, PyObject *const *args, intptr_t nargs);" in text
+    assert (
+        "PyObject *add__py(PyObject *self, PyObject *const *args, intptr_t nargs, "
+        "PyObject *kwnames);" in text
+    )
     src = tmp_path / "use.c"
     src.write_text('#include "libadd.h"\nint (*p)(PyObject*, PyObject*, PyObject*) = add;\n')
     proc = subprocess.run(["cc", "-fsyntax-only", "-Wall", "-Werror", str(src)],

@@ -1,4 +1,5 @@
-"""The JIT is created on a background thread from ``import tvmscript`` on."""
+"""The JIT is created on a background thread from ``import tvmscript`` on; the import itself
+leaves the compiler (lowering, codegen, llvmlite) to that thread and the first build."""
 
 from __future__ import annotations
 
@@ -18,16 +19,15 @@ _SCRIPT = textwrap.dedent(
     sys.path.insert(0, {root!r})
     import numpy as np
     import tvmscript
-    from backend.runtime import engine
-    from tvmscript import tir as T
+    from tvmscript import _prewarm, tir as T
 
-    started_on_import = engine._prewarm_thread is not None
+    started_on_import = _prewarm.started()
     @T.prim_func
     def add(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         for i in range(8):
             B[i] = A[i] + T.float32(1)
 
-    started = started_on_import and engine._prewarm_thread is not None
+    started = started_on_import and _prewarm.started()
     {after_parse}
     a = np.arange(8, dtype=np.float32)
     b = np.zeros(8, np.float32)
@@ -82,8 +82,9 @@ def test_prewarm_links_a_probe_object_that_runs(tmp_path: Path) -> None:
             import ctypes, sys
             sys.path.insert(0, {str(ROOT)!r})
             import tvmscript
+            from tvmscript import _prewarm
+            _prewarm._join()
             from backend.runtime import engine
-            engine._join_prewarm()
             tracker = engine._probe_tracker
             assert tracker is not None
             probe = ctypes.PYFUNCTYPE(ctypes.c_char_p)(tracker["tvms_prewarm_probe"])
@@ -96,3 +97,28 @@ def test_prewarm_links_a_probe_object_that_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "probe"
+
+
+def test_import_leaves_the_compiler_to_the_first_build(tmp_path: Path) -> None:
+    script = tmp_path / "lazy.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {str(ROOT)!r})
+            import tvmscript
+            loaded = [m for m in ("lowering.pipeline", "backend.codegen", "tvmscript.build")
+                      if m in sys.modules]
+            print(",".join(loaded) or "none")
+            print(tvmscript.build.__module__, callable(tvmscript.build))
+            from tvmscript.build import Kernel  # the submodule never replaces the function
+            print(tvmscript.build.__module__, tvmscript.Kernel is Kernel)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "TVMSCRIPT_PREWARM": "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["none", "tvmscript True", "tvmscript True"]

@@ -7,12 +7,15 @@ from typing import Any
 
 import numpy as np
 from progen import Program
+from progen_parallel import ParallelProgram
 
 import lowering
 import tvmscript
 from irbuilder.ir import PrimFunc
+from tvmscript.diagnostics import DiagnosticError
 
-__all__ = ["Outcome", "check_program", "compare", "run_both"]
+__all__ = ["Outcome", "check_parallel_program", "check_program", "compare", "is_race_refusal",
+           "run_both"]
 
 
 @dataclass
@@ -85,3 +88,33 @@ def check_program(prog: Program, opt_level: int = 3) -> None:
             return
     if problem is not None:
         raise AssertionError(f"{problem}\nprogram:\n{prog.func.script()}\nseed={prog.arg_seed}")
+
+
+def is_race_refusal(exc: BaseException) -> bool:
+    """Whether a build error is the static race check refusing a parallel loop."""
+    return isinstance(exc, DiagnosticError) and "race" in str(exc).lower()
+
+
+def check_parallel_program(prog: ParallelProgram, opt_level: int = 3, runs: int = 3) -> None:
+    """A planted race is refused when building; a race-free program builds, and every one of
+    ``runs`` native calls (on all cores) agrees with the interpreter."""
+    try:
+        native = tvmscript.build(prog.func, opt_level=opt_level)
+    except DiagnosticError as exc:
+        if not is_race_refusal(exc):
+            raise
+        if prog.racy:
+            return
+        raise AssertionError(f"race-free program refused:\n{exc}\nprogram:\n"
+                             f"{prog.func.script()}") from None
+    if prog.racy:
+        raise AssertionError(f"planted race {prog.notes} was not refused\nprogram:\n"
+                             f"{prog.func.script()}")
+    lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
+    want = _run(tvmscript.build(prog.func, target="interp"), prog.args())
+    for attempt in range(runs):
+        got = _run(native, prog.args())
+        problem = compare(want, got, prog.inexact)
+        if problem is not None:
+            raise AssertionError(f"run {attempt + 1} of {runs}: {problem}\nprogram:\n"
+                                 f"{prog.func.script()}\nseed={prog.arg_seed}")

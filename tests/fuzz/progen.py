@@ -363,6 +363,76 @@ class _Stages:
                 with T.decl_buffer((rows, n // rows), dt, data=ptr) as view:
                     self._fill_and_use(flat, view)
 
+    def facts(self) -> None:
+        """A condition (or assume/assert) on a scratch element that the program then
+        overwrites, re-tested after the store: a fact about memory must die at the store."""
+        d = self.draw
+        n = d(st.integers(2, 6)) * 2
+        shape = d(st.sampled_from(["if", "nested_if", "loop", "assume", "assert", "alias"]))
+        if shape == "alias":
+            data = T.allocate([n], "int32")
+            with data as ptr:
+                with T.decl_buffer((n,), "int32", data=ptr) as flat:
+                    with T.decl_buffer((2, n // 2), "int32", data=ptr) as view:
+                        self.loop_nest(flat, self.inputs, guard=False)
+                        k = d(st.integers(0, n - 1))
+                        seen = view[k // (n // 2), k % (n // 2)]
+                        cond = self._fact_cond(seen)
+                        with T.If(cond):
+                            with T.Then():
+                                _store(flat, [const(k, "int32")], self._fact_value())
+                                _store(flat, [const((k + 1) % n, "int32")],
+                                       T.if_then_else(self._fact_cond(seen, cond), 1, -1))
+                        self.loop_nest(self.out, [*self.inputs, view])
+            return
+        buf = T.alloc_buffer((n,), "int32")
+        self.loop_nest(buf, self.inputs, guard=False)
+        k = d(st.integers(0, n - 1))
+        k2 = const((k + d(st.integers(1, n - 1))) % n, "int32")
+        kk = const(k, "int32")
+        cond = self._fact_cond(buf[k])
+        again = self._fact_cond(buf[k], cond)
+        if shape in ("assume", "assert"):
+            c = const(int(d(st.integers(-3, 3))), "int32")
+            _store(buf, [kk], c)
+            if shape == "assume":
+                T.evaluate(T.assume(buf[k] == c))
+            else:
+                T.Assert(buf[k] == c, "fuzz: the fact holds here")
+            _store(buf, [kk], self._fact_value())
+            _store(buf, [k2], T.if_then_else(buf[k] == c, 1, -1))
+        elif shape == "loop":
+            with T.If(cond):
+                with T.Then():
+                    with T.serial(d(st.integers(2, 4))):
+                        _store(buf, [k2], buf[k2] + T.if_then_else(again, 1, -1))
+                        _store(buf, [kk], buf[k] + d(st.sampled_from([-3, 3, 7])))
+        elif shape == "nested_if":
+            with T.If(cond):
+                with T.Then():
+                    with T.If(buf[k2] < const(0, "int32")):
+                        with T.Then():
+                            _store(buf, [kk], self._fact_value())
+                    _store(buf, [k2], T.if_then_else(again, 1, -1))
+        else:
+            with T.If(cond):
+                with T.Then():
+                    _store(buf, [kk], self._fact_value())
+                    _store(buf, [k2], T.if_then_else(again, 1, -1))
+        self.loop_nest(self.out, [*self.inputs, buf])
+
+    def _fact_cond(self, value: PrimExpr, like: PrimExpr | None = None) -> PrimExpr:
+        """A comparison of ``value`` with a small constant (``like``'s, when given)."""
+        if like is not None:
+            return type(like)(value, like.b)  # type: ignore[attr-defined, call-arg]
+        c = const(self.draw(st.integers(-3, 3)), "int32")
+        op = self.draw(st.sampled_from(["lt", "le", "eq", "ne", "gt", "ge"]))
+        return {"lt": value < c, "le": value <= c, "eq": value == c, "ne": value != c,
+                "gt": value > c, "ge": value >= c}[op]
+
+    def _fact_value(self) -> PrimExpr:
+        return const(self.draw(st.integers(-5, 5)), "int32")
+
     def _fill_and_use(self, writer: Buffer, reader: Buffer) -> None:
         self.loop_nest(writer, self.inputs, guard=False)  # scratch is read fully: fill it all
         self.loop_nest(self.out, [*self.inputs, reader])
@@ -375,7 +445,8 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
     n_inputs = draw(st.integers(1, 3))
     in_specs = [(draw(st.sampled_from(_STORAGE)), _shape(draw)) for _ in range(n_inputs)]
     out_spec = (draw(st.sampled_from(_STORAGE)), _shape(draw))
-    stage_kinds = draw(st.lists(st.sampled_from(["loop", "loop", "block", "compute", "alloc"]),
+    stage_kinds = draw(st.lists(st.sampled_from(["loop", "loop", "block", "compute", "alloc",
+                                                 "facts"]),
                                 min_size=1, max_size=max_stages))
     with IRBuilder() as b:
         with T.prim_func():
@@ -391,6 +462,8 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
                     stages.block_reduce()
                 elif kind == "compute":
                     stages.compute()
+                elif kind == "facts":
+                    stages.facts()
                 else:
                     stages.alloc()
     func = b.get()

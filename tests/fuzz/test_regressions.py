@@ -90,3 +90,26 @@ def test_constant_false_if_round_trips() -> None:
     assert found
     parsed = tvmscript.from_source(func.script())
     assert structural_equal(parsed, func)
+
+
+def test_unit_parallel_loop_with_a_match_buffer_of_its_row_builds_and_runs() -> None:
+    # Found by progen_parallel: simplify replaced a loop of extent one by its start in the
+    # body but not in a DeclBuffer's elem_offset (the match_buffer of row i), so codegen
+    # saw `i` used outside its loop ("variable 'i' is used but not defined").
+    import tvmscript
+
+    with IRBuilder() as b:
+        with T.prim_func():
+            T.func_name("unit_row")
+            out = T.arg("OUT", T.Buffer((1, 5), "int32"))
+            with T.parallel(1) as i:
+                with T.block("row"):
+                    row = T.match_buffer(out[i, 0:5], (5,))
+                    with T.serial(5) as j:
+                        T.buffer_store(row, j * 3 + i, [j])
+    func = b.get()
+    got = np.zeros((1, 5), "int32")
+    tvmscript.build(func)(got)
+    want = np.zeros((1, 5), "int32")
+    tvmscript.build(func, target="interp")(want)
+    assert got.tolist() == want.tolist() == [[0, 3, 6, 9, 12]]

@@ -8,7 +8,7 @@ inside the script that covers the expected position and a message matching one o
 fragments. Known parser gaps are listed in ``known_failures.txt`` (xfail, with the
 observed behaviour).
 
-Status: 213 cases, all 213 pass (``known_failures.txt`` is empty; the mechanism stays for
+Status: 226 cases, all 226 pass (``known_failures.txt`` is empty; the mechanism stays for
 new cases).
 """
 

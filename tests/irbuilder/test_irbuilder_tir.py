@@ -273,8 +273,8 @@ def test_if_without_then_and_non_bool_condition() -> None:
             with pytest.raises(IRBuilderError, match=r"T\.If frame closed without a T\.Then"):
                 with T.If(T.int32() > 0):
                     pass
-            with pytest.raises(TypeError, match="condition must be bool, got int32"):
-                T.If(T.int32())
+            with pytest.raises(TypeError, match="condition must be bool, got float32"):
+                T.If(T.float32())
 
 
 def test_assert_has_no_body() -> None:
@@ -338,12 +338,9 @@ def test_buffer_store_checks() -> None:
         T.buffer_store(a, T.float32(3.0), [1, 1])
         with pytest.raises(IndexError, match="'A' has 2 dimensions, stored with 1 indices"):
             T.buffer_store(a, 1.0, [0])
-        with pytest.raises(TypeError, match="cannot store a float32 value into buffer 'N'"):
-            T.buffer_store(n, a[0, 0], [0])
-        with pytest.raises(TypeError, match=r"cannot store float 1\.5 into buffer 'N'"):
-            T.buffer_store(n, 1.5, [0])
-        with pytest.raises(TypeError, match="cannot store a int32 value into buffer 'A'"):
-            T.buffer_store(a, n[0], [0, 0])
+        # Another scalar type is cast, as TVM's BufferStore builder does; lanes must match.
+        with pytest.raises(TypeError, match="cannot store a float32x4 value into buffer 'N'"):
+            T.buffer_store(n, T.Broadcast(a[0, 0], 4), [0])
         T.buffer_store(a, T.Broadcast(1.0, 4), [0, T.Ramp(0, 1, 4)])
     seq = out[0].body
     assert isinstance(seq, SeqStmt)

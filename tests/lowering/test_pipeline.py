@@ -58,8 +58,18 @@ from lowering import (
     function_pass,
     lower,
 )
+from lowering.align_streams import align_streams, mark_streams
+from lowering.distribute import distribute_reductions
 from lowering.hoist_alloc import hoist_allocations
+from lowering.interchange import interchange_reductions
+from lowering.jam import jam_parallel_reductions
 from lowering.memory_reuse import memory_reuse
+from lowering.pipeline import LATE_STAGE
+from lowering.promote import promote_accumulators
+from lowering.race_check import check_parallel_races
+from lowering.stream_vectorize import vectorize_streams
+from lowering.target import Target
+from lowering.vector_remainder import vector_remainder
 
 F32 = as_dtype("float32")
 
@@ -456,12 +466,24 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
-    names = [p.name for p in default_pipeline()]
-    assert names[:3] == ["tensor_fusion", "bufferize", "lower_blocks"]
-    assert names[-1] == "entry_checks"
-    assert default_pipeline()[2:] == [
+    avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
+    names = [p.name for p in default_pipeline(target=avx2)]
+    assert names[:5] == [
+        "tensor_fusion",
+        "bufferize",
+        "lower_scalar_return",
+        "lower_allocate_const",
+        "lower_blocks",
+    ]
+    late = [p.name.replace("-", "_") for p in default_pipeline(target=avx512)]
+    assert late[late.index("entry_checks") + 1 :] == list(LATE_STAGE)
+    assert "alias-version" not in names  # no hardware gathers: no gather fast path
+    assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        lowering.plan_allocation_location,
+        check_parallel_races,
         lowering.simplify,
+        lowering.declare_buffers,
         lowering.flatten_buffer,
         hoist_allocations,
         memory_reuse,
@@ -470,7 +492,18 @@ def test_default_pipeline_order() -> None:
         lowering.vectorize_loop,
         lowering.simplify,
         lowering.entry_checks,
+        vectorize_streams,
+        vector_remainder,
+        distribute_reductions,
+        jam_parallel_reductions,
+        interchange_reductions,
+        promote_accumulators,
+        align_streams,
+        mark_streams,
+        lowering.simplify,
     ]
+    # opt_level 0: the straightforward translation, no late stage at all
+    assert [p.name for p in default_pipeline(0, avx512)][-1] == "entry_checks"
 
 
 def test_lower_accepts_module_and_records_pass_times() -> None:

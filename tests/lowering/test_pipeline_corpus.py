@@ -36,7 +36,12 @@ CORPUS: dict[str, Any] = _load(
 
 def _example_kernels() -> dict[str, PrimFunc]:
     found: dict[str, PrimFunc] = {}
-    for path in sorted((ROOT / "examples").glob("*.py")):
+    examples = ROOT / "examples"
+    if str(examples) not in sys.path:  # the examples import their shared helper (_timing)
+        sys.path.insert(0, str(examples))
+    for path in sorted(examples.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
         namespace = runpy.run_path(str(path), run_name="not_main")
         for key, value in namespace.items():
             if isinstance(value, PrimFunc):

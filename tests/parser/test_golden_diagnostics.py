@@ -20,8 +20,8 @@ GOLDEN: dict[str, tuple[str, str]] = {
         "error: exp() takes 1 positional argument but 2 were given\n --> <wrong_args>:3:16\n  |\n3 |     T.evaluate(T.exp(A[0], 2))\n  |                ^^^^^^^^^^^^^^",
     ),
     "store_dtype": (
-        "    B[0] = A[0]\n",
-        "error: cannot store a float32 value into buffer 'B' of type int32 (use T.cast)\n --> <store_dtype>:3:12\n  |\n3 |     B[0] = A[0]\n  |            ^^^^",
+        "    B[0] = T.Broadcast(A[0], 4)\n",
+        "error: cannot store a float32x4 value into buffer 'B' of type int32 (use T.cast)\n --> <store_dtype>:3:12\n  |\n3 |     B[0] = T.Broadcast(A[0], 4)\n  |            ^^^^^^^^^^^^^^^^^^^^",
     ),
     "index_rank": (
         "    A[0, 1] = T.float32(0)\n",
@@ -68,8 +68,8 @@ GOLDEN: dict[str, tuple[str, str]] = {
         "error: cannot loop over a value of type int; use range(...), T.serial, T.parallel, T.vectorized, T.unroll, T.grid or T.thread_binding\n --> <loop_bad>:3:14\n  |\n3 |     for i in 5:\n  |              ^",
     ),
     "if_int": (
-        "    n = T.int32()\n    if n:\n        A[0] = T.float32(1)\n",
-        "error: T.If: condition must be bool, got int32\n --> <if_int>:4:8\n  |\n4 |     if n:\n  |        ^",
+        "    n = T.float32()\n    if n:\n        A[0] = T.float32(1)\n",
+        "error: T.If: condition must be bool, got float32\n --> <if_int>:4:8\n  |\n4 |     if n:\n  |        ^",
     ),
     "break": (
         "    for i in range(4):\n        break\n",

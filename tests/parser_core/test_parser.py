@@ -134,7 +134,10 @@ def test_user_facing_text_has_no_parser_internals() -> None:
             raise err.detach() from None
     shown = "".join(traceback.format_exception(info.value))
     assert "check failed at 0" in shown and "check(i)" in shown
-    assert "tvmscript/parser" not in shown and "RuntimeError" not in shown
+    assert "tvmscript/parser" not in shown and "RuntimeError:" not in shown
+    # The helper's exception type and its own line are shown as a note (issue #16).
+    assert "note: RuntimeError raised here, in host function 'bad_check'" in shown
+    assert 'raise RuntimeError(f"check failed at {i}")' in shown
 
 
 def test_debug_switch_lets_the_original_exception_through(

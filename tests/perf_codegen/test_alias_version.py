@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
+from pinned import AVX2, AVX512, lower_before_late_stage, lower_for, needs_host_features
 
 import lowering
 import tvmscript
 from backend.codegen import CodegenOptions, generate
-from backend.codegen import module as codegen_module
 from backend.codegen.context import CodegenError
-from backend.codegen.module import prepare_for_codegen
-from backend.runtime.target import host_target
 from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import (
@@ -93,7 +94,7 @@ def _regions(func: PrimFunc) -> list[AttrStmt]:
 
 
 def test_gather_loop_gets_a_no_overlap_fast_path() -> None:
-    prepared = prepare_for_codegen(lowering.lower(_gather(256)), gather_fast_path=True)
+    prepared = lower_for(_gather(256), AVX512)
     (region,) = _regions(prepared)
     names = [v.name.removesuffix("_data") for v in region.node]
     assert names[0] == "O"  # written buffers first
@@ -104,7 +105,7 @@ def test_gather_loop_gets_a_no_overlap_fast_path() -> None:
 
 
 def test_rewrite_is_idempotent() -> None:
-    once = alias_version(lowering.lower(_gather(256)))
+    once = alias_version(lower_before_late_stage(_gather(256)))
     twice = alias_version(once)
     assert structural_equal(once, twice)
     assert len(_regions(twice)) == 1
@@ -116,18 +117,21 @@ def test_rewrite_is_idempotent() -> None:
     ids=["short", "scatter-store", "no-gather"],
 )
 def test_loops_that_are_not_versioned(func: PrimFunc) -> None:
-    assert _regions(prepare_for_codegen(lowering.lower(func), gather_fast_path=True)) == []
+    assert _regions(lower_for(func, AVX512)) == []
 
 
-def test_fast_path_follows_the_host_by_default() -> None:
-    regions = _regions(prepare_for_codegen(lowering.lower(_gather(256))))
-    assert len(regions) == (1 if host_target().has_avx512f else 0)
-    assert _regions(prepare_for_codegen(lowering.lower(_gather(256)), gather_fast_path=False)) == []
+def test_fast_path_follows_the_target() -> None:
+    assert len(_regions(lower_for(_gather(256), AVX512))) == 1
+    assert _regions(lower_for(_gather(256), AVX2)) == []
+    with lowering.PassContext(config={"alias_version": {"enabled": True}}):
+        assert len(_regions(lower_for(_gather(256), AVX2))) == 1
+    with lowering.PassContext(config={"alias_version": {"enabled": False}}):
+        assert _regions(lower_for(_gather(256), AVX512)) == []
 
 
 def test_llvm_ir_has_scoped_noalias_and_no_unroll() -> None:
-    versioned = alias_version(lowering.lower(_gather(256)))
-    text = generate([versioned], CodegenOptions(perf_rewrites=False)).text
+    versioned = alias_version(lower_before_late_stage(_gather(256)))
+    text = generate([versioned], CodegenOptions(target=AVX2)).text
     loads = re.findall(r"load float, ptr [^\n]*", text)
     stores = re.findall(r"store float [^\n]*", text)
     assert any("!alias.scope" in x and "!noalias" in x for x in loads)
@@ -136,20 +140,40 @@ def test_llvm_ir_has_scoped_noalias_and_no_unroll() -> None:
     assert '!"llvm.loop.unroll.disable"' in text
 
 
-@pytest.mark.skipif(not host_target().has_avx512f, reason="needs AVX-512 hardware gathers")
-def test_machine_code_uses_a_hardware_gather() -> None:
-    asm = tvmscript.build(_gather(1024)).get_source("asm")
+def test_machine_code_uses_a_hardware_gather(tmp_path: Path) -> None:
+    # Compiled for an AVX-512 CPU whatever the host (nothing runs): an exported object.
+    kernel = tvmscript.build(_gather(1024), target=AVX2)
+    asm = _object_asm(kernel.export_object(tmp_path / "g.o", target=AVX512))
     assert re.search(r"\bv(p)?gatherd(ps|d)\b", asm) is not None
 
 
+@needs_host_features(AVX512)
+def test_hardware_gather_kernel_runs_on_an_avx512_host() -> None:
+    kernel = tvmscript.build(_gather(1024), target=AVX512)
+    assert NOALIAS_ATTR in kernel.get_source("tir")
+    assert re.search(r"\bv(p)?gatherd(ps|d)\b", kernel.get_source("asm")) is not None
+    rng = np.random.default_rng(9)
+    table = rng.random(97, dtype=np.float32)
+    idx = rng.integers(0, 97, 1024, dtype=np.int32)
+    out = np.empty(1024, np.float32)
+    kernel(table, idx, out)
+    np.testing.assert_array_equal(out, table[idx])
+
+
+def _object_asm(path: Path) -> str:
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("needs objdump to disassemble the exported object")
+    return subprocess.run([objdump, "-d", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+
+
 @pytest.fixture(params=[True, False], ids=["fast-path", "scalar"])
-def gather_fast_path(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[bool]:
+def gather_fast_path(request: pytest.FixtureRequest) -> Iterator[bool]:
     """Run a test with the gather fast path forced on, then off (whatever the host)."""
-    monkeypatch.setattr(codegen_module, "GATHER_FAST_PATH", request.param)
     tvmscript.clear_build_cache()
-    yield request.param
+    with lowering.PassContext(config={"alias_version": {"enabled": request.param}}):
+        yield request.param
     tvmscript.clear_build_cache()
 
 
@@ -193,4 +217,4 @@ def test_malformed_region_is_a_codegen_error() -> None:
     lowered = lowering.lower(_gather(256))
     bad = lowered.with_body(AttrStmt((), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), lowered.body))
     with pytest.raises(CodegenError, match="malformed"):
-        generate([bad], CodegenOptions(perf_rewrites=False))
+        generate([bad], CodegenOptions(target=AVX2))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned import lower_before_late_stage, lower_for
 
 import lowering
 import tvmscript
-from backend.codegen.module import prepare_for_codegen
 from irbuilder.ir import AttrStmt, For, IfThenElse, PrimFunc, StmtExprVisitor, structural_equal
 from lowering.alias_version import NOALIAS_ATTR
 from lowering.interchange import MIN_INNER_TRIP_COUNT, interchange_reductions
@@ -133,7 +133,7 @@ def _interchanged(func: PrimFunc, prepared: PrimFunc | None = None) -> list[Attr
     """No-overlap regions whose body is an interchanged nest (a k loop around a j loop)."""
     out = []
     if prepared is None:
-        prepared = prepare_for_codegen(lowering.lower(func))
+        prepared = lower_for(func)
     for region in _regions(prepared):
         body = region.body
         loops = body.seq if hasattr(body, "seq") else (body,)
@@ -144,7 +144,7 @@ def _interchanged(func: PrimFunc, prepared: PrimFunc | None = None) -> list[Attr
 
 
 def test_naive_matmul_is_interchanged_and_versioned() -> None:
-    prepared = prepare_for_codegen(lowering.lower(matmul))
+    prepared = lower_for(matmul)
     (region,) = _interchanged(matmul, prepared)
     names = [v.name.removesuffix("_data") for v in region.node]
     assert names[0] == "C" and sorted(names[1:]) == ["A", "B"]
@@ -166,7 +166,7 @@ def test_naive_matmul_is_interchanged_and_versioned() -> None:
 
 
 def test_rewrite_is_idempotent() -> None:
-    once = interchange_reductions(lowering.lower(matmul))
+    once = interchange_reductions(lower_before_late_stage(matmul))
     assert structural_equal(once, interchange_reductions(once))
 
 

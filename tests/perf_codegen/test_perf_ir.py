@@ -9,11 +9,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pinned import (
+    AVX2,
+    BOTH,
+    lower_before_late_stage,
+    lower_for,
+    optimized_ir,
+)
 
 import lowering
 import tvmscript
 from backend.codegen import CodegenOptions, generate
-from backend.codegen.module import prepare_for_codegen
 from benchmarks import ib_kernels
 from irbuilder import IRBuilder
 from irbuilder import tir as T
@@ -26,6 +32,7 @@ from irbuilder.ir import (
     Stmt,
     StmtExprVisitor,
 )
+from lowering.target import Target
 
 
 @contextmanager
@@ -71,11 +78,18 @@ def collect(stmt: Stmt) -> _Collect:
 # ---------------------------------------------------------------------------
 
 
-def test_fused_vector_loop_calls_the_vector_exp() -> None:
-    ll = tvmscript.build(ib_kernels.fused()).get_source("ll")
-    body = function_text(ll, "fused__par_0")
-    assert re.search(r"call <16 x float> @_ZGVeN16v_expf|call <8 x float> @_ZGVdN8v_expf", body)
+@BOTH
+def test_fused_vector_loop_calls_the_vector_exp(target: Target) -> None:
+    body = function_text(optimized_ir(ib_kernels.fused(), target), "fused__par_0")
+    widest = (
+        r"call <16 x float> @_ZGVeN16v_expf"
+        if target.has_feature("avx512f")
+        else r"call <8 x float> @_ZGVdN8v_expf"
+    )
+    assert re.search(widest, body)
     assert not re.search(r"call float @(tvms_)?expf\b", body)
+    if not target.has_feature("avx512f"):
+        assert "_ZGVe" not in body  # no AVX-512 variant for an AVX2 machine
 
 
 def test_softmax_exp_loop_is_vectorized_after_distribution() -> None:
@@ -199,7 +213,7 @@ def _axpy(extent: int) -> PrimFunc:
 
 
 def test_constant_remainder_becomes_narrow_vectors() -> None:
-    prepared = prepare_for_codegen(lowering.lower(_axpy(23)))  # 16 + 4 + 2 + 1
+    prepared = lower_for(_axpy(23))  # 16 + 4 + 2 + 1
     found = collect(prepared.body)
     lanes = sorted(
         s.indices[0].lanes if isinstance(s.indices[0], Ramp) else 1 for s in found.stores
@@ -258,9 +272,9 @@ def _serial_loops_with_two_stores(func: PrimFunc) -> int:
 
 
 def test_distribution_applies_to_writer_then_reduction() -> None:
-    lowered = lowering.lower(_mixed(False, False))
+    lowered = lower_before_late_stage(_mixed(False, False))
     assert _serial_loops_with_two_stores(lowered) == 1
-    assert _serial_loops_with_two_stores(prepare_for_codegen(lowered)) == 0
+    assert _serial_loops_with_two_stores(lower_for(_mixed(False, False))) == 0
 
 
 @pytest.mark.parametrize(
@@ -269,8 +283,8 @@ def test_distribution_applies_to_writer_then_reduction() -> None:
     ids=["reads-before-write", "reads-possibly-aliased-param"],
 )
 def test_distribution_refuses_unsafe_loops(reduction_first: bool, reduce_other: bool) -> None:
-    lowered = lowering.lower(_mixed(reduction_first, reduce_other))
-    assert _serial_loops_with_two_stores(prepare_for_codegen(lowered)) == 1
+    lowered = lower_for(_mixed(reduction_first, reduce_other))
+    assert _serial_loops_with_two_stores(lowered) == 1
 
 
 @pytest.mark.parametrize("reduction_first", [False, True])
@@ -317,7 +331,7 @@ def _parallel_loops(func: PrimFunc) -> list[For]:
 
 
 def test_rowsum_parallel_loop_is_jammed_by_four() -> None:
-    prepared = prepare_for_codegen(lowering.lower(_rowsum(64, 33)))
+    prepared = lower_for(_rowsum(64, 33))
     (loop,) = _parallel_loops(prepared)
     assert loop.extent.value == 16  # type: ignore[attr-defined]
     inner = [x for x in collect(loop.body).loops]
@@ -338,13 +352,13 @@ def test_jammed_rowsum_is_bit_exact(rows: int) -> None:
 
 
 def test_parallel_loop_with_uneven_trip_count_is_not_jammed() -> None:
-    prepared = prepare_for_codegen(lowering.lower(_rowsum(10, 8)))
+    prepared = lower_for(_rowsum(10, 8))
     (loop,) = _parallel_loops(prepared)
     assert loop.extent.value == 10  # type: ignore[attr-defined]
 
 
 def test_register_tile_is_not_jammed() -> None:
-    prepared = prepare_for_codegen(lowering.lower(ib_kernels.matmul_tiled()))
+    prepared = lower_for(ib_kernels.matmul_tiled())
     (loop,) = _parallel_loops(prepared)
     assert loop.extent.value == 32  # type: ignore[attr-defined]
 
@@ -380,7 +394,7 @@ def _reference_mm(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
 def test_accumulator_loop_is_versioned() -> None:
     from irbuilder.ir import IfThenElse
 
-    prepared = prepare_for_codegen(lowering.lower(_naive_matmul(8)))
+    prepared = lower_for(_naive_matmul(8))
     found: list[IfThenElse] = []
 
     class _Ifs(StmtExprVisitor):
@@ -419,9 +433,9 @@ def test_overlapping_arrays_take_the_original_loop() -> None:
     np.testing.assert_array_equal(a, ref)
 
 
-def test_perf_rewrites_can_be_turned_off() -> None:
-    lowered = lowering.lower(_axpy(24))  # 16 + a remainder of 8
-    on = generate([lowered], CodegenOptions()).text
-    off = generate([lowered], CodegenOptions(perf_rewrites=False)).text
+def test_late_stage_is_off_at_opt_level_0() -> None:
+    # 16 + a remainder of 8: only the vector-remainder rewrite makes <8 x float> stores
+    on = generate([lower_for(_axpy(24))], CodegenOptions(target=AVX2)).text
+    off = generate([lower_for(_axpy(24), opt_level=0)], CodegenOptions(target=AVX2)).text
     assert "store <8 x float>" in on
     assert "store <8 x float>" not in off

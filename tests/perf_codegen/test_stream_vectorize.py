@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned import AVX2, BOTH, lower_before_late_stage, lower_for
 from stream_checks import random_inputs, run_misaligned
 
 import lowering
 import lowering.align_streams as align
 import lowering.stream_vectorize as sv
 import tvmscript
-from backend.codegen.module import prepare_for_codegen
 from irbuilder.ir import (
     BufferStore,
     For,
@@ -22,6 +22,8 @@ from irbuilder.ir import (
     StmtExprVisitor,
     structural_equal,
 )
+from lowering.alias_version import NOALIAS_ATTR
+from lowering.target import Target
 from tvmscript import tir as T
 
 N = 1203  # not a multiple of any vector width: every rewrite has a remainder
@@ -115,34 +117,44 @@ def _vector_store_lanes(stmt: object) -> set[int]:
     return lanes
 
 
-def test_serial_gather_becomes_a_versioned_aligned_vector_loop() -> None:
-    prepared = prepare_for_codegen(lowering.lower(gather))
+@BOTH
+def test_serial_gather_becomes_a_versioned_aligned_vector_loop(target: Target) -> None:
+    prepared = lower_for(gather, target)
     lowering.verify_well_formed(prepared, lowered=True)
     (version,) = _lets(prepared, sv.VERSION_NAME)
     branch = version.body
     assert isinstance(branch, IfThenElse)
     original = branch.else_case
-    assert isinstance(original, For) and _vector_store_lanes(original) == set()
+    # the original loop (on AVX-512 itself versioned by the gather fast path) stays scalar
+    assert isinstance(original, For if target is AVX2 else IfThenElse)
+    assert _vector_store_lanes(original) == set()
     assert max(_vector_store_lanes(branch.then_case)) == 16  # one 64-byte line of float32
-    assert len(_lets(prepared, align.SHIFT_NAME)) == 1  # then moved onto line boundaries
+    shifts = len(_lets(prepared, align.SHIFT_NAME))  # then moved onto line boundaries
+    regions = prepared.script().count(NOALIAS_ATTR)
+    if target.has_feature("avx512f"):
+        # the gather fast path versions the vector loop (aligned in both copies) and the
+        # scalar original
+        assert (shifts, regions) == (2, 2)
+    else:
+        assert (shifts, regions) == (1, 0)
 
 
 def test_lanes_fill_one_cache_line() -> None:
     for func, lanes in ((shifted_scale, 8), (narrow, 64)):
-        out = sv.vectorize_streams(lowering.lower(func))
+        out = sv.vectorize_streams(lower_before_late_stage(func))
         (version,) = _lets(out, sv.VERSION_NAME)
         assert isinstance(version.body, IfThenElse)
         assert lanes in _vector_store_lanes(version.body.then_case)
 
 
 def test_a_loop_reading_no_parameter_needs_no_test() -> None:
-    out = sv.vectorize_streams(lowering.lower(iota))
+    out = sv.vectorize_streams(lower_before_late_stage(iota))
     assert _lets(out, sv.VERSION_NAME) == []
     assert _vector_store_lanes(out.body) == {16}
 
 
 def test_rewrite_is_idempotent() -> None:
-    once = sv.vectorize_streams(lowering.lower(gather))
+    once = sv.vectorize_streams(lower_before_late_stage(gather))
     assert len(_lets(once, sv.VERSION_NAME)) == 1
     assert structural_equal(once, sv.vectorize_streams(once))
 

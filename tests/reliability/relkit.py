@@ -27,7 +27,8 @@ def kernel(name: str, body: Callable[[], None]) -> PrimFunc:
 
 def lower_bounds_checked(func: PrimFunc, opt_level: int = 3) -> PrimFunc:
     """The default pipeline with ``bounds-check`` right before ``entry_checks``."""
-    passes = lowering.default_pipeline(opt_level)
-    assert passes[-1] is lowering.entry_checks
+    passes = lowering.pipeline.lowering_passes(
+        opt_level, extra=[(bounds_check, "before:entry_checks")]
+    )
     with lowering.PassContext(opt_level=opt_level):
-        return Sequential([*passes[:-1], bounds_check, passes[-1]])(func)
+        return Sequential(passes)(func)

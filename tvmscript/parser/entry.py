@@ -23,7 +23,6 @@ from types import FrameType, ModuleType
 from typing import Any
 
 from irbuilder.ir import IRModule, PrimFunc, Span
-from lowering import WellFormedError, verify_well_formed
 from tvmscript import ir as _ir_namespace
 from tvmscript import tir as _tir_namespace
 from tvmscript.diagnostics import DiagnosticError, debug_frontend
@@ -63,7 +62,7 @@ def _defined_in_class_body(frame: FrameType | None) -> bool:
     return "__module__" in names and "__qualname__" in names and frame.f_code.co_name != "<module>"
 
 
-def _run(parser: Parser, *, private: bool = False) -> list[PrimFunc | IRModule]:
+def _run(parser: Parser, *, private: bool = False, text: bool = False) -> list[PrimFunc | IRModule]:
     state = _dialect.ParseState(parser, _is_ir_object, private=private)
     results: list[PrimFunc | IRModule] = []
     with _dialect.active(state), parser.with_dispatch_token(_dialect.TOKEN):
@@ -71,6 +70,8 @@ def _run(parser: Parser, *, private: bool = False) -> list[PrimFunc | IRModule]:
             if _harmless_import(stmt):
                 continue
             if _define_text_macro(parser, stmt):
+                continue
+            if text and _define_text_helper(parser, state, stmt):
                 continue
             result = parser.visit(stmt)
             if isinstance(result, (PrimFunc, IRModule)):
@@ -108,6 +109,39 @@ def _is_macro_decorator(node: Any) -> bool:
     )
 
 
+# A helper or macro of a text may raise these (classes only: nothing new is reachable).
+_EXCEPTIONS: dict[str, type[BaseException]] = {
+    cls.__name__: cls
+    for cls in (
+        Exception, ArithmeticError, AssertionError, IndexError, KeyError, LookupError,
+        NotImplementedError, OverflowError, RuntimeError, TypeError, ValueError,
+        ZeroDivisionError,
+    )
+}  # fmt: skip
+
+
+def _is_prim_func_decorator(node: Any) -> bool:
+    target = node.func if isinstance(node, doc.Call) else node
+    name = target.attr if isinstance(target, doc.Attribute) else getattr(target, "id", None)
+    return name == "prim_func"
+
+
+def _define_text_helper(parser: Parser, state: _dialect.ParseState, stmt: Any) -> bool:
+    """A top-level ``def`` of a source text that is no ``@T.prim_func``: a host Python
+    helper, run when a kernel calls it. As a helper of a Python file, a kernel uses it
+    only when its ``capture=[...]`` lists it (the metaprogramming RFC's policy)."""
+    if type(stmt) is not doc.FunctionDef or any(
+        _is_prim_func_decorator(d) for d in stmt.decorator_list
+    ):
+        return False
+    helper = _exec_definition(parser, stmt, state.text_helpers, "host function")
+    state.text_helpers[stmt.name] = helper
+    refused = {**parser.captured.refused, stmt.name: "a host Python function"}
+    values = {k: v for k, v in parser.captured.values.items() if k != stmt.name}
+    parser.captured = CapturedEnv(values, refused)
+    return True
+
+
 def _define_text_macro(parser: Parser, stmt: Any) -> bool:
     """A top-level ``@T.macro def`` of a source text: define it for the kernels after it.
 
@@ -120,6 +154,19 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
         _is_macro_decorator(d) for d in stmt.decorator_list
     ):
         return False
+    macros = {k: v for k, v in parser.captured.values.items() if isinstance(v, TIRMacro)}
+    macro = _exec_definition(parser, stmt, macros, "macro")
+    values = dict(parser.captured.values)
+    values[stmt.name] = macro
+    parser.captured = CapturedEnv(values, parser.captured.refused)
+    return True
+
+
+def _exec_definition(parser: Parser, stmt: Any, known: Mapping[str, Any], what: str) -> Any:
+    """Run the ``def`` statement ``stmt`` of a source text; returns the function made.
+
+    Its globals are ``T``, ``I`` and ``known``, its builtins :data:`EVAL_BUILTINS`, and its
+    attribute reads obey the evaluator's rules (docs/eval-scope.md)."""
     source = parser.source
     first = min([stmt.line, *(d.line for d in stmt.decorator_list)])
     offset = first - source.first_line
@@ -139,6 +186,7 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
     namespace: dict[str, Any] = {
         "__builtins__": {
             **EVAL_BUILTINS,
+            **_EXCEPTIONS,
             "getattr": attributes.bound_getattr(namespaces),
             "hasattr": attributes.bound_hasattr(namespaces),
         },
@@ -146,21 +194,22 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
         "I": _ir_namespace,
         attributes.GETATTR_NAME: attributes.bound_getattr(namespaces),
     }
-    namespace.update((k, v) for k, v in parser.captured.values.items() if isinstance(v, TIRMacro))
+    namespace.update(known)
     try:
         code = compile(attributes.route_attribute_loads(tree), source.filename, "exec")
         exec(code, namespace)
     except Exception as err:  # a broken decorator call: report it at the definition
         raise DiagnosticError(
-            f"cannot define macro {stmt.name!r}: {err}", source.span(stmt)
+            f"cannot define {what} {stmt.name!r}: {err}", source.span(stmt)
         ) from err
-    values = dict(parser.captured.values)
-    values[stmt.name] = namespace[stmt.name]
-    parser.captured = CapturedEnv(values, parser.captured.refused)
-    return True
+    return namespace[stmt.name]
 
 
 def _check_well_formed(result: PrimFunc | IRModule) -> None:
+    # Imported here: the verifier pulls in the lowering package, which `import tvmscript`
+    # leaves for the first parse or build.
+    from lowering import WellFormedError, verify_well_formed
+
     funcs = [result] if isinstance(result, PrimFunc) else list(result.functions.values())
     for func in funcs:
         try:
@@ -299,7 +348,7 @@ def from_source(
     try:
         source = Source.from_text(text, name)
         parser = Parser(source, captured=CapturedEnv(dict(capture or {})), **_options())
-        return _finish(_run(parser), "from_source", check_well_formed, source)
+        return _finish(_run(parser, text=True), "from_source", check_well_formed, source)
     except RecursionError:
         raise _too_deep(name, 1) from None
     except DiagnosticError as err:

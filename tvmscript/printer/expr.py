@@ -14,6 +14,7 @@ from irbuilder.ir import (
     EQ,
     GE,
     GT,
+    INTRINSICS,
     LE,
     LT,
     NE,
@@ -40,19 +41,23 @@ from irbuilder.ir import (
     Mod,
     Mul,
     Not,
+    Operands,
     Or,
     PrimExpr,
     Ramp,
     Reduce,
+    Result,
     Select,
     Shuffle,
     SizeVar,
     StringImm,
     Sub,
     Var,
+    as_dtype,
     structural_equal,
 )
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
+from irbuilder.tir.tvm_ops import AS_ARG, AS_ARG0, DTYPE_FIRST, DTYPE_LAST, TVM_OPS
 
 from .doc import py_str
 from .names import NameTable
@@ -98,19 +103,13 @@ _CALL_FORM: dict[type[BinaryOp], str] = {
 }
 
 IDENTITY_DTYPE_INTRINSICS = frozenset(
-    {
-        "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1",
-        "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-        "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "erf",
-        "sigmoid", "pow", "abs", "fabs", "floor", "ceil", "trunc", "round",
-        "nearbyint", "fmod", "hypot", "copysign", "nextafter", "ldexp", "fma",
-        "clz", "popcount", "bitwise_and", "bitwise_or", "bitwise_xor",
-        "bitwise_not", "shift_left", "shift_right",
-    }
-)  # fmt: skip
+    spec.name for spec in INTRINSICS.values() if spec.script and spec.result is Result.SAME
+)
 """Intrinsics printed as ``T.<op>(args)`` when the call's type is its first argument's."""
 
-_BOOL_INTRINSICS = frozenset({"isnan", "isinf", "isfinite"})
+_BOOL_INTRINSICS = frozenset(
+    spec.name for spec in INTRINSICS.values() if spec.script and spec.result is Result.BOOL
+)
 _FIXED_BUILTINS: dict[str, str] = {
     "array_data": "handle",
     "array_ndim": "int32",
@@ -168,6 +167,8 @@ class ExprPrinter:
         self.defined: set[int] = set()
         self.hoisted: list[Var] = []
         self.hoist_free = hoist_free
+        # Functions of the module being printed: a call to one prints as `Module.f(...)`.
+        self.subroutines: frozenset[str] = frozenset()
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
@@ -318,6 +319,8 @@ class ExprPrinter:
         args = list(call.args)
         dtype = str(call.dtype)
         op = call.op
+        if call.kind is CallKind.EXTERN and op in self.subroutines and dtype == "int32":
+            return f"Module.{op}({self._args(call.args)})"
         if call.kind is CallKind.EXTERN or call.kind is CallKind.PURE_EXTERN:
             name = "T.call_extern" if call.kind is CallKind.EXTERN else "T.call_pure_extern"
             rest = "".join(", " + self.expr(a) for a in args)
@@ -332,8 +335,40 @@ class ExprPrinter:
         rest = "".join(", " + self.expr(a) for a in args)
         return f"T.call_intrin({py_str(dtype)}, {py_str(op)}{rest})"
 
+    def _prefetch(self, call: Call) -> str | None:
+        start, extents = call.args[0], call.args[1:]
+        if not isinstance(start, BufferLoad) or len(extents) != len(start.indices):
+            return None
+        ranges = ", ".join(
+            f"T.Range({self.expr(m)}, {self.range_stop(m, e)})"
+            for m, e in zip(start.indices, extents)
+        )
+        return f"T.prefetch({self.buffer_ref(start.buffer)}, [{ranges}])"
+
+    def _tvm_op_call(self, call: Call) -> str | None:
+        """``T.<op>(...)`` of a builtin of TVM's op table when it rebuilds ``call``, or None."""
+        spec = TVM_OPS.get(call.op)
+        if spec is None:
+            return None
+        args, dtype = call.args, call.dtype
+        if spec.result == DTYPE_FIRST:
+            return f"T.{call.op}({py_str(str(dtype))}{''.join(', ' + self.expr(a) for a in args)})"
+        if spec.result == DTYPE_LAST:
+            return f"T.{call.op}({''.join(self.expr(a) + ', ' for a in args)}{py_str(str(dtype))})"
+        if spec.result in (AS_ARG, AS_ARG0):
+            position = 1 if spec.result == AS_ARG else 0
+            if len(args) <= position or args[position].dtype != dtype:
+                return None
+        elif str(dtype) != ("handle" if spec.result == "void" else spec.result):
+            return None
+        return f"T.{call.op}({self._args(args)})"
+
     def _runtime_call(self, call: Call) -> str | None:
         """TVM's spelling of a runtime builtin (``T.call_packed("f", x)``), or None."""
+        if call.kind is CallKind.BUILTIN and call.op in TVM_OPS:
+            return self._tvm_op_call(call)
+        if call.kind is CallKind.BUILTIN and call.op == "prefetch" and str(call.dtype) == "int32":
+            return self._prefetch(call)
         if call.kind is not CallKind.BUILTIN or call.op not in RUNTIME_BUILTINS:
             return None
         op, args = call.op, call.args
@@ -355,11 +390,23 @@ class ExprPrinter:
         """Whether ``T.<op>(args)`` rebuilds this call with its type and kind."""
         op, args = call.op, call.args
         if call.kind is CallKind.INTRINSIC:
-            if op in IDENTITY_DTYPE_INTRINSICS:
-                return bool(args) and args[0].dtype == call.dtype
-            if op in _BOOL_INTRINSICS:
-                return bool(args) and call.dtype.element_of().is_bool
-            return False
+            spec = INTRINSICS.get(op)
+            if spec is None or not spec.script or len(args) != spec.arity:
+                return False
+            if any(a.dtype != args[0].dtype for a in args):
+                return False
+            element = args[0].dtype.element_of()
+            if spec.operands in (Operands.FLOAT, Operands.ROUNDING, Operands.CLASSIFY):
+                if not element.is_float:
+                    return False  # the builder would refuse or fold it
+            elif spec.operands is Operands.INTEGER:
+                if not element.is_integer:
+                    return False
+            elif not (element.is_float or (element.is_int and op == "abs")):
+                return False  # fabs of an int builds abs; abs of a uint folds
+            if spec.result is Result.BOOL:
+                return call.dtype == as_dtype("bool").with_lanes(args[0].dtype.lanes)
+            return args[0].dtype == call.dtype
         # Builtins.
         if op == "likely":
             return len(args) == 1 and args[0].dtype == call.dtype
@@ -367,6 +414,8 @@ class ExprPrinter:
             return len(args) == 3 and args[1].dtype == call.dtype
         if op in ("reinterpret", "assume"):
             return len(args) == 1
+        if op == "ret":
+            return len(args) == 1 and args[0].dtype == call.dtype
         fixed = _FIXED_BUILTINS.get(op)
         return fixed is not None and str(call.dtype) == fixed
 

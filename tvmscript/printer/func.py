@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from irbuilder.ir import (
     Buffer,
+    Call,
+    CallKind,
     IntImm,
     IRModule,
     PointerType,
@@ -40,14 +45,22 @@ def _vars_in(exprs: tuple[PrimExpr, ...]) -> list[Var]:
     return found
 
 
-def _vars_in_stmt(stmt: Stmt) -> list[Var]:
+def _vars_in_stmt(stmt: Stmt, subroutines: frozenset[str]) -> list[Var]:
+    """Vars used in ``stmt``, except as a direct argument of a call of ``subroutines``
+    (there a buffer parameter's handle prints as the buffer: ``Module.f(A)``)."""
     found: list[Var] = []
+    passed: list[int] = []
 
     def visit(node: Any) -> None:
         if isinstance(node, Var):
             found.append(node)
+        elif isinstance(node, Call) and node.kind is CallKind.EXTERN and node.op in subroutines:
+            passed.extend(id(a) for a in node.args if isinstance(a, Var))
 
     post_order_visit(stmt, visit)
+    for key in passed:  # one use each
+        index = next(i for i, v in enumerate(found) if id(v) == key)
+        del found[index]
     return found
 
 
@@ -70,7 +83,7 @@ def _default_layout(buffer: Buffer) -> bool:
 class _FuncPrinter(StmtPrinter):
     def function(self, func: PrimFunc, name: str) -> list[Doc]:
         self.body_defs = body_definitions(func.body)
-        used = {id(v) for v in _vars_in_stmt(func.body)}
+        used = {id(v) for v in _vars_in_stmt(func.body, self.subroutines)}
         params: list[str] = []
         prologue: list[Doc] = []
         matched: list[tuple[Var, Buffer]] = []
@@ -91,7 +104,7 @@ class _FuncPrinter(StmtPrinter):
                 # The handle param takes the buffer's name: only the buffer is visible.
                 self.defined.add(id(param))
                 buf_name = self.buffer_ref(buffer)
-                self.names.name(param, buf_name)
+                self.var_text[id(param)] = buf_name  # as a module call's argument
                 params.append(f"{buf_name}: T.Buffer({self.buffer_args(buffer)})")
                 self.own_data(buffer)
             else:
@@ -110,9 +123,26 @@ class _FuncPrinter(StmtPrinter):
                 if id(var) not in self.defined and id(var) not in param_ids:
                     prologue.append(Doc(f"{self.define_var(var)} = {self.var_decl(var)}"))
         for param, buffer in matched:
-            args = f"{self.var_ref(param)}, {self.buffer_args(buffer)}"
+            data = None
+            unusual = buffer.data.type_annotation != PointerType(buffer.dtype, buffer.scope)
+            if (unusual or id(buffer.data) in self.body_defs) and id(
+                buffer.data
+            ) not in self.defined:
+                # The body binds the data var (the entry checks' `array_data(A)`), or it is
+                # not what match_buffer makes: declare it first and pass it.
+                # Named as the parser renames a buffer's data var, so reprinting is stable.
+                data = self.names.name(buffer.data, f"{self.buffer_ref(buffer)}_data")
+                self.defined.add(id(buffer.data))
+                prologue.append(Doc(f"{data} = {self.var_decl(buffer.data)}"))
+            elif id(buffer.data) in self.defined:
+                data = self.var_ref(buffer.data)
+            args = f"{self.var_ref(param)}, {self.buffer_args(buffer, data=data)}"
             prologue.append(Doc(f"{self.buffer_ref(buffer)} = T.match_buffer({args})"))
             self.own_data(buffer)
+        declared = set(func.buffer_map.values())
+        declared.update(func.attrs.get(RETURNS_ATTR, ()))
+        self.plan_implicit_buffers(func.body, declared)
+        implicit = self.implicit_decls(func.body)
         body = self.stmts(func.body)
         if returns:
             # Tensors live in the root block's alloc_buffers, so their names are only in
@@ -121,15 +151,24 @@ class _FuncPrinter(StmtPrinter):
             if len(body) == 1 and body[0].text.startswith('with T.block("root")'):
                 target = body[0].body
             target.append(Doc("return " + ", ".join(self.buffer_ref(b) for b in returns)))
+        body = [*implicit, *body]
         hoisted = [Doc(f"{self.names.name(v, v.name)} = {self.var_decl(v)}") for v in self.hoisted]
         ret = f" -> {self.dtype_ctor(func.ret_type)}" if func.ret_type is not None else ""
         head = f"def {name}({', '.join(params)}){ret}:"
-        return [Doc("@T.prim_func"), Doc(head, [*prologue, *hoisted, *body])]
+        # As TVM prints it: a function without a global symbol is private.
+        private = "global_symbol" not in func.attrs
+        decorator = "@T.prim_func(private=True)" if private else "@T.prim_func"
+        return [Doc(decorator), Doc(head, [*prologue, *hoisted, *body])]
 
 
-def print_func(func: PrimFunc, name: str | None = None) -> list[Doc]:
-    """The document of one function, named ``name`` (default: its global symbol)."""
-    return _FuncPrinter().function(func, func.name if name is None else name)
+def print_func(
+    func: PrimFunc, name: str | None = None, subroutines: frozenset[str] = frozenset()
+) -> list[Doc]:
+    """The document of one function, named ``name`` (default: its global symbol);
+    calls of ``subroutines`` (the module's functions) print as ``Module.f(...)``."""
+    printer = _FuncPrinter()
+    printer.subroutines = subroutines
+    return printer.function(func, func.name if name is None else name)
 
 
 def _module(mod: IRModule) -> list[Doc]:
@@ -139,10 +178,26 @@ def _module(mod: IRModule) -> list[Doc]:
     for name, func in mod.functions.items():
         if not name.isidentifier():
             raise ValueError(f"cannot print module function {name!r}: not a Python identifier")
-        docs = print_func(func, name)
+        docs = print_func(func, name, frozenset(mod.functions))
         docs[0].blank_before = bool(body)
         body.extend(docs)
     return [Doc("@I.ir_module"), Doc("class Module:", body)]
+
+
+# The parser accepts operator chains about 10_000 deep (its own limit is 12_000); the
+# printer recurses a few frames per level of such a chain, so it gets room for that.
+_PRINT_RECURSION_LIMIT = 60_000
+
+
+@contextmanager
+def _deep_recursion() -> Iterator[None]:
+    old = sys.getrecursionlimit()
+    if old < _PRINT_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PRINT_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def script(node: Any) -> str:
@@ -151,6 +206,11 @@ def script(node: Any) -> str:
     Functions and modules print as parseable TVMScript headed by the import
     comments; a statement or expression prints alone (free vars by name).
     """
+    with _deep_recursion():
+        return _script(node)
+
+
+def _script(node: Any) -> str:
     if isinstance(node, PrimFunc):
         name = node.name
         if not name.isidentifier():

@@ -7,8 +7,9 @@ import re
 
 __all__ = ["RESERVED_NAMES", "NameTable", "sanitize"]
 
-RESERVED_NAMES = frozenset({"T", "I", "range"})
-"""Names a printed variable must never take: the dialect modules and the loop builtin."""
+RESERVED_NAMES = frozenset({"T", "I", "range", "Module"})
+"""Names a printed variable must never take: the dialect modules, the loop builtin and the
+name of a printed module (`Module.f(...)` calls its functions)."""
 
 _INVALID_CHARS = re.compile(r"[^0-9A-Za-z_]")
 

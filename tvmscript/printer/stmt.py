@@ -29,12 +29,20 @@ from irbuilder.ir import (
     Stmt,
     StringImm,
     Sub,
+    Target,
     Var,
     While,
     post_order_visit,
     structural_equal,
 )
 from irbuilder.regions import infer_regions
+from irbuilder.tir.memory import ALLOCATE_CONST_DATA
+from lowering.declare_buffers import (
+    buffers_used,
+    implicit_buffers,
+    layout_vars,
+    statement_definitions,
+)
 
 from .doc import Doc, py_str
 from .expr import ExprPrinter, float_literal
@@ -104,6 +112,46 @@ class StmtPrinter(ExprPrinter):
         super().__init__(hoist_free)
         self.loop_ranges: dict[int, tuple[PrimExpr, PrimExpr]] = {}
         self.body_defs: set[int] = set()
+        # Implicitly declared buffers not printed yet, and the vars that statements
+        # still to be printed define (a buffer waits for its layout vars).
+        self.pending_buffers: list[Buffer] = []
+        self.later_defs: set[int] = set()
+
+    def plan_implicit_buffers(self, body: Stmt, declared: set[Buffer]) -> None:
+        """Find the buffers of ``body`` that need a ``T.Buffer(..., data=...)`` line."""
+        self.pending_buffers = implicit_buffers(body, declared)
+        if self.pending_buffers:
+            self.later_defs = {id(v) for v in statement_definitions(body)}
+
+    def _available(self, var: Var) -> bool:
+        return id(var) in self.defined or id(var) in self.var_text or id(var) not in self.later_defs
+
+    def implicit_decls(self, *scopes: Stmt | None) -> list[Doc]:
+        """``B = T.Buffer(...)`` lines for pending buffers used in ``scopes`` whose layout
+        vars are all defined here (TVM prints such a buffer where its last var is defined)."""
+        if not self.pending_buffers:
+            return []
+        ready = [b for b in self.pending_buffers if all(map(self._available, layout_vars(b)))]
+        if not ready:
+            return []
+        used = buffers_used(*scopes)
+        docs: list[Doc] = []
+        for buffer in ready:
+            if buffer not in used:
+                continue
+            self.pending_buffers.remove(buffer)
+            data = self.var_ref(buffer.data)
+            name = self.buffer_ref(buffer)
+            docs.append(Doc(f"{name} = T.Buffer({self.buffer_args(buffer, data=data)})"))
+        return docs
+
+    def scope_body(self, *scopes: Stmt | None) -> list[Doc]:
+        """The lines of a scoping statement's body, led by the implicit buffers it enables."""
+        docs = self.implicit_decls(*scopes)
+        for scope in scopes:
+            if scope is not None:
+                docs.extend(self.stmts(scope))
+        return docs
 
     # -- generic values (attributes, annotations) ----------------------------
     def value(self, value: Any) -> str:
@@ -133,6 +181,9 @@ class StmtPrinter(ExprPrinter):
             return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, Mapping):
             return self.mapping(value)
+        if isinstance(value, Target):
+            host = "" if value.host is None else f", host={self.value(value.host)}"
+            return f"T.target({self.value(value.config_value())}{host})"
         raise TypeError(f"cannot print attribute value of type {type(value).__name__}")
 
     def mapping(self, attrs: Mapping[Any, Any]) -> str:
@@ -209,7 +260,10 @@ class StmtPrinter(ExprPrinter):
             target = f"{self.buffer_ref(stmt.buffer)}[{self.indices(stmt.indices)}]"
             return [Doc(f"{target} = {self.expr(stmt.value)}")]
         if isinstance(stmt, Evaluate):
-            return [Doc(f"T.evaluate({self.expr(stmt.value)})")]
+            text = self.expr(stmt.value)
+            if text.startswith("Module."):  # a call of a module function, as TVM prints it
+                return [Doc(text)]
+            return [Doc(f"T.evaluate({text})")]
         if isinstance(stmt, LetStmt):
             return self._let(stmt, tail)
         if isinstance(stmt, AttrStmt):
@@ -240,18 +294,22 @@ class StmtPrinter(ExprPrinter):
 
     def _scoped(self, tail: bool, target: str, rhs: str, body: Stmt) -> list[Doc]:
         if tail:
-            return [Doc(f"{target} = {rhs}"), *self.stmts(body)]
-        return [Doc(f"with {rhs} as {target}:", self.stmts(body))]
+            return [Doc(f"{target} = {rhs}"), *self.scope_body(body)]
+        return [Doc(f"with {rhs} as {target}:", self.scope_body(body))]
 
     def _let(self, stmt: LetStmt, tail: bool) -> list[Doc]:
         value = self.expr(stmt.value)
+        if id(stmt.var) in self.defined:
+            # Declared before (a match_buffer's data or shape var): bind that very var.
+            name = self.var_ref(stmt.var)
+            return [Doc(f"with T.LetStmt({value}, var={name}):", self.scope_body(stmt.body))]
         name = self.define_var(stmt.var)
         if tail:
             return [
                 Doc(f"{name}: {self.type_annotation(stmt.var)} = {value}"),
-                *self.stmts(stmt.body),
+                *self.scope_body(stmt.body),
             ]
-        return [Doc(f"with T.LetStmt({value}) as {name}:", self.stmts(stmt.body))]
+        return [Doc(f"with T.LetStmt({value}) as {name}:", self.scope_body(stmt.body))]
 
     def _if(self, stmt: IfThenElse) -> list[Doc]:
         if isinstance(stmt.condition, IntImm):
@@ -302,7 +360,7 @@ class StmtPrinter(ExprPrinter):
                 head = f"for {names[0]} in range({extents[0]}):"
             else:
                 head = f"for {', '.join(names)} in T.grid({', '.join(extents)}):"
-            return [Doc(head, self.stmts(chain[-1].body))]
+            return [Doc(head, self.scope_body(chain[-1].body))]
         args: list[str] = []
         if loop.kind is ForKind.THREAD_BINDING:
             func = "T.thread_binding"
@@ -318,7 +376,7 @@ class StmtPrinter(ExprPrinter):
             args.append(f"annotations={self.mapping(loop.annotations)}")
         self.loop_ranges[id(loop.loop_var)] = (loop.min, loop.extent)
         name = self.define_var(loop.loop_var)
-        return [Doc(f"for {name} in {func}({', '.join(args)}):", self.stmts(loop.body))]
+        return [Doc(f"for {name} in {func}({', '.join(args)}):", self.scope_body(loop.body))]
 
     # -- memory ------------------------------------------------------------------
     def _implicit_allocation(self, stmt: Allocate) -> bool:
@@ -356,6 +414,15 @@ class StmtPrinter(ExprPrinter):
             name = self.buffer_ref(decl.buffer)
             self.own_data(decl.buffer, force=True)
             return self._scoped(tail, name, rhs, decl.body)
+        constants = stmt.annotations.get(ALLOCATE_CONST_DATA)
+        if constants is not None and scope == "global" and _is_true(stmt.condition):
+            rest = {k: v for k, v in stmt.annotations.items() if k != ALLOCATE_CONST_DATA}
+            values = ", ".join(self.value(v) for v in constants)
+            args = [f"[{values}]", py_str(str(stmt.dtype)), f"[{self.expr(stmt.extent)}]"]
+            if rest:
+                args.append(f"annotations={self.mapping(rest)}")
+            rhs = f"T.allocate_const({', '.join(args)})"
+            return self._scoped(tail, self.define_var(stmt.buffer_var), rhs, stmt.body)
         args = [f"[{self.expr(stmt.extent)}]", py_str(str(stmt.dtype)), py_str(scope)]
         if not _is_true(stmt.condition):
             args.append(f"condition={self.expr(stmt.condition)}")
@@ -468,6 +535,7 @@ class StmtPrinter(ExprPrinter):
             name = self.buffer_ref(buf)
             self.own_data(buf)
             body.append(Doc(f"{name} = {text}"))
+        body.extend(self.implicit_decls(block.init, block.body))
         if block.init is not None:
             body.append(Doc("with T.init():", self.stmts(block.init)))
         body.extend(self.stmts(block.body))

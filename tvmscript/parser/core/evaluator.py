@@ -74,6 +74,7 @@ from . import attributes, doc
 from .capture import CapturedEnv
 from .dispatch import DispatchTable
 from .doc_ast import to_ast
+from .host_frames import failing_host_frame
 from .source import Source
 from .var_table import VarTable
 
@@ -141,6 +142,10 @@ def _select(cond: Any, true_value: Any, false_value: Any) -> Any:
     return true_value if cond else false_value
 
 
+def _accept(_value: Any) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class EvalHooks:
     """How a dialect gives ``and``/``or``/``not``/chains/``if``-``else`` IR meaning.
@@ -155,6 +160,9 @@ class EvalHooks:
     logical_or: Callable[[Any, Any], Any] = _or
     logical_not: Callable[[Any], Any] = _not
     select: Callable[[Any, Any, Any], Any] = _select
+    check_result: Callable[[Any], None] = _accept
+    """Called on the value of every operator and call; raises to refuse it (reported at
+    that operator or call)."""
 
 
 class EvalContext(Protocol):
@@ -356,6 +364,11 @@ class _Evaluator:
             raise self.wrap(err, node) from err
 
     def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
+        result = self._binary(op, lhs, rhs)
+        self.ctx.hooks.check_result(result)
+        return result
+
+    def _binary(self, op: str, lhs: Any, rhs: Any) -> Any:
         table = self.ctx.table
         handler = table.get_op(type(lhs), op, 0) or table.get_op(type(rhs), op, 1)
         if handler is not None:
@@ -448,7 +461,9 @@ class _Evaluator:
             # rejects repeats when parsing), evaluated left to right as Python does.
             args = [self.eval(item) for item in node.args]
             kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords if kw.arg is not None}
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            self.ctx.hooks.check_result(result)
+            return result
         values = [func]
         pieces = []
         for item in node.args:
@@ -459,7 +474,9 @@ class _Evaluator:
             values.append(self.eval(kw.value))
             prefix = "**" if kw.arg is None else f"{kw.arg}="
             pieces.append(f"{prefix}_{len(values) - 1}")
-        return self.tiny(f"_0({', '.join(pieces)})", *values)
+        result = self.tiny(f"_0({', '.join(pieces)})", *values)
+        self.ctx.hooks.check_result(result)
+        return result
 
     # ------------------------------------------------------------------ displays
 
@@ -625,6 +642,15 @@ class _Evaluator:
     def wrap(self, err: Exception, node: doc.AST) -> DiagnosticError:
         """``err`` as a diagnostic at ``node``, or deeper inside code we compiled."""
         node_span = self.ctx.source.span(node)
+        host = failing_host_frame(err.__traceback__, _MARKER)
+        if host is not None:
+            # A captured Python helper failed: the call in the kernel, then the helper's line.
+            result = DiagnosticError(describe_exception(err), node_span, original=err)
+            result.add_note(
+                f"{type(err).__name__} raised here, in host function '{host.function}'",
+                host.span,
+            )
+            return result
         span = self.locate_in_traceback(err.__traceback__) or node_span
         name = err.name if isinstance(err, NameError) else None
         refusal = self.ctx.captured.refusal(name) if name else None

@@ -48,6 +48,8 @@ class ParseState:
     stmt_spans: list[Span] = field(default_factory=list)
     in_macro: bool = False
     private: bool = False
+    text_helpers: dict[str, Any] = field(default_factory=dict)
+    """Undecorated functions of a ``from_source`` text (host Python helpers), by name."""
 
 
 _local = threading.local()

@@ -30,10 +30,11 @@ from irbuilder.ir import (
 from irbuilder.ir_module import ir_module as _ir_module_frame
 from irbuilder.tir import arg, func_name, func_ret, prim_func
 from irbuilder.tir._common import ScalarType
-from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
+from tvmscript.parser.core import CapturedEnv, FrameKind, Parser, dispatch, doc
 
 from .context import current_state
 from .stmts import TOKEN
+from .subroutine import ModuleFunctions, callee_order
 
 __all__ = ["prim_func_options"]
 
@@ -63,7 +64,9 @@ def prim_func_options(parser: Parser, node: doc.FunctionDef) -> dict[str, Any] |
                 parser.report_error(
                     dec.args[0], "@T.prim_func takes only keyword options (e.g. private=True)"
                 )
-            options = {kw.arg: parser.eval_expr(kw.value) for kw in dec.keywords if kw.arg}
+            state = current_state()
+            helpers = state.text_helpers if state is not None else None
+            options = {kw.arg: parser.eval_expr(kw.value, helpers) for kw in dec.keywords if kw.arg}
             unknown = sorted(set(options) - {"private", "check_well_formed", "capture"})
             if unknown:
                 parser.report_error(dec, f"@T.prim_func got unexpected options {unknown}")
@@ -123,6 +126,35 @@ def visit_function_def(parser: Parser, node: doc.FunctionDef) -> PrimFunc:
     state = current_state()
     private = bool(options.get("private", False)) or (state is not None and state.private)
     _check_signature(parser, node)
+    outer_env = parser.captured
+    if state is not None and state.text_helpers:
+        parser.captured = _capture_text_helpers(outer_env, state.text_helpers, options)
+    try:
+        return _build_prim_func(parser, node, private)
+    finally:
+        parser.captured = outer_env
+
+
+def _capture_text_helpers(
+    env: CapturedEnv, helpers: dict[str, Any], options: dict[str, Any]
+) -> CapturedEnv:
+    """``env`` plus the text's host helpers that the kernel's ``capture=`` lists."""
+    listed = options.get("capture") or ()
+    if isinstance(listed, dict):
+        wanted = {name for name, value in helpers.items() if listed.get(name) is value}
+        extra = dict(listed)
+    else:
+        ids = {id(value) for value in listed}
+        wanted = {name for name, value in helpers.items() if id(value) in ids}
+        extra = {}
+    if not wanted and not extra:
+        return env
+    values = {**env.values, **extra, **{name: helpers[name] for name in wanted}}
+    refused = {k: v for k, v in env.refused.items() if k not in values}
+    return CapturedEnv(values, refused)
+
+
+def _build_prim_func(parser: Parser, node: doc.FunctionDef, private: bool) -> PrimFunc:
     with IRBuilder() as builder, builder.with_span(parser.span(node)):
         with prim_func(is_private=private):
             func_name(node.name)
@@ -158,14 +190,14 @@ def visit_class_def(parser: Parser, node: doc.ClassDef) -> IRModule:
         frame = _ir_module_frame()
         assert isinstance(frame, ModuleFrame)
         with frame, parser.var_table.frame(FrameKind.FUNCTION):
+            defs: list[doc.FunctionDef] = []
             for stmt in node.body:
                 if isinstance(stmt, doc.FunctionDef) and type(stmt) is doc.FunctionDef:
-                    func = parser.visit(stmt)
-                    if stmt.name in frame.functions:
+                    if any(d.name == stmt.name for d in defs):
                         parser.report_error(
                             stmt, f"the module already has a function {stmt.name!r}"
                         )
-                    frame.functions[stmt.name] = func
+                    defs.append(stmt)
                 elif isinstance(stmt, (doc.Expr, doc.Pass)):
                     parser.visit(stmt)
                 else:
@@ -174,6 +206,13 @@ def visit_class_def(parser: Parser, node: doc.ClassDef) -> IRModule:
                         "an @I.ir_module class may only hold @T.prim_func functions and "
                         "I.module_attrs(...)",
                     )
+            # Inside the class its name is the module: `Module.f(...)` calls function f.
+            functions = ModuleFunctions(node.name, [d.name for d in defs])
+            parser.var_table.add(node.name, functions, allow_shadowing=True)
+            for stmt in callee_order(node.name, defs):
+                functions.parsed[stmt.name] = parser.visit(stmt)
+            for stmt in defs:
+                frame.functions[stmt.name] = functions.parsed[stmt.name]
     result = builder.get()
     assert isinstance(result, IRModule)
     return result

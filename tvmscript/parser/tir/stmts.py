@@ -20,18 +20,21 @@ The rules a user sees:
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from irbuilder import IRBuilder, def_
 from irbuilder.builder import Frame
-from irbuilder.frames import AttrFrame, BlockFrame, ForFrame
+from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, PrimFuncFrame
 from irbuilder.ir import (
     Add,
     Buffer,
     BufferLoad,
     BufferRegion,
+    BufferStore,
     Call,
     IntImm,
     PointerType,
@@ -54,17 +57,21 @@ from irbuilder.tir import (
     While,
     buffer_store,
     evaluate,
+    ret,
     return_tensors,
 )
-from irbuilder.tir._common import ScalarType
+from irbuilder.tir._common import ScalarType, add_stmt
+from irbuilder.tir._common import span as current_span
+from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
+from lowering.verifier import ENTRY_CHECKED_ATTR
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 from tvmscript.parser.core.evaluator import BINARY_OPERATORS
 
 from .binding import bind_names, bind_target, check_rebinding, check_target_names
 from .context import current_state
-from .values import KernelRange, is_parse_time_condition
+from .values import KernelRange, check_result, is_parse_time_condition
 
 __all__ = ["TOKEN", "bind_target", "stamp_span"]  # bind_target: re-exported from .binding
 
@@ -116,7 +123,7 @@ def stamp_span(span: Span) -> Iterator[None]:
 
 
 # Frames that TVM opens for the rest of the body when written as a bare statement.
-_BARE_FRAMES = (LaunchThreadFrame, AttrFrame)
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame)
 
 
 @dispatch.register(TOKEN, "Expr")
@@ -140,6 +147,9 @@ def visit_expr(parser: Parser, node: doc.Expr) -> None:
         return
     if isinstance(value, PrimExpr):
         evaluate(value)
+    elif isinstance(value, BufferStore):
+        # TVM's `B.vstore([i], v)` line.
+        add_stmt(dataclasses.replace(value, span=current_span()), "a buffer store")
 
 
 @dispatch.register(TOKEN, "Pass")
@@ -191,6 +201,10 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
             return
     current = parser.eval_expr(target)
     value = op(current, parser.eval_expr(node.value))
+    try:
+        check_result(value)
+    except (ZeroDivisionError, OverflowError) as err:
+        parser.report_error(node, str(err))
     bind_target(parser, target, value)
 
 
@@ -264,7 +278,8 @@ def _store(
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)
-        except (TypeError, ValueError) as err:
+            check_result(value)
+        except (TypeError, ValueError, ZeroDivisionError) as err:
             parser.report_error(value_node, str(err))
     try:
         buffer_store(buffer, value, indices)
@@ -289,7 +304,8 @@ def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
         return
     check_rebinding(parser, node.target, name, value)
     if isinstance(annotation, Var):  # T.handle("float32", "global"): the var itself
-        frame = LetStmt(value, var=annotation)
+        data = _entry_data_var(value)
+        frame = LetStmt(value, var=annotation if data is None else data)
     elif isinstance(annotation, (ScalarType, PointerType)):
         if not isinstance(value, PrimExpr) and isinstance(annotation, ScalarType):
             value = const(value, annotation.dtype)
@@ -303,6 +319,31 @@ def visit_ann_assign(parser: Parser, node: doc.AnnAssign) -> None:
     parser.var_table.add(name, var, allow_shadowing=True)
 
 
+_entry_bound: weakref.WeakKeyDictionary[PrimFuncFrame, set[int]] = weakref.WeakKeyDictionary()
+
+
+def _entry_data_var(value: object) -> Var | None:
+    """In an entry-checked function (attr ``entry_checked``), ``A_data: T.handle(...) =
+    T.array_data(A)`` binds the data var of ``A``'s buffer, as the entry checks did when they
+    wrote it: a printed lowered function (``get_source("tir")``) re-parses to itself."""
+    if not (
+        isinstance(value, Call)
+        and value.op == "array_data"
+        and len(value.args) == 1
+        and isinstance(value.args[0], Var)
+    ):
+        return None
+    func = IRBuilder.current().find(PrimFuncFrame)
+    if func is None or not func.attrs.get(ENTRY_CHECKED_ATTR):
+        return None
+    buffer = func.buffer_map.get(value.args[0])
+    bound = _entry_bound.setdefault(func, set())
+    if buffer is None or id(buffer.data) in bound:
+        return None
+    bound.add(id(buffer.data))
+    return buffer.data
+
+
 @dispatch.register(TOKEN, "For")
 def visit_for(parser: Parser, node: doc.For) -> None:
     """A TIR loop over a loop frame, or a parse-time loop over a Python sequence."""
@@ -314,6 +355,8 @@ def visit_for(parser: Parser, node: doc.For) -> None:
     if isinstance(iterable, ForFrame):
         check_target_names(parser, node.target, loop_vars=False)
         with parser.var_table.frame(FrameKind.LOOP), iterable as loop_vars:
+            if isinstance(node.target, (doc.Tuple, doc.List)) and isinstance(loop_vars, Var):
+                loop_vars = [loop_vars]  # `for (i,) in T.grid(n)`: the one-var grid unpacks
             parser.eval_assign(node.target, loop_vars, bind_value=bind_names)
             parser.visit_body(node.body)
         return
@@ -457,6 +500,9 @@ def visit_return(parser: Parser, node: doc.Return) -> None:
     if node.value is None:
         return
     value = parser.eval_expr(node.value)
+    if isinstance(value, (PrimExpr, bool, int, float)):
+        evaluate(ret(value))  # TVM maps `return <scalar>` to T.ret
+        return
     results = value if isinstance(value, tuple) else (value,)
     if not all(isinstance(r, Buffer) for r in results):
         kinds = ", ".join(type(r).__name__ for r in results)

@@ -22,9 +22,13 @@ from irbuilder.ir import (
     Buffer,
     BufferRegion,
     DataType,
+    Div,
+    FloorDiv,
+    FloorMod,
     IntImm,
     IRModule,
     IterVar,
+    Mod,
     Not,
     Or,
     PrimExpr,
@@ -37,7 +41,13 @@ from tvmscript.parser.core import EvalHooks
 
 from .macro import TIRMacro
 
-__all__ = ["TIR_HOOKS", "KernelRange", "is_ir_object", "is_parse_time_condition"]
+__all__ = [
+    "TIR_HOOKS",
+    "KernelRange",
+    "check_result",
+    "is_ir_object",
+    "is_parse_time_condition",
+]
 
 
 def _symbolic(value: Any) -> bool:
@@ -67,12 +77,57 @@ def _select(cond: Any, true_value: Any, false_value: Any) -> PrimExpr:
     return Select(cond, true_value, false_value)
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _check_division(value: PrimExpr) -> None:
+    if not isinstance(value, (Div, Mod, FloorDiv, FloorMod)):
+        return
+    divisor = value.b
+    if value.dtype.element_of().is_float or not isinstance(divisor, IntImm):
+        return
+    if divisor.value == 0 and not divisor.dtype.is_bool:
+        what = "modulo" if isinstance(value, (Mod, FloorMod)) else "division"
+        raise ZeroDivisionError(f"integer {what} by zero: the divisor is the constant 0")
+
+
+def _check_buffer(buffer: Buffer) -> None:
+    count = 1
+    for dim in buffer.shape:
+        if not isinstance(dim, IntImm):
+            return
+        count *= dim.value
+    dims = ", ".join(str(d.value) for d in buffer.shape if isinstance(d, IntImm))
+    if count > _INT64_MAX:
+        raise OverflowError(
+            f"buffer shape ({dims}) has {count} elements, more than int64 can count"
+        )
+    size = count * max(1, buffer.dtype.bits * buffer.dtype.lanes // 8)
+    if size > _INT64_MAX:
+        raise OverflowError(
+            f"buffer shape ({dims}) of {buffer.dtype} spans {size} bytes, more than int64 "
+            "can address"
+        )
+
+
+def check_result(value: Any) -> None:
+    """Refuse what no kernel can run: an integer division or modulo by the constant 0, a
+    buffer whose element count (or byte size) does not fit in int64."""
+    if isinstance(value, PrimExpr):
+        _check_division(value)
+        return
+    buffer = value if isinstance(value, Buffer) else getattr(value, "buffer", None)
+    if isinstance(buffer, Buffer):
+        _check_buffer(buffer)
+
+
 TIR_HOOKS = EvalHooks(
     is_static=lambda value: not _symbolic(value),
     logical_and=_logical_and,
     logical_or=_logical_or,
     logical_not=_logical_not,
     select=_select,
+    check_result=check_result,
 )
 """The TIR dialect's :class:`EvalHooks`."""
 
@@ -108,7 +163,9 @@ def is_ir_object(value: Any) -> bool:
 class KernelRange:
     """``range`` inside a kernel: a serial loop in a ``for``, Python's range elsewhere."""
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Any, annotations: dict[str, Any] | None = None) -> None:
+        # TVM maps `range` to T.serial, which takes annotations=.
+        self.annotations = annotations
         if not 1 <= len(args) <= 3:
             raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
         if len(args) == 3 and not (isinstance(args[2], int) and args[2] == 1):
@@ -120,6 +177,8 @@ class KernelRange:
         """The ``T.serial`` frame of this range (loops over ``[start, stop)``)."""
         if len(self.args) == 3 and self.args[2] != 1:
             raise TypeError("a kernel loop over range() needs step 1; use T.serial and an index")
+        if self.annotations:
+            annotations = {**self.annotations, **(annotations or {})}
         return serial(*self.args[:2], annotations=annotations)
 
     def __iter__(self) -> Iterator[int]:

@@ -1,0 +1,49 @@
+"""Pinned targets of the code generation tests: each test says which machine it means, so the
+suite asserts the same IR on AVX2 and AVX-512 hosts."""
+
+from __future__ import annotations
+
+import pytest
+
+import lowering
+from irbuilder.ir import PrimFunc
+from lowering.target import Target
+
+AVX2 = Target("llvm -mcpu=znver3")
+"""An AVX2 machine (no hardware gathers worth using: no gather fast path)."""
+AVX512 = Target("llvm -mcpu=znver4")
+"""An AVX-512 machine (the gather fast path runs)."""
+BOTH = pytest.mark.parametrize("target", [AVX2, AVX512], ids=["znver3", "znver4"])
+
+
+def lower_for(func: PrimFunc, target: Target = AVX2, opt_level: int = 3) -> PrimFunc:
+    """``func`` lowered for ``target``: exactly what code generation receives."""
+    return lowering.lower(func, opt_level=opt_level, target=target)
+
+
+def needs_host_features(target: Target) -> pytest.MarkDecorator:
+    """Skip a test that runs code for ``target`` on a host lacking one of its features."""
+    missing = target.missing_on_host()
+    return pytest.mark.skipif(
+        bool(missing), reason=f"the host lacks {', '.join(missing)} (target {target.mcpu})"
+    )
+
+
+def lower_before_late_stage(func: PrimFunc) -> PrimFunc:
+    """``func`` lowered without the late stage's rewrites: the input of a late pass tested on
+    its own."""
+    late = set(lowering.pipeline.LATE_STAGE) - {"simplify"}
+    with lowering.PassContext(disabled_passes=frozenset(late)):
+        return lowering.lower(func, target=AVX2)
+
+
+def optimized_ir(func: PrimFunc, target: Target) -> str:
+    """LLVM's optimised IR of ``func`` compiled for ``target`` (nothing is run, so any target
+    works on any host)."""
+    import llvmlite.binding as llvm
+
+    from backend.codegen import CodegenOptions, generate
+    from backend.runtime.target import optimize
+
+    text = generate([lower_for(func, target)], CodegenOptions(target=target)).text
+    return str(optimize(llvm.parse_assembly(text), 3, target=target))
