@@ -267,9 +267,7 @@ class Schedule:
             self.work_on(func_name)
         state = self._state
         found = [
-            n
-            for n in state.index.nodes.values()
-            if isinstance(n, Block) and n.name_hint == name
+            n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == name
         ]
         if not found:
             names = sorted(

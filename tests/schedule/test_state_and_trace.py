@@ -186,3 +186,17 @@ def test_sampling_is_seeded_and_recorded():
     sch = T.Schedule(pipeline)
     with pytest.raises(T.ScheduleError, match="not 2 factors whose product is 16"):
         sch.sample_perfect_tile(sch.get_loops(sch.get_block("C"))[0], n=2, decision=[3, 5])
+
+
+def test_trace_with_another_decision_replays_it():
+    sch = T.Schedule(pipeline, seed=5)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    tiles = sch.sample_perfect_tile(i, n=2, max_innermost_factor=16)
+    sch.split(i, tiles)
+    sample = next(inst for inst in sch.trace.insts if inst.kind == "sample_perfect_tile")
+    changed = sch.trace.with_decision(sample, [2, 8], remove_postproc=False)
+    assert changed.get_decision(changed.insts[2]) == [2, 8]
+    other = T.Schedule(pipeline)
+    changed.apply_to_schedule(other)
+    loops = other.get_loops(other.get_block("C"))
+    assert [other.get(lp).extent.value for lp in loops[:2]] == [2, 8]
