@@ -46,7 +46,6 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute
 from lowering.analysis.vars import depends_on
 
-from .affine import bindings_affine
 from .analysis import (
     block_access,
     is_complete_block,
@@ -57,7 +56,7 @@ from .cache import _insert, _items, _top_level, unique_name
 from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import ScheduleError, render_error
-from .layout import IndexMap, resolve_buffer
+from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
 from .state import ScheduleState
 
 __all__ = ["reindex", "transform_block_layout"]
@@ -296,14 +295,8 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
             )
         extents[var] = iv.dom.extent.value
         kinds[id(var)] = iv.kind
-    sums = bindings_affine(index_map.final_indices, extents)
-    total = 1
-    for extent in extents.values():
-        total *= extent
-    produced = 1
-    for found in sums or []:
-        produced *= found.extent
-    if sums is None or any(s.base != 0 for s in sums) or produced != total:
+    sums = bijection_sums(index_map, list(extents.values()))
+    if sums is None:
         raise _fail(
             state, name, "the index map is not a bijection of the block's iteration space", block
         )
@@ -324,23 +317,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
         new_ivs.append(
             IterVar(var, Range(const(0, var.dtype), const(found.extent, var.dtype)), kind)
         )
-    # the inverse: each input var is the sum of its digits read back from the outputs
-    inverse: dict[Var, PrimExpr] = {}
-    for var in index_map.initial_indices:
-        recovered: PrimExpr | None = None
-        for out_var, found in zip(new_vars, sums):
-            for split in found.splits:
-                if split.source is not var or split.extent == 1:
-                    continue
-                term: PrimExpr = out_var
-                if split.scale != 1:
-                    term = term // split.scale
-                if split.scale * split.extent < found.extent:
-                    term = term % split.extent
-                if split.lower_factor != 1:
-                    term = term * split.lower_factor
-                recovered = term if recovered is None else recovered + term
-        inverse[var] = recovered if recovered is not None else const(0, var.dtype)
+    inverse = dict(zip(index_map.initial_indices, digits_inverse(index_map, sums, new_vars)))
     old_to_new = {iv.var: inverse[v] for v, iv in zip(index_map.initial_indices, block.iter_vars)}
     new_block = refresh_regions(
         rebuild(
