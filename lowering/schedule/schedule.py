@@ -127,6 +127,11 @@ class Schedule:
         other._rand.setstate(self._rand.getstate())
         return other
 
+    def remove_rv(self, rand_var: RV) -> None:
+        """Forget a handle (later uses of it raise)."""
+        self._table.pop(rand_var, None)
+        self._owner.pop(rand_var, None)
+
     def seed(self, seed: int) -> None:
         self._rand.seed(seed)
 
