@@ -138,7 +138,8 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
         return choice, lambda: getattr(sch, choice)(loop)
     if choice in ("compute_at", "reverse_compute_at") and other_loops:
         loop = _pick(rng, other_loops)
-        return choice, lambda: getattr(sch, choice)(block, loop, rng.random() < 0.3)
+        preserve, index = rng.random() < 0.3, _pick(rng, [-1, -1, -2, 0, 1])
+        return choice, lambda: getattr(sch, choice)(block, loop, preserve, index)
     if choice in ("compute_inline", "reverse_compute_inline"):
         return choice, lambda: getattr(sch, choice)(block)
     if choice == "cache_read":
