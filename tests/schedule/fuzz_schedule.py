@@ -147,7 +147,10 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             block, rng.randrange(2), _pick(rng, ["local", "shared"])
         )
     if choice == "cache_write":
-        return choice, lambda: sch.cache_write(block, 0, _pick(rng, ["local", "global"]))
+        readers = [other] if rng.random() < 0.4 else None
+        return choice, lambda: sch.cache_write(
+            block, 0, _pick(rng, ["local", "global"]), consumer_blocks=readers
+        )
     if choice == "decompose_reduction" and loops:
         loop = _pick(rng, loops)
         return choice, lambda: sch.decompose_reduction(block, loop)
