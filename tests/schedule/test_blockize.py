@@ -34,7 +34,7 @@ def test_blockize_split_loop():
         for i_0 in range(4):
             with T.block("C_o"):
                 vi_o = T.axis.spatial(4, i_0)
-                vj_o = T.axis.spatial(1, 0)
+                vj_o = T.axis.spatial(1, 0)  # noqa: F841  (TVMScript: the iter var exists)
                 for i_1, j in T.grid(4, 16):
                     with T.block("C"):
                         vi_i, vj_i = T.axis.remap("SS", [i_1, j])
@@ -60,8 +60,8 @@ def test_blockize_reduction_moves_init():
         for i in range(16):
             with T.block("C_o"):
                 vi_o = T.axis.spatial(16, i)
-                vj_o = T.axis.spatial(1, 0)
-                vk_o = T.axis.reduce(1, 0)
+                vj_o = T.axis.spatial(1, 0)  # noqa: F841
+                vk_o = T.axis.reduce(1, 0)  # noqa: F841
                 with T.init():
                     for j in range(16):
                         with T.block("C_init"):

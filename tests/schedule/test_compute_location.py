@@ -322,5 +322,5 @@ def test_compute_at_index_places_the_block():
         assert_same_results(side, sch)
     sch = _sch(side)
     (i,) = sch.get_loops(sch.get_block("C"))[:1]
-    with pytest.raises(T.ScheduleError, match="index 3 is outside the legal positions 0..1"):
+    with pytest.raises(T.ScheduleError, match=r"index 3 is outside the legal positions 0..1"):
         sch.compute_at(sch.get_block("B"), i, index=3)

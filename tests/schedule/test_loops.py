@@ -69,7 +69,7 @@ def test_split_not_divisible_adds_predicate():
 def test_split_three_ways_and_unit_iters():
     @T.prim_func
     def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
-        for i_0, i_1, i_2, j in T.grid(2, 1, 8, 12):
+        for i_0, i_1, i_2, j in T.grid(2, 1, 8, 12):  # noqa: B007  (TVMScript loop)
             with T.block("C"):
                 vi = T.axis.spatial(16, i_0 * 8 + i_2)
                 vj = T.axis.spatial(12, j)
@@ -148,7 +148,7 @@ def test_reorder():
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 
     sch = _sch(matmul)
-    i, j, k = sch.get_loops(sch.get_block("C"))
+    i, _, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(k, i)  # the listed loops trade places; j stays where it was
     assert [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))] == [
         "k",
@@ -199,7 +199,7 @@ def test_add_unit_loop():
     @T.prim_func
     def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
         for i, j in T.grid(16, 12):
-            for u in range(1):
+            for u in range(1):  # noqa: B007
                 with T.block("C"):
                     vi, vj = T.axis.remap("SS", [i, j])
                     C[vi, vj] = A[vi, vj] * 2.0

@@ -80,7 +80,7 @@ def test_copy_is_independent_and_mod_is_a_module():
 def test_work_on_module_functions():
     module = IRModule({"first": pipeline, "second": pipeline.with_attr("global_symbol", "second")})
     sch = T.Schedule(module, debug_mask="all")
-    with pytest.raises(ValueError, match="call sch.work_on"):
+    with pytest.raises(ValueError, match=r"call sch.work_on"):
         sch.get_block("B")
     sch.work_on("second")
     sch.compute_inline(sch.get_block("B"))
@@ -124,7 +124,7 @@ def test_internal_check_refuses_a_wrong_result(monkeypatch):
     monkeypatch.setattr(loop_prims, "split", broken_split)
     sch = T.Schedule(pipeline, debug_mask="all")
     i, _ = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(T.ScheduleError, match="internal check failed.*buffer D differs"):
+    with pytest.raises(T.ScheduleError, match=r"internal check failed.*buffer D differs"):
         sch.split(i, [None, 4])
     assert structural_equal(scheduled(sch), pipeline)
     assert len(sch.trace.as_python()) == 2  # the refused split is not recorded
