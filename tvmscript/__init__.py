@@ -92,7 +92,9 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 # Last: the thread's imports (llvmlite, the runtime) must not contend with this package's.
-_prewarm.start()
+# Not inside mypy, which imports this package only to load tvmscript.mypy_plugin.
+if "mypy.build" not in sys.modules:
+    _prewarm.start()
 
 __all__ = [
     "DiagnosticError",

@@ -23,6 +23,7 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import irbuilder.tir as _builder
 from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
 from irbuilder.ir import (
@@ -42,14 +43,13 @@ from irbuilder.ir import (
     promote,
 )
 from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
-from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
+from irbuilder.tir.types import *  # noqa: F403  (the same objects: type checkers see them)
 
 from .parser.tir.macro import TIRMacro, macro
 
 __all__ = [
-    *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
     "EQ",
     "GE",
     "GT",
@@ -86,6 +86,7 @@ __all__ = [
     "macro",
     "reduce",
 ]
+__all__ += _builder.__all__  # the builder namespace (a form type checkers follow)
 
 
 def _operands(a: Any, b: Any, what: str) -> tuple[PrimExpr, PrimExpr]:

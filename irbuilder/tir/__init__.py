@@ -233,5 +233,7 @@ __all__ = [
     "tvm_storage_sync",
     "tvm_thread_allreduce",
     "type_annotation",
-    *(name for name in _types.__all__ if name != "bool_"),
 ]
+# In this form (not a generator inside the list) type checkers see the type objects as
+# exported too; bool_ comes along (it is T.bool).
+__all__ += _types.__all__
