@@ -17,11 +17,11 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from irbuilder.ir import IRModule, PrimFunc, set_script_printer
+from irbuilder.ir import IRModule, PrimFunc, set_script_display, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser
 
-from . import _prewarm, ir, tir
+from . import _prewarm, display, ir, notebook, tir
 from .diagnostics import DiagnosticError
 from .parser.entry import from_source, parse_ir_module, parse_prim_func
 from .printer import script
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .build import Kernel, KernelModule, clear_build_cache
 
 set_script_printer(script)
+set_script_display(display.show, display.html_of)
 register_prim_func_parser(parse_prim_func)
 register_ir_module_parser(parse_ir_module)
 
@@ -62,6 +63,15 @@ def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs
     print(report)
     return report
 
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tvmscript``: diagnostics shown without internal tracebacks
+    (:mod:`tvmscript.notebook`; done automatically when imported inside IPython)."""
+    notebook.install(ipython)
+
+
+if "IPython" in sys.modules:
+    notebook.install()
 
 _FROM_BUILD = ("Kernel", "KernelModule", "clear_build_cache")
 
