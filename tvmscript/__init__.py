@@ -98,6 +98,11 @@ class _Package(types.ModuleType):
             return
         super().__setattr__(name, value)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by name like any module (cloudpickle, Dask): its reducers match the exact
+        # module type only.
+        return importlib.import_module, (self.__name__,)
+
 
 sys.modules[__name__].__class__ = _Package
 
