@@ -48,6 +48,7 @@ from backend.runtime import (
 )
 from backend.runtime.engine import cache_scope
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
+from lowering import PassContext
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
@@ -55,6 +56,7 @@ from lowering.bufferize import bufferize
 from . import build_export
 from .build_cache import build_cache_path, load_build, save_build
 from .build_options import BuildOptions, lower_for_build, parse_options
+from .build_progress import BuildProgress, progress_requested
 
 __all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
 
@@ -331,7 +333,9 @@ def build(
     * ``count_allocations=True``: per-library heap allocation counters
       (:meth:`Kernel.allocation_stats`);
     * ``copy_noncontiguous_inputs=True``: copy non-contiguous arrays given for read-only
-      buffers (written buffers are always rejected when not C-contiguous).
+      buffers (written buffers are always rejected when not C-contiguous);
+    * ``progress=None``: a build still running after a second reports its passes and LLVM
+      phases on stderr (``None`` follows ``TVMSCRIPT_PROGRESS``); not part of the cache key.
 
     Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
     ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built
@@ -343,6 +347,7 @@ def build(
         )
     if not isinstance(target, str):
         raise TypeError(f"build(): target must be a str, got {target!r}")
+    report_progress = progress_requested(options.pop("progress", None))
     opts, cache = parse_options(opt_level, options)
     if target == "interp":
         if isinstance(func_or_module, IRModule):
@@ -370,7 +375,7 @@ def build(
     with cache_scope(use_disk):
         result = _load_cached(func_or_module, opts, path) if path is not None else None
         if result is None:
-            result = _build_llvm(func_or_module, opts, use_disk, path)
+            result = _build_llvm(func_or_module, opts, use_disk, path, report_progress)
     with _cache_lock:
         _cache[key] = (func_or_module, result)
         while len(_cache) > _CACHE_SIZE:
@@ -468,32 +473,48 @@ def _load_cached(
 
 
 def _build_llvm(
-    ir: PrimFunc | IRModule, options: BuildOptions, use_disk: bool, path: Path | None
+    ir: PrimFunc | IRModule,
+    options: BuildOptions,
+    use_disk: bool,
+    path: Path | None,
+    report_progress: bool = False,
 ) -> Kernel | KernelModule:
     funcs = _functions(ir)
-    lowered = [lower_for_build(f, options) for f in funcs]
-    counters, symbols = _new_counters(options)
-    result = generate(
-        lowered,
-        CodegenOptions(
-            fastmath=options.fastmath,
-            fp_contract=options.fp_contract,
-            count_allocations=options.count_allocations,
-        ),
-    )
-    specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
-    wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
-    text = result.text + "\n" + "\n".join(wrappers)
     name = funcs[0].name if isinstance(ir, PrimFunc) else "module"
-    library = compile_ir(
-        # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag would
-        # add nnan/ninf everywhere.
-        text,
-        opt_level=options.opt_level,
-        name=name,
-        cache=use_disk,
-        symbols=symbols,
+    progress = BuildProgress(
+        name, report=report_progress, instruments=PassContext.current().instruments
     )
+    try:
+        lowered = [lower_for_build(f, options, [progress]) for f in funcs]
+        counters, symbols = _new_counters(options)
+        with progress.phase("codegen"):
+            result = generate(
+                lowered,
+                CodegenOptions(
+                    fastmath=options.fastmath,
+                    fp_contract=options.fp_contract,
+                    count_allocations=options.count_allocations,
+                ),
+            )
+            specs = [
+                _entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)
+            ]
+            wrappers = [
+                entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)
+            ]
+        text = result.text + "\n" + "\n".join(wrappers)
+        library = compile_ir(
+            # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag
+            # would add nnan/ninf everywhere.
+            text,
+            opt_level=options.opt_level,
+            name=name,
+            cache=use_disk,
+            symbols=symbols,
+            phase=progress.phase,
+        )
+    finally:
+        progress.finish()
     with _cache_lock:
         _cache_stats["compiles"] += 1
     if path is not None:

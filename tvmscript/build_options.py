@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import lowering
 from irbuilder.ir import PrimFunc
-from lowering import Pass, PassContext, Sequential, default_pipeline, verify_well_formed
+from lowering import (
+    Pass,
+    PassContext,
+    PassInstrument,
+    Sequential,
+    default_pipeline,
+    verify_well_formed,
+)
 
 __all__ = ["BuildOptions", "bounds_check_pass", "lower_for_build", "parse_options"]
 
@@ -137,10 +144,19 @@ class _Verifier:
         verify_well_formed(func, lowered=self.flattened, pass_name=pass_name)
 
 
-def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
-    """Run the default pipeline (plus the bounds-check pass when asked) on one function."""
+def lower_for_build(
+    func: PrimFunc, options: BuildOptions, instruments: Sequence[PassInstrument] = ()
+) -> PrimFunc:
+    """Run the default pipeline (plus the bounds-check pass when asked) on one function.
+
+    The active PassContext's instruments observe the passes, and ``instruments`` too.
+    """
+    outer = PassContext.current()
+    every = (*outer.instruments, *instruments)
     if not options.bounds_check:
-        return lowering.lower(func, opt_level=options.opt_level, verify_each=options.verify)
+        return lowering.lower(
+            func, opt_level=options.opt_level, verify_each=options.verify, instruments=every
+        )
     check, position = bounds_check_pass()
     passes = list(default_pipeline(options.opt_level))
     names = [p.name.replace("-", "_") for p in passes]
@@ -150,11 +166,11 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
         target = position[len("before:") :].replace("-", "_")
         index = names.index(target) if target in names else len(passes)
         passes.insert(index, check)
-    outer = PassContext.current()
     ctx = PassContext(
         opt_level=options.opt_level,
         disabled_passes=outer.disabled_passes,
         config=outer.config,
+        instruments=every,
         verify_each=options.verify,
         verifier=_Verifier(),
     )
