@@ -36,11 +36,16 @@ CORPUS: dict[str, Any] = _load(
 
 def _example_kernels() -> dict[str, PrimFunc]:
     found: dict[str, PrimFunc] = {}
-    for path in sorted((ROOT / "examples").glob("*.py")):
-        namespace = runpy.run_path(str(path), run_name="not_main")
-        for key, value in namespace.items():
-            if isinstance(value, PrimFunc):
-                found[f"{path.stem}.{key}"] = value
+    examples = str(ROOT / "examples")
+    sys.path.insert(0, examples)  # as when run as scripts: they import their helper module
+    try:
+        for path in sorted((ROOT / "examples").glob("*.py")):
+            namespace = runpy.run_path(str(path), run_name="not_main")
+            for key, value in namespace.items():
+                if isinstance(value, PrimFunc):
+                    found[f"{path.stem}.{key}"] = value
+    finally:
+        sys.path.remove(examples)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     kernels = importlib.import_module("benchmarks.kernels")

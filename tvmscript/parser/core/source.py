@@ -41,6 +41,7 @@ from tvmscript.diagnostics import DiagnosticError
 
 from . import doc
 from .attributes import text_may_refuse
+from .deep_chains import parse_long_chains
 from .doc_ast import UnknownNodeError, from_ast
 
 __all__ = ["Source"]
@@ -284,13 +285,19 @@ def _definition_lines(func: types.FunctionType, filename: str) -> tuple[list[str
 
 
 def _parse_deep(text: str, filename: str) -> ast.Module:
-    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT)."""
+    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT; from
+    Python 3.12 on, chains past the parser's fixed C limit are parsed in pieces)."""
     old = sys.getrecursionlimit()
-    if old >= _PARSE_RECURSION_LIMIT:
-        return ast.parse(text, filename=filename, mode="exec")
-    sys.setrecursionlimit(_PARSE_RECURSION_LIMIT)
+    if old < _PARSE_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PARSE_RECURSION_LIMIT)
     try:
-        return ast.parse(text, filename=filename, mode="exec")
+        try:
+            return ast.parse(text, filename=filename, mode="exec")
+        except RecursionError:
+            tree = parse_long_chains(text, filename)
+            if tree is None:
+                raise
+            return tree
     finally:
         sys.setrecursionlimit(old)
 
