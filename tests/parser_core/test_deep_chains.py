@@ -12,7 +12,7 @@ from tvmscript.parser.core.deep_chains import CHUNK, parse_long_chains
 
 TEXTS = [
     "x = 1\nB[i] = A[i]" + " + A[i] * 2 - c" * (2 * CHUNK + 7) + " + nope\n",
-    "if a | b" + " | q(1, 2)" * (3 * CHUNK) + ":\n    pass\n",
+    "if a | b" + " | q(1, k=2)" * (3 * CHUNK) + " | (lambda t: t)(1):\n    pass\n",
     "y = f(" + " * ".join(["(u - v)"] * (CHUNK + 1)) + ", k)\n",
     "z = -a" + " + -b" * (CHUNK * 2) + "  # trailing comment\n",
 ]

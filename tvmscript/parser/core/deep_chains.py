@@ -111,7 +111,7 @@ def _chains(text: str) -> list[_Chain]:
 
 def _shift(tree: ast.AST, line: int, col: int) -> None:
     for node in ast.walk(tree):
-        if hasattr(node, "lineno"):
+        if isinstance(node, (ast.expr, ast.stmt, ast.keyword, ast.arg)):
             node.lineno += line - 1
             node.end_lineno = (node.end_lineno or 1) + line - 1
             node.col_offset += col
