@@ -20,7 +20,7 @@ TEXTS = [
 
 @pytest.mark.parametrize("text", TEXTS, ids=["mixed", "bitor", "inside_call", "unary"])
 def test_pieces_give_the_same_tree_with_the_same_positions(text: str) -> None:
-    mine = parse_long_chains(text, "f.py")
+    mine = parse_long_chains(text, "f.py", 36_000)
     assert mine is not None
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 100_000))
@@ -35,7 +35,7 @@ def test_pieces_give_the_same_tree_with_the_same_positions(text: str) -> None:
 
 def test_chains_past_the_parser_limit_parse() -> None:
     terms = 20_000
-    tree = parse_long_chains("B[i] = A[i]" + " + A[i]" * terms + " + nope\n", "f.py")
+    tree = parse_long_chains("B[i] = A[i]" + " + A[i]" * terms + " + nope\n", "f.py", 36_000)
     assert tree is not None
     node = tree.body[0].value  # type: ignore[attr-defined]
     depth = 0
@@ -48,5 +48,11 @@ def test_chains_past_the_parser_limit_parse() -> None:
 
 
 def test_texts_without_long_chains_are_left_alone() -> None:
-    assert parse_long_chains("x = a + b\n", "f.py") is None
-    assert parse_long_chains("s = 'é' + " + " + ".join(["a"] * 1000) + "\n", "f.py") is None
+    assert parse_long_chains("x = a + b\n", "f.py", 36_000) is None
+    assert parse_long_chains("s = 'é' + " + " + ".join(["a"] * 1000) + "\n", "f.py", 36_000) is None
+
+
+def test_chains_longer_than_the_bound_are_refused() -> None:
+    text = "x = " + " + ".join(["a"] * 2000) + "\n"
+    assert parse_long_chains(text, "f.py", 1999) is None
+    assert parse_long_chains(text, "f.py", 2000) is not None

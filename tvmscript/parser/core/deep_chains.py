@@ -152,14 +152,15 @@ def _replace_name(tree: ast.AST, name: str, value: ast.expr) -> bool:
     return False
 
 
-def parse_long_chains(text: str, filename: str) -> ast.Module | None:
+def parse_long_chains(text: str, filename: str, max_terms: int) -> ast.Module | None:
     """``ast.parse(text)`` for texts whose only depth problem is long chains; None when the
-    text has no splittable chain (the caller reports the original RecursionError)."""
+    text has no splittable chain, or one longer than ``max_terms`` (the caller reports the
+    original RecursionError: the bound keeps every Python version to the same limit)."""
     try:
         chains = _chains(text)
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
-    if not chains:
+    if not chains or any(len(c.operand_ends) > max_terms for c in chains):
         return None
     lines = text.split("\n")
     grafts: list[tuple[str, ast.expr]] = []

@@ -294,7 +294,8 @@ def _parse_deep(text: str, filename: str) -> ast.Module:
         try:
             return ast.parse(text, filename=filename, mode="exec")
         except RecursionError:
-            tree = parse_long_chains(text, filename)
+            # As deep as earlier Pythons go (3x the recursion limit), no deeper.
+            tree = parse_long_chains(text, filename, 3 * _PARSE_RECURSION_LIMIT)
             if tree is None:
                 raise
             return tree
