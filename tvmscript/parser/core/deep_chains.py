@@ -25,7 +25,7 @@ import keyword
 import tokenize
 from dataclasses import dataclass
 
-__all__ = ["parse_long_chains"]
+__all__ = ["longest_chain", "parse_long_chains"]
 
 CHUNK = 256
 """Terms parsed at once (well under every Python's limit)."""
@@ -150,6 +150,14 @@ def _replace_name(tree: ast.AST, name: str, value: ast.expr) -> bool:
                     if isinstance(item, ast.AST):
                         stack.append(item)
     return False
+
+
+def longest_chain(text: str) -> int:
+    """Terms in the longest one-line chain of ``text`` (0 when none is long)."""
+    try:
+        return max((len(c.operand_ends) for c in _chains(text)), default=0)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return 0
 
 
 def parse_long_chains(text: str, filename: str, max_terms: int) -> ast.Module | None:
