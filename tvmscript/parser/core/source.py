@@ -41,7 +41,6 @@ from tvmscript.diagnostics import DiagnosticError
 
 from . import doc
 from .attributes import text_may_refuse
-from .deep_chains import longest_chain, parse_long_chains
 from .doc_ast import UnknownNodeError, from_ast
 
 __all__ = ["Source"]
@@ -284,11 +283,19 @@ def _definition_lines(func: types.FunctionType, filename: str) -> tuple[list[str
     return lines[start:end], start + 1
 
 
+def _longest_chain(text: str) -> int:
+    from .deep_chains import longest_chain
+
+    return longest_chain(text)
+
+
 def _parse_deep(text: str, filename: str) -> ast.Module:
     """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT; from
     Python 3.12 on, chains past the parser's fixed C limit are parsed in pieces)."""
+    # deep_chains imports tokenize, whose regular expressions cost milliseconds to compile:
+    # only for the rare texts that need it.
     deepest = 3 * _PARSE_RECURSION_LIMIT
-    if sys.version_info < (3, 11) and len(text) > 2 * deepest and longest_chain(text) > deepest:
+    if sys.version_info < (3, 11) and len(text) > 2 * deepest and _longest_chain(text) > deepest:
         # Python 3.10 would build the tree (its AST construction has no depth bound): keep
         # the limit of later versions, so a program means the same everywhere.
         raise RecursionError("operator chain deeper than the parser's limit")
@@ -299,6 +306,8 @@ def _parse_deep(text: str, filename: str) -> ast.Module:
         try:
             return ast.parse(text, filename=filename, mode="exec")
         except RecursionError:
+            from .deep_chains import parse_long_chains
+
             # As deep as Python 3.11 goes (3x the recursion limit), no deeper.
             tree = parse_long_chains(text, filename, deepest)
             if tree is None:
