@@ -20,19 +20,20 @@ ROWS, COLS = 128, 64
 @T.prim_func
 def relu_energy(
     A: T.Buffer((ROWS, COLS), "float32"), bias: T.Buffer((COLS,), "float32")
-) -> None:
+) -> T.Buffer:
     k = T.reduce_axis(0, COLS)
     shifted = T.compute((ROWS, COLS), lambda i, j: A[i, j] + bias[j])
     relu = T.compute((ROWS, COLS), lambda i, j: T.max(shifted[i, j], T.float32(0)))
     scaled = T.compute((ROWS, COLS), lambda i, j: relu[i, j] * T.float32(0.5))
     # relu is read by two computes: it cannot be fused away, so it needs storage.
     total = T.compute((ROWS,), lambda i: T.sum(scaled[i, k] * relu[i, k], axis=k))
-    return total  # type: ignore[return-value]
+    return total
 
 
 def numpy_version(a: np.ndarray, bias: np.ndarray) -> np.ndarray:
     relu = np.maximum(a + bias, 0)
-    return (relu * 0.5 * relu).sum(axis=1)
+    total: np.ndarray = (relu * 0.5 * relu).sum(axis=1)
+    return total
 
 
 def main() -> None:

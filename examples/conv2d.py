@@ -29,7 +29,8 @@ def conv2d(
 
 def numpy_conv2d(data: np.ndarray, weight: np.ndarray) -> np.ndarray:
     windows = np.lib.stride_tricks.sliding_window_view(data, (3, 3), axis=(2, 3))
-    return np.einsum("ncyxrs,kcrs->nkyx", windows, weight, optimize=True)
+    result: np.ndarray = np.einsum("ncyxrs,kcrs->nkyx", windows, weight, optimize=True)
+    return result
 
 
 def main() -> None:

@@ -12,12 +12,13 @@ from _timing import report
 
 import tvmscript
 from irbuilder import IRBuilder, def_
-from irbuilder import tir as T
+from irbuilder.ir import PrimFunc
+from tvmscript import tir as T  # the same T namespace as irbuilder.tir, plus the parser's names
 
 N = 4096
 
 
-def stencil(weights: list[float]) -> object:
+def stencil(weights: list[float]) -> PrimFunc:
     """``B[i] = sum_t weights[t] * A[i + t]`` over the valid positions."""
     taps = len(weights)
     with IRBuilder() as builder:
@@ -31,13 +32,15 @@ def stencil(weights: list[float]) -> object:
                 for t in range(1, taps):
                     total = total + a[i + t] * T.float32(weights[t])
                 T.buffer_store(b, total, [i])
-    return builder.get()
+    func = builder.get()
+    assert isinstance(func, PrimFunc)
+    return func
 
 
 def main() -> None:
     weights = [0.25, 0.5, 0.25, -0.125, 0.0625]
     func = stencil(weights)
-    print(func.script())  # type: ignore[attr-defined]
+    print(func.script())
     kernel = tvmscript.build(func)
     a = np.random.default_rng(0).random(N, dtype=np.float32)
     b = np.empty(N - len(weights) + 1, np.float32)

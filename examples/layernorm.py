@@ -37,7 +37,8 @@ def layernorm(
 def numpy_layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
     mean = x.mean(axis=1, keepdims=True)
     var = x.var(axis=1, keepdims=True)
-    return (x - mean) / np.sqrt(var + EPS) * gamma + beta
+    result: np.ndarray = (x - mean) / np.sqrt(var + EPS) * gamma + beta
+    return result
 
 
 def main() -> None:

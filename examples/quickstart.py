@@ -12,7 +12,7 @@ def scaled_add(
     B: T.Buffer((1024,), "float32"),
     C: T.Buffer((1024,), "float32"),
     alpha: T.float32,
-):
+) -> None:
     for i in T.serial(1024):
         C[i] = A[i] * alpha + B[i]
 
@@ -22,7 +22,7 @@ def matmul(
     A: T.Buffer((128, 128), "float32"),
     B: T.Buffer((128, 128), "float32"),
     C: T.Buffer((128, 128), "float32"),
-):
+) -> None:
     for i, j, k in T.grid(128, 128, 128):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])

@@ -30,7 +30,8 @@ def softmax(A: T.Buffer((ROWS, COLS), "float32"), B: T.Buffer((ROWS, COLS), "flo
 
 def numpy_softmax(a: np.ndarray) -> np.ndarray:
     e = np.exp(a - a.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+    result: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return result
 
 
 def main() -> None:

@@ -6,9 +6,9 @@ wraps them into its node and appends that node to the enclosing frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .builder import Frame, IRBuilder, IRBuilderError
 from .ir import (
@@ -160,6 +160,11 @@ class ForFrame(Frame):
         super().__init__()
         self.loops = list(loops)
         self.as_list = as_list
+
+    if TYPE_CHECKING:
+        # ``for i, j in T.grid(n, m):`` in a @T.prim_func body is parsed, never run; type
+        # checkers must accept it (tvmscript.mypy_plugin, docs/typing.md).
+        def __iter__(self) -> Iterator[Any]: ...
 
     def value(self) -> Any:
         if self.as_list:

@@ -63,6 +63,15 @@ class TimePasses:
         return None
 
     def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None:
+        self._add(name, seconds)
+
+    def after_phase(self, name: str, seconds: float) -> None:
+        """A build step that is not a TIR pass (``codegen``, ``llvm-optimize``,
+        ``llvm-codegen`` ...), reported by ``tvmscript.build`` to the active context's
+        instruments that have this method."""
+        self._add(name, seconds)
+
+    def _add(self, name: str, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
         self.calls[name] = self.calls.get(name, 0) + 1
 

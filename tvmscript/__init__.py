@@ -17,11 +17,11 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from irbuilder.ir import IRModule, PrimFunc, set_script_printer
+from irbuilder.ir import IRModule, PrimFunc, set_script_display, set_script_printer
 from irbuilder.ir_module import register_ir_module_parser
 from irbuilder.tir import register_prim_func_parser
 
-from . import _prewarm, ir, tir
+from . import _prewarm, display, ir, notebook, tir
 from .diagnostics import DiagnosticError
 from .parser.entry import from_source, parse_ir_module, parse_prim_func
 from .printer import script
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .build import Kernel, KernelModule, clear_build_cache
 
 set_script_printer(script)
+set_script_display(display.show, display.html_of)
 register_prim_func_parser(parse_prim_func)
 register_ir_module_parser(parse_ir_module)
 
@@ -66,6 +67,16 @@ def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs
     return report
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext tvmscript``: diagnostics shown without internal tracebacks
+    (:mod:`tvmscript.notebook`; done automatically when imported inside IPython)."""
+    notebook.install(ipython)
+
+
+if "IPython" in sys.modules:
+    notebook.install()
+
+
 _LAZY = {
     "Kernel": f"{__name__}.build",
     "KernelModule": f"{__name__}.build",
@@ -96,11 +107,18 @@ class _Package(types.ModuleType):
             return
         super().__setattr__(name, value)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by name like any module (cloudpickle, Dask): its reducers match the exact
+        # module type only.
+        return importlib.import_module, (self.__name__,)
+
 
 sys.modules[__name__].__class__ = _Package
 
 # Last: the thread's imports (llvmlite, the runtime) must not contend with this package's.
-_prewarm.start()
+# Not inside mypy, which imports this package only to load tvmscript.mypy_plugin.
+if "mypy.build" not in sys.modules:
+    _prewarm.start()
 
 __all__ = [
     "DiagnosticError",

@@ -51,6 +51,7 @@ from backend.runtime import (
 )
 from backend.runtime.engine import cache_scope
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
+from lowering import PassContext
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
@@ -67,6 +68,7 @@ from .build_options import (
     parse_options,
     parse_target,
 )
+from .build_progress import BuildProgress, progress_requested
 
 __all__ = ["Kernel", "KernelModule", "build", "build_cache_info", "clear_build_cache"]
 
@@ -369,6 +371,8 @@ def build(
       element another iteration writes or reads (``DiagnosticError`` at the access and the
       loop; see docs/race-check.md); a loop annotated ``{"tvmscript.allow_races": True}``
       is exempt.
+    * ``progress=None``: a build still running after a second reports its passes and LLVM
+      phases on stderr (``None`` follows ``TVMSCRIPT_PROGRESS``); not part of the cache key.
 
     Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
     ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built
@@ -378,6 +382,7 @@ def build(
         raise TypeError(
             f"build() expects a PrimFunc or IRModule, got {type(func_or_module).__name__}"
         )
+    report_progress = progress_requested(options.pop("progress", None))
     opts, cache = parse_options(opt_level, options)
     if isinstance(target, str) and target == "interp":
         if isinstance(func_or_module, IRModule):
@@ -412,7 +417,7 @@ def build(
     with cache_scope(use_disk):
         result = _load_cached(func_or_module, opts, path) if path is not None else None
         if result is None:
-            result = _build_llvm(func_or_module, opts, use_disk, path)
+            result = _build_llvm(func_or_module, opts, use_disk, path, report_progress)
     with _cache_lock:
         _cache[key] = (func_or_module, result)
         while len(_cache) > _CACHE_SIZE:
@@ -558,38 +563,54 @@ def _load_cached(
 
 
 def _build_llvm(
-    ir: PrimFunc | IRModule, options: BuildOptions, use_disk: bool, path: Path | None
+    ir: PrimFunc | IRModule,
+    options: BuildOptions,
+    use_disk: bool,
+    path: Path | None,
+    report_progress: bool = False,
 ) -> Kernel | KernelModule:
     funcs = _functions(ir)
-    lowered = [lower_for_build(f, options) for f in funcs]
-    counters, symbols = _new_counters(options)
-    result = generate(
-        lowered,
-        CodegenOptions(
-            fastmath=options.fastmath,
-            fp_contract=options.fp_contract,
-            count_allocations=options.count_allocations,
-            target=options.target,
-        ),
-    )
-    internal = _subroutines(ir)
-    callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
-    funcs = [f for f, _ in callable_]
-    lowered = [low for _, low in callable_]
-    specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
-    wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
-    text = result.text + "\n" + "\n".join(wrappers)
     name = funcs[0].name if isinstance(ir, PrimFunc) else "module"
-    library = compile_ir(
-        # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag would
-        # add nnan/ninf everywhere.
-        text,
-        opt_level=options.opt_level,
-        name=name,
-        cache=use_disk,
-        symbols=symbols,
-        target=options.target,
+    progress = BuildProgress(
+        name, report=report_progress, instruments=PassContext.current().instruments
     )
+    try:
+        lowered = [lower_for_build(f, options, [progress]) for f in funcs]
+        counters, symbols = _new_counters(options)
+        with progress.phase("codegen"):
+            result = generate(
+                lowered,
+                CodegenOptions(
+                    fastmath=options.fastmath,
+                    fp_contract=options.fp_contract,
+                    count_allocations=options.count_allocations,
+                    target=options.target,
+                ),
+            )
+            internal = _subroutines(ir)
+            callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
+            funcs = [f for f, _ in callable_]
+            lowered = [low for _, low in callable_]
+            specs = [
+                _entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)
+            ]
+            wrappers = [
+                entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)
+            ]
+        text = result.text + "\n" + "\n".join(wrappers)
+        library = compile_ir(
+            # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag
+            # would add nnan/ninf everywhere.
+            text,
+            opt_level=options.opt_level,
+            name=name,
+            cache=use_disk,
+            symbols=symbols,
+            target=options.target,
+            phase=progress.phase,
+        )
+    finally:
+        progress.finish()
     with _cache_lock:
         _cache_stats["compiles"] += 1
     if path is not None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import lowering
 from irbuilder.ir import PrimFunc
-from lowering import Pass, PassContext
+from lowering import Pass, PassContext, PassInstrument
 from lowering.cpu_prepare import prepare_for_cpu
 from lowering.race_check import RaceError
 from lowering.target import Target, as_target
@@ -181,11 +181,14 @@ def check_runnable(target: Target | None) -> None:
         )
 
 
-def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
+def lower_for_build(
+    func: PrimFunc, options: BuildOptions, instruments: Sequence[PassInstrument] = ()
+) -> PrimFunc:
     """Run the lowering pipeline (plus the bounds-check pass when asked) on one function.
 
-    A parallel loop refused by the race check raises :class:`DiagnosticError` located at
-    the access, with a note at the loop.
+    The active PassContext's instruments observe the passes, and ``instruments`` too. A
+    parallel loop refused by the race check raises :class:`DiagnosticError` located at the
+    access, with a note at the loop.
     """
     func = prepare_for_cpu(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
@@ -197,6 +200,7 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
             target=options.target,
             extra_passes=extra,
             check_races=race_switch(options),
+            instruments=instruments,
         )
     except RaceError as err:
         raise race_diagnostic(err).detach() from None

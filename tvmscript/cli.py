@@ -17,7 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from irbuilder.ir import IRModule, PrimFunc
 
@@ -48,13 +48,21 @@ class _PrintEachPass:
 _PIPELINES = ("default_pipeline", "build_pipeline", "sequential")
 
 
+def _lower(
+    ir: PrimFunc | IRModule, opt_level: int, **kwargs: Any
+) -> PrimFunc | IRModule:
+    import lowering
+
+    if isinstance(ir, PrimFunc):
+        return lowering.lower(ir, opt_level=opt_level, **kwargs)
+    return lowering.lower(ir, opt_level=opt_level, **kwargs)
+
+
 def _stage_text(ir: PrimFunc | IRModule, stage: str, opt_level: int) -> str:
     if stage == "parsed":
         return ir.script()
     if stage == "lowered":
-        import lowering
-
-        return lowering.lower(ir, opt_level=opt_level).script()
+        return _lower(ir, opt_level).script()
     from .build import build
 
     return str(build(ir, opt_level=opt_level).get_source("ll" if stage == "llvm" else "asm"))
@@ -67,10 +75,8 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
         if len(kernels) > 1:
             out.write(f"{'' if index == 0 else chr(10)}# ---- {label} ----\n")
         if args.after_each_pass:
-            import lowering
-
             out.write(f"# input of {label}\n{ir.script()}\n\n")
-            lowering.lower(ir, opt_level=args.opt_level, instruments=[_PrintEachPass(out)])
+            _lower(ir, args.opt_level, instruments=[_PrintEachPass(out)])
             if args.stage == "parsed":
                 continue
         out.write(_stage_text(ir, args.stage, args.opt_level).rstrip("\n") + "\n")
@@ -119,10 +125,8 @@ def _cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _lower_problem(ir: PrimFunc | IRModule, opt_level: int) -> DiagnosticError | None:
-    import lowering
-
     try:
-        lowering.lower(ir, opt_level=opt_level, verify_each=True)
+        _lower(ir, opt_level, verify_each=True)
     except DiagnosticError as error:
         return error
     except Exception as error:  # a pass refusing the kernel: report where the kernel is

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import sys
 from collections.abc import Callable
 from typing import Literal
 
@@ -96,12 +97,23 @@ def format_span(
         return header
     width = len(str(span.end_line))
     pad = " " * width
-    out = [header, f"{pad}--> {span}"]
+    out = [header, f"{pad}--> {_location(span)}"]
     snippet = _snippet(span, width, getline)
     if snippet:
         out.append(f"{pad} |")
         out.extend(snippet)
     return "\n".join(out)
+
+
+def _location(span: Span) -> str:
+    """``file:line:col``; an IPython cell is named as IPython does (``Cell In[3]:4:16``)."""
+    if "IPython" in sys.modules:
+        from .notebook import cell_label
+
+        label = cell_label(span.file)
+        if label is not None:
+            return f"{label}:{span.line}:{span.col}"
+    return str(span)
 
 
 def _snippet(span: Span, width: int, getline: GetLine) -> list[str]:

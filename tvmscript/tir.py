@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import irbuilder.tir as _builder
 from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
 from irbuilder.ir import (
@@ -43,11 +44,11 @@ from irbuilder.ir import (
     promote,
 )
 from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
-from irbuilder.tir import __all__ as _builder_all
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
 from irbuilder.tir import types as _types
 from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
+from irbuilder.tir.types import *  # noqa: F403  (the same objects: type checkers see them)
 
 from .parser.tir.macro import TIRMacro, macro
 
@@ -79,7 +80,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
-    *(n for n in _builder_all if n not in ("allocate", "decl_buffer")),
     "EQ",
     "ExprRV",
     "GE",
@@ -141,6 +141,7 @@ __all__ = [
     "index_map",
     "llvm_lookup_intrinsic_id",
 ]
+__all__ += _builder.__all__  # the builder namespace (a form type checkers follow)
 
 
 def _operands(a: Any, b: Any, what: str) -> tuple[PrimExpr, PrimExpr]:

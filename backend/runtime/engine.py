@@ -143,10 +143,9 @@ def prewarm() -> None:
     ``import backend.runtime.jit_prewarm`` calls this, so the work overlaps the imports and
     the parse that precede a first build (``import tvmscript`` instead runs
     :func:`warm_now` on a thread that first imports this module: ``tvmscript._prewarm``).
-    It has to start that early: ctypes calls into LLVM release the GIL, but each return
-    needs it back, which a thread running Python may hold for the whole switch interval;
-    started at the first parse, the thread was measured still running when the build
-    needed the JIT.
+    It has to start early: ctypes calls into LLVM release the GIL, but each return needs it
+    back, which a thread running Python may hold for the whole switch interval; started at
+    the first parse, the thread was measured still running when the build needed the JIT.
 
     The thread is not a daemon (interpreter exit waits the few milliseconds rather than tear
     LLVM down under it), and a ``fork()`` waits for it, so a child never inherits a
@@ -542,6 +541,11 @@ def _link(
     return tracker, {sym: int(tracker[sym]) for sym in exports}
 
 
+@contextlib.contextmanager
+def _no_phase(name: str) -> Iterator[None]:
+    yield
+
+
 def compile_ir(
     ir_text: str,
     *,
@@ -552,6 +556,7 @@ def compile_ir(
     fastmath: bool = False,
     symbols: Mapping[str, int] | None = None,
     target: Target | None = None,
+    phase: Callable[[str], contextlib.AbstractContextManager[None]] | None = None,
 ) -> CompiledLibrary:
     """Compile LLVM IR text for ``target`` (default: the host CPU) and load it; return a
     :class:`CompiledLibrary`. The caller makes sure the host can run the target's code
@@ -565,7 +570,10 @@ def compile_ir(
       object code in ``cache_dir`` (default :func:`default_cache_dir`) keyed by the sha256 of
       the IR text, llvmlite/LLVM versions, CPU name and features, opt level and fastmath; a warm
       hit loads the object without running any LLVM optimisation or code generation.
+    * ``phase(name)`` (optional) is entered around each LLVM step: ``llvm-parse``,
+      ``llvm-optimize``, ``llvm-codegen`` (machine code), ``llvm-link`` (progress, timing).
     """
+    step = phase if phase is not None else _no_phase
     if not isinstance(ir_text, str):
         raise TypeError(f"ir_text must be str, got {type(ir_text).__name__}")
     explicit = dict(symbols or {})
@@ -594,24 +602,28 @@ def compile_ir(
 
         ensure_initialized()
         tm = codegen_target_machine(opt_level, target=target)
-        try:
-            mod = llvm.parse_assembly(ir_text)
-        except RuntimeError as exc:
-            raise CompileError(f"LLVM IR of {name!r} does not parse:\n{exc}") from None
-        mod.name = name
-        mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
-        try:
-            mod.verify()
-        except RuntimeError as exc:
-            raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
-        mod = optimize(mod, opt_level, fastmath=fastmath, target=target)
+        with step("llvm-parse"):
+            try:
+                mod = llvm.parse_assembly(ir_text)
+            except RuntimeError as exc:
+                raise CompileError(f"LLVM IR of {name!r} does not parse:\n{exc}") from None
+            mod.name = name
+            mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
+            try:
+                mod.verify()
+            except RuntimeError as exc:
+                raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
+        with step("llvm-optimize"):
+            mod = optimize(mod, opt_level, fastmath=fastmath, target=target)
         # Read the interface after optimisation: dead declarations are gone by then.
         exports, externals = _module_interface(mod)
-        obj = tm.emit_object(mod)
+        with step("llvm-codegen"):
+            obj = tm.emit_object(mod)
         externals += [s for s in _IMPLICIT_LIBCALLS
                       if s.encode() in obj and s not in externals and s not in exports]
         imports = _bind_symbols(externals, explicit)
-        tracker, addrs = _link(name, obj, exports, imports)
+        with step("llvm-link"):
+            tracker, addrs = _link(name, obj, exports, imports)
         _stats["cold_compiles"] += 1
         lib = CompiledLibrary(
             name, tracker, addrs, obj, opt_level=opt_level, fastmath=fastmath,

@@ -316,6 +316,11 @@ declare void @PyGILState_Release(i32)
 declare ptr @PyEval_SaveThread()
 declare void @PyEval_RestoreThread(ptr)
 declare ptr @tvms_py_vectorcall(ptr, ptr, i64, ptr)
+declare ptr @PyObject_VectorcallDict(ptr, ptr, i64, ptr)
+declare ptr @PyDict_New()
+declare i32 @PyDict_SetItem(ptr, ptr, ptr)
+declare i64 @PyTuple_Size(ptr)
+declare ptr @PyTuple_GetItem(ptr, i64)
 
 define internal ptr @tvms_array_data(ptr %a) alwaysinline {{
   %p = getelementptr inbounds i8, ptr %a, i64 {lay.data}

@@ -55,7 +55,7 @@ from .expr import (
     reduce_identity,
     wrap_int,
 )
-from .function import IRModule, PrimFunc, set_script_printer
+from .function import IRModule, PrimFunc, set_script_display, set_script_printer
 from .functor import (
     DEFINITION_FIELDS,
     ExprMutator,
@@ -216,6 +216,7 @@ __all__ = [
     "rebuild",
     "reduce_identity",
     "seq",
+    "set_script_display",
     "set_script_printer",
     "structural_equal",
     "structural_hash",

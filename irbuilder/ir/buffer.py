@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dtype import DataType, as_dtype
 from .expr import (
@@ -128,6 +128,11 @@ class Buffer:
         _set(self, "name", name)
         if self.data.name in (old, f"{old}_data", "data", "v"):
             self.data.set_name_hint(f"{name}_data")
+
+    if TYPE_CHECKING:
+        # ``C[i] = v`` in a @T.prim_func body is parsed, never run; type checkers must
+        # accept it (tvmscript.mypy_plugin, docs/typing.md).
+        def __setitem__(self, key: Any, value: Any) -> None: ...
 
     def __getitem__(self, key: Any) -> Any:
         indices = key if isinstance(key, tuple) else (key,)

@@ -12,7 +12,7 @@ from .expr import Var, _set
 from .span import Span
 from .stmt import Stmt
 
-__all__ = ["IRModule", "PrimFunc", "set_script_printer"]
+__all__ = ["IRModule", "PrimFunc", "set_script_display", "set_script_printer"]
 
 _ScriptPrinter = Callable[[Any], str]
 _printer: list[_ScriptPrinter] = []
@@ -31,6 +31,31 @@ def _script(node: Any) -> str:
     if not _printer:
         raise RuntimeError("no TVMScript printer installed: `import tvmscript` first")
     return _printer[0](node)
+
+
+_ScriptShow = Callable[[Any, "str | None"], None]
+_display: list[tuple[_ScriptShow, _ScriptPrinter]] = []
+
+
+def set_script_display(show: _ScriptShow, html: _ScriptPrinter) -> None:
+    """Install ``show(node, style)`` (highlighted output) and ``html(node)`` (notebooks'
+    ``_repr_html_``); ``tvmscript`` installs them, like the printer."""
+    _display[:] = [(show, html)]
+
+
+def _show(node: Any, style: str | None) -> None:
+    if _display:
+        _display[0][0](node, style)
+    else:
+        print(_script(node))
+
+
+def _html(node: Any) -> str:
+    if _display:
+        return _display[0][1](node)
+    import html
+
+    return f"<pre>{html.escape(_script(node))}</pre>"
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -74,9 +99,14 @@ class PrimFunc:
         """This function as TVMScript text."""
         return _script(self)
 
-    def show(self) -> None:
-        """Print :meth:`script`."""
-        print(self.script())
+    def show(self, style: str | None = None) -> None:
+        """Print :meth:`script`, syntax-highlighted in a terminal or a notebook when pygments
+        is installed (``style`` names a pygments style)."""
+        _show(self, style)
+
+    def _repr_html_(self) -> str:
+        """The script as (highlighted) HTML, for notebooks."""
+        return _html(self)
 
     def __repr__(self) -> str:
         return f"PrimFunc({self.name!r}, params={[p.name for p in self.params]})"
@@ -116,5 +146,10 @@ class IRModule:
         """This module as TVMScript text."""
         return _script(self)
 
-    def show(self) -> None:
-        print(self.script())
+    def show(self, style: str | None = None) -> None:
+        """Print :meth:`script` (highlighted like :meth:`PrimFunc.show`)."""
+        _show(self, style)
+
+    def _repr_html_(self) -> str:
+        """The script as (highlighted) HTML, for notebooks."""
+        return _html(self)

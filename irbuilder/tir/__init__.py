@@ -8,6 +8,7 @@ return nodes. ``tvmscript.tir`` re-exports this namespace and adds the
 """
 
 from ..ir import FloatImm, IntImm, StringImm
+from . import intrin_api as _intrin_api
 from . import types as _types
 from .block import axis, block, block_attr, init, reads, where, writes
 from .compute import (
@@ -73,7 +74,7 @@ from .exprs import (
     Shuffle_ as Shuffle,
 )
 from .func import arg, func_attr, func_name, func_ret, prim_func, register_prim_func_parser, ret
-from .intrin import INTRINSIC_BUILDERS as _INTRINSIC_BUILDERS
+from .intrin_api import *  # noqa: F403  (typed T.<intrinsic> functions)
 from .loops import grid, parallel, serial, thread_binding, unroll, vectorized
 from .memory import Buffer_ as Buffer
 from .memory import Ptr, alloc_buffer, allocate, allocate_const, decl_buffer, match_buffer
@@ -189,9 +190,10 @@ __all__ = [
     "tvm_storage_sync",
     "tvm_thread_allreduce",
     "type_annotation",
-    *(name for name in _types.__all__ if name != "bool_"),
 ]
-__all__ += sorted(_INTRINSIC_BUILDERS)
+__all__ += _intrin_api.__all__
 __all__ += sorted(_TVM_OP_BUILDERS)
-globals().update(_INTRINSIC_BUILDERS)
 globals().update(_TVM_OP_BUILDERS)
+# In this form (not a generator inside the list) type checkers see the type objects as
+# exported too; bool_ comes along (it is T.bool).
+__all__ += _types.__all__

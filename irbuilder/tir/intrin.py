@@ -10,11 +10,9 @@ integer is ``False`` (``isfinite`` ``True``), as in TVM. Every builder accepts a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..ir import (
-    INTRINSICS,
     Call,
     CallKind,
     ExprLike,
@@ -27,7 +25,7 @@ from ..ir import (
 )
 from ._common import as_expr
 
-__all__ = ["INTRINSIC_BUILDERS", "abs", "intrinsic_call"]
+__all__ = ["intrinsic_call"]
 
 
 def _float_arg(x: ExprLike, what: str) -> PrimExpr:
@@ -103,20 +101,3 @@ def intrinsic_call(spec: IntrinsicSpec, args: tuple[Any, ...]) -> PrimExpr:
         if spec.name == "fabs" and element.is_int:
             return Call(exprs[0].dtype, "abs", exprs, CallKind.INTRINSIC)
     return Call(exprs[0].dtype, spec.name, exprs, CallKind.INTRINSIC)
-
-
-def _builder(spec: IntrinsicSpec) -> Callable[..., PrimExpr]:
-    def build(*args: Any, dtype: Any = None) -> PrimExpr:
-        return intrinsic_call(spec, args)
-
-    build.__name__ = build.__qualname__ = spec.name
-    build.__doc__ = spec.doc
-    return build
-
-
-INTRINSIC_BUILDERS: dict[str, Callable[..., PrimExpr]] = {
-    spec.name: _builder(spec) for spec in INTRINSICS.values() if spec.script
-}
-"""``T.<name>`` of every scripted intrinsic of the table."""
-
-abs = INTRINSIC_BUILDERS["abs"]

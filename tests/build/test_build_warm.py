@@ -168,6 +168,9 @@ def test_source_of_a_function_equals_inspect(func: object) -> None:
 def test_quick_block_is_used_when_sure_and_declined_otherwise() -> None:
     filename = inspect.getsourcefile(plain)
     assert filename is not None
+    if sys.version_info < (3, 11):  # no end lines in code objects: always inspect's way
+        assert _definition_lines(plain, filename) is None  # type: ignore[arg-type]
+        return
     for func in (plain, with_decorator, outer, outer()):
         quick = _definition_lines(func, filename)  # type: ignore[arg-type]
         assert quick is not None

@@ -207,3 +207,22 @@ def test_vectorized_binary_intrinsics_match_the_interpreter(name: str) -> None:
                 B[i] = T.{name}(A[i], A[63 - i] - T.float32(0.7))
         """)
     run_both(func, np.linspace(-2, 2, 64).astype("float32"), np.zeros(64, "float32"))
+
+
+def test_typed_intrinsic_functions_are_exactly_the_tables() -> None:
+    # The typed T.<intrinsic> functions (what mypy checks calls against) forward to the
+    # table; their names and positional arities must be the table's scripted entries.
+    import inspect
+
+    from irbuilder.ir import INTRINSICS
+    from irbuilder.tir import intrin_api
+
+    scripted = {name: spec.arity for name, spec in INTRINSICS.items() if spec.script}
+    typed = {
+        name: sum(p.kind is p.POSITIONAL_ONLY
+                  for p in inspect.signature(getattr(intrin_api, name)).parameters.values())
+        for name in intrin_api.__all__
+    }
+    assert typed == scripted
+    assert all(getattr(T, name) is getattr(intrin_api, name) for name in scripted)
+    assert T.exp.__doc__ == INTRINSICS["exp"].doc

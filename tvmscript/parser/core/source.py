@@ -283,14 +283,36 @@ def _definition_lines(func: types.FunctionType, filename: str) -> tuple[list[str
     return lines[start:end], start + 1
 
 
+def _longest_chain(text: str) -> int:
+    from .deep_chains import longest_chain
+
+    return longest_chain(text)
+
+
 def _parse_deep(text: str, filename: str) -> ast.Module:
-    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT)."""
+    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT; from
+    Python 3.12 on, chains past the parser's fixed C limit are parsed in pieces)."""
+    # deep_chains imports tokenize, whose regular expressions cost milliseconds to compile:
+    # only for the rare texts that need it.
+    deepest = 3 * _PARSE_RECURSION_LIMIT
+    if sys.version_info < (3, 11) and len(text) > 2 * deepest and _longest_chain(text) > deepest:
+        # Python 3.10 would build the tree (its AST construction has no depth bound): keep
+        # the limit of later versions, so a program means the same everywhere.
+        raise RecursionError("operator chain deeper than the parser's limit")
     old = sys.getrecursionlimit()
-    if old >= _PARSE_RECURSION_LIMIT:
-        return ast.parse(text, filename=filename, mode="exec")
-    sys.setrecursionlimit(_PARSE_RECURSION_LIMIT)
+    if old < _PARSE_RECURSION_LIMIT:
+        sys.setrecursionlimit(_PARSE_RECURSION_LIMIT)
     try:
-        return ast.parse(text, filename=filename, mode="exec")
+        try:
+            return ast.parse(text, filename=filename, mode="exec")
+        except RecursionError:
+            from .deep_chains import parse_long_chains
+
+            # As deep as Python 3.11 goes (3x the recursion limit), no deeper.
+            tree = parse_long_chains(text, filename, deepest)
+            if tree is None:
+                raise
+            return tree
     finally:
         sys.setrecursionlimit(old)
 

@@ -30,6 +30,7 @@ from irbuilder.ir import (
 from irbuilder.ir_module import ir_module as _ir_module_frame
 from irbuilder.tir import arg, func_name, func_ret, prim_func
 from irbuilder.tir._common import ScalarType
+from irbuilder.tir.memory import Buffer_
 from tvmscript.parser.core import CapturedEnv, FrameKind, Parser, dispatch, doc
 
 from .context import current_state
@@ -165,12 +166,23 @@ def _build_prim_func(parser: Parser, node: doc.FunctionDef, private: bool) -> Pr
                     parser.var_table.add(param_node.arg, value)
                 if node.returns is not None:
                     ret = parser.eval_expr(node.returns)
-                    if ret is not None:
+                    # ``-> T.Buffer`` (or a tuple of them) annotates a kernel that returns
+                    # T.compute tensors, for type checkers: no scalar return type.
+                    if ret is not None and not _is_tensor_annotation(ret):
                         func_ret(ret)
                 parser.visit_body(node.body)
     result = builder.get()
     assert isinstance(result, PrimFunc)
     return result
+
+
+def _is_tensor_annotation(value: Any) -> bool:
+    if value is Buffer_ or isinstance(value, Buffer):
+        return True
+    if getattr(value, "__origin__", None) is not tuple:  # tuple[T.Buffer, T.Buffer]
+        return False
+    args: tuple[Any, ...] = getattr(value, "__args__", ())
+    return bool(args) and all(_is_tensor_annotation(a) for a in args)
 
 
 @dispatch.register(TOKEN, "ClassDef")
