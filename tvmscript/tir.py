@@ -47,8 +47,8 @@ from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
 from irbuilder.tir import allocate as _allocate
 from irbuilder.tir import decl_buffer as _decl_buffer
 from irbuilder.tir import types as _types
-from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 from irbuilder.tir.intrin_api import *  # noqa: F403  (the same objects, typed for checkers)
+from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 from irbuilder.tir.types import *  # noqa: F403  (the same objects: type checkers see them)
 
 from .parser.tir.macro import TIRMacro, macro
