@@ -28,7 +28,7 @@ from typing import Any
 
 from irbuilder import IRBuilder, def_
 from irbuilder.builder import Frame
-from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, PrimFuncFrame
+from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, LetFrame, PrimFuncFrame
 from irbuilder.ir import (
     Add,
     Buffer,
@@ -122,8 +122,9 @@ def stamp_span(span: Span) -> Iterator[None]:
 # ------------------------------------------------------------------------ statements
 
 
-# Frames that TVM opens for the rest of the body when written as a bare statement.
-_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame)
+# Frames that TVM opens for the rest of the body when written as a bare statement
+# (`T.LetStmt(v, var=x)` on its own line binds x for the statements after it).
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame, LetFrame)
 
 
 @dispatch.register(TOKEN, "Expr")
