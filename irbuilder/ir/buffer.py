@@ -130,7 +130,8 @@ class Buffer:
             self.data.set_name_hint(f"{name}_data")
 
     def __getitem__(self, key: Any) -> Any:
-        indices = key if isinstance(key, tuple) else (key,)
+        # TVM takes a list of indices too (`B[spatial]` after `for *spatial, k in ...`).
+        indices = tuple(key) if isinstance(key, (tuple, list)) else (key,)
         if any(isinstance(i, slice) for i in indices):
             return self._region(indices)
         exprs = tuple(convert(i) for i in indices)

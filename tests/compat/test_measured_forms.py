@@ -48,3 +48,33 @@ def guarded(x: T.int32):
     assert isinstance(first.condition, IntImm) and first.condition.value == 0
     assert isinstance(second.condition, IntImm) and second.condition.value == 1
     assert isinstance(last, Evaluate)
+
+
+def test_a_list_or_tuple_value_indexes_a_buffer() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def row_sums(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4, 6, 8), "int32")
+    B = T.match_buffer(b, (4, 6), "int32")
+    for *outer, k in T.grid(*A.shape):
+        with T.block("sum"):
+            with T.init():
+                B[outer] = 0
+            B[outer] = B[outer] + A[(*outer, k)]
+"""
+    )
+    explicit = tvmscript.from_source(
+        """
+@T.prim_func
+def row_sums(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4, 6, 8), "int32")
+    B = T.match_buffer(b, (4, 6), "int32")
+    for i, j, k in T.grid(4, 6, 8):
+        with T.block("sum"):
+            with T.init():
+                B[i, j] = 0
+            B[i, j] = B[i, j] + A[i, j, k]
+"""
+    )
+    assert I.structural_equal(func, explicit)

@@ -234,7 +234,7 @@ def _indices(
     parser: Parser, buffer: Buffer, target: doc.Subscript, *, allow_slices: bool
 ) -> list[Any]:
     index = parser.eval_expr(target.slice)
-    items = list(index) if isinstance(index, tuple) else [index]
+    items = list(index) if isinstance(index, (tuple, list)) else [index]
     if any(isinstance(i, slice) for i in items) and not allow_slices:
         parser.report_error(
             target.slice,
