@@ -78,3 +78,28 @@ def row_sums(a: T.handle, b: T.handle):
 """
     )
     assert I.structural_equal(func, explicit)
+
+
+def test_a_macro_of_a_text_sees_the_texts_capture_values() -> None:
+    func = tvmscript.from_source(
+        """
+@T.macro
+def copy_at(A, B):
+    B[()] = A[offset]
+
+@T.prim_func(private=True)
+def pick(A: T.Buffer((64,), "int32"), B: T.Buffer((), "int32")):
+    for offset in T.serial(4):
+        copy_at(A, B)
+""",
+        capture={"offset": 17},
+    )
+    expected = tvmscript.from_source(
+        """
+@T.prim_func(private=True)
+def pick(A: T.Buffer((64,), "int32"), B: T.Buffer((), "int32")):
+    for offset in T.serial(4):
+        B[()] = A[17]
+"""
+    )
+    assert I.structural_equal(func, expected)
