@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 import tvmscript
 from irbuilder.ir import AssertStmt, Evaluate, IntImm, LetStmt, SeqStmt
 from tvmscript import ir as I
+from tvmscript.diagnostics import DiagnosticError
 
 
 def _roundtrip(src: str) -> object:
@@ -103,3 +106,34 @@ def pick(A: T.Buffer((64,), "int32"), B: T.Buffer((), "int32")):
 """
     )
     assert I.structural_equal(func, expected)
+
+
+def test_t_call_with_a_tir_op_name_is_the_intrinsic_call() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func(private=True)
+def check(ptr: T.handle("float32")):
+    if T.isnullptr(ptr):
+        T.Call("int32", "tir.tvm_throw_last_error", [])
+"""
+    )
+    expected = tvmscript.from_source(
+        """
+@T.prim_func(private=True)
+def check(ptr: T.handle("float32")):
+    if T.isnullptr(ptr):
+        T.evaluate(T.call_intrin("int32", "tir.tvm_throw_last_error"))
+"""
+    )
+    assert I.structural_equal(func, expected)
+
+
+def test_t_call_outside_the_tir_namespace_is_a_located_error() -> None:
+    with pytest.raises(DiagnosticError, match="a string op must be a TIR op"):
+        tvmscript.from_source(
+            """
+@T.prim_func(private=True)
+def bad():
+    T.evaluate(T.Call("int32", "my_func", []))
+"""
+        )
