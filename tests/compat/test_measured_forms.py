@@ -137,3 +137,38 @@ def bad():
     T.evaluate(T.Call("int32", "my_func", []))
 """
         )
+
+
+def test_store_slices_follow_tvms_buffer_store() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def strided(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        A[i : i + 1 : 1] = T.float32(0)
+    for i in range(4):
+        B[i : i + 64 : 4] = A[T.Ramp(i, 4, 16)]
+"""
+    )
+    explicit = tvmscript.from_source(
+        """
+@T.prim_func
+def strided(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        A[i] = T.float32(0)
+    for i in range(4):
+        B[T.Ramp(i, 4, 16)] = A[T.Ramp(i, 4, 16)]
+"""
+    )
+    assert I.structural_equal(func, explicit)
+
+
+def test_a_scalar_stored_into_a_wide_slice_is_a_located_error() -> None:
+    with pytest.raises(DiagnosticError, match="cannot store into a region of buffer 'A'"):
+        tvmscript.from_source(
+            """
+@T.prim_func
+def wide(A: T.Buffer((64,), "float32")):
+    A[0:8] = T.float32(0)
+"""
+        )

@@ -44,6 +44,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     const,
+    convert,
     structural_equal,
 )
 from irbuilder.ir.message import FORMAT_MESSAGE
@@ -230,24 +231,56 @@ def _ramp_indices(region: BufferRegion) -> tuple[PrimExpr, ...]:
     return tuple(out)
 
 
+def _slice_indices(buffer: Buffer, items: list[Any]) -> list[Any]:
+    """Slices of a store target as TVM's buffer_store reads them: ``start`` when the
+    slice has one element, else ``T.Ramp(start, step, lanes)`` (constant lanes)."""
+    out: list[Any] = []
+    for index, extent in zip(items, buffer.shape, strict=False):
+        if not isinstance(index, slice):
+            out.append(index)
+            continue
+        start = convert(0 if index.start is None else index.start)
+        stop = extent if index.stop is None else convert(index.stop)
+        step = 1 if index.step is None else index.step
+        if not isinstance(step, int) or step <= 0:
+            raise ValueError("a slice step must be a positive integer constant")
+        count = stop if isinstance(start, IntImm) and start.value == 0 else stop - start
+        if isinstance(count, Sub) and isinstance(count.a, Add) and structural_equal(
+            count.a.a, count.b
+        ):
+            count = count.a.b  # (x + 4) - x
+        if not isinstance(count, IntImm):
+            raise ValueError("a sliced dimension needs a constant length")
+        lanes = (count.value + step - 1) // step
+        if lanes == 1:
+            out.append(start)
+        elif lanes < 1:
+            raise ValueError("the slice is empty")
+        else:
+            out.append(Ramp(start, const(step, start.dtype), lanes))
+    return out
+
+
 def _indices(
     parser: Parser, buffer: Buffer, target: doc.Subscript, *, allow_slices: bool
 ) -> list[Any]:
     index = parser.eval_expr(target.slice)
     items = list(index) if isinstance(index, (tuple, list)) else [index]
-    if any(isinstance(i, slice) for i in items) and not allow_slices:
-        parser.report_error(
-            target.slice,
-            f"cannot store into a region of buffer {buffer.name!r}; index each element",
-        )
     if any(isinstance(i, slice) for i in items):
-        # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4).
+        # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4),
+        # `B[a : a + 8 : 2]` at T.Ramp(a, 2, 4); a slice of one element is its start.
         try:
-            items = list(_ramp_indices(buffer[tuple(items)]))
+            items = _slice_indices(buffer, items)
         except (TypeError, ValueError, IndexError) as err:
             parser.report_error(
                 target.slice,
                 f"cannot store into a region of buffer {buffer.name!r}: {err}; index each element",
+            )
+        lanes = [i.lanes for i in items if isinstance(i, Ramp)]
+        if lanes and not allow_slices:
+            parser.report_error(
+                target.slice,
+                f"cannot store into a region of buffer {buffer.name!r}; index each element",
             )
     if len(items) != buffer.ndim:
         parser.report_error(
