@@ -202,7 +202,7 @@ class _VerifyEach:
         verify_well_formed(func, lowered=self.flattened, pass_name=pass_name)
 
 
-_IR = TypeVar("_IR", PrimFunc, IRModule)
+_IR = TypeVar("_IR", bound=PrimFunc | IRModule)
 
 
 def with_race_check(
@@ -250,9 +250,14 @@ def lower(
             verify_well_formed(func, pass_name="<input>")
     with ctx:
         passes = lowering_passes(opt_level, target, extra_passes)
-        result = Sequential(passes, "default_pipeline")(ir)
+        pipeline = Sequential(passes, "default_pipeline")
+        result: PrimFunc | IRModule
+        if isinstance(ir, PrimFunc):  # one overload of Pass.__call__ each
+            result = pipeline(ir)
+        else:
+            result = pipeline(ir)
     if verify_each:
         out = [result] if isinstance(result, PrimFunc) else [f for _, f in result.items()]
         for func in out:
             verify_well_formed(func, lowered=True, pass_name="default_pipeline")
-    return result
+    return result  # type: ignore[return-value]  # a pass keeps the kind of its input
