@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tvmscript
@@ -172,3 +173,43 @@ def wide(A: T.Buffer((64,), "float32")):
     A[0:8] = T.float32(0)
 """
         )
+
+
+def test_llvm_lookup_intrinsic_id_names_the_intrinsic_it_calls() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def popcount(A: T.Buffer((16,), "uint8"), B: T.Buffer((16,), "uint8")):
+    for i in range(16):
+        B[i] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.ctpop.i8"), A[i], dtype="uint8"
+        )
+"""
+    )
+    a = np.arange(16, dtype="uint8") * 17
+    b = np.zeros(16, "uint8")
+    tvmscript.build(func, target="interp")(a, b)
+    c = np.zeros(16, "uint8")
+    tvmscript.build(func)(a, c)
+    np.testing.assert_array_equal(b, c)
+    np.testing.assert_array_equal(c, [bin(int(v)).count("1") for v in a])
+
+
+def test_address_of_accepts_the_printed_dtype_keyword() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def addr(A: T.Buffer((16,), "int32")):
+    p: T.handle("int32") = T.address_of(A[3], dtype="handle")
+    T.evaluate(T.call_extern("int32", "use", p))
+"""
+    )
+    plain = tvmscript.from_source(
+        """
+@T.prim_func
+def addr(A: T.Buffer((16,), "int32")):
+    p: T.handle("int32") = T.address_of(A[3])
+    T.evaluate(T.call_extern("int32", "use", p))
+"""
+    )
+    assert I.structural_equal(func, plain)
