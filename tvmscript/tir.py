@@ -20,7 +20,8 @@ it) and ``T.allocate(shape=[16], dtype="float32")`` are accepted too.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from irbuilder import ir as _ir
@@ -387,3 +388,25 @@ def SizeVar(name: str, dtype: Any) -> Var:
 def BufferLoad(buffer: _ir.Buffer, indices: Sequence[Any]) -> PrimExpr:
     """``T.BufferLoad(A, [i])``: the node ``A[i]``."""
     return _ir.BufferLoad(buffer, tuple(convert(i) for i in indices))
+
+
+def _dropping_dtype(builder: Callable[..., Any]) -> Callable[..., Any]:
+    """TVM wraps these ops to drop a ``dtype=`` keyword (its printer writes one on every
+    call), so ``T.tvm_stack_make_shape(16, dtype="handle")`` parses as without it."""
+
+    @functools.wraps(builder)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("dtype", None)
+        return builder(*args, **kwargs)
+
+    return wrapped
+
+
+# The ops of TVM's `_op_wrapper` list whose builders here take no `dtype`.
+_DTYPE_DROPPED = (
+    "ceildiv floordiv floormod ret truncdiv truncmod tvm_access_ptr tvm_stack_alloca "
+    "tvm_stack_make_shape tvm_stack_make_array call_packed call_cpacked tvm_thread_allreduce "
+    "tvm_call_packed tvm_call_cpacked"
+).split()
+for _name in _DTYPE_DROPPED:
+    globals()[_name] = _dropping_dtype(globals()[_name])

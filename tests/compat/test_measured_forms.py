@@ -213,3 +213,28 @@ def addr(A: T.Buffer((16,), "int32")):
 """
     )
     assert I.structural_equal(func, plain)
+
+
+def test_ops_tvm_wraps_accept_and_drop_a_dtype_keyword() -> None:
+    with_dtype = _roundtrip(
+        """
+@T.prim_func
+def packed(A: T.Buffer((16,), "float32"), n: T.int32):
+    T.evaluate(
+        T.tvm_call_packed(
+            "my_func",
+            T.tvm_stack_make_shape(16, dtype="handle"),
+            T.floordiv(n, 4, dtype="int32"),
+            dtype="int32",
+        )
+    )
+"""
+    )
+    without = tvmscript.from_source(
+        """
+@T.prim_func
+def packed(A: T.Buffer((16,), "float32"), n: T.int32):
+    T.evaluate(T.tvm_call_packed("my_func", T.tvm_stack_make_shape(16), T.floordiv(n, 4)))
+"""
+    )
+    assert I.structural_equal(with_dtype, without)
