@@ -238,3 +238,17 @@ def packed(A: T.Buffer((16,), "float32"), n: T.int32):
 """
     )
     assert I.structural_equal(with_dtype, without)
+
+
+def test_a_void_result_dtype_of_an_extern_call_is_a_handle() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def notify(A: T.Buffer((4,), "int32")):
+    T.evaluate(T.call_extern("notify", A.data, dtype=""))
+    T.evaluate(T.call_extern("void", "notify", A.data))
+"""
+    )
+    first, second = func.body.seq
+    assert str(first.value.dtype) == "handle" and str(second.value.dtype) == "handle"
+    assert first.value.op == second.value.op == "notify"
