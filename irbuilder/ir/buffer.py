@@ -19,6 +19,7 @@ from .expr import (
     Ramp,
     Var,
     _set,
+    const,
     convert,
 )
 from .span import Span
@@ -158,7 +159,10 @@ class Buffer:
             elif isinstance(index, Ramp):
                 ranges.append(Range(index.base, convert(index.lanes)))
             else:
-                ranges.append(Range(convert(index), convert(1)))
+                # The unit extent has the index's type, as TVM's (int64 index: int64 1).
+                point = convert(index)
+                unit = point.dtype.is_int and point.dtype.lanes == 1
+                ranges.append(Range(point, const(1, point.dtype) if unit else convert(1)))
         return BufferRegion(self, tuple(ranges))
 
     def access_ptr(

@@ -252,3 +252,19 @@ def notify(A: T.Buffer((4,), "int32")):
     first, second = func.body.seq
     assert str(first.value.dtype) == "handle" and str(second.value.dtype) == "handle"
     assert first.value.op == second.value.op == "notify"
+
+
+def test_a_point_index_in_a_region_has_a_unit_extent_of_its_type() -> None:
+    func = _roundtrip(
+        """
+@T.prim_func
+def narrow(A: T.Buffer((T.int64(16), T.int64(4)), "float32")):
+    for i in T.grid(T.int64(16)):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            T.reads(A[vi, T.int64(0) : T.int64(1)])
+            T.evaluate(0)
+"""
+    )
+    region = func.body.body.block.reads[0].region
+    assert [str(r.extent.dtype) for r in region] == ["int64", "int64"]
