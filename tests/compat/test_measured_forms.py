@@ -268,3 +268,17 @@ def narrow(A: T.Buffer((T.int64(16), T.int64(4)), "float32")):
     )
     region = func.body.body.block.reads[0].region
     assert [str(r.extent.dtype) for r in region] == ["int64", "int64"]
+
+
+@pytest.mark.parametrize("symbol", ["3", '""', "None"])
+def test_a_global_symbol_that_is_not_a_name_is_a_located_error(symbol: str) -> None:
+    with pytest.raises(DiagnosticError, match="'global_symbol' names the function") as info:
+        tvmscript.from_source(
+            f"""
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    T.func_attr({{"global_symbol": {symbol}}})
+    A[0] = T.float32(1)
+"""
+        )
+    assert info.value.span is not None and info.value.span.line == 4
