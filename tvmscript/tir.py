@@ -29,7 +29,6 @@ from irbuilder import ir as _ir
 from irbuilder.frames import AllocateFrame, DeclBufferFrame
 from irbuilder.ir import (
     BinaryOp,
-    Call,
     CallKind,
     IterKind,
     IterVar,
@@ -43,8 +42,10 @@ from irbuilder.ir import (
     convert,
     promote,
 )
+from irbuilder.ir import Call as CallNode
 from irbuilder.tir import *  # noqa: F403  (the whole builder namespace)
 from irbuilder.tir import allocate as _allocate
+from irbuilder.tir import call_intrin as _call_intrin
 from irbuilder.tir import decl_buffer as _decl_buffer
 from irbuilder.tir import types as _types
 from irbuilder.tir.intrin_api import *  # noqa: F403  (the same objects, typed for checkers)
@@ -92,6 +93,7 @@ __all__ = [
     "Add",
     "And",
     "BlockRV",
+    "Call",
     "Div",
     "FloorDiv",
     "FloorMod",
@@ -306,9 +308,19 @@ def reduce(
     return Reduce(reduce_kind, convert(source), axes, None if where is None else convert(where))
 
 
+def Call(dtype: str, op: str, args: Sequence[Any] = (), span: Any = None) -> PrimExpr:
+    """TVM's ``T.Call("int32", "tir.name", [args])``: a call of the TIR op ``name``, the
+    node ``T.call_intrin`` makes (TVM takes a string op only in the ``tir.`` namespace)."""
+    if not isinstance(op, str):
+        raise TypeError(f"T.Call: op must be a string 'tir.<name>', got {type(op).__name__}")
+    if not op.startswith("tir."):
+        raise ValueError(f"T.Call: a string op must be a TIR op 'tir.<name>', got {op!r}")
+    return _call_intrin(dtype, op, *args)
+
+
 def _builtin(name: str, dtype: str, *args: Any) -> PrimExpr:
     exprs = tuple(StringImm(a) if isinstance(a, str) else convert(a) for a in args)
-    return Call(as_dtype(dtype), name, exprs, CallKind.BUILTIN)
+    return CallNode(as_dtype(dtype), name, exprs, CallKind.BUILTIN)
 
 
 def array_data(handle: Var) -> PrimExpr:

@@ -19,6 +19,7 @@ from .expr import (
     Ramp,
     Var,
     _set,
+    const,
     convert,
 )
 from .span import Span
@@ -135,7 +136,8 @@ class Buffer:
         def __setitem__(self, key: Any, value: Any) -> None: ...
 
     def __getitem__(self, key: Any) -> Any:
-        indices = key if isinstance(key, tuple) else (key,)
+        # TVM takes a list of indices too (`B[spatial]` after `for *spatial, k in ...`).
+        indices = tuple(key) if isinstance(key, (tuple, list)) else (key,)
         if any(isinstance(i, slice) and i.step is not None for i in indices):
             return self._strided_load(indices)
         if any(isinstance(i, slice) for i in indices):
@@ -191,7 +193,10 @@ class Buffer:
             elif isinstance(index, Ramp):
                 ranges.append(Range(index.base, convert(index.lanes)))
             else:
-                ranges.append(Range(convert(index), convert(1)))
+                # The unit extent has the index's type, as TVM's (int64 index: int64 1).
+                point = convert(index)
+                unit = point.dtype.is_int and point.dtype.lanes == 1
+                ranges.append(Range(point, const(1, point.dtype) if unit else convert(1)))
         return BufferRegion(self, tuple(ranges))
 
     def access_ptr(

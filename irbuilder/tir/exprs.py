@@ -251,6 +251,10 @@ def _dtype_forward(
     name = args[0]
     if not isinstance(name, str):
         raise TypeError(f"{what}: the function name must be a string, got {name!r}")
+    if isinstance(dtype, str) and dtype in ("", "void"):
+        # TVM's void result (DataType("")); the IR has no void type, and types the
+        # results of TVM's void ops `handle` (irbuilder/tir/tvm_ops.py) as here.
+        dtype = "handle"
     return to_dtype(dtype), name, args[1:]
 
 

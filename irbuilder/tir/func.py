@@ -102,7 +102,12 @@ def func_attr(attrs: Mapping[str, Any]) -> None:
     frame = _func_frame("T.func_attr")
     for key, value in attrs.items():
         if key == "global_symbol":
-            frame.name = str(value)
+            if not isinstance(value, str) or not value:
+                raise TypeError(
+                    f"T.func_attr: 'global_symbol' names the function: expected a non-empty "
+                    f"string, got {value!r}"
+                )
+            frame.name = value
         frame.attrs[str(key)] = value
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "call_packed",
     "env_thread",
     "launch_thread",
+    "llvm_lookup_intrinsic_id",
     "prefetch",
     "tvm_access_ptr",
     "tvm_stack_alloca",
@@ -91,13 +92,28 @@ def call_cpacked(name: str, *args: Any) -> PrimExpr:
     return _call("int32", "tvm_call_cpacked", (name, *args))
 
 
-def address_of(load: Any) -> PrimExpr:
-    """``T.address_of(A[i])``: the address of a buffer element (a handle)."""
+def address_of(load: Any, dtype: Any = None) -> PrimExpr:
+    """``T.address_of(A[i])``: the address of a buffer element (a handle).
+
+    ``dtype`` is accepted and ignored, as TVM's ``T.address_of`` does (its printer writes
+    ``dtype="handle"``)."""
+    del dtype
     if not isinstance(load, BufferLoad):
         raise TypeError(
             f"T.address_of: expected a buffer element such as A[i], got {type(load).__name__}"
         )
     return Call(as_dtype("handle"), "address_of", (load,), CallKind.BUILTIN)
+
+
+def llvm_lookup_intrinsic_id(name: str) -> StringImm:
+    """``T.llvm_lookup_intrinsic_id("llvm.ctpop.i8")``: the intrinsic, for the first
+    argument of ``T.call_llvm_(pure_)intrin``.
+
+    TVM returns LLVM's numeric id, which changes between LLVM versions; here the name
+    stands for the intrinsic (the call prints with the name and builds from it)."""
+    if not isinstance(name, str) or not name.startswith("llvm."):
+        raise ValueError(f"T.llvm_lookup_intrinsic_id: expected an 'llvm.*' name, got {name!r}")
+    return StringImm(name)
 
 
 def prefetch(buffer: Any, bounds: Any) -> PrimExpr:

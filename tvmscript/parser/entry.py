@@ -29,7 +29,6 @@ from tvmscript.diagnostics import DiagnosticError, debug_frontend
 from tvmscript.parser.core import EVAL_BUILTINS, CapturedEnv, Parser, Source, attributes, doc
 
 from . import tir as _dialect
-from .tir.macro import TIRMacro
 
 __all__ = ["from_source", "parse_ir_module", "parse_prim_func"]
 
@@ -154,8 +153,9 @@ def _define_text_macro(parser: Parser, stmt: Any) -> bool:
         _is_macro_decorator(d) for d in stmt.decorator_list
     ):
         return False
-    macros = {k: v for k, v in parser.captured.values.items() if isinstance(v, TIRMacro)}
-    macro = _exec_definition(parser, stmt, macros, "macro")
+    # The text's values (from_source's `capture` and the macros before it) are the
+    # macro's globals, as a file's globals are a file-defined macro's.
+    macro = _exec_definition(parser, stmt, dict(parser.captured.values), "macro")
     values = dict(parser.captured.values)
     values[stmt.name] = macro
     parser.captured = CapturedEnv(values, parser.captured.refused)

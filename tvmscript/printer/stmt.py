@@ -291,7 +291,15 @@ class StmtPrinter(ExprPrinter):
         if isinstance(stmt, AssertStmt):
             message = stmt.message
             msg = py_str(message.value) if isinstance(message, StringImm) else self.expr(message)
-            return [Doc(f"assert {self.expr(stmt.condition)}, {msg}")]
+            condition = stmt.condition
+            if isinstance(condition, IntImm):
+                # A bare `assert False` is a parse-time check; the constant form stays IR.
+                cond = f"T.{condition.dtype}({condition.value})"
+                if str(condition.dtype) == "bool":
+                    cond = f"T.bool({bool(condition.value)})"
+            else:
+                cond = self.expr(condition)
+            return [Doc(f"assert {cond}, {msg}")]
         if isinstance(stmt, For):
             return self._for(stmt)
         if isinstance(stmt, While):

@@ -28,7 +28,7 @@ from typing import Any
 
 from irbuilder import IRBuilder, def_
 from irbuilder.builder import Frame
-from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, PrimFuncFrame
+from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, LetFrame, PrimFuncFrame
 from irbuilder.ir import (
     Add,
     Buffer,
@@ -44,6 +44,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     const,
+    convert,
     structural_equal,
 )
 from irbuilder.ir.message import FORMAT_MESSAGE
@@ -122,8 +123,9 @@ def stamp_span(span: Span) -> Iterator[None]:
 # ------------------------------------------------------------------------ statements
 
 
-# Frames that TVM opens for the rest of the body when written as a bare statement.
-_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame)
+# Frames that TVM opens for the rest of the body when written as a bare statement
+# (`T.LetStmt(v, var=x)` on its own line binds x for the statements after it).
+_BARE_FRAMES = (LaunchThreadFrame, AttrFrame, AssertFrame, LetFrame)
 
 
 @dispatch.register(TOKEN, "Expr")
@@ -229,30 +231,56 @@ def _ramp_indices(region: BufferRegion) -> tuple[PrimExpr, ...]:
     return tuple(out)
 
 
+def _slice_indices(buffer: Buffer, items: list[Any]) -> list[Any]:
+    """Slices of a store target as TVM's buffer_store reads them: ``start`` when the
+    slice has one element, else ``T.Ramp(start, step, lanes)`` (constant lanes)."""
+    out: list[Any] = []
+    for index, extent in zip(items, buffer.shape, strict=False):
+        if not isinstance(index, slice):
+            out.append(index)
+            continue
+        start = convert(0 if index.start is None else index.start)
+        stop = extent if index.stop is None else convert(index.stop)
+        step = 1 if index.step is None else index.step
+        if not isinstance(step, int) or step <= 0:
+            raise ValueError("a slice step must be a positive integer constant")
+        count = stop if isinstance(start, IntImm) and start.value == 0 else stop - start
+        if isinstance(count, Sub) and isinstance(count.a, Add) and structural_equal(
+            count.a.a, count.b
+        ):
+            count = count.a.b  # (x + 4) - x
+        if not isinstance(count, IntImm):
+            raise ValueError("a sliced dimension needs a constant length")
+        lanes = (count.value + step - 1) // step
+        if lanes == 1:
+            out.append(start)
+        elif lanes < 1:
+            raise ValueError("the slice is empty")
+        else:
+            out.append(Ramp(start, const(step, start.dtype), lanes))
+    return out
+
+
 def _indices(
     parser: Parser, buffer: Buffer, target: doc.Subscript, *, allow_slices: bool
 ) -> list[Any]:
     index = parser.eval_expr(target.slice)
-    items = list(index) if isinstance(index, tuple) else [index]
-    if any(isinstance(i, slice) for i in items) and not allow_slices:
-        parser.report_error(
-            target.slice,
-            f"cannot store into a region of buffer {buffer.name!r}; index each element",
-        )
+    items = list(index) if isinstance(index, (tuple, list)) else [index]
     if any(isinstance(i, slice) for i in items):
-        # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4).
+        # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4),
+        # `B[a : a + 8 : 2]` at T.Ramp(a, 2, 4); a slice of one element is its start.
         try:
-            sliced = buffer[tuple(items)]
-            # A slice with a step is already a strided load (TVM's buffer_store makes the
-            # same Ramp); a plain slice is a region.
-            if isinstance(sliced, BufferLoad):
-                items = list(sliced.indices)
-            else:
-                items = list(_ramp_indices(sliced))
+            items = _slice_indices(buffer, items)
         except (TypeError, ValueError, IndexError) as err:
             parser.report_error(
                 target.slice,
                 f"cannot store into a region of buffer {buffer.name!r}: {err}; index each element",
+            )
+        lanes = [i.lanes for i in items if isinstance(i, Ramp)]
+        if lanes and not allow_slices:
+            parser.report_error(
+                target.slice,
+                f"cannot store into a region of buffer {buffer.name!r}; index each element",
             )
     if len(items) != buffer.ndim:
         parser.report_error(
