@@ -368,7 +368,10 @@ def build(
     * ``check_races=True``: refuse a ``T.parallel`` loop whose iterations may write an
       element another iteration writes or reads (``DiagnosticError`` at the access and the
       loop; see docs/race-check.md); a loop annotated ``{"tvmscript.allow_races": True}``
-      is exempt.
+      is exempt;
+    * ``strict_reductions=False``: keep block reductions (``T.init``/``T.axis.reduce``,
+      ``T.sum``...) in source order instead of the fixed lane-split order of
+      ``lowering.reduce_vectorize`` (docs/performance.md).
 
     Threads are a process setting (``TVMSCRIPT_NUM_THREADS``,
     ``backend.runtime.set_num_threads``), not a build option. Structurally equal inputs built
