@@ -1,7 +1,7 @@
 """TVM 0.27 twins of ``benchmarks/alloc_kernels.py``: accumulator tiles as ``T.alloc_buffer``
 at the top of the parallel loop's body (imported only when tvm is importable)."""
 
-# ruff: noqa: E501, E741 - TVMScript sources: one statement per line, the suite's buffer names
+# ruff: noqa: E501 - TVMScript sources: one statement per line
 from __future__ import annotations
 
 from typing import Any

@@ -9,7 +9,7 @@ parallel iteration (thread) gets its own tile. The nests are otherwise those of
 tile loop); ``benchmarks/alloc_placement.py`` times the two forms side by side.
 """
 
-# ruff: noqa: E501, E741 - TVMScript sources: one statement per line, the suite's buffer names
+# ruff: noqa: E501 - TVMScript sources: one statement per line
 from __future__ import annotations
 
 from tvmscript import tir as T

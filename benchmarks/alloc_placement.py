@@ -4,7 +4,7 @@ TVM users declare a tile with ``T.alloc_buffer`` at the top of the parallel loop
 (``benchmarks/alloc_kernels.py``); the suite's kernels (``benchmarks/kernels.py``) use
 ``T.decl_buffer`` locals of the innermost tile loop. Allocation placement
 (``plan_allocation_location`` + ``hoist_allocations``, docs/allocation.md) must make the two
-forms one program: this script checks that their lowered TIR is the same up to the
+forms one program: this script checks that their LLVM IR is the same up to the
 function name, then times both next to TVM 0.27 (both forms) and numba (a per-tile
 ``np.zeros`` and a per-iteration ``np.empty`` of the prange body), interleaved over
 ``--rounds`` rounds, keeping each runner's best.
@@ -38,9 +38,10 @@ NAMES = ("matmul_tiled", "conv2d")
 Runner = Callable[[], Any]
 
 
-def _body_text(kernel: Any) -> str:
-    """Lowered TIR without the signature line (the function names differ)."""
-    return re.sub(r"^def \w+\(", "def f(", kernel.get_source("tir"), flags=re.M)
+def _machine_code(kernel: Any, name: str) -> str:
+    """The kernel's optimised LLVM IR with its name (and string lengths) blanked out."""
+    text = kernel.get_source("ll").replace(name, "F")
+    return re.sub(r"\[\d+ x i8\]", "[N x i8]", text)
 
 
 def ours(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, Runner]]:
@@ -52,8 +53,8 @@ def ours(inputs: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, Runner
     for name in NAMES:
         local = tvmscript.build(KERNELS[name])
         alloc = tvmscript.build(ALLOC_KERNELS[name])
-        same = _body_text(local) == _body_text(alloc)
-        print(f"# {name}: lowered TIR of the two forms {'identical' if same else 'DIFFERS'}")
+        same = _machine_code(local, local.name) == _machine_code(alloc, alloc.name)
+        print(f"# {name}: LLVM IR of the two forms {'identical' if same else 'DIFFERS'}")
         args = tuple(inputs[name].values())
         out["ours locals"][name] = lambda k=local, a=args: k(*a)
         out["ours alloc"][name] = lambda k=alloc, a=args: k(*a)
@@ -203,7 +204,8 @@ def main() -> None:
                 wrong.append(label)
         row = f"{name:<14}" + "".join(f"{best[label] * 1e3:>18.2f}" for label in labels)
         ratio = best["ours alloc"] / best["ours locals"]
-        print(row + f"   alloc/locals (ours) {ratio:.3f}" + (f"  MISMATCH: {wrong}" if wrong else ""))
+        mismatch = f"  MISMATCH: {wrong}" if wrong else ""
+        print(row + f"   alloc/locals (ours) {ratio:.3f}" + mismatch)
 
 
 if __name__ == "__main__":

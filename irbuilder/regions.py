@@ -24,7 +24,8 @@ source region (access offsets added to the source region's start). A data pointe
 directly (``A.data`` passed to an extern) is an *opaque* access: the whole buffer (for a
 matched view: its whole source region) is listed in both reads and writes, replacing that
 buffer's other entries (TVM's ``GetBlockReadWriteRegion``; its parser refuses such a block
-without ``T.reads``/``T.writes`` instead). Regions are listed in first-access order, ``T.init``
+without ``T.reads``/``T.writes`` instead). A block with ``T.init`` (a reduction) does not list
+the buffers it writes among its reads. Regions are listed in first-access order, ``T.init``
 before the body.
 """
 
@@ -80,7 +81,7 @@ from .ir import (
 )
 from .region_sets import Interval, affine, compare, hull, narrow_hi, narrow_lo, offset
 
-__all__ = ["infer_regions"]
+__all__ = ["infer_block_regions", "infer_regions"]
 
 _Entry = tuple[Buffer, list[Interval | None]]
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}
@@ -101,7 +102,10 @@ class _Detector(StmtExprVisitor):
         alloc_buffers: Sequence[Buffer],
         match_buffers: Sequence[MatchBufferRegion],
         visible: Sequence[Buffer],
+        recompute_nested: bool = False,
     ) -> None:
+        self.visible = visible
+        self.recompute_nested = recompute_nested
         self.local: set[int] = {id(b.data) for b in alloc_buffers}
         self.matched: dict[int, MatchBufferRegion] = {id(m.buffer.data): m for m in match_buffers}
         self.by_data: dict[int, Buffer] = {id(b.data): b for b in visible}
@@ -248,7 +252,11 @@ class _Detector(StmtExprVisitor):
 
     def nested(self, block: Block, bindings: dict[int, PrimExpr]) -> None:
         subst = _Substitute(bindings)
-        for table, regions in ((self.reads, block.reads), (self.writes, block.writes)):
+        reads, writes = block.reads, block.writes
+        if self.recompute_nested:
+            around = [*self.visible, *self.by_data.values()]  # with this block's own views
+            reads, writes = infer_block_regions(block, around, recompute_nested=True)
+        for table, regions in ((self.reads, reads), (self.writes, writes)):
             for region in regions:
                 relaxed: list[Interval | None] = []
                 for rng in region.region:
@@ -432,23 +440,40 @@ def infer_regions(
     alloc_buffers: Sequence[Buffer],
     match_buffers: Sequence[MatchBufferRegion],
     visible: Sequence[Buffer] = (),
+    recompute_nested: bool = False,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
     """The (reads, writes) of a block with this body (see the module doc).
 
     ``visible`` are buffers defined outside the block (parameters, enclosing
     allocations): a data pointer used in the body names one of them, or one the body
-    accesses, to be an opaque access.
+    accesses, to be an opaque access. ``recompute_nested`` infers nested blocks' regions
+    from their bodies instead of taking what they declare (TVM takes them as declared),
+    so that an understated annotation cannot hide an access.
     """
-    detector = _Detector(alloc_buffers, match_buffers, visible)
+    detector = _Detector(alloc_buffers, match_buffers, visible, recompute_nested)
     if init is not None:
         detector.visit_stmt(init)
     detector.visit_stmt(body)
     opaque = detector.opaque()
-    reads = [e for key, e in detector.reads.items() if key not in opaque]
+    left_out = set(opaque)
+    if init is not None:
+        # A reduction's update reads what it accumulates into: TVM lists it as written only.
+        left_out.update(detector.writes)
+    reads = [e for key, e in detector.reads.items() if key not in left_out]
     writes = [e for key, e in detector.writes.items() if key not in opaque]
     reads += opaque.values()
     writes += opaque.values()
     return (
         tuple(_cover(b, r) for b, r in reads),
         tuple(_cover(b, r) for b, r in writes),
+    )
+
+
+def infer_block_regions(
+    block: Block, visible: Sequence[Buffer] = (), recompute_nested: bool = False
+) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
+    """The (reads, writes) ``block``'s body implies, ignoring the ones it declares: what a
+    transformation that changed the body (a schedule primitive) should store back."""
+    return infer_regions(
+        block.body, block.init, block.alloc_buffers, block.match_buffers, visible, recompute_nested
     )

@@ -12,6 +12,8 @@ uses ``lowering.declare_buffers``) does not import the whole pipeline.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,8 +33,8 @@ if TYPE_CHECKING:
         function_pass,
         module_pass,
     )
-    from .plan_alloc import plan_allocation_location
     from .pipeline import PIPELINE_ORDER, default_pipeline, lower
+    from .plan_alloc import plan_allocation_location
     from .simplify import simplify
     from .unroll import unroll_loop
     from .vectorize import vectorize_loop
@@ -65,6 +67,23 @@ _MODULE_OF = {
     "WellFormedError": "verifier",
     "verify_well_formed": "verifier",
 }
+
+
+class _Package(types.ModuleType):
+    """Keeps a pass under its name when the submodule of the same name is imported.
+
+    Importing ``lowering.simplify`` sets the package attribute ``simplify`` to the module;
+    the pass (what ``from lowering import simplify`` has always given) keeps the name, and
+    the module stays reachable through ``sys.modules``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _MODULE_OF.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
-    plan_allocation_location  every allocation at the LCA of its uses (TVM's rule)
+    plan_allocation_location
+                            every allocation at the LCA of its uses (TVM's rule): a
+                            buffer used only in a T.parallel body is allocated in it
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
@@ -205,7 +207,7 @@ class _VerifyEach:
         verify_well_formed(func, lowered=self.flattened, pass_name=pass_name)
 
 
-_IR = TypeVar("_IR", PrimFunc, IRModule)
+_IR = TypeVar("_IR", bound=PrimFunc | IRModule)
 
 
 def with_race_check(
@@ -253,9 +255,14 @@ def lower(
             verify_well_formed(func, pass_name="<input>")
     with ctx:
         passes = lowering_passes(opt_level, target, extra_passes)
-        result = Sequential(passes, "default_pipeline")(ir)
+        pipeline = Sequential(passes, "default_pipeline")
+        result: PrimFunc | IRModule
+        if isinstance(ir, PrimFunc):  # one overload of Pass.__call__ each
+            result = pipeline(ir)
+        else:
+            result = pipeline(ir)
     if verify_each:
         out = [result] if isinstance(result, PrimFunc) else [f for _, f in result.items()]
         for func in out:
             verify_well_formed(func, lowered=True, pass_name="default_pipeline")
-    return result
+    return result  # type: ignore[return-value]  # a pass keeps the kind of its input

@@ -59,10 +59,11 @@ from irbuilder.ir import (
     Stmt,
     StmtExprMutator,
     Var,
+    While,
     rebuild,
 )
 
-from .analysis import uses_buffer_data
+from .analysis import buffer_accesses
 from .pass_infra import function_pass
 
 __all__ = ["plan_allocation_location"]
@@ -71,16 +72,61 @@ __all__ = ["plan_allocation_location"]
 _OPAQUE_LOOPS = (ForKind.VECTORIZED,)
 
 
-def _uses(node: Stmt | PrimExpr | None, data: Var) -> bool:
-    return node is not None and uses_buffer_data(node, data)
+def _expr_vars(*exprs: PrimExpr | None) -> frozenset[Var]:
+    found: set[Var] = set()
+    for expr in exprs:
+        if expr is not None:
+            found.update(buffer_accesses(expr).data_vars)
+    return frozenset(found)
 
 
-def _decl_uses(buffer_decl: DeclBuffer, data: Var) -> bool:
-    buf = buffer_decl.buffer
-    if buf.data is data:
-        return True
-    exprs = (*buf.shape, *buf.strides, buf.elem_offset)
-    return any(_uses(e, data) for e in exprs)
+def _header_vars(stmt: Stmt) -> frozenset[Var] | None:
+    """Data vars a statement with a body uses itself; None for other statements."""
+    if isinstance(stmt, SeqStmt):
+        return frozenset()
+    if isinstance(stmt, For):
+        return _expr_vars(stmt.min, stmt.extent)
+    if isinstance(stmt, LetStmt):
+        return _expr_vars(stmt.value)
+    if isinstance(stmt, AttrStmt):
+        node = stmt.node if isinstance(stmt.node, Var) else None
+        return _expr_vars(stmt.value, node)
+    if isinstance(stmt, (IfThenElse, While)):
+        return _expr_vars(stmt.condition)
+    if isinstance(stmt, Allocate):
+        return _expr_vars(stmt.extent, stmt.condition)
+    if isinstance(stmt, DeclBuffer):
+        buf = stmt.buffer
+        return _expr_vars(buf.data, *buf.shape, *buf.strides, buf.elem_offset)
+    return None
+
+
+def _children(stmt: Stmt) -> tuple[Stmt, ...]:
+    if isinstance(stmt, SeqStmt):
+        return stmt.seq
+    if isinstance(stmt, IfThenElse):
+        return (stmt.then_case,) if stmt.else_case is None else (stmt.then_case, stmt.else_case)
+    body = getattr(stmt, "body", None)
+    return (body,) if isinstance(body, Stmt) else ()
+
+
+class _UseIndex:
+    """The data vars each statement's subtree uses, memoised (shared by all allocations)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[Stmt, frozenset[Var]] = {}
+
+    def vars_of(self, stmt: Stmt) -> frozenset[Var]:
+        cached = self.memo.get(stmt)
+        if cached is not None:
+            return cached
+        own = _header_vars(stmt)
+        if own is None:  # a leaf (or a node kind this pass does not descend into)
+            result = frozenset(buffer_accesses(stmt).data_vars)
+        else:
+            result = own.union(*(self.vars_of(child) for child in _children(stmt)))
+        self.memo[stmt] = result
+        return result
 
 
 _CONCURRENT = (ForKind.PARALLEL, ForKind.THREAD_BINDING)
@@ -94,7 +140,8 @@ class _Placement:
     only on the way to one.
     """
 
-    def __init__(self, alloc: Allocate, decls: list[DeclBuffer]) -> None:
+    def __init__(self, alloc: Allocate, decls: list[DeclBuffer], index: _UseIndex) -> None:
+        self.index = index
         self.alloc = alloc
         self.decls = decls
         self.data = alloc.buffer_var
@@ -106,26 +153,30 @@ class _Placement:
             stmt = rebuild(decl, {"body": stmt})
         return rebuild(self.alloc, {"body": stmt}), False
 
+    def uses(self, node: Stmt | PrimExpr | None) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, Stmt):
+            return self.data in self.index.vars_of(node)
+        return self.data in _expr_vars(node)
+
     def place(self, stmt: Stmt) -> tuple[Stmt, bool]:
         data = self.data
-        if not _uses(stmt, data):
+        uses = self.uses
+        if not uses(stmt):
             return self.wrap(stmt)
         if isinstance(stmt, SeqStmt):
             return self._place_in_seq(stmt)
         if isinstance(stmt, For):
             return self._place_in_loop(stmt)
         if isinstance(stmt, (LetStmt, AttrStmt)):
-            header_uses = _uses(stmt.value, data) or (
-                isinstance(stmt, AttrStmt) and stmt.node is data
-            )
-            return self.wrap(stmt) if header_uses else self._descend(stmt)
-        if isinstance(stmt, DeclBuffer):
-            return self.wrap(stmt) if _decl_uses(stmt, data) else self._descend(stmt)
-        if isinstance(stmt, Allocate):
-            header_uses = _uses(stmt.extent, data) or _uses(stmt.condition, data)
-            return self.wrap(stmt) if header_uses else self._descend(stmt)
-        if isinstance(stmt, IfThenElse) and not _uses(stmt.condition, data):
-            in_then, in_else = _uses(stmt.then_case, data), _uses(stmt.else_case, data)
+            header = _header_vars(stmt)
+            return self.wrap(stmt) if header and data in header else self._descend(stmt)
+        if isinstance(stmt, (DeclBuffer, Allocate)):
+            header = _header_vars(stmt)
+            return self.wrap(stmt) if header and data in header else self._descend(stmt)
+        if isinstance(stmt, IfThenElse) and not uses(stmt.condition):
+            in_then, in_else = uses(stmt.then_case), uses(stmt.else_case)
             if not in_else:
                 then, inside = self.place(stmt.then_case)
                 return rebuild(stmt, {"then_case": then}), inside
@@ -135,8 +186,7 @@ class _Placement:
         return self.wrap(stmt)
 
     def _place_in_loop(self, loop: For) -> tuple[Stmt, bool]:
-        data = self.data
-        if loop.kind in _OPAQUE_LOOPS or _uses(loop.min, data) or _uses(loop.extent, data):
+        if loop.kind in _OPAQUE_LOOPS or self.uses(loop.min) or self.uses(loop.extent):
             return self.wrap(loop)
         body, inside = self.place(loop.body)
         if loop.kind in _CONCURRENT:
@@ -156,7 +206,7 @@ class _Placement:
         return rebuild(stmt, {"body": body}), inside
 
     def _place_in_seq(self, stmt: SeqStmt) -> tuple[Stmt, bool]:
-        hits = [i for i, s in enumerate(stmt.seq) if _uses(s, self.data)]
+        hits = [i for i, s in enumerate(stmt.seq) if self.uses(s)]
         lo, hi = hits[0], hits[-1]
         inside = False
         if lo == hi:
@@ -169,6 +219,10 @@ class _Placement:
 
 
 class _Planner(StmtExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = _UseIndex()
+
     def visit_allocate_(self, node: Allocate) -> Stmt:
         # Inner allocations first, so an outer one sinks through their final places.
         body = self.visit_stmt(node.body)
@@ -176,7 +230,7 @@ class _Planner(StmtExprMutator):
         while isinstance(body, DeclBuffer) and body.buffer.data is node.buffer_var:
             decls.append(body)
             body = body.body
-        placed, _ = _Placement(node, decls).place(body)
+        placed, _ = _Placement(node, decls, self.index).place(body)
         return placed
 
 

@@ -191,7 +191,10 @@ def _check_loop(
         if not writes:
             continue
         buffers = list({id(x.buffer): x.buffer for x in accesses}.values())
-        layout = "nd" if same_layout(buffers) else "flat"
+        # A view whose offset moves with the iteration (a match_buffer of row i) separates
+        # iterations through its offset: compare element offsets in the storage.
+        fixed = all(isinstance(b.elem_offset, IntImm) for b in buffers)
+        layout = "nd" if same_layout(buffers) and fixed else "flat"
         conflicts = [
             (a, b, pair)
             for a in writes

@@ -101,16 +101,29 @@ class _Stores(StmtExprVisitor):
 
     def __init__(self) -> None:
         self.data_vars: set[Var] = set()
+        self.allocated: set[Var] = set()
         self.unknown = False
 
     def visit_buffer_store_(self, node: BufferStore) -> None:
         self.data_vars.add(node.buffer.data)
         self.generic_visit(node)
 
+    def visit_allocate_(self, node: Allocate) -> None:
+        self.allocated.add(node.buffer_var)
+        self.generic_visit(node)
+
     def visit_call_(self, node: Call) -> None:
-        if node.kind is CallKind.EXTERN:
+        if node.kind is CallKind.EXTERN or (
+            node.kind is CallKind.BUILTIN and node.op in _WRITING_BUILTINS
+        ):
             self.unknown = True
         self.generic_visit(node)
+
+
+_WRITING_BUILTINS = frozenset(
+    ("tvm_call_packed", "tvm_call_cpacked", "tvm_thread_allreduce", "tvm_storage_sync")
+)
+"""TVM runtime builtins (parsed for round trips) that may write memory they are given."""
 
 
 class Simplifier(ExprSimplifier):
@@ -131,7 +144,7 @@ class Simplifier(ExprSimplifier):
         if not stores.data_vars:
             return
         written = frozenset(stores.data_vars)
-        local = frozenset(self._local)
+        local = frozenset(self._local | stores.allocated)
         shared = any(v not in local for v in written)
 
         def may_change(data: Var) -> bool:

@@ -155,6 +155,7 @@ def _node(cls: type[BinaryOp]) -> Any:
 
     build.__name__ = build.__qualname__ = cls.__name__
     build.__doc__ = f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded."
+    build.exact_node = True  # type: ignore[attr-defined]  # no parse-time checks on it
     return build
 
 

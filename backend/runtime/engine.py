@@ -142,10 +142,11 @@ def prewarm() -> None:
 
     ``import backend.runtime.jit_prewarm`` calls this, so the work overlaps the imports and
     the parse that precede a first build (``import tvmscript`` instead runs
-    :func:`warm_now` on a thread that first imports this module: ``tvmscript._prewarm``). It has to start that
-    early: ctypes calls into LLVM release the GIL, but each return needs it back, which a
-    thread running Python may hold for the whole switch interval; started at the first
-    parse, the thread was measured still running when the build needed the JIT.
+    :func:`warm_now` on a thread that first imports this module: ``tvmscript._prewarm``).
+    It has to start that early: ctypes calls into LLVM release the GIL, but each return
+    needs it back, which a thread running Python may hold for the whole switch interval;
+    started at the first parse, the thread was measured still running when the build
+    needed the JIT.
 
     The thread is not a daemon (interpreter exit waits the few milliseconds rather than tear
     LLVM down under it), and a ``fork()`` waits for it, so a child never inherits a

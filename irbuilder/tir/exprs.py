@@ -80,6 +80,7 @@ _BUILTINS = frozenset(
         "tvm_stack_alloca",
         "tvm_stack_make_shape",
         "tvm_stack_make_array",
+        "prefetch",
     }
 )
 

@@ -176,6 +176,8 @@ class Analyzer:
         finally:
             self._bounds = bounds
             for may_change in self._forgotten[mark:]:
+                if not facts:
+                    break
                 facts = [f for f in facts if _still_holds(f, may_change)]
             self._facts = facts
 

@@ -72,7 +72,10 @@ def block_access(block: Block) -> BlockAccess:
     cached = _ACCESS_CACHE.get(id(block))
     if cached is not None and cached[0] is block:
         return cached[1]
-    reads, writes = infer_regions(block.body, block.init, block.alloc_buffers, block.match_buffers)
+    # Nested blocks' regions are inferred too, not taken from their annotations.
+    reads, writes = infer_regions(
+        block.body, block.init, block.alloc_buffers, block.match_buffers, recompute_nested=True
+    )
     access = BlockAccess(reads, writes)
     if len(_ACCESS_CACHE) > 4096:
         _ACCESS_CACHE.clear()

@@ -94,7 +94,7 @@ def _py_expr(expr: PrimExpr) -> str:
     ops = {Add: "+", Sub: "-", Mul: "*", FloorDiv: "//", FloorMod: "%"}
     for cls, op in ops.items():
         if isinstance(expr, cls):
-            operands = (expr.a, expr.b)  # type: ignore[attr-defined]
+            operands = (expr.a, expr.b)
             a, b = (
                 _py_expr(x) if isinstance(x, (Var, IntImm)) else f"({_py_expr(x)})"
                 for x in operands

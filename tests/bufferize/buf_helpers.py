@@ -59,11 +59,12 @@ def run(func: PrimFunc, inputs: Sequence[np.ndarray[Any, Any]], opt_level: int =
 
 
 def allocates(func: PrimFunc) -> list[Allocate]:
-    """Every Allocate of a lowered function (global scope: intermediates)."""
+    """Every Allocate of a lowered function (global scope: intermediates), but the one-vector
+    head/tail temporaries of the late stage's ``align-streams`` (``stream_*``)."""
     found: list[Allocate] = []
 
     def visit(node: object) -> None:
-        if isinstance(node, Allocate):
+        if isinstance(node, Allocate) and not node.buffer_var.name.startswith("stream_"):
             found.append(node)
 
     post_order_visit(func.body, visit)

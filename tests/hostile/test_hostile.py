@@ -31,7 +31,9 @@ import tvmscript
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
-TIME_LIMIT = 5
+TIME_LIMIT = 30
+"""A hang detector, not a speed goal: generous, since a loaded 2-core CI machine parses the
+largest cases (20,000 statements) in 5-7 s (about 1 s when idle)."""
 from_source: Any = getattr(tvmscript, "from_source", None)
 needs_parser = pytest.mark.skipif(
     from_source is None, reason="tvmscript.from_source (the parser) does not exist yet"

@@ -132,7 +132,7 @@ def test_matmul_structure() -> None:
     init = block.init
     assert isinstance(init, BufferStore) and isinstance(init.value, FloatImm)
     assert init.value.value == 0.0
-    assert [r.buffer.name for r in block.reads] == ["C", "A", "B"]
+    assert [r.buffer.name for r in block.reads] == ["A", "B"]  # a reduction reads no C (TVM)
     assert [r.buffer.name for r in block.writes] == ["C"]
     assert out[0].name == "C" and out[0].shape[1].value == 8  # type: ignore[attr-defined]
 

@@ -13,9 +13,11 @@ import pytest
 
 import lowering
 from irbuilder.ir import Allocate, DeclBuffer, For, ForKind, PrimFunc, Stmt
-from lowering import lower_blocks, plan_allocation_location
+from lowering.flatten_buffer import flatten_buffer
 from lowering.hoist_alloc import hoist_allocations
+from lowering.lower_blocks import lower_blocks
 from lowering.memory_reuse import memory_reuse
+from lowering.plan_alloc import plan_allocation_location
 from tvmscript import tir as T
 
 
@@ -61,10 +63,11 @@ def placed(func: PrimFunc) -> dict[str, list[str]]:
 
 
 def lowered_loops(func: PrimFunc, opt_level: int) -> dict[str, list[str]]:
-    """The same, after the whole pipeline at ``opt_level`` (the late stage's jam of a
-    parallel reduction loop renames ``i`` to ``i_jam`` and gives each jammed iteration its
-    own copy of the allocation: the copies are named after the original)."""
-    result = lowering.lower(func, opt_level=opt_level)
+    """The same, after the whole pipeline at ``opt_level``, verified after every pass (the
+    late stage's jam of a parallel reduction loop renames ``i`` to ``i_jam`` and gives each
+    jammed iteration its own copy of the allocation: the copies are named after the
+    original)."""
+    result = lowering.lower(func, opt_level=opt_level, verify_each=True)
     return {k: [name.removesuffix("_jam") for name, _ in v]
             for k, v in enclosing_loops(result).items()}
 
@@ -260,7 +263,7 @@ def test_allocation_never_enters_a_vectorized_loop() -> None:
 
 @T.prim_func
 def unused(A: T.Buffer((4,), "float32")):
-    t = T.alloc_buffer((4,), "float32")
+    t = T.alloc_buffer((4,), "float32")  # noqa: F841 - the parser names the buffer after it
     for i in T.parallel(4):
         A[i] = A[i] + T.float32(1)
 
@@ -286,7 +289,7 @@ def test_hoist_leaves_serial_loops_but_never_crosses_a_parallel_loop() -> None:
     assert {k: [n for n, _ in v] for k, v in enclosing_loops(planned).items()} == {
         "s": ["i", "jo"]
     }
-    hoisted = hoist_allocations(lowering.flatten_buffer(planned))
+    hoisted = hoist_allocations(flatten_buffer(planned))
     assert {k: [n for n, _ in v] for k, v in enclosing_loops(hoisted).items()} == {"s": ["i"]}
     assert lowered_loops(allocate_in_serial_in_parallel, 0)["s"] == ["i", "jo"]
 
@@ -313,7 +316,7 @@ def reuse_candidates(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float3
 
 def test_memory_reuse_never_shares_storage_with_a_parallel_body() -> None:
     planned = plan_allocation_location(lower_blocks(reuse_candidates))
-    flat = lowering.flatten_buffer(planned)
+    flat = flatten_buffer(planned)
     reused = memory_reuse(hoist_allocations(flat))
     loops = {k: [n for n, _ in v] for k, v in enclosing_loops(reused).items()}
     # `outside` keeps its own storage above the loop; the two per-iteration buffers

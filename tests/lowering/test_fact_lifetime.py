@@ -11,6 +11,7 @@ import pytest
 
 import tvmscript
 from irbuilder.ir import PrimFunc
+from tvmscript import ir as I
 from tvmscript import tir as T
 
 
@@ -212,3 +213,43 @@ def test_interchange_keeps_a_nest_whose_start_reads_the_written_array() -> None:
     c[0] = -8  # the first j writes C[0], the loop's own start
     _, c = _agree(moving_start, np.ones(512, "int32"), c)
     assert c[0] == 8 and c[16] == 0
+
+
+def test_call_to_another_kernel_kills_facts_on_the_arrays_it_gets() -> None:
+    @I.ir_module
+    class Calls:
+        @T.prim_func
+        def negate(a: T.handle):
+            A = T.match_buffer(a, (4,), "int32")
+            for i in range(4):
+                A[i] = -A[i]
+
+        @T.prim_func
+        def caller(a: T.handle, o: T.handle):
+            A = T.match_buffer(a, (4,), "int32")
+            out = T.match_buffer(o, (1,), "int32")
+            if A[0] > 0:
+                T.evaluate(T.call_extern("int32", "negate", a))
+                out[0] = T.if_then_else(A[0] > 0, 1, -1)
+
+    # The interpreter runs no calls between kernels: numpy gives the expected values.
+    a, out = _ints(3, 1, 2, 4), _ints(0)
+    tvmscript.build(Calls).caller(a, out)
+    assert list(a) == [-3, -1, -2, -4] and out[0] == -1
+
+
+def test_store_to_an_allocation_inside_the_loop_keeps_parameter_facts() -> None:
+    @T.prim_func
+    def scratch(A: T.Buffer((4,), "int32"), out: T.Buffer((1,), "int32")):
+        acc = T.alloc_buffer((1,), "int32")
+        if A[0] < 0:
+            acc[0] = 0
+            for i in range(4):
+                t = T.decl_buffer((1,), "int32")
+                t[0] = T.if_then_else(A[0] < 0, i, -1)
+                acc[0] = acc[0] + t[0]
+            out[0] = acc[0]
+
+    _, out = _agree(scratch, _ints(-1, 0, 0, 0), _ints(9))
+    assert out[0] == 6
+    assert "if_then_else" not in tvmscript.build(scratch).get_source("tir")

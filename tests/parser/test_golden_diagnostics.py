@@ -87,9 +87,11 @@ GOLDEN: dict[str, tuple[str, str]] = {
         "    A[0:2] = T.float32(0)\n",
         "error: cannot store into a region of buffer 'A'; index each element\n --> <store_region>:3:7\n  |\n3 |     A[0:2] = T.float32(0)\n  |       ^^^",
     ),
+    # `return <scalar>` is T.ret (TVM's meaning); two loaded values are neither a scalar
+    # return nor tensors.
     "return_value": (
-        "    return A[0]\n",
-        "error: a kernel can only return tensors computed with T.compute, got BufferLoad\n --> <return_value>:3:12\n  |\n3 |     return A[0]\n  |            ^^^^",
+        "    return A[0], A[1]\n",
+        "error: a kernel can only return tensors computed with T.compute, got BufferLoad, BufferLoad\n --> <return_value>:3:12\n  |\n3 |     return A[0], A[1]\n  |            ^^^^^^^^^^",
     ),
     "bare_frame": (
         '    T.allocate([4], "float32")\n',

@@ -269,3 +269,25 @@ def test_private_subroutines_are_built_by_their_module_name_and_not_exported() -
         built.nothing  # noqa: B018
     (out,) = run_both(PrivateSubroutine, "main", np.zeros(2, "float32"))
     np.testing.assert_array_equal(out, [42.0, 7.0])
+
+
+def test_an_untyped_handle_parameter_takes_a_data_pointer() -> None:
+    mod = tvmscript.from_source(
+        """
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        Module.fill(A.data, 4)
+
+    @T.prim_func
+    def fill(a: T.handle, n: T.int32):
+        A = T.decl_buffer((n,), "float32", data=a)
+        for i in range(n):
+            A[i] = T.Cast("float32", i) * 2.0
+"""
+    )
+    assert isinstance(mod, IRModule)
+    assert "Module.fill(A.data, 4)" in roundtrip(mod)
+    (out,) = run_both(mod, "main", np.zeros(4, "float32"))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0, 6.0])

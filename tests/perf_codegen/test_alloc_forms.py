@@ -10,9 +10,12 @@ Checked for both matmul schedules (AVX-512 in place, AVX2 packed), whatever the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import lowering
+import tvmscript
 from benchmarks import alloc_kernels, kernels
 from irbuilder.ir import (
     Allocate,
@@ -68,3 +71,16 @@ def test_alloc_buffer_form_lowers_like_the_locals_form(local: PrimFunc, alloc: P
     local_code, local_places = _code(local)
     assert alloc_places == local_places
     assert_structural_equal(alloc_code, local_code, map_free_vars=True)
+
+
+def _machine_code(func: PrimFunc) -> str:
+    kernel = tvmscript.build(func)
+    text = kernel.get_source("ll").replace(kernel.name, "F")
+    return re.sub(r"\[\d+ x i8\]", "[N x i8]", text)  # messages quoting the name
+
+
+@pytest.mark.parametrize("name", ["matmul_tiled", "conv2d"])
+def test_alloc_buffer_form_compiles_to_the_same_llvm_ir(name: str) -> None:
+    local = kernels.KERNELS[name]
+    alloc = alloc_kernels.ALLOC_KERNELS[name]
+    assert _machine_code(alloc) == _machine_code(local)

@@ -25,10 +25,16 @@ def kernel(name: str, body: Callable[[], None]) -> PrimFunc:
     return func
 
 
-def lower_bounds_checked(func: PrimFunc, opt_level: int = 3) -> PrimFunc:
-    """The default pipeline with ``bounds-check`` right before ``entry_checks``."""
+def bounds_checked_passes(opt_level: int = 3) -> list[lowering.Pass]:
+    """The pipeline up to ``entry_checks`` (the late stage's versioned copies are not what
+    these tests count) with ``bounds-check`` right before ``entry_checks``."""
     passes = lowering.pipeline.lowering_passes(
         opt_level, extra=[(bounds_check, "before:entry_checks")]
     )
+    return passes[: passes.index(lowering.entry_checks) + 1]
+
+
+def lower_bounds_checked(func: PrimFunc, opt_level: int = 3) -> PrimFunc:
+    """:func:`bounds_checked_passes` run on ``func``."""
     with lowering.PassContext(opt_level=opt_level):
-        return Sequential(passes)(func)
+        return Sequential(bounds_checked_passes(opt_level))(func)

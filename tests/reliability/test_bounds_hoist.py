@@ -14,18 +14,17 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from relkit import kernel, lower_bounds_checked
+from relkit import bounds_checked_passes, kernel, lower_bounds_checked
 
 import lowering
 import tvmscript
 from irbuilder import tir as T
 from irbuilder.ir import AssertStmt, Call, For, IfThenElse, PrimFunc, StringImm, post_order_visit
-from lowering.bounds_check import bounds_check
 from lowering.bounds_hoist import hoist_bounds_checks
 from lowering.pass_infra import Sequential
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
-from progen import Program, programs  # noqa: E402
+from progen import Program, programs
 
 
 def _matmul(symbolic: bool) -> PrimFunc:
@@ -65,9 +64,8 @@ def _index_asserts(node: Any) -> list[AssertStmt]:
 
 def _unhoisted(func: PrimFunc) -> PrimFunc:
     """The per-access checks only (the reference the versioned nests must match)."""
-    passes = lowering.default_pipeline(3)
     with lowering.PassContext(opt_level=3, config={"bounds_check": {"hoist": False}}):
-        return Sequential([*passes[:-1], bounds_check, passes[-1]])(func)
+        return Sequential(bounds_checked_passes(3))(func)
 
 
 def test_constant_nest_in_bounds_loses_every_assert() -> None:

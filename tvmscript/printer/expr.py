@@ -150,7 +150,15 @@ def _is_zero(expr: PrimExpr) -> bool:
 
 def _needs_node_form(expr: BinaryOp) -> bool:
     # Python's operators on two integer constants fold; the node constructor does not.
-    return isinstance(expr.a, IntImm) and isinstance(expr.b, IntImm)
+    if isinstance(expr.a, IntImm) and isinstance(expr.b, IntImm):
+        return True
+    # The parser refuses an integer division by the constant 0 unless spelled as the node.
+    return (
+        isinstance(expr, (Div, Mod, FloorDiv, FloorMod))
+        and isinstance(expr.b, IntImm)
+        and expr.b.value == 0
+        and not expr.dtype.element_of().is_float
+    )
 
 
 class ExprPrinter:

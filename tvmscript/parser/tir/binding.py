@@ -110,20 +110,31 @@ def _bind_value(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
                 f"name '{name}'; unpack one name per axis: `{names} = T.axis.remap(...)`",
             )
     if isinstance(value, (Var, Buffer)) and not parser.var_table.exist(value):
-        return def_(name, value)
+        return _define(parser, name, value)
     if isinstance(value, PrimExpr):
         return def_(name, bind(value))
     return value
 
 
+def _define(parser: Parser, name: str, value: Var | Buffer) -> Var | Buffer:
+    """``def_``, except that a buffer over a data var the script named itself
+    (``T.decl_buffer(..., data=d)``) leaves that var's name alone."""
+    if isinstance(value, Buffer) and parser.var_table.exist(value.data):
+        kept = value.data.name
+        def_(name, value)
+        value.data.set_name_hint(kept)
+        return value
+    return def_(name, value)
+
+
 def bind_names(parser: Parser, target: doc.expr, name: str, value: Any) -> Any:
     """Name IR variables (loop vars, ``with ... as x``) without creating any statement."""
     if isinstance(value, (Var, Buffer)):
-        return def_(name, value)
+        return _define(parser, name, value)
     if isinstance(value, (list, tuple)):
         for item in value:
             if isinstance(item, (Var, Buffer)):
-                def_(name, item)
+                _define(parser, name, item)
     return value
 
 
