@@ -1,7 +1,7 @@
 """The benchmark kernels of ``kernels.py`` with symbolic dimensions (``n = T.int32()`` and
 ``T.match_buffer``): the same loop nests, shapes known only at run time."""
 
-# ruff: noqa: E501, E741 - TVMScript sources: one statement per line, the suite's buffer names
+# ruff: noqa: E501 - TVMScript sources: one statement per line, the suite's buffer names
 from __future__ import annotations
 
 from tvmscript import tir as T

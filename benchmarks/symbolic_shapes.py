@@ -10,6 +10,7 @@ symbolic shapes cost nothing), after checking both give the same result.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -58,8 +59,8 @@ def main() -> None:
         out = list(a)[-1]
         same = np.allclose(a[out], b[out], rtol=1e-4, atol=1e-4)
         repeat = 1 if name == "matmul_naive" else args.repeat
-        t_static = best_time(lambda: static(*a.values()), repeat)
-        t_symbolic = best_time(lambda: symbolic(*b.values()), repeat)
+        t_static = best_time(functools.partial(static, *a.values()), repeat)
+        t_symbolic = best_time(functools.partial(symbolic, *b.values()), repeat)
         flag = "" if same else "  MISMATCH"
         print(
             f"{name:14s} {t_static * 1e3:10.2f} {t_symbolic * 1e3:12.2f} "

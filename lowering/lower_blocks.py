@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from irbuilder.ir import (
+    Add,
     Allocate,
     And,
     AttrStmt,
@@ -44,7 +45,6 @@ from irbuilder.ir import (
     IterKind,
     LetStmt,
     MatchBufferRegion,
-    Add,
     Max,
     Min,
     Mul,

@@ -65,8 +65,8 @@ from .memory_reuse import memory_reuse
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .plan_alloc import plan_allocation_location
 from .promote import promote_accumulators
-from .reduce_vectorize import vectorize_reductions
 from .race_check import check_parallel_races
+from .reduce_vectorize import vectorize_reductions
 from .scalar_return import lower_scalar_return
 from .simplify import simplify
 from .stream_vectorize import vectorize_streams

@@ -205,6 +205,11 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     return SeqStmt((first, versioned), span=loop.span)
 
 
+def _accumulate(kind: str, buffer: Buffer, index: PrimExpr, value: PrimExpr) -> BufferStore:
+    """``buffer[index] = buffer[index] <op> value``."""
+    return BufferStore(buffer, _combine(kind, BufferLoad(buffer, (index,)), value), (index,))
+
+
 def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: int) -> Stmt:
     dtype = store.value.dtype
     ity = loop.loop_var.dtype
@@ -227,37 +232,30 @@ def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: in
     def at(k: PrimExpr) -> PrimExpr:
         return substitute_expr(x, {var: k})
 
-    fill = vector_loop(lanes, lambda l: BufferStore(buf, at(Add(loop.min, l)), (l,)))
     ko = Var("ko", ity)
     full = FloorDiv(loop.extent, imm(lanes))
-    main = For(
-        ko, imm(1), Sub(full, imm(1)), ForKind.SERIAL,
-        vector_loop(lanes, lambda l: BufferStore(
-            buf,
-            _combine(kind, BufferLoad(buf, (l,)), at(Add(loop.min, Add(Mul(ko, imm(lanes)), l)))),
-            (l,),
-        )),
-    )
-    steps: list[Stmt] = [fill, main]
+    base = Add(loop.min, Mul(ko, imm(lanes)))
+    steps: list[Stmt] = [
+        vector_loop(lanes, lambda lane: BufferStore(buf, at(Add(loop.min, lane)), (lane,))),
+        For(
+            ko, imm(1), Sub(full, imm(1)), ForKind.SERIAL,
+            vector_loop(lanes, lambda lane: _accumulate(kind, buf, lane, at(Add(base, lane)))),
+        ),
+    ]
     half = lanes // 2
     while half >= 1:
-        h = half
-        steps.append(vector_loop(h, lambda l, h=h: BufferStore(
-            buf, _combine(kind, BufferLoad(buf, (l,)), BufferLoad(buf, (Add(l, imm(h)),))), (l,)
+        upper = imm(half)
+        steps.append(vector_loop(half, lambda lane, upper=upper: _accumulate(
+            kind, buf, lane, BufferLoad(buf, (Add(lane, upper),))
         )))
         half //= 2
     target, (index,) = store.buffer, store.indices
-    steps.append(BufferStore(
-        target, _combine(kind, BufferLoad(target, (index,)), BufferLoad(buf, (imm(0),))),
-        (index,),
-    ))
+    steps.append(_accumulate(kind, target, index, BufferLoad(buf, (imm(0),))))
     rest = Var("r", ity)
     start = Add(loop.min, Mul(full, imm(lanes)))
     steps.append(For(
         rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
-        BufferStore(
-            target, _combine(kind, BufferLoad(target, (index,)), at(Add(start, rest))), (index,)
-        ),
+        _accumulate(kind, target, index, at(Add(start, rest))),
     ))
     body = DeclBuffer(buf, SeqStmt(tuple(steps)))
     return Allocate(data, dtype, IntImm(as_dtype("int32"), lanes), IntImm(_BOOL, 1), body)
