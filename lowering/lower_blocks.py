@@ -80,11 +80,9 @@ def _update_kind(body: Stmt) -> str | None:
     if not isinstance(body, BufferStore):
         return None
     value = body.value
-    names = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}
-    kind = names.get(type(value))
-    if kind is None:
+    if not isinstance(value, (Add, Mul, Max, Min)):
         return None
-    assert isinstance(value, (Add, Mul, Max, Min))
+    kind = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}[type(value)]
     for operand in (value.a, value.b):
         if (
             isinstance(operand, BufferLoad)

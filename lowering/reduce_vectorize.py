@@ -40,6 +40,7 @@ side effects. ``PassContext(config={"vectorize_reductions": {"enabled": False}})
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from irbuilder.ir import (
@@ -180,7 +181,7 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     lanes = reduction_lanes(dtype)
     extent = loop.extent
     static = isinstance(extent, IntImm)
-    if static and extent.value < 2 * lanes:
+    if isinstance(extent, IntImm) and extent.value < 2 * lanes:
         return None
     checks = no_overlap_checks(
         element_range(store.buffer, index), (load.buffer for load in found.loads), local_data
@@ -208,6 +209,11 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
 def _accumulate(kind: str, buffer: Buffer, index: PrimExpr, value: PrimExpr) -> BufferStore:
     """``buffer[index] = buffer[index] <op> value``."""
     return BufferStore(buffer, _combine(kind, BufferLoad(buffer, (index,)), value), (index,))
+
+
+def _fold_upper_half(kind: str, buf: Buffer, half: PrimExpr, lane: Var) -> Stmt:
+    """``buf[lane] = buf[lane] <op> buf[lane + half]``."""
+    return _accumulate(kind, buf, lane, BufferLoad(buf, (Add(lane, half),)))
 
 
 def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: int) -> Stmt:
@@ -244,10 +250,7 @@ def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: in
     ]
     half = lanes // 2
     while half >= 1:
-        upper = imm(half)
-        steps.append(vector_loop(half, lambda lane, upper=upper: _accumulate(
-            kind, buf, lane, BufferLoad(buf, (Add(lane, upper),))
-        )))
+        steps.append(vector_loop(half, functools.partial(_fold_upper_half, kind, buf, imm(half))))
         half //= 2
     target, (index,) = store.buffer, store.indices
     steps.append(_accumulate(kind, target, index, BufferLoad(buf, (imm(0),))))
