@@ -76,7 +76,7 @@ from irbuilder.ir import (
 )
 
 from .analysis import substitute, substitute_expr
-from .analysis.loads import LoadCollector
+from .analysis.loads import LoadCollector, reads_memory
 from .analysis.vars import depends_on
 from .arith import simplify_expr
 from .lower_blocks import REDUCTION_ANNOTATION
@@ -183,6 +183,8 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     static = isinstance(extent, IntImm)
     if isinstance(extent, IntImm) and extent.value < 2 * lanes:
         return None
+    if reads_memory(extent) or reads_memory(loop.min):
+        return None  # evaluated several times below: it must not see the updates
     checks = no_overlap_checks(
         element_range(store.buffer, index), (load.buffer for load in found.loads), local_data
     )

@@ -257,3 +257,23 @@ def test_same_bits_with_one_and_two_threads() -> None:
                              text=True, timeout=120, check=True)
         outs.append(run.stdout.strip())
     assert outs[0] == outs[1] and outs[0]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64"])
+def test_integer_sums_are_exact_in_any_order(dtype: str) -> None:
+    @T.prim_func
+    def int_sum(A: T.Buffer((4, 1000), dtype), B: T.Buffer((4,), dtype)):
+        for i, k in T.grid(4, 1000):
+            with T.block("rs"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.cast(0, dtype)
+                B[vi] = B[vi] + A[vi, vk]
+
+    A = (np.random.default_rng(0).random((4, 1000)) * 100).astype(dtype)
+    got, want = np.zeros(4, dtype), np.zeros(4, dtype)
+    kernel = tvmscript.build(int_sum)
+    kernel(A, got)
+    tvmscript.build(int_sum, target="interp")(A, want)
+    assert "_lanes" in kernel.get_source("tir")
+    np.testing.assert_array_equal(got, want)  # wrapping integer sums do not depend on order
