@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from irbuilder.ir import (
     EQ,
+    GE,
+    GT,
     AttrStmt,
     Buffer,
     BufferStore,
@@ -113,16 +115,29 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     """The versioned, interchanged nest (see the module doc), or None when it does not apply."""
     if loop.kind is not ForKind.SERIAL:
         return None
-    if not (isinstance(loop.extent, IntImm) and loop.extent.value >= MIN_INNER_TRIP_COUNT):
+    # Symbolic trip counts are tested at run time (the fast copy runs when they qualify).
+    trip_checks: list[PrimExpr] = []
+    if isinstance(loop.extent, IntImm):
+        if loop.extent.value < MIN_INNER_TRIP_COUNT:
+            return None
+    elif reads_memory(loop.extent) or not loop.extent.dtype.is_int:
         return None
+    else:
+        trip_checks.append(GE(loop.extent, IntImm(loop.extent.dtype, MIN_INNER_TRIP_COUNT)))
     parts = _split(loop)
     if parts is None:
         return None
     init, inner, store = parts
     if inner.kind is not ForKind.SERIAL:
         return None
-    if not (isinstance(inner.extent, IntImm) and inner.extent.value > 0):
+    if isinstance(inner.extent, IntImm):
+        if inner.extent.value <= 0:
+            return None
+    elif reads_memory(inner.extent) or not inner.extent.dtype.is_int:
         return None
+    else:
+        # the init runs once before the first update: only when there is one
+        trip_checks.append(GT(inner.extent, IntImm(inner.extent.dtype, 0)))
     j, k = loop.loop_var, inner.loop_var
     if depends_on(inner.min, j) or depends_on(inner.extent, j):
         return None
@@ -171,8 +186,11 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
             return None
         coef_k = linear_coefficient(at, k)
         if coef_k is None:
-            return None
-        if coef_k not in (0, 1, -1):
+            # a symbolic stride (``k * n + j``): profitable to assume it is not +-1
+            if not depends_on(at, k):
+                return None
+            strided_in_k = True
+        elif coef_k not in (0, 1, -1):
             strided_in_k = True
         if id(load.buffer.data) not in local_data:
             others.setdefault(id(load.buffer.data), load.buffer)
@@ -184,6 +202,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         checks = None if written is None else no_overlap_checks(written, others.values())
     if checks is None:
         return None
+    checks = [*trip_checks, *checks]
     swapped = For(
         k,
         inner.min,

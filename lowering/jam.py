@@ -9,7 +9,9 @@ chain cannot be split. Iterations of a parallel loop are independent (the promis
 body, merged statement by statement (one ``j`` loop updating ``factor`` independent
 accumulators). Each chain keeps its exact order of operations, so results are bit-identical.
 
-Applied only to PARALLEL loops with a constant trip count divisible by ``factor`` whose
+Applied only to PARALLEL loops with a constant trip count divisible by ``factor``, or a
+symbolic trip count (then ``n % factor`` leftover iterations run after the jammed loop, one
+after another, in a serial loop: iterations of a parallel loop may run in any order), whose
 body contains a serial loop that updates a scalar element of a function-local buffer at an
 index independent of that loop (the latency-bound pattern) and no vector accumulator (a
 register-blocked tile would spill when multiplied).
@@ -21,6 +23,8 @@ from irbuilder.ir import (
     Allocate,
     BufferStore,
     DeclBuffer,
+    FloorDiv,
+    FloorMod,
     For,
     ForKind,
     IntImm,
@@ -42,6 +46,7 @@ from .unroll import copy_with_fresh_vars
 __all__ = ["DEFAULT_FACTOR", "jam_parallel_loop", "jam_parallel_reductions"]
 
 DEFAULT_FACTOR = 4
+_REDUCTION = "tvmscript.reduction"  # lower_blocks' mark of a declared reduction: mergeable
 _MAX_STMTS = 64
 
 
@@ -95,7 +100,7 @@ def _merge(copies: list[Stmt]) -> Stmt:
         return SeqStmt(tuple(_merge([s[k] for s in seqs]) for k in range(len(seqs[0]))))
     if isinstance(first, For) and all(
         isinstance(c, For) and c.kind is first.kind and _same(c.min, first.min)
-        and _same(c.extent, first.extent) and not c.annotations
+        and _same(c.extent, first.extent) and not set(c.annotations) - {_REDUCTION}
         for c in copies
     ):
         loops = [c for c in copies if isinstance(c, For)]
@@ -133,11 +138,12 @@ def jam_parallel_loop(loop: For, factor: int = DEFAULT_FACTOR) -> Stmt | None:
     """The jammed form of a qualifying parallel loop (see module doc), or None."""
     if loop.kind is not ForKind.PARALLEL or factor < 2:
         return None
-    if not (isinstance(loop.extent, IntImm) and isinstance(loop.min, IntImm)):
-        return None
-    count = loop.extent.value
-    if count % factor or count < 2 * factor:
-        return None
+    symbolic = not isinstance(loop.extent, IntImm)
+    if not symbolic:
+        assert isinstance(loop.extent, IntImm)
+        count = loop.extent.value
+        if count % factor or count < 2 * factor:
+            return None
     shape = _Shape(set())
     shape.visit_stmt(loop.body)
     if not shape.scalar_chain or shape.vector_local or shape.stmts > _MAX_STMTS:
@@ -151,10 +157,21 @@ def jam_parallel_loop(loop: For, factor: int = DEFAULT_FACTOR) -> Stmt | None:
         )
         for u in range(factor)
     ]
-    return For(
-        outer, IntImm(dtype, 0), IntImm(dtype, count // factor), ForKind.PARALLEL,
+    step = IntImm(dtype, factor)
+    jammed = For(
+        outer, IntImm(dtype, 0), FloorDiv(loop.extent, step) if symbolic
+        else IntImm(dtype, count // factor), ForKind.PARALLEL,
         _merge(copies), loop.thread_binding, loop.annotations, span=loop.span,
     )
+    if not symbolic:
+        return jammed
+    rest = Var(f"{loop.loop_var.name}_rest", dtype)
+    start = loop.min + FloorDiv(loop.extent, step) * step
+    leftover = For(
+        rest, IntImm(dtype, 0), FloorMod(loop.extent, step), ForKind.SERIAL,
+        copy_with_fresh_vars(loop.body, {loop.loop_var: start + rest}), span=loop.span,
+    )
+    return SeqStmt((jammed, leftover), span=loop.span)
 
 
 class _Jammer(StmtExprMutator):

@@ -14,7 +14,12 @@
   whose ``elem_offset`` is the source offset plus the region's start; the match
   buffer's own data/shape/stride vars are substituted by those values;
 * a ``Reduce`` expression is computed into a one-element local buffer before the
-  statement that uses it (init value, then a loop nest over its axes).
+  statement that uses it (init value, then a loop nest over its axes);
+* the loops that drive a reduction -- a ``Reduce``'s axes, and each serial loop whose
+  variable is bound to a reduce iter var of a block with ``init`` whose body is
+  ``B[...] = B[...] <op> x`` -- get the annotation ``{REDUCTION_ANNOTATION: kind}``
+  (``"sum"``, ``"prod"``, ``"max"``, ``"min"``): the declared commutative-associative
+  update that ``vectorize_reductions`` may reorder into lanes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from irbuilder.ir import (
+    Add,
     Allocate,
     And,
     AttrStmt,
@@ -41,6 +47,7 @@ from irbuilder.ir import (
     MatchBufferRegion,
     Max,
     Min,
+    Mul,
     Or,
     PrimExpr,
     PrimFunc,
@@ -53,12 +60,46 @@ from irbuilder.ir import (
     const,
     make_data_var,
     seq,
+    structural_equal,
 )
 
 from .analysis import add, mul, product, substitute, uses_buffer_data
 from .pass_infra import function_pass
 
-__all__ = ["allocation_extent", "contiguous_strides", "lower_blocks"]
+__all__ = ["REDUCTION_ANNOTATION", "allocation_extent", "contiguous_strides", "lower_blocks"]
+
+REDUCTION_ANNOTATION = "tvmscript.reduction"
+"""Loop annotation: the loop drives a declared reduction of this kind (see module doc)."""
+
+_KIND_NAMES = {ReduceKind.SUM: "sum", ReduceKind.PROD: "prod", ReduceKind.MAX: "max",
+               ReduceKind.MIN: "min"}
+
+
+def _update_kind(body: Stmt) -> str | None:
+    """The kind of ``B[i] = B[i] <op> x`` (either operand order), or None."""
+    if not isinstance(body, BufferStore):
+        return None
+    value = body.value
+    if not isinstance(value, (Add, Mul, Max, Min)):
+        return None
+    kind = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}[type(value)]
+    for operand in (value.a, value.b):
+        if (
+            isinstance(operand, BufferLoad)
+            and operand.buffer is body.buffer
+            and len(operand.indices) == len(body.indices)
+            and all(structural_equal(a, b) for a, b in zip(operand.indices, body.indices))
+        ):
+            return kind
+    return None
+
+
+def _annotated(loop: For, kind: str) -> For:
+    annotations = {**loop.annotations, REDUCTION_ANNOTATION: kind}
+    return For(
+        loop.loop_var, loop.min, loop.extent, loop.kind, loop.body, loop.thread_binding,
+        annotations, span=loop.span,
+    )
 
 
 def contiguous_strides(shape: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
@@ -159,6 +200,14 @@ class _BlockLowerer(StmtExprMutator):
     def __init__(self) -> None:
         self.vmap: dict[Var, PrimExpr] = {}
         self.bmap: dict[Buffer, Buffer] = {}
+        self.reduce_loops: dict[Var, str] = {}
+
+    def visit_for_(self, node: For) -> Stmt:
+        lowered = self.generic_mutate(node)
+        kind = self.reduce_loops.get(node.loop_var)
+        if kind is None or not isinstance(lowered, For) or lowered.kind is not ForKind.SERIAL:
+            return lowered
+        return _annotated(lowered, kind)
 
     def visit_var_(self, var: Var) -> PrimExpr:
         return self.vmap.get(var, var)
@@ -193,10 +242,13 @@ class _BlockLowerer(StmtExprMutator):
             if reduce.condition is not None and not _is_true(reduce.condition):
                 condition = substitute(reduce.condition, fresh)
                 update = IfThenElse(condition, update, span=reduce.span)
+            kind = _KIND_NAMES.get(reduce.kind)
+            marks = {REDUCTION_ANNOTATION: kind} if kind is not None else {}
             for axis in reversed(reduce.axes):
                 update = For(
                     fresh[axis.var], substitute(axis.dom.min, fresh),
-                    substitute(axis.dom.extent, fresh), ForKind.SERIAL, update, span=axis.span,
+                    substitute(axis.dom.extent, fresh), ForKind.SERIAL, update,
+                    annotations=dict(marks), span=axis.span,
                 )
             parts.append(update)
         result = seq([*parts, rewritten])
@@ -235,6 +287,7 @@ class _BlockLowerer(StmtExprMutator):
             views = [self._match_view(m) for m in block.match_buffers]
             body = self.visit_stmt(block.body)
             if block.init is not None:
+                self._mark_reduce_loops(block, values, body)
                 init = self.visit_stmt(block.init)
                 cond = self._init_condition(block, values)
                 if not _is_true(cond):
@@ -248,6 +301,14 @@ class _BlockLowerer(StmtExprMutator):
         finally:
             self.vmap = saved_v
             self.bmap = saved_b
+
+    def _mark_reduce_loops(self, block: Block, values: list[PrimExpr], body: Stmt) -> None:
+        kind = _update_kind(body)
+        if kind is None:
+            return
+        for iv, value in zip(block.iter_vars, values):
+            if iv.kind is IterKind.REDUCE and isinstance(value, Var):
+                self.reduce_loops[value] = kind
 
     def _init_condition(self, block: Block, values: list[PrimExpr]) -> PrimExpr:
         cond: PrimExpr = const(True)

@@ -20,6 +20,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
     unroll_loop             T.unroll loops (and small constant loops)
     simplify                fold the unrolled constants
+    vectorize_reductions    declared (block) reductions accumulate in fixed lanes (opt 1;
+                            config {"vectorize_reductions": {"enabled": False}} keeps order)
     vectorize_loop          T.vectorized loops become Ramp/Broadcast code
     simplify                clean the vector index arithmetic
     entry_checks            argument checks, data/shape bindings
@@ -64,6 +66,7 @@ from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .plan_alloc import plan_allocation_location
 from .promote import promote_accumulators
 from .race_check import check_parallel_races
+from .reduce_vectorize import vectorize_reductions
 from .scalar_return import lower_scalar_return
 from .simplify import simplify
 from .stream_vectorize import vectorize_streams
@@ -98,6 +101,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "memory_reuse",
     "unroll_loop",
     "simplify",
+    "vectorize_reductions",
     "vectorize_loop",
     "simplify",
     "entry_checks",
@@ -159,6 +163,7 @@ def lowering_passes(
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
+        "vectorize_reductions": vectorize_reductions,
         "vectorize_loop": vectorize_loop,
         "entry_checks": entry_checks,
         "vectorize_streams": vectorize_streams,

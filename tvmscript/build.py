@@ -371,6 +371,9 @@ def build(
       element another iteration writes or reads (``DiagnosticError`` at the access and the
       loop; see docs/race-check.md); a loop annotated ``{"tvmscript.allow_races": True}``
       is exempt.
+    * ``strict_reductions=False``: keep block reductions (``T.init``/``T.axis.reduce``,
+      ``T.sum``...) in source order instead of the fixed lane-split order of
+      ``lowering.reduce_vectorize`` (docs/performance.md).
     * ``progress=None``: a build still running after a second reports its passes and LLVM
       phases on stderr (``None`` follows ``TVMSCRIPT_PROGRESS``); not part of the cache key.
 

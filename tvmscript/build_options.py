@@ -46,6 +46,8 @@ class BuildOptions:
     """Count heap allocations per compiled library (:meth:`Kernel.allocation_stats`)."""
     copy_noncontiguous_inputs: bool = True
     """A non-C-contiguous array passed for a buffer the kernel only reads is copied."""
+    strict_reductions: bool = False
+    """Keep block reductions in source order (no lane-split ``vectorize_reductions``)."""
     check_races: bool = True
     """Refuse ``T.parallel`` loops whose iterations may conflict (``lowering.race_check``;
     ``DiagnosticError`` at the access and the loop)."""
@@ -71,6 +73,7 @@ class BuildOptions:
             self.count_allocations,
             self.copy_noncontiguous_inputs,
             self.check_races,
+            self.strict_reductions,
             "host" if self.target is None else (str(self.target), self.target.llvm_features),
             tuple(sorted(ctx.disabled_passes)),
             repr(sorted((k, sorted(v.items())) for k, v in ctx.config.items())),
@@ -86,6 +89,7 @@ _BOOL_OPTIONS = (
     "count_allocations",
     "copy_noncontiguous_inputs",
     "check_races",
+    "strict_reductions",
 )
 _ALL_OPTIONS = (*_BOOL_OPTIONS, "cache")
 
@@ -192,6 +196,27 @@ def lower_for_build(
     """
     func = prepare_for_cpu(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
+    if options.strict_reductions:
+        outer = PassContext.current()
+        config = {name: dict(values) for name, values in outer.config.items()}
+        config.setdefault("vectorize_reductions", {})["enabled"] = False
+        strict = PassContext(
+            opt_level=outer.opt_level,
+            disabled_passes=outer.disabled_passes,
+            config=config,
+            instruments=outer.instruments,
+        )
+        with strict:
+            return _lower(func, options, extra, instruments)
+    return _lower(func, options, extra, instruments)
+
+
+def _lower(
+    func: PrimFunc,
+    options: BuildOptions,
+    extra: list[tuple[Pass, str]],
+    instruments: Sequence[PassInstrument],
+) -> PrimFunc:
     try:
         return lowering.lower(
             func,

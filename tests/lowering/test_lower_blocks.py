@@ -48,8 +48,9 @@ def buf(
     return Buffer(name, data or make_data_var(f"{name}_data", as_dtype(dtype)), shape, dtype)
 
 
-def loop(var: Var, extent: int, body: Stmt) -> For:
-    return For(var, const(0), const(extent), ForKind.SERIAL, body)
+def loop(var: Var, extent: int, body: Stmt, reduction: str | None = None) -> For:
+    marks = {} if reduction is None else {"tvmscript.reduction": reduction}
+    return For(var, const(0), const(extent), ForKind.SERIAL, body, annotations=marks)
 
 
 def func(body: Stmt, *buffers: Buffer) -> PrimFunc:
@@ -100,6 +101,7 @@ def test_matmul_init_becomes_guarded_store_on_first_reduction_iteration() -> Non
                         BufferStore(c, c[i, j] + a[i, k] * b[k, j], (i, j)),
                     )
                 ),
+                reduction="sum",  # the declared reduction, for vectorize_reductions
             ),
         ),
     )
@@ -240,6 +242,7 @@ def test_reduce_expression_is_computed_into_a_local_temp() -> None:
                 const(8),
                 ForKind.SERIAL,
                 BufferStore(tmp, Max(tmp[0], a[i, k.var]), (const(0),)),
+                annotations={"tvmscript.reduction": "max"},
             ),
             BufferStore(c, tmp[0] * 2.0, (i,)),
         )

@@ -466,6 +466,8 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
+    from lowering.reduce_vectorize import vectorize_reductions
+
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
     names = [p.name for p in default_pipeline(target=avx2)]
     assert names[:5] == [
@@ -489,6 +491,7 @@ def test_default_pipeline_order() -> None:
         memory_reuse,
         lowering.unroll_loop,
         lowering.simplify,
+        vectorize_reductions,
         lowering.vectorize_loop,
         lowering.simplify,
         lowering.entry_checks,
