@@ -45,9 +45,8 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
 
 def _our_kernels(n: int) -> dict[str, Any]:
     import tvmscript
-    from tvmscript import tir as T
-
     from benchmarks.schedule import benchmark_target
+    from tvmscript import tir as T
 
     tasks = n // CHUNK
 
