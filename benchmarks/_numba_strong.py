@@ -23,7 +23,7 @@ CHOICE = {
     "fused": "prange_fast",
     "rowsum": "prange_fast",
     "softmax": "prange_fast",
-    "transpose": "prange_t32",
+    "transpose": "prange_t16",
     "matmul_naive": "local_acc",
     "matmul_tiled": "in_place_4x64",
     "conv2d": "direct",

@@ -19,19 +19,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .schedule import MATMUL_PACKED_TILE, benchmark_target, host_has_avx512
+from .schedule import MATMUL_PACKED_TILE, benchmark_target
 
 #: The variant each strong twin uses (the fastest on a Zen 4 AVX-512 host, 2 threads).
 CHOICE = {
-    "vadd": "v16",
-    "fused": "v16_fastexp",
+    "vadd": "v64",
+    "fused": "v64_fastexp",
     "rowsum": "acc64",
-    "softmax": "v16_fastexp",
-    "transpose": "t16_vec_write",
-    "matmul_naive": "local_acc",
-    "matmul_tiled": "in_place_4x64",
-    "conv2d": "blocked_8x8",
-    "stencil": "v16_tail",
+    "softmax": "v64_fastexp",
+    "transpose": "t16_staged",
+    "matmul_naive": "in_c",
+    "matmul_tiled": "goto_packed",
+    "conv2d": "blocked_16x8",
+    "stencil": "rows2_v16",
     "gather": "par_v16",
     "histogram": "private",
 }
@@ -323,8 +323,6 @@ def tvm_strong_variants(tvm: Any, T: Any) -> dict[str, dict[str, Any]]:
                                 C[T.min(im * mr + ii, 1023), jc * nc + jr * nr + ji] = acc[ii, ji]
 
     V["matmul_tiled"] = {"in_place_4x64": mm_in_place, "packed_b_4x64": mm_packed_b, "goto_packed": mm_goto}
-    if not host_has_avx512():
-        CHOICE["matmul_tiled"] = "goto_packed"
 
     # -- conv2d: 8 output channels x 8 columns of accumulators (the nest ours uses), or
     # 4 channels x 16 columns (16 = one zmm; the 56-wide rows end with a masked-off tail)

@@ -6,7 +6,9 @@ comes from DRAM):
 * numpy: ``np.copyto`` (copy, one thread), ``arr.fill`` (write, one thread), ``np.sum``
   (read, one thread, also does the adds);
 * ours: tvmscript kernels with ``T.parallel`` over 64 KiB chunks and ``T.vectorized``
-  bodies, on every core: read (a 64-lane sum per chunk), write (a constant) and copy.
+  bodies, on every core: read (a 64-lane sum per chunk), write (a constant) and copy;
+* numba (when importable): the same three as ``prange`` loops with ``fastmath``, on every
+  core (a third opinion: the machine's limit is the best any of them reaches).
 
 Bandwidth is *bytes the program asks to move* / time: a copy of N bytes counts 2N (read +
 write); the write-allocate reads the caches do behind a store are not counted, as
@@ -84,6 +86,31 @@ def _our_kernels(n: int) -> dict[str, Any]:
             (("read", read), ("write", write), ("copy", copy))}
 
 
+def _numba_kernels() -> dict[str, Any]:
+    import numba
+
+    njf = numba.njit(parallel=True, fastmath=True, cache=False)
+
+    @njf
+    def read(a):  # type: ignore[no-untyped-def]
+        s = np.float32(0)
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    @njf
+    def write(b):  # type: ignore[no-untyped-def]
+        for i in numba.prange(b.shape[0]):
+            b[i] = np.float32(1)
+
+    @njf
+    def copy(a, b):  # type: ignore[no-untyped-def]
+        for i in numba.prange(a.shape[0]):
+            b[i] = a[i]
+
+    return {"read": read, "write": write, "copy": copy}
+
+
 def measure(mib: int = 128, repeat: int = 10) -> dict[str, dict[str, float]]:
     """``{"numpy": {...}, "ours": {...}, "best": {...}}`` of GB/s (1e9 bytes/s) for
     ``read``, ``write`` and ``copy``; ``ours`` is missing when tvmscript cannot build."""
@@ -111,6 +138,16 @@ def measure(mib: int = 128, repeat: int = 10) -> dict[str, dict[str, float]]:
             "read": gbs(nbytes, _best(lambda: ours["read"](a, s), repeat)),
             "write": gbs(nbytes, _best(lambda: ours["write"](b), repeat)),
             "copy": gbs(2 * nbytes, _best(lambda: ours["copy"](a, b), repeat)),
+        }
+    try:
+        nb = _numba_kernels()
+    except ImportError:
+        pass
+    else:
+        result["numba"] = {
+            "read": gbs(nbytes, _best(lambda: nb["read"](a), repeat)),
+            "write": gbs(nbytes, _best(lambda: nb["write"](b), repeat)),
+            "copy": gbs(2 * nbytes, _best(lambda: nb["copy"](a, b), repeat)),
         }
     result["best"] = {k: max(r[k] for r in result.values()) for k in ("read", "write", "copy")}
     return result
