@@ -20,16 +20,16 @@ from .schedule import MATMUL_PACKED_TILE
 #: The variant each strong twin uses (the fastest on a Zen 4 AVX-512 host, 2 threads).
 CHOICE = {
     "vadd": "prange",
-    "fused": "prange_fast",
+    "fused": "prange_polyexp",
     "rowsum": "prange_fast",
-    "softmax": "prange_fast",
+    "softmax": "prange_polyexp",
     "transpose": "prange_t16",
     "matmul_naive": "local_acc",
     "matmul_tiled": "in_place_4x64",
     "conv2d": "direct",
     "stencil": "prange",
     "gather": "prange",
-    "histogram": "private",
+    "histogram": "serial",
 }
 
 

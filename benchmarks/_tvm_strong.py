@@ -32,7 +32,7 @@ CHOICE = {
     "matmul_tiled": "goto_packed",
     "conv2d": "blocked_16x8",
     "stencil": "rows2_v16",
-    "gather": "par_v16",
+    "gather": "par_scalar",
     "histogram": "private",
 }
 
