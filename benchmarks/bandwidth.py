@@ -12,9 +12,11 @@ comes from DRAM):
 
 Bandwidth is *bytes the program asks to move* / time: a copy of N bytes counts 2N (read +
 write); the write-allocate reads the caches do behind a store are not counted, as
-``STREAM`` does not count them. ``suite.py`` divides each memory-bound kernel's bytes by its
-time and by the matching probe: the best ``read`` figure for kernels that only read, the
-best ``copy`` figure for kernels that read and write.
+``STREAM`` does not count them. ``suite.py`` bounds each memory-bound kernel by the time the
+best ``read`` and ``write`` figures need for its bytes (reads / read + writes / write) and
+prints that bound / the kernel's time. ``copy`` is shown for reference only: on the
+reference VM a copy (numpy's memcpy, ours, numba's) runs well below what the read and write
+streams and even ``vadd`` reach, so it would flatter every kernel.
 
     python benchmarks/bandwidth.py [--mib 128] [--repeat 10]
 """

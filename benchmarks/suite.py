@@ -8,7 +8,8 @@ peers are the *strong* twins (``_tvm_strong.py``, ``_numba_strong.py``: the fast
 of each kernel we could write with that peer); ``tvm-same`` is TVM running the nest written
 exactly as ours is (``_tvm_suite.py``) or, for the user-style rows, the same user-style form
 (``_tvm_user.py``); ``limit`` is the fraction of the measured streaming bandwidth
-(``bandwidth.py``) our kernel reaches, or its GFLOP/s for compute-bound kernels.
+(``bandwidth.py``: the time the probe's read and write streams need for the kernel's bytes,
+divided by our time) our kernel reaches, or its GFLOP/s for compute-bound kernels.
 
     python benchmarks/suite.py [--rounds 3] [--repeat 5] [--only vadd,block_rowsum]
         [--same-nest] [--no-user] [--json PATH] [--no-json] [--no-bandwidth]
@@ -44,18 +45,18 @@ SLOW_CALL = 1.0
 
 _N = SIZES["vadd"]
 _MB = 4 * 4096 * 4096  # one 4096 x 4096 float32 matrix
-#: Bytes each memory-bound kernel must move (compulsory traffic: every input read once,
-#: every output written once) and which bandwidth probe bounds it ("read" when it writes
-#: next to nothing, else "copy").
-TRAFFIC: dict[str, tuple[int, str]] = {
-    "vadd": (3 * 4 * _N, "copy"),
-    "fused": (4 * 4 * _N, "copy"),
-    "rowsum": (_MB + 4 * 4096, "read"),
-    "softmax": (2 * 4 * 4096 * 1024, "copy"),
-    "transpose": (2 * _MB, "copy"),
-    "stencil": (2 * _MB, "copy"),
-    "gather": (2 * 4 * SIZES["gather"][0] + 4 * SIZES["gather"][1], "copy"),
-    "histogram": (4 * SIZES["histogram"][0], "read"),
+#: Bytes each memory-bound kernel must read and write (compulsory traffic: every input read
+#: once, every output written once). Its limit time is reads / read bandwidth + writes /
+#: write bandwidth (the probe's pure streams sharing one memory bus).
+TRAFFIC: dict[str, tuple[int, int]] = {
+    "vadd": (2 * 4 * _N, 4 * _N),
+    "fused": (3 * 4 * _N, 4 * _N),
+    "rowsum": (_MB, 4 * 4096),
+    "softmax": (4 * 4096 * 1024, 4 * 4096 * 1024),
+    "transpose": (_MB, _MB),
+    "stencil": (_MB, _MB),
+    "gather": (4 * SIZES["gather"][0] + 4 * SIZES["gather"][1], 4 * SIZES["gather"][0]),
+    "histogram": (4 * SIZES["histogram"][0], 4 * 256),
 }
 #: Floating-point operations of the compute-bound kernels.
 FLOPS = {
@@ -143,9 +144,10 @@ def _tvm_user_runners(inputs: dict[str, Any], bases: dict[str, str]) -> dict[str
 
 def _limit(base: str, seconds: float, bandwidth: dict[str, float] | None) -> dict[str, Any]:
     if base in TRAFFIC and bandwidth:
-        nbytes, probe = TRAFFIC[base]
-        gbs = nbytes / seconds / 1e9
-        return {"gb_s": gbs, "probe": probe, "fraction": gbs / bandwidth[probe]}
+        reads, writes = TRAFFIC[base]
+        limit_s = reads / (bandwidth["read"] * 1e9) + writes / (bandwidth["write"] * 1e9)
+        return {"gb_s": (reads + writes) / seconds / 1e9, "limit_ms": limit_s * 1e3,
+                "fraction": limit_s / seconds}
     if base in FLOPS:
         return {"gflop_s": FLOPS[base] / seconds / 1e9}
     return {}
@@ -153,7 +155,7 @@ def _limit(base: str, seconds: float, bandwidth: dict[str, float] | None) -> dic
 
 def _limit_text(limit: dict[str, Any]) -> str:
     if "fraction" in limit:
-        return f"{100 * limit['fraction']:.0f}% {limit['probe']}"
+        return f"{100 * limit['fraction']:.0f}% bw"
     if "gflop_s" in limit:
         return f"{limit['gflop_s']:.0f} GF/s"
     return "-"
