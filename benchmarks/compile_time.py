@@ -80,7 +80,8 @@ _OURS = textwrap.dedent('''
     if {profile}:
         # Wrap the phases of build() to time them (same calls as tvmscript.build).
         import lowering, backend.codegen as cg, backend.runtime.engine as eng
-        tb = sys.modules["tvmscript.build"]
+        import importlib
+        tb = importlib.import_module("tvmscript.build")
         def timed(name, fn):
             def wrapper(*a, **k):
                 s = time.perf_counter()
