@@ -77,8 +77,10 @@ def main() -> None:
                 for label, run in runners.items():
                     time.sleep(args.settle)
                     best[label] = min(best[label], best_time(run, repeat))
-            fastest = min((b, l) for l, b in best.items() if ok[l])[1] if any(ok.values()) else "-"
-            cells = "  ".join(f"{l}={best[l] * 1e3:.2f}{'' if ok[l] else '(WRONG)'}" for l in runners)
+            valid = [(t, label) for label, t in best.items() if ok[label]]
+            fastest = min(valid)[1] if valid else "-"
+            cells = "  ".join(f"{label}={best[label] * 1e3:.2f}{'' if ok[label] else '(WRONG)'}"
+                              for label in runners)
             mark = "" if fastest == choice[name] else f"  <- CHOICE is {choice[name]}"
             print(f"{peer:<6} {name:<13} {cells}  fastest: {fastest}{mark}", flush=True)
 
