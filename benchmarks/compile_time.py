@@ -11,6 +11,21 @@ Every measurement runs in a fresh process (imports excluded, reported separately
   ``/work/peers/bin/python`` (skipped when it is absent).
 
 Run: ``python benchmarks/compile_time.py [repeats]``. Goals: cold <= TVM (~60 ms), warm <= 5 ms.
+
+``python benchmarks/compile_time.py --suite`` reports the split for every kernel of the
+suite (``benchmarks/kernels.py``), one fresh process per side:
+
+* ours: parse (the ``@T.prim_func`` decorator, timed by wrapping it while
+  ``benchmarks.kernels`` is imported), lowering (the pipeline's passes through
+  ``lowering.PassContext(instruments=[TimePasses()])``; the three slowest passes are named),
+  LLVM IR generation, LLVM parse + verify, LLVM optimisation (the ``default<O3>`` pipeline),
+  machine code (``emit_object``), JIT link, and the Python entry (builtin + kernel objects).
+  The LLVM phases are timed by wrapping the functions ``tvmscript.build`` and
+  ``backend.runtime.engine`` call (the compiler is not changed); ``cache=False``.
+* TVM 0.27 (``/work/peers/bin/python``): parse (its parser's ``parse`` call under
+  ``@T.prim_func``, wrapped, for the same-nest twins of ``benchmarks/_tvm_suite.py``) and ``tvm.compile`` (TIR passes, LLVM
+  optimisation and code generation together: 0.27 exposes no split of its LLVM phases to
+  Python).
 """
 
 from __future__ import annotations
@@ -65,7 +80,8 @@ _OURS = textwrap.dedent('''
     if {profile}:
         # Wrap the phases of build() to time them (same calls as tvmscript.build).
         import lowering, backend.codegen as cg, backend.runtime.engine as eng
-        tb = sys.modules["tvmscript.build"]
+        import importlib
+        tb = importlib.import_module("tvmscript.build")
         def timed(name, fn):
             def wrapper(*a, **k):
                 s = time.perf_counter()
@@ -191,5 +207,143 @@ def main(repeats: int = 9) -> None:
             print(f"  {key:<32} {1e3 * statistics.median(values):7.2f} ms")
 
 
+_OURS_SUITE = textwrap.dedent('''
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    import tvmscript, tvmscript.tir
+    parse = {{}}
+    real_prim_func = tvmscript.tir.prim_func
+    def timed_prim_func(*a, **k):
+        if a and callable(a[0]) and not k:
+            s = time.perf_counter()
+            f = real_prim_func(*a, **k)
+            parse[a[0].__name__] = time.perf_counter() - s
+            return f
+        inner = real_prim_func(*a, **k)
+        def deco(fn):
+            s = time.perf_counter()
+            f = inner(fn)
+            parse[fn.__name__] = time.perf_counter() - s
+            return f
+        return deco
+    tvmscript.tir.prim_func = timed_prim_func
+    from benchmarks.kernels import KERNELS
+    tvmscript.tir.prim_func = real_prim_func
+    from lowering import PassContext, TimePasses
+    import backend.runtime.engine as eng
+    import llvmlite.binding as llvm
+    import importlib
+    tb = importlib.import_module("tvmscript.build")
+    phases = {{}}
+    def timed(name, fn):
+        def wrapper(*a, **k):
+            s = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                phases[name] = phases.get(name, 0.0) + time.perf_counter() - s
+        return wrapper
+    tb.lower_for_build = timed("lower", tb.lower_for_build)
+    tb.generate = timed("llvm_ir", tb.generate)
+    tb.entry_wrapper_ir = timed("llvm_ir", tb.entry_wrapper_ir)
+    eng.llvm.parse_assembly = timed("llvm_parse", llvm.parse_assembly)
+    eng.optimize = timed("llvm_opt", eng.optimize)
+    llvm.TargetMachine.emit_object = timed("machine_code", llvm.TargetMachine.emit_object)
+    eng._link = timed("link", eng._link)
+    tb._assemble = timed("entry", tb._assemble)
+    # one throwaway build: LLVM initialisation and the JIT's creation are not per kernel
+    from tvmscript import tir as T
+    @T.prim_func
+    def warm_up(A: T.Buffer((64,), "float32")):
+        for i in range(64):
+            A[i] = A[i] * T.float32(2)
+    tvmscript.build(warm_up, cache=False)
+    out = {{}}
+    for name, f in KERNELS.items():
+        phases.clear()
+        tp = TimePasses()
+        s = time.perf_counter()
+        with PassContext(instruments=[tp]):
+            tvmscript.build(f, cache=False)
+        total = time.perf_counter() - s
+        passes = sorted(((p, t) for p, t in tp.seconds.items() if p != "default_pipeline"),
+                        key=lambda kv: -kv[1])[:3]
+        out[name] = {{"parse": parse.get(name, parse.get("_" + name + "_in_place", parse.get(
+            "_" + name + "_packed", float("nan")))), "total": total, **dict(phases),
+            "top_passes": passes}}
+    print(json.dumps(out))
+''')
+
+_TVM_SUITE = textwrap.dedent('''
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    import tvm
+    from tvm.script import tirx as T
+    from benchmarks._tvm_suite import build_tvm_suite
+    from benchmarks.peers import make_inputs
+    import importlib
+    parse, build = {{}}, {{}}
+    entry = importlib.import_module("tvm.tirx.script.parser.entry")
+    real_parse = entry.parse
+    def timed_parse(func, *a, **k):
+        s = time.perf_counter()
+        try:
+            return real_parse(func, *a, **k)
+        finally:
+            parse[getattr(func, "__name__", "?")] = time.perf_counter() - s
+    entry.parse = timed_parse
+    class TimedTVM:
+        def __getattr__(self, name):
+            return getattr(tvm, name)
+        @staticmethod
+        def compile(mod, target):
+            s = time.perf_counter()
+            lib = tvm.compile(mod, target=target)
+            build[current[0]] = time.perf_counter() - s
+            return lib
+    current = [""]
+    inputs = make_inputs()
+    names = list(inputs)
+    for name in names:
+        current[0] = name
+        build_tvm_suite(TimedTVM(), T, inputs, names={{name}})
+    print(json.dumps({{"parse": parse, "build": build}}))
+''')
+
+SPLIT = ("parse", "lower", "llvm_ir", "llvm_parse", "llvm_opt", "machine_code", "link", "entry")
+
+
+def suite_split() -> None:
+    """Print the per-phase split of source-to-callable for the suite's kernels, ours and
+    TVM's (one fresh process each)."""
+    ours = _run(sys.executable, _OURS_SUITE.format(root=str(ROOT)), {})
+    tvm: dict[str, object] = {}
+    if PEER_PYTHON.exists():
+        try:
+            tvm = _run(str(PEER_PYTHON), _TVM_SUITE.format(root=str(ROOT)), {})
+        except RuntimeError as exc:
+            print(f"tvm: {exc}")
+    print("source-to-callable of the suite's kernels (ms; ours: cache=False, after one "
+          "throwaway build; TVM 0.27: same-nest twins)")
+    head = " ".join(f"{p:>8}" for p in SPLIT)
+    print(f"{'kernel':<14} {head} {'ours':>8} {'tvm parse':>9} {'tvm build':>9}  slowest passes")
+    tvm_parse = tvm.get("parse", {})
+    tvm_build = tvm.get("build", {})
+    assert isinstance(tvm_parse, dict) and isinstance(tvm_build, dict)
+    for name, row in ours.items():
+        assert isinstance(row, dict)
+        cells = " ".join(f"{1e3 * float(row.get(p, 0.0)):>8.1f}" for p in SPLIT)
+        total = 1e3 * (float(row["total"]) + float(row["parse"]))
+        tp = 1e3 * float(tvm_parse.get(name, tvm_parse.get(name + "_in_place", float("nan"))))
+        tb = 1e3 * float(tvm_build.get(name, float("nan")))
+        passes = ", ".join(f"{p} {1e3 * s:.0f}" for p, s in row["top_passes"])
+        print(f"{name:<14} {cells} {total:>8.1f} {tp:>9.1f} {tb:>9.1f}  {passes}")
+    print("ours = parse + build; the phases do not add up to it exactly: the rest is the "
+          "build's own bookkeeping (hashing, signature checks)")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    if "--suite" in sys.argv:
+        suite_split()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
