@@ -55,6 +55,7 @@ from .expr import (
     reduce_identity,
     wrap_int,
 )
+from .expr_text import expr_text, strip_parens
 from .function import IRModule, PrimFunc, set_script_printer
 from .functor import (
     DEFINITION_FIELDS,
@@ -114,6 +115,8 @@ from .target import Target
 
 __all__ = [
     "Target",
+    "expr_text",
+    "strip_parens",
     "INTRINSICS",
     "IntrinsicSpec",
     "Lowering",
