@@ -7,6 +7,7 @@ an ``EQ`` node); use :func:`structural_equal` for structural comparison.
 from .buffer import Buffer, BufferRegion, IterKind, IterVar, MatchBufferRegion, Range, make_data_var
 from .dtype import DataType, DataTypeLike, TypeCode, as_dtype
 from .expr import (
+    BINARY_OP_NAMES,
     EQ,
     GE,
     GT,
@@ -51,9 +52,7 @@ from .expr import (
     const,
     convert,
     promote,
-    quotient_overflows,
     reduce_identity,
-    wrap_int,
 )
 from .expr_text import expr_text, strip_parens
 from .function import IRModule, PrimFunc, set_script_printer
@@ -69,6 +68,7 @@ from .functor import (
     post_order_visit,
     rebuild,
 )
+from .int_arith import INT_BINARY_OPS, int_binary, quotient_overflows, trunc_div, wrap_int
 from .intrinsics import (
     INTRINSICS,
     IntrinsicSpec,
@@ -114,6 +114,10 @@ from .structural import (
 from .target import Target
 
 __all__ = [
+    "BINARY_OP_NAMES",
+    "INT_BINARY_OPS",
+    "int_binary",
+    "trunc_div",
     "Target",
     "expr_text",
     "strip_parens",
