@@ -23,7 +23,6 @@ from typing import Any
 
 from irbuilder.ir import (
     Allocate,
-    And,
     AttrStmt,
     Block,
     BlockRealize,
@@ -39,19 +38,16 @@ from irbuilder.ir import (
     IterKind,
     LetStmt,
     MatchBufferRegion,
-    Max,
-    Min,
-    Or,
     PrimExpr,
     PrimFunc,
     Reduce,
-    ReduceKind,
     SeqStmt,
     Stmt,
     StmtExprMutator,
     Var,
     const,
     make_data_var,
+    reduce_combine,
     seq,
 )
 
@@ -126,20 +122,6 @@ def _place_alloc(stmt: Stmt, buf: Buffer) -> Stmt:
     return _wrap_alloc(stmt, buf)
 
 
-def _combine(kind: ReduceKind, acc: PrimExpr, value: PrimExpr) -> PrimExpr:
-    if kind is ReduceKind.SUM:
-        return acc + value
-    if kind is ReduceKind.PROD:
-        return acc * value
-    if kind is ReduceKind.MAX:
-        return Max(acc, value)
-    if kind is ReduceKind.MIN:
-        return Min(acc, value)
-    if kind is ReduceKind.ALL:
-        return And(acc, value)
-    return Or(acc, value)
-
-
 class _ReduceExtractor(ExprMutator):
     """Replaces each outermost Reduce in a statement's own expressions by a temp load."""
 
@@ -187,7 +169,7 @@ class _BlockLowerer(StmtExprMutator):
             fresh = {axis.var: Var(axis.var.name, axis.var.dtype) for axis in reduce.axes}
             source = substitute(reduce.source, fresh)
             update: Stmt = BufferStore(
-                temp, _combine(reduce.kind, load, source), (const(0),), span=reduce.span
+                temp, reduce_combine(reduce.kind, load, source), (const(0),), span=reduce.span
             )
             update = self._expand_reduces(update)  # a Reduce nested in the source
             if reduce.condition is not None and not _is_true(reduce.condition):

@@ -86,6 +86,7 @@ from .message import (
     message_parts,
     render_message,
 )
+from .reducers import REDUCE_COMBINERS, reduce_combine
 from .span import Span
 from .stmt import (
     Allocate,
@@ -114,6 +115,8 @@ from .structural import (
 from .target import Target
 
 __all__ = [
+    "REDUCE_COMBINERS",
+    "reduce_combine",
     "BINARY_OP_NAMES",
     "INT_BINARY_OPS",
     "int_binary",
