@@ -48,6 +48,7 @@ from .expr import (
     StringImm,
     Sub,
     Var,
+    binary,
     binary_dtype,
     const,
     convert,
@@ -115,6 +116,7 @@ from .structural import (
 from .target import Target
 
 __all__ = [
+    "binary",
     "REDUCE_COMBINERS",
     "reduce_combine",
     "BINARY_OP_NAMES",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .buffer import Buffer, IterVar
 
 __all__ = [
+    "binary",
     "BINARY_OP_NAMES",
     "EQ",
     "GE",
@@ -895,6 +896,12 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
         if folded is not None:
             return folded
     return cls(x, y)
+
+
+def binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``cls(a, b)`` as the operators build it: operands promoted, integer constants folded
+    (:func:`~irbuilder.ir.int_arith.int_binary`; what belongs to run time is kept)."""
+    return _binary(cls, a, b)
 
 
 def _bitwise(op: str, logical: type[BinaryOp] | None, a: ExprLike, b: ExprLike) -> PrimExpr:

@@ -20,7 +20,7 @@ from .expr import (
     Or,
     PrimExpr,
     ReduceKind,
-    _binary,
+    binary,
     reduce_identity,
 )
 
@@ -40,4 +40,4 @@ REDUCE_COMBINERS: dict[ReduceKind, type[BinaryOp]] = {
 def reduce_combine(kind: ReduceKind, acc: ExprLike, value: ExprLike) -> PrimExpr:
     """``acc`` combined with ``value`` by ``kind`` (operands promoted and constants folded
     as the operators do)."""
-    return _binary(REDUCE_COMBINERS[kind], acc, value)
+    return binary(REDUCE_COMBINERS[kind], acc, value)

@@ -129,3 +129,16 @@ def test_folders_and_interpreter_read_the_same_semantics(name: str) -> None:
             assert V.binary(op, x, y, dtype) == expected
     built = IntImm(dtype, 5) // IntImm(dtype, 2)
     assert isinstance(built, IntImm) and built.value == int_binary("floordiv", 5, 2, dtype)
+
+
+def test_tir_builders_fold_with_the_same_semantics() -> None:
+    from irbuilder import tir as T
+    from irbuilder.ir import Div
+
+    i32 = as_dtype("int32")
+    lowest = IntImm(i32, -(1 << 31))
+    assert T.truncdiv(-7, 2).value == -3 and T.truncmod(-7, 2).value == -1  # type: ignore[attr-defined]
+    assert T.min(IntImm(i32, 3), IntImm(i32, -4)).value == -4  # type: ignore[attr-defined]
+    # INT_MIN / -1 is left for run time (OverflowError), not folded to a wrapped value.
+    assert isinstance(T.truncdiv(lowest, IntImm(i32, -1)), Div)
+    assert T.truncmod(lowest, IntImm(i32, -1)).value == 0  # type: ignore[attr-defined]
