@@ -6,7 +6,7 @@ runtime's entry wrappers can spell scalar parameter types with it too.
 
 from __future__ import annotations
 
-from irbuilder.ir import DataType, as_dtype
+from irbuilder.ir import DataType, TypeCode, as_dtype
 
 __all__ = ["CodegenError", "llvm_type", "mask_type", "mem_type", "scalar_type"]
 
@@ -25,10 +25,13 @@ def scalar_type(dtype: DataType, *, memory: bool = False) -> str:
         return "i8" if memory else "i1"
     if dtype.is_integer:
         return _SCALAR_INT[dtype.bits]
-    if dtype.is_float:
+    if dtype.code == TypeCode.FLOAT:
         return _SCALAR_FLOAT[dtype.bits]
+    if dtype.code == TypeCode.BFLOAT:
+        return "bfloat"
     if dtype.is_handle:
         return "ptr"
+    # float8 has no LLVM type: it is legalised to wider floats before code generation.
     raise CodegenError(f"no LLVM type for {dtype}")
 
 

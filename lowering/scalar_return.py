@@ -3,10 +3,12 @@
 A function whose body calls ``T.ret`` gets one more buffer parameter, ``ret_value`` of shape
 ``(1,)`` and the return type, appended after the others (attrs ``num_outputs`` += 1 and
 ``scalar_return``); each ``T.ret(v)`` becomes ``ret_value[0] = v``. The caller of the built
-kernel passes a zeroed array and returns its element (``tvmscript.build``). A ``T.ret`` must
-end the function on its path (the last statement, possibly inside trailing ifs, lets,
-attributes, allocations or the root block): an early exit from a loop or from the middle of
-the body is refused with :class:`UnsupportedConstructError` (the interpreter runs it).
+kernel passes a zeroed array and returns its element (``tvmscript.build``). Where every
+``T.ret`` ends the function on its path (the last statement, possibly inside trailing ifs,
+lets, attributes, allocations or the root block) that is all. Otherwise (an early return)
+a ``ret_flag`` is allocated: ``T.ret`` also sets it, and the rest of each enclosing sequence
+and the body of each enclosing serial loop run only while it is clear; ``T.ret`` inside a
+parallel or vectorized loop (or a ``while``) is refused with :class:`UnsupportedConstructError`.
 """
 
 from __future__ import annotations
@@ -19,14 +21,18 @@ from irbuilder.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferLoad,
     BufferStore,
     Call,
     CallKind,
     DeclBuffer,
     Evaluate,
+    For,
+    ForKind,
     IfThenElse,
     IntImm,
     LetStmt,
+    PrimExpr,
     PrimFunc,
     SeqStmt,
     Span,
@@ -36,6 +42,7 @@ from irbuilder.ir import (
     make_data_var,
 )
 from irbuilder.ir.functor import post_order_visit
+from irbuilder.ir.stmt import seq
 
 from .cpu_support import UnsupportedConstructError
 from .pass_infra import function_pass
@@ -107,6 +114,86 @@ class _Rewriter:
         return stmt
 
 
+class _EarlyReturn:
+    """An early ``T.ret``: store the value, set a flag, and skip what follows while it is set
+    (the rest of each enclosing sequence, the later iterations of each enclosing loop)."""
+
+    def __init__(self, func: PrimFunc, buffer: Buffer, flag: Buffer) -> None:
+        self.func = func
+        self.buffer = buffer
+        self.flag = flag
+        self.zero = IntImm(as_dtype("int32"), 0)
+
+    def refuse(self, what: str, span: Span | None) -> None:
+        raise UnsupportedConstructError(what, span, self.func.name)
+
+    def may_return(self, stmt: Stmt) -> bool:
+        found: list[bool] = []
+
+        def visit(node: object) -> None:
+            if isinstance(node, Evaluate) and _is_ret(node):
+                found.append(True)
+
+        post_order_visit(stmt, visit)
+        return bool(found)
+
+    def running(self) -> PrimExpr:
+        return BufferLoad(self.flag, (self.zero,)) == IntImm(as_dtype("int32"), 0)
+
+    def rewrite(self, stmt: Stmt) -> Stmt:
+        if _is_ret(stmt):
+            assert isinstance(stmt, Evaluate) and isinstance(stmt.value, Call)
+            value = stmt.value.args[0]
+            if value.dtype != self.buffer.dtype:
+                value = value.astype(self.buffer.dtype)
+            one = IntImm(as_dtype("int32"), 1)
+            store = BufferStore(self.buffer, value, (self.zero,), span=stmt.span)
+            return seq([store, BufferStore(self.flag, one, (self.zero,), span=stmt.span)])
+        if not self.may_return(stmt):
+            return stmt
+        if isinstance(stmt, SeqStmt):
+            out: list[Stmt] = []
+            for k, item in enumerate(stmt.seq):
+                out.append(self.rewrite(item))
+                rest = stmt.seq[k + 1 :]
+                if rest and self.may_return(item):
+                    guarded = self.rewrite(seq(list(rest)))
+                    out.append(IfThenElse(self.running(), guarded, None, span=rest[0].span))
+                    break
+            return seq(out)
+        if isinstance(stmt, IfThenElse):
+            else_case = None if stmt.else_case is None else self.rewrite(stmt.else_case)
+            then_case = self.rewrite(stmt.then_case)
+            return dataclasses.replace(stmt, then_case=then_case, else_case=else_case)
+        if isinstance(stmt, (LetStmt, AttrStmt, DeclBuffer, Allocate, Block)):
+            return dataclasses.replace(stmt, body=self.rewrite(stmt.body))
+        if isinstance(stmt, BlockRealize):
+            if stmt.block.init is not None and self.may_return(stmt.block.init):
+                self.refuse("T.ret in a block's T.init", stmt.span)
+            return dataclasses.replace(stmt, block=self.rewrite(stmt.block))  # type: ignore[arg-type]
+        if isinstance(stmt, For):
+            if stmt.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
+                self.refuse(f"T.ret inside a {stmt.kind.value} loop", stmt.span)
+            body = IfThenElse(self.running(), self.rewrite(stmt.body), None, span=stmt.span)
+            return dataclasses.replace(stmt, body=body)
+        self.refuse(f"T.ret inside a {type(stmt).__name__}", stmt.span)
+        return stmt
+
+
+def _with_flag(body: Stmt, flag: Buffer) -> Stmt:
+    zero = IntImm(as_dtype("int32"), 0)
+    init = BufferStore(flag, zero, (zero,), span=body.span)
+    declared = DeclBuffer(flag, seq([init, body]), span=body.span)
+    return Allocate(
+        flag.data,
+        flag.dtype,
+        IntImm(as_dtype("int32"), 1),
+        IntImm(as_dtype("bool"), 1),
+        declared,
+        span=body.span,
+    )
+
+
 @function_pass("lower_scalar_return")
 def lower_scalar_return(func: PrimFunc) -> PrimFunc:
     """Turn ``T.ret`` into a store to a trailing ``ret_value`` output parameter."""
@@ -118,7 +205,12 @@ def lower_scalar_return(func: PrimFunc) -> PrimFunc:
     handle = Var(RETURN_PARAM, as_dtype("handle"))
     data = make_data_var(f"{RETURN_PARAM}_data", dtype)
     buffer = Buffer(RETURN_PARAM, data, (IntImm(as_dtype("int32"), 1),), dtype)
-    body = _Rewriter(func, buffer).tail(func.body)
+    try:
+        body = _Rewriter(func, buffer).tail(func.body)
+    except UnsupportedConstructError:
+        flag_data = make_data_var("ret_flag_data", as_dtype("int32"))
+        flag = Buffer("ret_flag", flag_data, (IntImm(as_dtype("int32"), 1),), as_dtype("int32"))
+        body = _with_flag(_EarlyReturn(func, buffer, flag).rewrite(func.body), flag)
     attrs = dict(func.attrs)
     attrs["num_outputs"] = int(attrs.get("num_outputs", 0)) + 1
     attrs["scalar_return"] = True

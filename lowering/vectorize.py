@@ -19,6 +19,7 @@ independent: no loop-carried dependence analysis is done.
 from __future__ import annotations
 
 from irbuilder.ir import (
+    INTRINSICS,
     Add,
     AssertStmt,
     BinaryOp,
@@ -175,7 +176,11 @@ class _Vectorizer:
         args = tuple(self.expr(a) for a in expr.args)
         if all(n is o for n, o in zip(args, expr.args)):
             return expr
-        elementwise = expr.kind is CallKind.INTRINSIC or (
+        spec = INTRINSICS.get(expr.op) if expr.kind is CallKind.INTRINSIC else None
+        if spec is not None and not spec.pure:
+            raise CannotVectorize(f"intrinsic {expr.op!r} has side effects")
+        # The intrinsic table says which intrinsics apply lane-wise.
+        elementwise = (expr.kind is CallKind.INTRINSIC and (spec is None or spec.vector)) or (
             expr.kind is CallKind.BUILTIN and expr.op in _ELEMENTWISE_BUILTINS
         )
         if not elementwise:

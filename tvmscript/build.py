@@ -54,7 +54,7 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.bufferize import bufferize
-from lowering.cpu_support import check_cpu_support
+from lowering.cpu_prepare import prepare_for_cpu
 from lowering.scalar_return import has_scalar_return, lower_scalar_return
 from lowering.target import TargetLike
 
@@ -380,12 +380,10 @@ def build(
         )
     opts, cache = parse_options(opt_level, options)
     if isinstance(target, str) and target == "interp":
-        for func in _functions(func_or_module):
-            check_cpu_support(func)
         if isinstance(func_or_module, IRModule):
-            functions = dict(func_or_module.items())
+            functions = {name: prepare_for_cpu(f) for name, f in func_or_module.items()}
             return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
-        return make_interp_kernel(func_or_module)
+        return make_interp_kernel(prepare_for_cpu(func_or_module))
     if isinstance(target, str) and target.split()[:1] != ["llvm"]:
         raise ValueError(
             f"unknown target {target!r}; expected 'llvm', 'llvm -mcpu=...' or 'interp'"

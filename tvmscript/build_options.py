@@ -11,7 +11,7 @@ import lowering
 from backend.codegen import CodegenOptions
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext
-from lowering.cpu_support import check_cpu_support
+from lowering.cpu_prepare import prepare_for_cpu
 from lowering.race_check import RaceError
 from lowering.target import Target, as_target
 
@@ -197,7 +197,7 @@ def lower_for_build(func: PrimFunc, options: BuildOptions) -> PrimFunc:
     A parallel loop refused by the race check raises :class:`DiagnosticError` located at
     the access, with a note at the loop.
     """
-    check_cpu_support(func)
+    func = prepare_for_cpu(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
     try:
         return lowering.lower(

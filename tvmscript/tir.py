@@ -20,6 +20,7 @@ it) and ``T.allocate(shape=[16], dtype="float32")`` are accepted too.
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +122,7 @@ __all__ = [
     "iter_var",
     "macro",
     "reduce",
+    "comm_reducer",
     "boolean",
     "broadcast",
     "buffer",
@@ -136,6 +138,8 @@ __all__ = [
     "tvm_call_cpacked_lowered",
     "SizeVar",
     "BufferLoad",
+    "index_map",
+    "llvm_lookup_intrinsic_id",
 ]
 
 
@@ -229,8 +233,66 @@ def iter_var(var: Var, dom: Any, iter_type: str, thread_tag: str = "") -> IterVa
     return IterVar(var, dom, kind, thread_tag)
 
 
-def reduce(kind: str, source: Any, axis: Sequence[IterVar], where: Any = None) -> PrimExpr:
-    """``T.reduce("sum", src, axis=[T.iter_var(...)], where=c)``: a ``Reduce`` node."""
+def comm_reducer(combiner: Any, identity: Sequence[Any]) -> _ir.CommReducer:
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``: a commutative reducer.
+
+    The combiner takes ``2 * len(identity)`` parameters (the lhs values, then the rhs values)
+    and returns one expression or a tuple of them; each parameter becomes a variable of its
+    identity's type (an int identity is int32), as TVM builds it.
+    """
+    if not callable(combiner):
+        raise TypeError("T.comm_reducer: the combiner must be a function (a lambda)")
+    ids = tuple(convert(i) for i in identity)
+    names = list(inspect.signature(combiner).parameters)
+    if len(names) != 2 * len(ids) or not ids:
+        raise TypeError(
+            f"T.comm_reducer: the combiner takes {len(names)} parameters for "
+            f"{len(ids)} identity value(s); it needs two per value"
+        )
+    params = [Var(name, value.dtype) for name, value in zip(names, ids + ids)]
+    result = combiner(*params)
+    results = result if isinstance(result, tuple) else (result,)
+    half = len(ids)
+    exprs = tuple(convert(r) for r in results)
+    return _ir.CommReducer(tuple(params[:half]), tuple(params[half:]), exprs, ids)
+
+
+def reduce(
+    kind: Any,
+    source: Any,
+    axis: Sequence[IterVar],
+    where: Any = None,
+    *,
+    condition: Any = None,
+    init: Any = None,
+    value_index: int = 0,
+) -> PrimExpr:
+    """``T.reduce("sum", src, axis=[T.iter_var(...)], where=c)``: a ``Reduce`` node.
+
+    TVM's form ``T.reduce(T.comm_reducer(...), source=[src], init=[], axis=[...],
+    condition=c, value_index=0)`` is accepted for single-value reducers that are a sum,
+    product, min, max, and or or with their usual identity.
+    """
+    if isinstance(kind, _ir.CommReducer):
+        matched = kind.reduce_kind()
+        if matched is None:
+            raise ValueError(
+                "T.reduce: only a single-value comm_reducer computing a sum, product, min, "
+                "max, and or or (with its identity) has a Reduce kind here"
+            )
+        kind = matched.value
+    if isinstance(source, (list, tuple)):
+        if len(source) != 1 or value_index != 0:
+            raise ValueError("T.reduce: expected one source value (value_index=0)")
+        source = source[0]
+    if init:
+        raise ValueError("T.reduce: an explicit init is not supported (the kind's identity is)")
+    if condition is not None:
+        if where is not None:
+            raise TypeError("T.reduce: give the condition once (where= or condition=)")
+        folded = convert(condition)
+        true = isinstance(folded, _ir.IntImm) and folded.dtype.is_bool and folded.value == 1
+        where = None if true else folded
     try:
         reduce_kind = ReduceKind(kind)
     except ValueError:
@@ -361,8 +423,6 @@ buffer_var = ptr
 """``T.buffer_var(dtype, scope)``: TVM's name for :func:`ptr`."""
 
 
-tvm_call_packed = call_packed  # noqa: F405
-tvm_call_cpacked = call_cpacked  # noqa: F405
 tvm_call_packed_lowered = TVM_OP_BUILDERS["call_packed_lowered"]
 tvm_call_cpacked_lowered = TVM_OP_BUILDERS["call_cpacked_lowered"]
 
@@ -375,3 +435,57 @@ def SizeVar(name: str, dtype: Any) -> Var:
 def BufferLoad(buffer: _ir.Buffer, indices: Sequence[Any]) -> PrimExpr:
     """``T.BufferLoad(A, [i])``: the node ``A[i]``."""
     return _ir.BufferLoad(buffer, tuple(convert(i) for i in indices))
+
+
+def _accepting_dtype(fn: Any) -> Any:
+    # TVM's _op_wrapper: these T functions take and ignore a dtype= keyword.
+    def wrapped(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    wrapped.__name__ = wrapped.__qualname__ = fn.__name__
+    wrapped.__doc__ = fn.__doc__
+    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapped
+
+
+ceildiv = _accepting_dtype(ceildiv)  # noqa: F405
+floordiv = _accepting_dtype(floordiv)  # noqa: F405
+floormod = _accepting_dtype(floormod)  # noqa: F405
+truncdiv = _accepting_dtype(truncdiv)  # noqa: F405
+truncmod = _accepting_dtype(truncmod)  # noqa: F405
+address_of = _accepting_dtype(address_of)  # noqa: F405
+tvm_access_ptr = _accepting_dtype(tvm_access_ptr)  # noqa: F405
+call_packed = _accepting_dtype(call_packed)  # noqa: F405
+call_cpacked = _accepting_dtype(call_cpacked)  # noqa: F405
+tvm_call_packed = call_packed
+tvm_call_cpacked = call_cpacked
+tvm_stack_alloca = _accepting_dtype(tvm_stack_alloca)  # noqa: F405
+tvm_stack_make_shape = _accepting_dtype(tvm_stack_make_shape)  # noqa: F405
+tvm_stack_make_array = _accepting_dtype(tvm_stack_make_array)  # noqa: F405
+tvm_thread_allreduce = _accepting_dtype(tvm_thread_allreduce)  # noqa: F405
+ret = _accepting_dtype(ret)  # noqa: F405
+
+
+def index_map(
+    mapping: Any, *, inverse_index_map: Any = None, index_dtype: str = "int64"
+) -> Any:
+    """``T.index_map(lambda i, j: (j, i))``: an index map for ``Schedule.transform_layout``.
+
+    The schedule library's ``IndexMap`` (its index variables are int32; TVM's default
+    ``index_dtype`` is int64). ``inverse_index_map`` is accepted and not used: the schedule
+    computes and checks the inverse itself.
+    """
+    if not callable(mapping):
+        raise TypeError("T.index_map: the mapping must be a function (a lambda)")
+    from lowering.schedule import IndexMap as _IndexMap
+
+    return _IndexMap.from_func(mapping)
+
+
+def llvm_lookup_intrinsic_id(name: str) -> str:
+    """TVM's id of an LLVM intrinsic; our ``T.call_llvm_intrin`` takes the name itself, so
+    the name is returned unchanged (``T.call_llvm_pure_intrin("float32",
+    T.llvm_lookup_intrinsic_id("llvm.sqrt"), x)`` works)."""
+    if not isinstance(name, str) or not name.startswith("llvm."):
+        raise ValueError(f"T.llvm_lookup_intrinsic_id: expected an 'llvm.*' name, got {name!r}")
+    return name

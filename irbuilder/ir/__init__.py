@@ -87,7 +87,7 @@ from .message import (
     message_parts,
     render_message,
 )
-from .reducers import REDUCE_COMBINERS, reduce_combine
+from .reducer import REDUCE_COMBINERS, CommReducer, reduce_combine
 from .span import Span
 from .stmt import (
     Allocate,
@@ -123,6 +123,7 @@ __all__ = [
     "INT_BINARY_OPS",
     "int_binary",
     "trunc_div",
+    "CommReducer",
     "Target",
     "expr_text",
     "strip_parens",

@@ -131,6 +131,8 @@ class Buffer:
 
     def __getitem__(self, key: Any) -> Any:
         indices = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(i, slice) and i.step is not None for i in indices):
+            return self._strided_load(indices)
         if any(isinstance(i, slice) for i in indices):
             return self._region(indices)
         exprs = tuple(convert(i) for i in indices)
@@ -140,6 +142,33 @@ class Buffer:
                 f"indexed with {len(exprs)} indices"
             )
         return BufferLoad(self, exprs)
+
+    def _strided_load(self, indices: Sequence[Any]) -> BufferLoad:
+        # TVM's Buffer.__getitem__: a slice with a step is a vector load of a Ramp.
+        if len(indices) != len(self.shape):
+            raise IndexError(
+                f"buffer {self.name!r} has {len(self.shape)} dimensions, "
+                f"indexed with {len(indices)} indices"
+            )
+        exprs: list[PrimExpr] = []
+        for index, extent in zip(indices, self.shape):
+            if not isinstance(index, slice):
+                exprs.append(convert(index))
+                continue
+            begin = convert(0 if index.start is None else index.start)
+            stop = extent if index.stop is None else convert(index.stop)
+            step = convert(1 if index.step is None else index.step)
+            count = _simplify_extent(stop, begin)
+            if not (isinstance(count, IntImm) and isinstance(step, IntImm) and step.value > 0):
+                raise ValueError(
+                    f"buffer {self.name!r}: a strided slice needs a constant length and step"
+                )
+            lanes = -(-count.value // step.value)
+            if lanes == 1:
+                exprs.append(begin)
+            else:
+                exprs.append(Ramp(begin, step.astype(begin.dtype), lanes))
+        return BufferLoad(self, tuple(exprs))
 
     def _region(self, indices: Sequence[Any]) -> BufferRegion:
         if len(indices) != len(self.shape):
@@ -238,6 +267,24 @@ class Buffer:
             term = index if _is_one(stride) else index * stride
             total = term if _is_zero(total) else total + term
         return [total]
+
+    def get_flattened_buffer(self) -> Buffer:
+        """TVM's ``A.get_flattened_buffer()``: a 1-d buffer over the same data (no strides)."""
+        if self.strides:
+            raise ValueError(f"buffer {self.name!r}: get_flattened_buffer of a strided buffer")
+        size: PrimExpr = convert(1)
+        for dim in self.shape:
+            size = dim if _is_one(size) else size * dim
+        return Buffer(
+            self.name,
+            self.data,
+            (size,),
+            self.dtype,
+            elem_offset=self.elem_offset,
+            scope=self.scope,
+            data_alignment=self.data_alignment,
+            offset_factor=self.offset_factor,
+        )
 
     def full_region(self) -> BufferRegion:
         """The region covering the whole buffer."""

@@ -20,7 +20,11 @@ class TypeCode(enum.IntEnum):
     UINT = 1
     FLOAT = 2
     HANDLE = 3
+    BFLOAT = 4
     BOOL = 6
+    # Not DLPack codes (TVM v0.16 numbers them 6 and 7, clashing with our BOOL).
+    E4M3_FLOAT = 16
+    E5M2_FLOAT = 17
 
 
 _CODE_NAMES = {
@@ -29,6 +33,9 @@ _CODE_NAMES = {
     TypeCode.FLOAT: "float",
     TypeCode.HANDLE: "handle",
     TypeCode.BOOL: "bool",
+    TypeCode.BFLOAT: "bfloat",
+    TypeCode.E4M3_FLOAT: "e4m3_float",
+    TypeCode.E5M2_FLOAT: "e5m2_float",
 }
 _ALLOWED_BITS = {
     TypeCode.INT: (8, 16, 32, 64),
@@ -36,8 +43,20 @@ _ALLOWED_BITS = {
     TypeCode.FLOAT: (16, 32, 64),
     TypeCode.HANDLE: (64,),
     TypeCode.BOOL: (1,),
+    TypeCode.BFLOAT: (16,),
+    TypeCode.E4M3_FLOAT: (8,),
+    TypeCode.E5M2_FLOAT: (8,),
 }
-_DTYPE_RE = re.compile(r"^(int|uint|float|bool|handle)(\d+)?(?:x(\d+))?$")
+_DTYPE_RE = re.compile(
+    r"^(int|uint|float|bfloat|e4m3_float|e5m2_float|bool|handle)(\d+)?(?:x(vscalex)?(\d+))?$"
+)
+_LOW_PRECISION = (TypeCode.BFLOAT, TypeCode.E4M3_FLOAT, TypeCode.E5M2_FLOAT)
+# Largest finite values (numpy has no such types).
+_LOW_PRECISION_MAX = {
+    TypeCode.BFLOAT: 3.3895313892515355e38,
+    TypeCode.E4M3_FLOAT: 448.0,
+    TypeCode.E5M2_FLOAT: 57344.0,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +70,9 @@ class DataType:
     code: TypeCode
     bits: int
     lanes: int = 1
+    scalable: bool = False
+    """A scalable vector (``float32xvscalex4``: ``lanes * vscale`` lanes; parse and print
+    only, the CPU build refuses it)."""
 
     def __post_init__(self) -> None:
         if self.bits not in _ALLOWED_BITS[self.code]:
@@ -62,7 +84,9 @@ class DataType:
         name = _CODE_NAMES[self.code]
         if self.code not in (TypeCode.BOOL, TypeCode.HANDLE):
             name += str(self.bits)
-        if self.lanes != 1:
+        if self.scalable:
+            name += f"xvscalex{self.lanes}"
+        elif self.lanes != 1:
             name += f"x{self.lanes}"
         return name
 
@@ -84,7 +108,13 @@ class DataType:
 
     @property
     def is_float(self) -> bool:
-        return self.code == TypeCode.FLOAT
+        """A floating-point type: float16/32/64, bfloat16 and the float8 types."""
+        return self.code == TypeCode.FLOAT or self.code in _LOW_PRECISION
+
+    @property
+    def is_low_precision_float(self) -> bool:
+        """bfloat16, e4m3_float8 or e5m2_float8 (no numpy type: stored as uint16/uint8)."""
+        return self.code in _LOW_PRECISION
 
     @property
     def is_bool(self) -> bool:
@@ -96,11 +126,11 @@ class DataType:
 
     @property
     def is_scalar(self) -> bool:
-        return self.lanes == 1
+        return self.lanes == 1 and not self.scalable
 
     @property
     def is_vector(self) -> bool:
-        return self.lanes > 1
+        return self.lanes > 1 or self.scalable
 
     @property
     def itemsize(self) -> int:
@@ -115,7 +145,7 @@ class DataType:
         return self.with_lanes(1)
 
     def with_bits(self, bits: int) -> DataType:
-        return as_dtype(DataType(self.code, bits, self.lanes))
+        return as_dtype(DataType(self.code, bits, self.lanes, self.scalable))
 
     @property
     def min_value(self) -> int | float:
@@ -124,6 +154,8 @@ class DataType:
             return -(1 << (self.bits - 1))
         if self.is_uint or self.is_bool:
             return 0
+        if self.code in _LOW_PRECISION:
+            return -_LOW_PRECISION_MAX[self.code]
         if self.is_float:
             return float(np.finfo(self.numpy_dtype).min)
         raise TypeError(f"{self} has no minimum value")
@@ -137,15 +169,19 @@ class DataType:
             return (1 << self.bits) - 1
         if self.is_bool:
             return 1
+        if self.code in _LOW_PRECISION:
+            return _LOW_PRECISION_MAX[self.code]
         if self.is_float:
             return float(np.finfo(self.numpy_dtype).max)
         raise TypeError(f"{self} has no maximum value")
 
     @property
     def numpy_dtype(self) -> np.dtype[Any]:
-        """The numpy dtype of one lane."""
+        """The numpy dtype of one lane (bfloat16 is stored as uint16, float8 as uint8)."""
         if self.is_handle:
             raise TypeError("handle has no numpy equivalent")
+        if self.code in _LOW_PRECISION:
+            return np.dtype(f"uint{self.bits}")
         return np.dtype("bool" if self.is_bool else str(self.element_of()))
 
 
@@ -159,7 +195,7 @@ def _parse(text: str) -> DataType:
     match = _DTYPE_RE.match(text)
     if match is None:
         raise ValueError(f"unknown data type {text!r}")
-    name, bits_text, lanes_text = match.groups()
+    name, bits_text, scalable, lanes_text = match.groups()
     code = next(c for c, n in _CODE_NAMES.items() if n == name)
     if code == TypeCode.BOOL:
         bits = 1
@@ -174,7 +210,7 @@ def _parse(text: str) -> DataType:
             raise ValueError(f"data type {text!r} needs a bit width")
         bits = int(bits_text)
     lanes = int(lanes_text) if lanes_text else 1
-    return DataType(code, bits, lanes)
+    return DataType(code, bits, lanes, scalable is not None)
 
 
 def as_dtype(value: DataTypeLike) -> DataType:

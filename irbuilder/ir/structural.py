@@ -35,6 +35,8 @@ _BUFFER_DEF_FIELDS: dict[str, tuple[str, ...]] = {
     "DeclBuffer": ("buffer",),
     "Block": ("alloc_buffers",),
     "MatchBufferRegion": ("buffer",),
+    # A comm_reducer's parameters are defined by it (compared before its results).
+    "CommReducer": ("lhs", "rhs"),
 }
 
 

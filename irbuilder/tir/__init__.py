@@ -33,6 +33,7 @@ from .control import (
     buffer_store,
     evaluate,
     let,
+    realize,
 )
 from .exprs import (
     Broadcast_ as Broadcast,
@@ -158,6 +159,7 @@ __all__ = [
     "prim_func",
     "prod",
     "reads",
+    "realize",
     "reduce_axis",
     "reduce_max",
     "reduce_min",

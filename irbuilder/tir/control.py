@@ -14,6 +14,7 @@ from ..ir import (
     AssertStmt,
     Buffer,
     BufferLoad,
+    BufferRegion,
     BufferStore,
     Cast,
     Evaluate,
@@ -163,6 +164,27 @@ def attr(node: Any, attr_key: str, value: ExprLike | str) -> AttrFrame:
     builder("T.attr")
     expr = StringImm(value) if isinstance(value, str) else as_expr(value, "T.attr")
     return AttrFrame(node, attr_key, expr)
+
+
+REALIZE_ATTR = "buffer_realize"
+"""Attribute key of ``T.realize``: node ``(region, condition)``, value the storage scope."""
+
+
+def realize(buffer_slice: Any, storage_scope: str, condition: ExprLike = True) -> AttrFrame:
+    """``with T.realize(A[0:128], "")``: TVM's pre-schedule ``BufferRealize`` of a region.
+
+    Built as an ``AttrStmt`` (node ``(region, condition)``, key ``"buffer_realize"``, value the
+    scope) over the body; it parses and prints back, and the CPU build refuses it.
+    """
+    builder("T.realize")
+    if not isinstance(buffer_slice, BufferRegion):
+        raise TypeError(
+            f"T.realize: expected a buffer region such as A[0:8], got {type(buffer_slice).__name__}"
+        )
+    if not isinstance(storage_scope, str):
+        raise TypeError(f"T.realize: the storage scope must be a string, got {storage_scope!r}")
+    cond = _condition(condition, "T.realize")
+    return AttrFrame((buffer_slice, cond), REALIZE_ATTR, StringImm(storage_scope))
 
 
 def evaluate(value: ExprLike) -> None:

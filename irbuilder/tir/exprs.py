@@ -71,6 +71,8 @@ _BUILTINS = frozenset(
         "reinterpret",
         "assume",
         "if_then_else",
+        "prefetch",
+        "ret",
         "tvm_call_packed",
         "tvm_call_cpacked",
         "address_of",
@@ -81,7 +83,6 @@ _BUILTINS = frozenset(
         "tvm_stack_alloca",
         "tvm_stack_make_shape",
         "tvm_stack_make_array",
-        "prefetch",
     }
 )
 

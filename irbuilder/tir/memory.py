@@ -18,6 +18,7 @@ from ..ir import (
     Buffer,
     BufferLoad,
     BufferRegion,
+    DataType,
     ExprLike,
     IntImm,
     MatchBufferRegion,
@@ -25,6 +26,7 @@ from ..ir import (
     PrimExpr,
     Range,
     Var,
+    const,
     convert,
     make_data_var,
 )
@@ -44,6 +46,9 @@ __all__ = [
 ALLOCATE_CONST_DATA = "tir.allocate_const_data"
 """Annotation of an ``Allocate`` made by ``T.allocate_const``: the constant elements (a tuple
 of Python numbers, row-major). ``lowering.allocate_const`` turns it into initial stores."""
+
+ALLOCATE_CONST_LIMIT = 1 << 16
+"""The most elements a ``T.allocate_const`` may hold (each becomes one store when built)."""
 
 _DEFAULT_ALIGN = 64
 
@@ -174,16 +179,31 @@ def allocate_const(
     for dim in dims:
         assert isinstance(dim, IntImm)
         count *= dim.value
+    if count > ALLOCATE_CONST_LIMIT:
+        raise ValueError(
+            f"T.allocate_const: {count} elements; at most {ALLOCATE_CONST_LIMIT} are supported "
+            "(the build initialises them one store each)"
+        )
     values = np.asarray(data).reshape(-1)
     if values.size != count:
         raise ValueError(
             f"T.allocate_const: {values.size} values for extents of {count} elements"
         )
-    kind = bool if element.is_bool else float if element.is_float else int
-    constants = tuple(kind(v.item() if isinstance(v, np.generic) else v) for v in values.tolist())
+    # Each value must be a constant of the element type (a fraction into an integer type or
+    # an out-of-range value is an error, as for T.int32(1.5)).
+    constants = tuple(_const_value(v, element) for v in values.tolist())
     data_var = make_data_var("buffer_data", element, "global")
     notes = {**(annotations or {}), ALLOCATE_CONST_DATA: constants}
     return AllocateFrame(data_var, element, _product(dims), convert(True), notes)
+
+
+def _const_value(value: Any, element: DataType) -> bool | int | float:
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"T.allocate_const: expected numbers, got {type(value).__name__}")
+    number = getattr(const(value, element), "value", value)  # range and fraction checks
+    if element.is_bool:
+        return bool(number)
+    return float(number) if element.is_float else int(number)
 
 
 def _product(dims: Sequence[PrimExpr]) -> PrimExpr:

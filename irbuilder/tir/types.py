@@ -16,6 +16,27 @@ from __future__ import annotations
 from ._common import HandleType, ScalarType
 
 __all__ = [
+    "bfloat16",
+    "bfloat16x2",
+    "bfloat16x4",
+    "bfloat16x8",
+    "bfloat16x16",
+    "bfloat16x32",
+    "bfloat16x64",
+    "e4m3_float8",
+    "e4m3_float8x2",
+    "e4m3_float8x4",
+    "e4m3_float8x8",
+    "e4m3_float8x16",
+    "e4m3_float8x32",
+    "e4m3_float8x64",
+    "e5m2_float8",
+    "e5m2_float8x2",
+    "e5m2_float8x4",
+    "e5m2_float8x8",
+    "e5m2_float8x16",
+    "e5m2_float8x32",
+    "e5m2_float8x64",
     "bool_",
     "float16",
     "float16x16",
@@ -176,3 +197,25 @@ float64x8 = ScalarType("float64x8")
 float64x16 = ScalarType("float64x16")
 float64x32 = ScalarType("float64x32")
 float64x64 = ScalarType("float64x64")
+# Low-precision floats (TVM v0.16 spellings); numpy stores them as uint16/uint8.
+bfloat16 = ScalarType("bfloat16")
+bfloat16x2 = ScalarType("bfloat16x2")
+bfloat16x4 = ScalarType("bfloat16x4")
+bfloat16x8 = ScalarType("bfloat16x8")
+bfloat16x16 = ScalarType("bfloat16x16")
+bfloat16x32 = ScalarType("bfloat16x32")
+bfloat16x64 = ScalarType("bfloat16x64")
+e4m3_float8 = ScalarType("e4m3_float8")
+e4m3_float8x2 = ScalarType("e4m3_float8x2")
+e4m3_float8x4 = ScalarType("e4m3_float8x4")
+e4m3_float8x8 = ScalarType("e4m3_float8x8")
+e4m3_float8x16 = ScalarType("e4m3_float8x16")
+e4m3_float8x32 = ScalarType("e4m3_float8x32")
+e4m3_float8x64 = ScalarType("e4m3_float8x64")
+e5m2_float8 = ScalarType("e5m2_float8")
+e5m2_float8x2 = ScalarType("e5m2_float8x2")
+e5m2_float8x4 = ScalarType("e5m2_float8x4")
+e5m2_float8x8 = ScalarType("e5m2_float8x8")
+e5m2_float8x16 = ScalarType("e5m2_float8x16")
+e5m2_float8x32 = ScalarType("e5m2_float8x32")
+e5m2_float8x64 = ScalarType("e5m2_float8x64")

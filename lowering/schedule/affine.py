@@ -33,7 +33,7 @@ from irbuilder.ir import (
 __all__ = ["IterSplit", "IterSum", "bindings_affine", "detect", "normalize"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IterSplit:
     """``(source // lower_factor) % extent * scale``, ``source`` in ``[0, source_extent)``."""
 
@@ -47,7 +47,7 @@ class IterSplit:
         return IterSplit(self.source, self.source_extent, self.lower_factor, self.extent, scale)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IterSum:
     splits: tuple[IterSplit, ...]
     base: int

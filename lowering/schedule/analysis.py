@@ -156,18 +156,28 @@ def _single_writer(index: TreeIndex, block: Block) -> bool:
     return True
 
 
-def is_complete_block(index: TreeIndex, block: Block) -> bool:
-    """TVM's complete block: data-parallel iters, sole writer, reads none of its outputs."""
+def is_complete_block(index: TreeIndex, block: Block, *, sole_writer: bool = True) -> bool:
+    """TVM's complete block: data-parallel iters, sole writer, reads none of its outputs.
+
+    ``sole_writer=False`` drops the scope-wide writer rule (loop primitives check the
+    blocks inside the loop against each other instead).
+    """
     if block.init is not None or any(iv.kind != IterKind.SPATIAL for iv in block.iter_vars):
         return False
     if not _self_reads_ok(block, allowed_same=False):
         return False
-    return _single_writer(index, block)
+    return not sole_writer or _single_writer(index, block)
 
 
-def is_reduction_block(index: TreeIndex, block: Block) -> bool:
-    """TVM's reduction block: S/R iters, an init, writes indexed by spatial iters only."""
-    if block.init is None:
+def is_reduction_block(
+    index: TreeIndex, block: Block, *, need_init: bool = True, sole_writer: bool = True
+) -> bool:
+    """TVM's reduction block: S/R iters, an init, writes indexed by spatial iters only.
+
+    ``need_init=False`` also accepts the update half left by decompose_reduction: each
+    instance still reads and writes only the element its spatial iters select.
+    """
+    if need_init and block.init is None:
         return False
     if any(iv.kind not in (IterKind.SPATIAL, IterKind.REDUCE) for iv in block.iter_vars):
         return False
@@ -179,7 +189,7 @@ def is_reduction_block(index: TreeIndex, block: Block) -> bool:
                 return False
     if not _self_reads_ok(block, allowed_same=True):
         return False
-    return _single_writer(index, block)
+    return not sole_writer or _single_writer(index, block)
 
 
 def full_range(buffer: Buffer, dim: int) -> Range:
@@ -349,3 +359,20 @@ def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> lis
             if _mentions_any(rng.min, inner):
                 return fallback
     return points
+
+
+def position_dependent_vars(index: TreeIndex, block: Block) -> list[Var]:
+    """Vars of enclosing loops, lets or blocks that the block uses other than through its
+    bindings: such a block cannot be moved, inlined or rebuilt elsewhere."""
+    from irbuilder.ir import LetStmt as _LetStmt
+    from lowering.analysis.vars import free_vars
+
+    outer: set[int] = set()
+    for node in index.ancestors(block):
+        if isinstance(node, For):
+            outer.add(id(node.loop_var))
+        elif isinstance(node, _LetStmt):
+            outer.add(id(node.var))
+        elif isinstance(node, Block):
+            outer.update(id(iv.var) for iv in node.iter_vars)
+    return [v for v in free_vars(block) if id(v) in outer]

@@ -279,8 +279,6 @@ def cache_write(
 ) -> Block:
     name = "cache_write"
     buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
-    if consumers:
-        raise _fail(state, name, "consumer_blocks is not supported for cache_write", block)
     index = state.index
     realize = index.realize_of(block)
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
@@ -331,14 +329,73 @@ def cache_write(
             ]
         )
     )
+    readers = list(consumers or [])
+    _check_cache_readers(state, scope_block, position, buffer, region, readers)
     cache = make_cache_buffer(state, buffer, scope)
-    new = Substituter(bmap={buffer: cache}).visit_stmt(block)
-    assert isinstance(new, Block)
-    new = refresh_regions(new)
-    state.replace(realize, rebuild(realize, {"block": new}), {block: new})
+    sub = Substituter(bmap={buffer: cache})
+    for target in [block, *readers]:
+        new = sub.visit_stmt(target)
+        assert isinstance(new, Block)
+        new = refresh_regions(new)
+        target_realize = state.index.realize_of(target)
+        state.replace(target_realize, rebuild(target_realize, {"block": new}), {target: new})
     scope_block = _resolve(state, scope_block)
     _insert(state, scope_block, position + 1, copy_stage(region, cache, buffer, cache.name), cache)
     return _find_stage(state, cache.name)
+
+
+def _check_cache_readers(
+    state: ScheduleState,
+    scope: Block,
+    position: int,
+    buffer: Buffer,
+    region: BufferRegion,
+    readers: Sequence[Block],
+) -> None:
+    """``consumer_blocks`` of cache_write may read the cache instead of the buffer: each is
+    a later block of the scope reading only the copied region, with no write of the buffer
+    between the copy and it (it would not see that write)."""
+    from .compute_at import _covers
+
+    name = "cache_write"
+    index = state.index
+    siblings = index.child_blocks(scope)
+    for reader in readers:
+        if not any(b is reader for b in siblings):
+            raise _fail(state, name, f"block {reader.name_hint!r} is not in the same scope", reader)
+        reader_pos = _top_level(state, scope, index.realize_of(reader))
+        if reader_pos <= position:
+            raise _fail(
+                state, name, f"block {reader.name_hint!r} does not run after the writer", reader
+            )
+        if any(w is buffer for w in block_access(reader).write_buffers):
+            raise _fail(
+                state, name, f"block {reader.name_hint!r} also writes {buffer.name!r}", reader
+            )
+        reads = [block_region(state, reader, r) for r in access_regions(reader, buffer)]
+        if not reads:
+            raise _fail(
+                state, name, f"block {reader.name_hint!r} does not read {buffer.name!r}", reader
+            )
+        if not _covers(region, union_regions(reads)):
+            raise _fail(
+                state,
+                name,
+                f"block {reader.name_hint!r} may read {buffer.name!r} outside what the cache holds",
+                reader,
+            )
+        for other in siblings:
+            other_pos = _top_level(state, scope, index.realize_of(other))
+            writes = any(w is buffer for w in block_access(other).write_buffers)
+            if writes and position < other_pos <= reader_pos and other is not reader:
+                raise _fail(
+                    state,
+                    name,
+                    f"block {other.name_hint!r} writes {buffer.name!r} between the copy and "
+                    f"{reader.name_hint!r}, which would read the cache",
+                    other,
+                    reader,
+                )
 
 
 def set_scope(state: ScheduleState, block: Block, buffer_index: int, scope: str) -> None:

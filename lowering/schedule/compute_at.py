@@ -36,6 +36,7 @@ from irbuilder.ir import (
     IntImm,
     PrimExpr,
     Range,
+    SeqStmt,
     Stmt,
     Var,
     const,
@@ -55,6 +56,7 @@ from .analysis import (
     constant_offset_hull,
     is_complete_block,
     is_reduction_block,
+    position_dependent_vars,
     relax_region,
     union_regions,
 )
@@ -227,10 +229,38 @@ def _build_nest(
     return stmt
 
 
-def _insert_in_loop(state: ScheduleState, loop: For, stmt: Stmt, at_start: bool) -> None:
+def _insert_in_loop(
+    state: ScheduleState,
+    loop: For,
+    stmt: Stmt,
+    anchors: Sequence[Block],
+    before: bool,
+    index_hint: int,
+    name: str,
+) -> None:
+    """Insert ``stmt`` into the loop's body: before the first statement holding one of
+    ``anchors`` (compute_at's consumers) or after the last (reverse_compute_at's
+    producers). ``index_hint`` is TVM's ``index``: -1 the last possible place, -2 the
+    first, else a position in the body's statement list within those bounds."""
     body = loop.body
-    items = list(body.seq) if type(body).__name__ == "SeqStmt" else [body]  # type: ignore[attr-defined]
-    items = [stmt, *items] if at_start else [*items, stmt]
+    items = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    holding = [
+        k
+        for k, item in enumerate(items)
+        if any(a is item or state.index.is_ancestor(item, a) for a in anchors)
+    ]
+    lo, hi = (0, holding[0]) if before else (holding[-1] + 1, len(items))
+    if index_hint == -1:
+        position = hi
+    elif index_hint == -2:
+        position = lo
+    elif lo <= index_hint <= hi:
+        position = index_hint
+    else:
+        raise _fail(
+            state, name, f"index {index_hint} is outside the legal positions {lo}..{hi}", loop
+        )
+    items.insert(position, stmt)
     new_loop = rebuild(loop, {"body": seq(items)})
     state.replace(loop, new_loop, {loop: new_loop})
 
@@ -239,8 +269,16 @@ def compute_at(
     state: ScheduleState, block: Block, loop: For, preserve_unit_loops: bool, index_hint: int
 ) -> None:
     name = "compute_at"
-    del index_hint
     index = state.index
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     scope = _scope_and_check_loop(state, block, loop, name)
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
         raise _fail(
@@ -347,7 +385,7 @@ def compute_at(
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
-    _insert_in_loop(state, new_loop, nest, at_start=True)
+    _insert_in_loop(state, new_loop, nest, consumers, True, index_hint, name)
 
 
 def _widest(a: Range, b: Range) -> Range:
@@ -369,8 +407,16 @@ def reverse_compute_at(
     state: ScheduleState, block: Block, loop: For, preserve_unit_loops: bool, index_hint: int
 ) -> None:
     name = "reverse_compute_at"
-    del index_hint
     index = state.index
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     scope = _scope_and_check_loop(state, block, loop, name)
     if not is_complete_block(index, block):
         raise _fail(state, name, f"block {block.name_hint!r} is not a complete block", block)
@@ -470,7 +516,7 @@ def reverse_compute_at(
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
-    _insert_in_loop(state, new_loop, nest, at_start=False)
+    _insert_in_loop(state, new_loop, nest, producers, False, index_hint, name)
 
 
 def _loads(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:

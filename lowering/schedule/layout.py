@@ -43,7 +43,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .affine import bindings_affine
+from .affine import IterSum, bindings_affine
 from .edit import is_allocated, refresh_regions
 from .error import ScheduleError, render_error
 from .state import ScheduleState
@@ -75,6 +75,28 @@ class IndexMap:
         vmap = dict(zip(self.initial_indices, indices))
         return [substitute_expr(e, vmap) for e in self.final_indices]
 
+    def _bijection(self, shape: Sequence[Any]) -> list[IterSum]:
+        dims = [int(getattr(d, "value", d)) for d in shape]
+        if len(dims) != len(self.initial_indices):
+            raise ValueError(
+                f"the index map takes {len(self.initial_indices)} indices, got a "
+                f"{len(dims)}-d shape"
+            )
+        sums = bijection_sums(self, dims)
+        if sums is None:
+            raise ValueError(f"the index map is not a bijection of the shape {tuple(dims)}")
+        return sums
+
+    def map_shape(self, shape: Sequence[Any]) -> list[int]:
+        """The shape the map sends the index box of ``shape`` onto (it must be a bijection)."""
+        return [s.extent for s in self._bijection(shape)]
+
+    def inverse(self, shape: Sequence[Any]) -> IndexMap:
+        """The inverse map, for the index box of ``shape`` (the map must be a bijection)."""
+        sums = self._bijection(shape)
+        outputs = [Var(f"o{k}", as_dtype("int32")) for k in range(len(sums))]
+        return IndexMap(outputs, digits_inverse(self, sums, outputs))
+
     def __repr__(self) -> str:
         names = ", ".join(v.name for v in self.initial_indices)
         body = ", ".join(_py_expr(e) for e in self.final_indices)
@@ -101,6 +123,44 @@ def _py_expr(expr: PrimExpr) -> str:
             )
             return f"{a} {op} {b}"
     raise ValueError(f"cannot print {type(expr).__name__} in an index map")
+
+
+def bijection_sums(index_map: IndexMap, dims: Sequence[int]) -> list[IterSum] | None:
+    """The outputs as affine digit sums when the map is a bijection of the box ``dims``."""
+    extents = dict(zip(index_map.initial_indices, dims))
+    sums = bindings_affine(index_map.final_indices, extents)
+    total = 1
+    for dim in dims:
+        total *= dim
+    produced = 1
+    for found in sums or []:
+        produced *= found.extent
+    if sums is None or any(s.base != 0 for s in sums) or produced != total:
+        return None
+    return sums
+
+
+def digits_inverse(
+    index_map: IndexMap, sums: Sequence[IterSum], outputs: Sequence[Var]
+) -> list[PrimExpr]:
+    """Each input index as the sum of its digits read back from the output variables."""
+    result: list[PrimExpr] = []
+    for var in index_map.initial_indices:
+        recovered: PrimExpr | None = None
+        for out_var, found in zip(outputs, sums):
+            for split in found.splits:
+                if split.source is not var or split.extent == 1:
+                    continue
+                term: PrimExpr = out_var
+                if split.scale != 1:
+                    term = term // split.scale
+                if split.scale * split.extent < found.extent:
+                    term = term % split.extent
+                if split.lower_factor != 1:
+                    term = term * split.lower_factor
+                recovered = term if recovered is None else recovered + term
+        result.append(recovered if recovered is not None else const(0, var.dtype))
+    return result
 
 
 def as_index_map(value: IndexMap | Callable[..., Any], ndim: int) -> IndexMap:
@@ -199,18 +259,9 @@ def transform_layout(
         )
     if not all(isinstance(d, IntImm) for d in buffer.shape):
         raise _fail(state, name, f"{buffer.name!r} has a symbolic shape", block)
-    extents = {
-        v: d.value  # type: ignore[attr-defined]
-        for v, d in zip(index_map.initial_indices, buffer.shape)
-    }
-    sums = bindings_affine(index_map.final_indices, extents)
-    total_before = 1
-    for dim in extents.values():
-        total_before *= dim
-    total_after = 1
-    for found in sums or []:
-        total_after *= found.extent
-    if sums is None or any(s.base != 0 for s in sums) or total_after != total_before:
+    dims = [d.value for d in buffer.shape]  # type: ignore[attr-defined]
+    sums = bijection_sums(index_map, dims)
+    if sums is None:
         raise _fail(
             state,
             name,

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 from irbuilder.ir import (
     Block,
     BlockRealize,
+    BufferRegion,
     BufferStore,
     For,
     ForKind,
@@ -34,11 +36,13 @@ from lowering.analysis.vars import depends_on
 
 from .affine import bindings_affine
 from .analysis import (
+    access_regions,
     block_access,
     buffers_conflict,
     constant_extents,
     is_complete_block,
     is_reduction_block,
+    relax_region,
 )
 from .bindings import rewrite_below
 from .error import ScheduleError
@@ -266,8 +270,10 @@ def _check_blocks_below(
                 "sums of loop pieces)",
                 block,
             )
-        complete = is_complete_block(index, block)
-        if not complete and not is_reduction_block(index, block):
+        complete = is_complete_block(index, block, sole_writer=False)
+        if not complete and not is_reduction_block(
+            index, block, need_init=False, sole_writer=False
+        ):
             raise _fail(
                 state,
                 name,
@@ -291,6 +297,8 @@ def _check_blocks_below(
     for k, first in enumerate(blocks):
         for second in blocks[k + 1 :]:
             shared = buffers_conflict(block_access(first), block_access(second))
+            if shared is not None and parallel and _separated(state, top, first, second, shared):
+                continue
             if shared is not None:
                 raise _fail(
                     state,
@@ -301,6 +309,61 @@ def _check_blocks_below(
                     first,
                     second,
                 )
+
+
+def _separated(state: ScheduleState, loop: For, first: Block, second: Block, buffer: Any) -> bool:
+    """Whether two iterations of ``loop`` never touch one element of ``buffer`` through
+    ``first`` and ``second``: on some dimension every access of either, widened over the
+    loops inside ``loop``, is ``stride * p + common + a`` wide ``e`` with all the windows
+    ``[a, a + e)`` inside one stride (``p`` the loop's var)."""
+    if isinstance(loop.extent, IntImm) and loop.extent.value == 1:
+        return True
+    index = state.index
+    regions: list[BufferRegion] = []
+    for block in (first, second):
+        realize = index.realize_of(block)
+        binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        inner = {
+            lp.loop_var: Range(lp.min, lp.extent)
+            for lp in index.loops_above(block)
+            if index.is_ancestor(loop, lp)
+        }
+        accesses = access_regions(block, buffer) + access_regions(block, buffer, writes=True)
+        regions.extend(relax_region(r, binding, inner) for r in accesses)
+    if not regions:
+        return True
+    var = loop.loop_var
+    for dim in range(len(buffer.shape)):
+        if _dimension_separates([r.region[dim] for r in regions], var):
+            return True
+    return False
+
+
+def _dimension_separates(ranges: Sequence[Range], var: Var) -> bool:
+    from lowering.arith import to_linear
+    from lowering.arith.canonical import linear_coefficient
+
+    stride = None
+    base: PrimExpr | None = None
+    lows: list[int] = []
+    highs: list[int] = []
+    for rng in ranges:
+        if not isinstance(rng.extent, IntImm) or not rng.min.dtype.is_int:
+            return False
+        coef = linear_coefficient(rng.min, var)
+        if coef is None or coef <= 0 or (stride is not None and coef != stride):
+            return False
+        stride = coef
+        rest = rng.min - var * coef
+        if base is None:
+            base = rest
+        diff = to_linear(rest - base)
+        if diff.live_terms():
+            return False
+        lows.append(diff.const)
+        highs.append(diff.const + rng.extent.value)
+    assert stride is not None
+    return max(highs) - min(lows) <= stride
 
 
 def _check_distinct_writes(

@@ -49,7 +49,7 @@ from lowering.analysis.substitute import substitute, substitute_expr
 from lowering.analysis.vars import depends_on
 
 from .affine import bindings_affine
-from .analysis import constant_extents, is_reduction_block
+from .analysis import constant_extents, is_reduction_block, position_dependent_vars
 from .cache import unique_name
 from .edit import leaf_root, refresh_regions
 from .error import ScheduleError, render_error
@@ -80,6 +80,15 @@ def _fresh(iter_vars: list[IterVar]) -> tuple[list[IterVar], dict[Var, PrimExpr]
 def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     name = "decompose_reduction"
     index = state.index
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     if block.init is None:
         raise _fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
     if not is_reduction_block(index, block):
@@ -212,6 +221,15 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     block = blocks[0]
     if not is_reduction_block(index, block):
         raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )
     found = _reducer(block)
     if found is None:
         raise _fail(

@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
-from . import cache, compute_at, inline, layout, reduction
+from . import blockize, cache, compute_at, inline, layout, reduction, reindex
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -126,6 +126,11 @@ class Schedule:
         other._rand = random.Random()
         other._rand.setstate(self._rand.getstate())
         return other
+
+    def remove_rv(self, rand_var: RV) -> None:
+        """Forget a handle (later uses of it raise)."""
+        self._table.pop(rand_var, None)
+        self._owner.pop(rand_var, None)
 
     def seed(self, seed: int) -> None:
         self._rand.seed(seed)
@@ -267,9 +272,7 @@ class Schedule:
             self.work_on(func_name)
         state = self._state
         found = [
-            n
-            for n in state.index.nodes.values()
-            if isinstance(n, Block) and n.name_hint == name and n is not state.root
+            n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == name
         ]
         if not found:
             names = sorted(
@@ -596,6 +599,25 @@ class Schedule:
             lambda st: layout.transform_layout(st, node, buffer, mapping),
         )
 
+    def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
+        """Give the block a copy of the buffer indexed by its iter vars."""
+        node = self._block(block, "reindex")
+        return self._apply(  # type: ignore[no-any-return]
+            "reindex",
+            {"block": block, "buffer": buffer},
+            lambda st: reindex.reindex(st, node, buffer),
+        )
+
+    def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
+        """Re-index the block's iteration space with ``index_map`` (a bijection)."""
+        node = self._block(block, "transform_block_layout")
+        mapping = layout.as_index_map(index_map, 0)
+        self._apply(
+            "transform_block_layout",
+            {"block": block, "index_map": mapping},
+            lambda st: reindex.transform_block_layout(st, node, mapping),
+        )
+
     def storage_align(
         self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
     ) -> None:
@@ -611,6 +633,16 @@ class Schedule:
                 "offset": offset,
             },
             lambda st: layout.storage_align(st, node, buffer_index, axis, factor, offset),
+        )
+
+    # -- blocks ------------------------------------------------------------------------
+    def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
+        """Wrap the loop's subtree in an outer block ``<name>_o``."""
+        loop = self._loop(target, "blockize")
+        return self._apply(  # type: ignore[no-any-return]
+            "blockize",
+            {"target": target, "preserve_unit_iters": preserve_unit_iters},
+            lambda st: blockize.blockize(st, loop, preserve_unit_iters),
         )
 
     # -- annotations ---------------------------------------------------------------------

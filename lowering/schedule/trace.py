@@ -56,8 +56,25 @@ class Trace:
                 names[rv] = f"{rv.prefix}{len(names)}"
         return names
 
-    def as_python(self) -> list[str]:
+    def get_decision(self, inst: Instruction) -> Any:
+        """The decision recorded for a sampling instruction (None for others)."""
+        return inst.decision
+
+    def with_decision(self, inst: Instruction, decision: Any, remove_postproc: bool) -> Trace:
+        """A copy of the trace with ``inst``'s decision replaced."""
+        del remove_postproc
+        insts = [
+            Instruction(i.kind, i.kwargs, i.outputs, decision if i is inst else i.decision)
+            for i in self.insts
+        ]
+        return Trace(insts)
+
+    def show(self) -> None:
+        print(self)
+
+    def as_python(self, remove_postproc: bool = False) -> list[str]:
         """One line of Python per instruction."""
+        del remove_postproc  # no postprocessing instructions exist here
         names = self._names()
         lines: list[str] = []
         for inst in self.insts:

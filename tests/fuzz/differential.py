@@ -55,8 +55,8 @@ def compare(want: Outcome, got: Outcome, inexact: bool) -> str | None:
             continue
         if w.dtype.kind == "f":
             rtol = {2: 1e-3, 4: 1e-5, 8: 1e-12}[w.dtype.itemsize]
-            if inexact:  # transcendental intrinsics: vector libm vs numpy
-                rtol = max(rtol * 10, 1e-4 if w.dtype.itemsize == 4 else 1e-9)
+            if inexact:  # transcendental intrinsics: vector libm vs numpy, maybe in float32
+                rtol = max(rtol * 10, 1e-4 if w.dtype.itemsize == 4 else 1e-6)
             atol = rtol
             if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
                 return f"arg {i}: float mismatch\ninterp={w!r}\nllvm  ={g!r}"
@@ -73,19 +73,27 @@ result is used; unobserved computations may be deleted (as in C and TVM).
 tests/fuzz/test_regressions.py checks that *live* trapping divisions are kept."""
 
 
+def _dead_trap_removed(want: Outcome, got: Outcome, lowered: PrimFunc,
+                       prog: Program | ParallelProgram) -> bool:
+    """Whether the only difference is a trapping division whose result is never observed,
+    which lowering removed: accepted only when the interpreter on the *lowered* IR agrees
+    with LLVM exactly (the division was removed as dead code, not mis-compiled)."""
+    if want.error not in ("ZeroDivisionError", "OverflowError") or got.error is not None:
+        return False
+    after = _run(tvmscript.build(lowered, target="interp"), prog.args())
+    if compare(after, got, prog.inexact) is not None:
+        return False
+    DEAD_TRAP_REMOVALS[0] += 1
+    return True
+
+
 def check_program(prog: Program, opt_level: int = 3) -> None:
     """Assert the verifier accepts every stage and LLVM agrees with the interpreter."""
     lowered = lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
     want, got = run_both(prog.func, prog.args(), opt_level)
     problem = compare(want, got, prog.inexact)
-    trap = want.error in ("ZeroDivisionError", "OverflowError")
-    if problem is not None and trap and got.error is None:
-        # Accept only when the interpreter on the *lowered* IR agrees with LLVM exactly,
-        # i.e. the division was removed as dead code, not mis-compiled.
-        after = _run(tvmscript.build(lowered, target="interp"), prog.args())
-        if compare(after, got, prog.inexact) is None:
-            DEAD_TRAP_REMOVALS[0] += 1
-            return
+    if problem is not None and _dead_trap_removed(want, got, lowered, prog):
+        return
     if problem is not None:
         raise AssertionError(f"{problem}\nprogram:\n{prog.func.script()}\nseed={prog.arg_seed}")
 
@@ -110,11 +118,13 @@ def check_parallel_program(prog: ParallelProgram, opt_level: int = 3, runs: int 
     if prog.racy:
         raise AssertionError(f"planted race {prog.notes} was not refused\nprogram:\n"
                              f"{prog.func.script()}")
-    lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
+    lowered = lowering.lower(prog.func, opt_level=opt_level, verify_each=True)
     want = _run(tvmscript.build(prog.func, target="interp"), prog.args())
     for attempt in range(runs):
         got = _run(native, prog.args())
         problem = compare(want, got, prog.inexact)
+        if problem is not None and _dead_trap_removed(want, got, lowered, prog):
+            return
         if problem is not None:
             raise AssertionError(f"run {attempt + 1} of {runs}: {problem}\nprogram:\n"
                                  f"{prog.func.script()}\nseed={prog.arg_seed}")

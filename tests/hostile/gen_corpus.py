@@ -70,7 +70,8 @@ case("syntax_assign_to_call", U + "|assign", loop("$T.max(A[i], A[i]) = A[i]"))
 case("syntax_chained_assign_buffer", U + "|assign|target", loop("B[i] = $B[0] = A[i]"))
 case("syntax_nested_def_call", U, top("$def g(x):\n    return x\nB[0] = g(A[0])"))
 case("syntax_with_non_frame", U + "|context|with", top("with $A[0]:\n    pass"))
-case("syntax_slice_store_step", U + "|slice|step|index", loop("B[0:16:2] = $A[0:16:2]"))
+# A positive step is TVM's strided access (a Ramp); a negative one is refused.
+case("syntax_slice_store_step", U + "|slice|step|index", loop("B[0:16:2] = $A[15:0:-2]"))
 
 # -- undefined names ---------------------------------------------------------------------
 N = "not defined|undefined|unknown|no attribute"

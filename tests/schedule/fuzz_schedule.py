@@ -43,11 +43,8 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "int32")')
     source = "A"
     for k, name in enumerate(names):
-        kind = rng.choice(
-            ["ew", "ew", "shift", "reduce", "transpose"]
-            if n == m
-            else ["ew", "ew", "shift", "reduce"]
-        )
+        kinds = ["ew", "ew", "shift", "reduce", "clobber", "mix"]
+        kind = rng.choice([*kinds, "transpose"] if n == m else kinds)
         block = f"b{k}"
         if kind == "reduce":
             lines += [
@@ -58,8 +55,18 @@ def random_program(rng: random.Random) -> str:
                 f"                {name}[vi, vj] = 0",
                 f"            {name}[vi, vj] = {name}[vi, vj] + {source}[vi, vr] * (vj + 1)",
             ]
+            source = name
             continue
+        if kind == "clobber":  # the input changes between two readers of it
+            lines += [
+                f"    for i, j in T.grid({n}, {m}):",
+                f'        with T.block("{block}c"):',
+                '            vi, vj = T.axis.remap("SS", [i, j])',
+                "            A[vi, vj] = A[vi, vj] + 1",
+            ]
         expr = {
+            "clobber": f"{source}[vi, vj] + A[vi, vj]",
+            "mix": f"{source}[vi, vj] - A[{n - 1} - vi, vj]",
             "ew": f"{source}[vi, vj] * {rng.randint(2, 3)} + {rng.randint(-2, 2)}",
             "shift": f"{source}[vi, vj] + {source}[vi, T.min(vj + 1, {m - 1})]",
             "transpose": f"{source}[vj, vi] - vi",
@@ -131,7 +138,8 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
         return choice, lambda: getattr(sch, choice)(loop)
     if choice in ("compute_at", "reverse_compute_at") and other_loops:
         loop = _pick(rng, other_loops)
-        return choice, lambda: getattr(sch, choice)(block, loop, rng.random() < 0.3)
+        preserve, index = rng.random() < 0.3, _pick(rng, [-1, -1, -2, 0, 1])
+        return choice, lambda: getattr(sch, choice)(block, loop, preserve, index)
     if choice in ("compute_inline", "reverse_compute_inline"):
         return choice, lambda: getattr(sch, choice)(block)
     if choice == "cache_read":
@@ -139,13 +147,31 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             block, rng.randrange(2), _pick(rng, ["local", "shared"])
         )
     if choice == "cache_write":
-        return choice, lambda: sch.cache_write(block, 0, _pick(rng, ["local", "global"]))
+        readers = [other] if rng.random() < 0.4 else None
+        return choice, lambda: sch.cache_write(
+            block, 0, _pick(rng, ["local", "global"]), consumer_blocks=readers
+        )
     if choice == "decompose_reduction" and loops:
         loop = _pick(rng, loops)
         return choice, lambda: sch.decompose_reduction(block, loop)
     if choice == "rfactor" and loops:
         loop = _pick(rng, loops)
         return choice, lambda: sch.rfactor(loop, rng.randint(0, 2))
+    if choice == "blockize" and loops:
+        loop = _pick(rng, loops)
+        return choice, lambda: sch.blockize(loop)
+    if choice == "reindex":
+        side = _pick(rng, ["read", "write"])
+        return choice, lambda: sch.reindex(block, (side, rng.randrange(2)))
+    if choice == "transform_block_layout":
+        ndim = len(sch.get(block).iter_vars)
+        maps = {
+            2: [lambda a, b: (b, a), lambda a, b: (a, b)],
+            3: [lambda a, b, c: (c, a, b), lambda a, b, c: (b, a, c)],
+        }.get(ndim, [])
+        if maps:
+            chosen_map = _pick(rng, maps)
+            return choice, lambda: sch.transform_block_layout(block, chosen_map)
     if choice == "add_unit_loop":
         return choice, lambda: sch.add_unit_loop(_pick(rng, [block, *loops]))
     return "none", lambda: None

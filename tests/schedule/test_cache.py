@@ -176,3 +176,50 @@ def test_set_scope():
     assert_schedule(two_stage, sch, expected)
     with pytest.raises(T.ScheduleError, match="a parameter of the function"):
         sch.set_scope(sch.get_block("C"), 0, "shared")
+
+
+def test_cache_write_consumer_blocks_read_the_cache():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+        B = T.alloc_buffer((16, 8))
+        B_local = T.alloc_buffer((16, 8), scope="local")
+        for i, j in T.grid(16, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B_local[vi, vj] = A[vi, vj] * 2.0
+        for ax0, ax1 in T.grid(16, 8):
+            with T.block("B_local"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                B[v0, v1] = B_local[v0, v1]
+        for i, j in T.grid(16, 8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B_local[vi, vj] + 1.0
+
+    sch = _sch(two_stage)
+    sch.cache_write(sch.get_block("B"), 0, "local", consumer_blocks=[sch.get_block("C")])
+    assert_schedule(two_stage, sch, expected)
+
+
+def test_cache_write_consumer_blocks_refusals():
+    @T.prim_func
+    def rewritten(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for i in range(8):
+            with T.block("B0"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+        for i in range(4):
+            with T.block("B1"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi] * 2.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi]
+
+    sch = _sch(rewritten)
+    with pytest.raises(T.ScheduleError, match="writes 'B' between the copy and 'C'"):
+        sch.cache_write(sch.get_block("B0"), 0, "local", consumer_blocks=[sch.get_block("C")])
+    with pytest.raises(T.ScheduleError, match="may read 'B' outside what the cache holds"):
+        sch.cache_write(sch.get_block("B1"), 0, "local", consumer_blocks=[sch.get_block("C")])

@@ -266,3 +266,61 @@ def test_compute_inline_refuses_reader_before_writer():
     sch = _sch(early)
     with pytest.raises(T.ScheduleError, match="reads 'B' before 'B' writes it"):
         sch.compute_inline(sch.get_block("B"))
+
+
+def test_block_using_a_loop_var_directly_is_not_moved():
+    @T.prim_func
+    def direct(A: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
+        B = T.alloc_buffer((8,), "int32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + i
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] * 2
+
+    sch = _sch(direct)
+    with pytest.raises(T.ScheduleError, match="uses 'i' of an enclosing loop"):
+        sch.compute_inline(sch.get_block("B"))
+    (i,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="uses 'i' of an enclosing loop"):
+        sch.compute_at(sch.get_block("B"), i)
+    assert_same_results(direct, sch)
+
+
+def test_compute_at_index_places_the_block():
+    @T.prim_func
+    def side(
+        A: T.Buffer((8, 4), "int32"), C: T.Buffer((8, 4), "int32"), D: T.Buffer((8, 4), "int32")
+    ):
+        B = T.alloc_buffer((8, 4), "int32")
+        for i, j in T.grid(8, 4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + 1
+        for i in range(8):
+            for j in range(4):
+                with T.block("D"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    D[vi, vj] = A[vi, vj] * 3
+            for j in range(4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] * 2
+
+    def order(sch):
+        (i,) = sch.get_loops(sch.get_block("C"))[:1]
+        return [b.name_hint for b in (sch.get(x) for x in sch.get_child_blocks(i))]
+
+    for index, expected in [(-1, ["D", "B", "C"]), (-2, ["B", "D", "C"]), (1, ["D", "B", "C"])]:
+        sch = _sch(side)
+        (i,) = sch.get_loops(sch.get_block("C"))[:1]
+        sch.compute_at(sch.get_block("B"), i, index=index)
+        assert order(sch) == expected
+        assert_same_results(side, sch)
+    sch = _sch(side)
+    (i,) = sch.get_loops(sch.get_block("C"))[:1]
+    with pytest.raises(T.ScheduleError, match=r"index 3 is outside the legal positions 0..1"):
+        sch.compute_at(sch.get_block("B"), i, index=3)

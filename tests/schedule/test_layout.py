@@ -108,3 +108,17 @@ def test_storage_align_annotation():
         sch.storage_align(sch.get_block("B"), 0, 0, 16, 16)
     with pytest.raises(T.ScheduleError, match="parameter of the function"):
         sch.storage_align(sch.get_block("C"), 0, 0, 16, 4)
+
+
+def test_index_map_shape_and_inverse():
+    index_map = T.IndexMap.from_func(lambda i, j: (j // 4, i, j % 4))
+    assert index_map.map_shape((16, 8)) == [2, 16, 4]
+    inverse = index_map.inverse((16, 8))
+    for i, j in [(0, 0), (5, 7), (15, 3)]:
+        forward = [x for x in index_map.map_indices([T.int32(i), T.int32(j)])]
+        back = inverse.map_indices(forward)
+        from lowering.arith import simplify_expr
+
+        assert [simplify_expr(b).value for b in back] == [i, j]
+    with pytest.raises(ValueError, match="not a bijection"):
+        T.IndexMap.from_func(lambda i, j: (i + j,)).map_shape((4, 4))

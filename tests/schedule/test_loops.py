@@ -69,7 +69,7 @@ def test_split_not_divisible_adds_predicate():
 def test_split_three_ways_and_unit_iters():
     @T.prim_func
     def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
-        for i_0, i_1, i_2, j in T.grid(2, 1, 8, 12):
+        for i_0, i_1, i_2, j in T.grid(2, 1, 8, 12):  # noqa: B007  (TVMScript loop)
             with T.block("C"):
                 vi = T.axis.spatial(16, i_0 * 8 + i_2)
                 vj = T.axis.spatial(12, j)
@@ -148,7 +148,7 @@ def test_reorder():
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
 
     sch = _sch(matmul)
-    i, j, k = sch.get_loops(sch.get_block("C"))
+    i, _, k = sch.get_loops(sch.get_block("C"))
     sch.reorder(k, i)  # the listed loops trade places; j stays where it was
     assert [sch.get(lp).loop_var.name for lp in sch.get_loops(sch.get_block("C"))] == [
         "k",
@@ -199,7 +199,7 @@ def test_add_unit_loop():
     @T.prim_func
     def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):
         for i, j in T.grid(16, 12):
-            for u in range(1):
+            for u in range(1):  # noqa: B007
                 with T.block("C"):
                     vi, vj = T.axis.remap("SS", [i, j])
                     C[vi, vj] = A[vi, vj] * 2.0
@@ -311,3 +311,49 @@ def test_removed_loop_handle_is_reported():
     sch.split(i, [None, 4])
     with pytest.raises(T.ScheduleError, match="no longer exists"):
         sch.split(i, [None, 2])
+
+
+@T.prim_func
+def tiles(A: T.Buffer((16, 8), "int32"), C: T.Buffer((16, 8), "int32")):
+    B = T.alloc_buffer((16, 8), "int32")
+    for i_0 in range(4):
+        for i_1, j in T.grid(4, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                B[vi, vj] = A[vi, vj] * 2
+        for i_1, j in T.grid(4, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                C[vi, vj] = B[vi, 7 - vj] + 1
+
+
+def test_parallel_over_blocks_touching_separate_tiles():
+    sch = _sch(tiles)
+    (outer,) = sch.get_loops(sch.get_block("B"))[:1]
+    sch.parallel(outer)
+    assert sch.get(outer).kind.value == "parallel"
+    assert_same_results(tiles, sch)
+
+
+def test_parallel_refuses_blocks_reading_another_iterations_tile():
+    @T.prim_func
+    def neighbour(A: T.Buffer((16, 8), "int32"), C: T.Buffer((16, 8), "int32")):
+        B = T.alloc_buffer((16, 8), "int32")
+        for i_0 in range(4):
+            for i_1, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                    vj = T.axis.spatial(8, j)
+                    B[vi, vj] = A[vi, vj] * 2
+            for i_1, j in T.grid(4, 8):
+                with T.block("C"):
+                    vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                    vj = T.axis.spatial(8, j)
+                    C[vi, vj] = B[T.min(vi + 1, 15), vj]
+
+    sch = _sch(neighbour)
+    (outer,) = sch.get_loops(sch.get_block("C"))[:1]
+    with pytest.raises(T.ScheduleError, match="both access buffer 'B'"):
+        sch.parallel(outer)

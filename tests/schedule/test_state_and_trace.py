@@ -44,8 +44,8 @@ def test_queries():
     loops = sch.get_loops(c)
     assert [sch.get(lp).loop_var.name for lp in loops] == ["i", "j"]
     assert _names(sch, sch.get_child_blocks(loops[0])) == ["C"]
-    root = T.Schedule(pipeline)
-    assert len(root.get_child_blocks(root.get_loops(root.get_block("B"))[0])) == 1
+    root = sch.get_block("root")  # TVM's name for the function's root block
+    assert _names(sch, sch.get_child_blocks(root)) == ["B", "C", "D"]
     with pytest.raises(T.ScheduleError, match="no block named 'E'; the blocks are"):
         sch.get_block("E")
 
@@ -80,7 +80,7 @@ def test_copy_is_independent_and_mod_is_a_module():
 def test_work_on_module_functions():
     module = IRModule({"first": pipeline, "second": pipeline.with_attr("global_symbol", "second")})
     sch = T.Schedule(module, debug_mask="all")
-    with pytest.raises(ValueError, match="call sch.work_on"):
+    with pytest.raises(ValueError, match=r"call sch.work_on"):
         sch.get_block("B")
     sch.work_on("second")
     sch.compute_inline(sch.get_block("B"))
@@ -124,7 +124,7 @@ def test_internal_check_refuses_a_wrong_result(monkeypatch):
     monkeypatch.setattr(loop_prims, "split", broken_split)
     sch = T.Schedule(pipeline, debug_mask="all")
     i, _ = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(T.ScheduleError, match="internal check failed.*buffer D differs"):
+    with pytest.raises(T.ScheduleError, match=r"internal check failed.*buffer D differs"):
         sch.split(i, [None, 4])
     assert structural_equal(scheduled(sch), pipeline)
     assert len(sch.trace.as_python()) == 2  # the refused split is not recorded
@@ -186,3 +186,17 @@ def test_sampling_is_seeded_and_recorded():
     sch = T.Schedule(pipeline)
     with pytest.raises(T.ScheduleError, match="not 2 factors whose product is 16"):
         sch.sample_perfect_tile(sch.get_loops(sch.get_block("C"))[0], n=2, decision=[3, 5])
+
+
+def test_trace_with_another_decision_replays_it():
+    sch = T.Schedule(pipeline, seed=5)
+    i, _ = sch.get_loops(sch.get_block("C"))
+    tiles = sch.sample_perfect_tile(i, n=2, max_innermost_factor=16)
+    sch.split(i, tiles)
+    sample = next(inst for inst in sch.trace.insts if inst.kind == "sample_perfect_tile")
+    changed = sch.trace.with_decision(sample, [2, 8], remove_postproc=False)
+    assert changed.get_decision(changed.insts[2]) == [2, 8]
+    other = T.Schedule(pipeline)
+    changed.apply_to_schedule(other)
+    loops = other.get_loops(other.get_block("C"))
+    assert [other.get(lp).extent.value for lp in loops[:2]] == [2, 8]

@@ -93,6 +93,10 @@ def test_intrinsics_accept_and_ignore_dtype_keyword() -> None:
     assert isinstance(T.likely(x > 0, dtype="bool"), Call)
     shifted = T.shift_left(T.int32(), 2, dtype="int32")
     assert isinstance(shifted, Call) and shifted.op == "shift_left"
+    n = T.int32()
+    for name in ("floordiv", "floormod", "truncdiv", "truncmod", "ceildiv"):
+        with_kw, plain = getattr(T, name)(n, 3, dtype="int32"), getattr(T, name)(n, 3)
+        assert type(with_kw) is type(plain) and with_kw.dtype == plain.dtype
 
 
 def test_every_table_entry_has_an_evaluation_and_a_lowering() -> None:
@@ -144,18 +148,15 @@ create_barriers mma_store mma_fill vectorlow vectorhigh vectorcombine dp4a assum
 tvm_call_packed tvm_call_cpacked tvm_call_packed_lowered tvm_call_cpacked_lowered
 TVMBackendAllocWorkspace TVMBackendFreeWorkspace start_profile_intrinsic end_profile_intrinsic
 meta_var anylist_getitem anylist_resetitem anylist_setitem_call_packed
-anylist_setitem_call_cpacked type_annotation broadcast ramp cast vscale
+anylist_setitem_call_cpacked type_annotation broadcast ramp cast vscale llvm_lookup_intrinsic_id
 Var SizeVar Reduce FloatImm IntImm StringImm Cast Add Sub Mul Div Mod FloorDiv FloorMod Min Max
 EQ NE LT LE GT GE And Or Not Select BufferLoad Ramp Broadcast Shuffle Let LetStmt Range
 int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 bool
+bfloat16 e4m3_float8 e5m2_float8 e4m3_float8x4 e5m2_float8x8 bfloat16x4
 """.split()
 
-# Known absences, each with its reason (documented in docs/tvm-compat.md).
-MISSING_ON_PURPOSE = {
-    "realize": "T.realize (pre-schedule ProducerRealize) has no node in our IR",
-    "comm_reducer": "no CommReducer node: T.reduce / T.sum are our reductions",
-    "index_map": "schedule-time layout maps are out of scope (no scheduler)",
-}
+# Known absences, each with its reason (documented in docs/tvm-compat.md): none left.
+MISSING_ON_PURPOSE: dict[str, str] = {}
 
 
 def test_namespace_covers_tvm_v016() -> None:
@@ -166,6 +167,16 @@ def test_namespace_covers_tvm_v016() -> None:
             assert hasattr(T, f"{base}x{lanes}"), f"{base}x{lanes}"
 
 
+def test_index_map_and_llvm_intrinsic_names() -> None:
+    mapping = T.index_map(lambda i, j: (j, i * 4))
+    i, j = T.int32(), T.int32()
+    swapped = mapping.map_indices([i, j])
+    assert swapped[0] is j and str(swapped[1].dtype) == "int32"
+    assert T.llvm_lookup_intrinsic_id("llvm.sqrt") == "llvm.sqrt"
+    with pytest.raises(ValueError, match="llvm"):
+        T.llvm_lookup_intrinsic_id("sqrt")
+
+
 def test_runtime_builtins_build_as_calls() -> None:
     x = T.int32()
     call = T.tvm_struct_get(T.handle(), 0, 1, "int32")
@@ -174,3 +185,25 @@ def test_runtime_builtins_build_as_calls() -> None:
     assert isinstance(mma, Call) and str(mma.dtype) == "float32" and len(mma.args) == 4
     shuffled = T.tvm_warp_shuffle(T.uint32(), T.float16(), x, 32, 32)
     assert isinstance(shuffled, Call) and str(shuffled.dtype) == "float16"
+
+
+@pytest.mark.parametrize("name", ["log1p", "atan", "sinh", "exp10", "asinh"])
+def test_vectorized_loops_of_new_intrinsics_match_the_interpreter(name: str) -> None:
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+            for i in T.vectorized(64):
+                B[i] = T.{name}(A[i])
+        """)
+    run_both(func, np.linspace(0.05, 1.5, 64).astype("float32"), np.zeros(64, "float32"))
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "fmod", "copysign"])
+def test_vectorized_binary_intrinsics_match_the_interpreter(name: str) -> None:
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+            for i in T.vectorized(64):
+                B[i] = T.{name}(A[i], A[63 - i] - T.float32(0.7))
+        """)
+    run_both(func, np.linspace(-2, 2, 64).astype("float32"), np.zeros(64, "float32"))

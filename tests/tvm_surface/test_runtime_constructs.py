@@ -27,6 +27,9 @@ _REFUSED = {
     "T.vscale": """
         for i in range(8):
             A[i] = T.Cast("float32", T.vscale() * 4)""",
+    "T.realize": """
+        with T.realize(A[0:8], "global"):
+            A[0] = T.float32(1)""",
     "T.ptx_commit_group": """
         T.evaluate(T.ptx_commit_group())""",
 }

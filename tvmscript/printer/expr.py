@@ -27,6 +27,7 @@ from irbuilder.ir import (
     Call,
     CallKind,
     Cast,
+    CommReducer,
     DataType,
     Div,
     FloatImm,
@@ -455,6 +456,17 @@ class ExprPrinter:
         name = self.hoist_var(iter_var.var)
         kind = py_str(ITER_TYPE_NAMES[iter_var.kind])
         return f"T.iter_var({name}, {rng}, {kind}, {py_str(iter_var.thread_tag)})"
+
+    def comm_reducer(self, reducer: CommReducer) -> str:
+        """``T.comm_reducer(lambda x, y: x + y, [T.float32(0)])``."""
+        params = ", ".join(self.define_var(v) for v in (*reducer.lhs, *reducer.rhs))
+        results = [self.expr(r) for r in reducer.result]
+        body = results[0] if len(results) == 1 else f"({', '.join(results)})"
+        identity = ", ".join(
+            self.typed_const(i) if isinstance(i, IntImm) else self.expr(i)
+            for i in reducer.identity
+        )
+        return f"T.comm_reducer(lambda {params}: {body}, [{identity}])"
 
     def _reduce(self, expr: Reduce) -> str:
         axes = ", ".join(self.iter_var_expr(a) for a in expr.axes)

@@ -14,6 +14,7 @@ from irbuilder.ir import (
     Buffer,
     BufferRegion,
     BufferStore,
+    CommReducer,
     DeclBuffer,
     Evaluate,
     For,
@@ -36,6 +37,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.regions import infer_regions
+from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
 from lowering.declare_buffers import (
     buffers_used,
@@ -181,6 +183,8 @@ class StmtPrinter(ExprPrinter):
             return "[" + ", ".join(self.value(v) for v in value) + "]"
         if isinstance(value, Mapping):
             return self.mapping(value)
+        if isinstance(value, CommReducer):
+            return self.comm_reducer(value)
         if isinstance(value, Target):
             host = "" if value.host is None else f", host={self.value(value.host)}"
             return f"T.target({self.value(value.config_value())}{host})"
@@ -266,6 +270,18 @@ class StmtPrinter(ExprPrinter):
             return [Doc(f"T.evaluate({text})")]
         if isinstance(stmt, LetStmt):
             return self._let(stmt, tail)
+        if (
+            isinstance(stmt, AttrStmt)
+            and stmt.attr_key == REALIZE_ATTR
+            and isinstance(stmt.node, tuple)
+            and len(stmt.node) == 2
+            and isinstance(stmt.node[0], BufferRegion)
+            and isinstance(stmt.value, StringImm)
+        ):
+            region, condition = stmt.node
+            cond = "" if _is_true(condition) else f", {self.expr(condition)}"
+            head = f"with T.realize({self.region(region)}, {py_str(stmt.value.value)}{cond}):"
+            return [Doc(head, self.stmts(stmt.body))]
         if isinstance(stmt, AttrStmt):
             head = (
                 f"with T.attr({self.value(stmt.node)}, {py_str(stmt.attr_key)}, "

@@ -242,7 +242,13 @@ def _indices(
     if any(isinstance(i, slice) for i in items):
         # TVM's buffer_store: `B[a : a + 4] = v` stores the vector v at T.Ramp(a, 1, 4).
         try:
-            items = list(_ramp_indices(buffer[tuple(items)]))
+            sliced = buffer[tuple(items)]
+            # A slice with a step is already a strided load (TVM's buffer_store makes the
+            # same Ramp); a plain slice is a region.
+            if isinstance(sliced, BufferLoad):
+                items = list(sliced.indices)
+            else:
+                items = list(_ramp_indices(sliced))
         except (TypeError, ValueError, IndexError) as err:
             parser.report_error(
                 target.slice,

@@ -1,4 +1,4 @@
-"""The one definition of each reduction kind (irbuilder.ir.reducers)."""
+"""The one definition of each reduction kind (irbuilder.ir.reducer)."""
 
 import numpy as np
 import pytest

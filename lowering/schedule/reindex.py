@@ -1,0 +1,346 @@
+"""reindex and transform_block_layout.
+
+reindex(block, ("read" | "write", i)) gives the block its own copy ``<buffer>_reindex`` of
+a buffer, indexed by the iter vars its access uses (in iter-var order, each over its
+domain): a read is gathered into it by a block ``<buffer>_reindex`` placed right before the
+block's top-level statement, a write is scattered back right after. Legal for a read when
+nothing writes the buffer between the copy and the block (the block included); for a write
+when the block stores it at distinct iter vars, its loops run the whole domain once, it
+initializes what it reads (an init) and nothing else in its nest touches the buffer.
+
+transform_block_layout(block, index_map) re-indexes a block's iteration space: the block,
+alone under loops bound one to one to its iter vars, gets new loops ``ax*`` and iter vars
+``v*`` over the map's outputs, and its body the inverse map. Legal when the map is a
+bijection of the iteration box (affine pieces, none overlapping, no output mixing spatial and
+reduction iter vars) and the block is complete or a reduction (its instances are then
+independent but for the order of a reduction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from irbuilder.ir import (
+    Block,
+    BlockRealize,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    For,
+    ForKind,
+    IntImm,
+    IterKind,
+    IterVar,
+    PrimExpr,
+    Range,
+    Stmt,
+    StmtExprMutator,
+    Var,
+    const,
+    make_data_var,
+    post_order_visit,
+    rebuild,
+    structural_equal,
+)
+from lowering.analysis.substitute import substitute
+from lowering.analysis.vars import depends_on
+
+from .analysis import (
+    block_access,
+    is_complete_block,
+    is_reduction_block,
+    position_dependent_vars,
+)
+from .cache import _insert, _items, _top_level, unique_name
+from .compute_at import _check_full_domain
+from .edit import refresh_regions
+from .error import ScheduleError, render_error
+from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
+from .state import ScheduleState
+
+__all__ = ["reindex", "transform_block_layout"]
+
+
+def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    return ScheduleError(name, reason, render_error(state.output(), nodes))
+
+
+def _access_indices(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
+    found: list[tuple[PrimExpr, ...]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, (BufferLoad, BufferStore)) and node.buffer is buffer:
+            found.append(node.indices)
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found
+
+
+class _Redirect(StmtExprMutator):
+    def __init__(self, old: Buffer, new: Buffer, indices: tuple[PrimExpr, ...]) -> None:
+        self.old, self.new, self.indices = old, new, indices
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        if load.buffer is self.old:
+            return BufferLoad(self.new, self.indices)
+        return self.generic_mutate(load)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        if store.buffer is self.old:
+            return BufferStore(
+                self.new, self.visit_expr(store.value), self.indices, span=store.span
+            )
+        return self.generic_mutate(store)
+
+
+def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
+    name = "reindex"
+    if not (
+        isinstance(buffer_arg, tuple)
+        and len(buffer_arg) == 2
+        and buffer_arg[0] in ("read", "write")
+    ):
+        raise TypeError("reindex: buffer must be ('read' | 'write', index)")
+    is_write = buffer_arg[0] == "write"
+    buffer = resolve_buffer(state, block, buffer_arg, name)
+    index = state.index
+    direct_uses = position_dependent_vars(index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop directly",
+            block,
+        )
+    patterns = _access_indices(block, buffer)
+    first = patterns[0]
+    if not all(all(structural_equal(a, b) for a, b in zip(first, p)) for p in patterns[1:]):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} accesses {buffer.name!r} at several indices",
+            block,
+        )
+    used = [iv for iv in block.iter_vars if any(depends_on(i, iv.var) for i in first)]
+    iter_ids = {id(iv.var) for iv in block.iter_vars}
+    for idx in first:
+        stray = [n for n in _vars(idx) if id(n) not in iter_ids]
+        if stray:
+            raise _fail(
+                state,
+                name,
+                f"the index of {buffer.name!r} uses {stray[0].name!r}, not an iter var",
+                block,
+            )
+    shape = tuple(iv.dom.extent for iv in used)
+    if not all(isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0 for iv in used):
+        raise _fail(state, name, "the iter vars of the access must start at 0", block)
+    new_name = unique_name(state, f"{buffer.name}_reindex")
+    new_buffer = Buffer(
+        new_name,
+        make_data_var(new_name, buffer.dtype, buffer.scope),
+        shape,
+        buffer.dtype,
+        scope=buffer.scope,
+    )
+    realize = index.realize_of(block)
+    scope = index.scope_block(realize)
+    position = _top_level(state, scope, realize)
+    item = _items(scope)[position]
+    others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
+    if is_write:
+        if not all(isinstance(i, Var) and id(i) in iter_ids for i in first) or len(
+            {id(i) for i in first}
+        ) != len(first):
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} must store {buffer.name!r} at distinct iter vars",
+                block,
+            )
+        _check_full_domain(state, block, name)
+        if any(r is buffer for r in block_access(block).read_buffers) and block.init is None:
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reads {buffer.name!r} before writing it",
+                block,
+            )
+        for other in others:
+            access = block_access(other)
+            if any(b is buffer for b in access.read_buffers + access.write_buffers):
+                raise _fail(
+                    state,
+                    name,
+                    f"block {other.name_hint!r} in the same loop nest also accesses "
+                    f"{buffer.name!r}",
+                    other,
+                )
+    else:
+        if any(w is buffer for w in block_access(block).write_buffers):
+            raise _fail(
+                state, name, f"block {block.name_hint!r} also writes {buffer.name!r}", block
+            )
+        for other in others:
+            if any(w is buffer for w in block_access(other).write_buffers):
+                raise _fail(
+                    state,
+                    name,
+                    f"block {other.name_hint!r} in the same loop nest writes {buffer.name!r}",
+                    other,
+                )
+    redirected = _Redirect(buffer, new_buffer, tuple(iv.var for iv in used)).visit_stmt(block)
+    assert isinstance(redirected, Block)
+    new_block = refresh_regions(redirected)
+    state.replace(realize, rebuild(realize, {"block": new_block}), {block: new_block})
+    stage = _copy_stage(used, first, buffer, new_buffer, new_name, is_write)
+    scope_now = state.resolve(scope)
+    assert isinstance(scope_now, Block)
+    _insert(state, scope_now, position + 1 if is_write else position, stage, new_buffer)
+    found = [
+        n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == new_name
+    ]
+    return found[0]
+
+
+def _vars(expr: PrimExpr) -> list[Var]:
+    out: list[Var] = []
+    post_order_visit(expr, lambda n: out.append(n) if isinstance(n, Var) else None)
+    return out
+
+
+def _copy_stage(
+    used: Sequence[IterVar],
+    indices: tuple[PrimExpr, ...],
+    buffer: Buffer,
+    new_buffer: Buffer,
+    name: str,
+    is_write: bool,
+) -> Stmt:
+    loop_vars = [Var(f"ax{k}", iv.var.dtype) for k, iv in enumerate(used)]
+    copies = [
+        IterVar(Var(f"v{k}", iv.var.dtype), iv.dom, IterKind.SPATIAL) for k, iv in enumerate(used)
+    ]
+    vmap = {iv.var: c.var for iv, c in zip(used, copies)}
+    original = tuple(substitute(i, vmap) for i in indices)
+    mine = tuple(c.var for c in copies)
+    if is_write:
+        store = BufferStore(buffer, BufferLoad(new_buffer, mine), original)
+    else:
+        store = BufferStore(new_buffer, BufferLoad(buffer, original), mine)
+    block = refresh_regions(Block(tuple(copies), (), (), name, store))
+    stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), block)
+    for var, iv in reversed(list(zip(loop_vars, used))):
+        stmt = For(var, const(0, var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
+    return stmt
+
+
+def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexMap) -> None:
+    name = "transform_block_layout"
+    index = state.index
+    realize = index.realize_of(block)
+    loops = index.loops_above(block)
+    direct_uses = position_dependent_vars(index, block)
+    if direct_uses:
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop directly",
+            block,
+        )
+    if len(index_map.initial_indices) != len(block.iter_vars):
+        raise _fail(
+            state,
+            name,
+            f"the index map takes {len(index_map.initial_indices)} indices, the block has "
+            f"{len(block.iter_vars)} iter vars",
+            block,
+        )
+    trivial = len(loops) == len(block.iter_vars) and all(
+        isinstance(v, Var) and v is lp.loop_var
+        for v, lp in zip(_ordered_values(realize, loops), loops)
+    )
+    if (
+        not trivial
+        or (loops and index.blocks_below(loops[0]) != [block])
+        or not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1)
+    ):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} must be alone under loops bound one to one to its "
+            "iter vars, without a predicate",
+            block,
+        )
+    if not (is_complete_block(index, block) or is_reduction_block(index, block)):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is neither a complete block nor a reduction block",
+            block,
+        )
+    extents: dict[Var, int] = {}
+    kinds: dict[int, IterKind] = {}
+    for var, iv in zip(index_map.initial_indices, block.iter_vars):
+        if not (
+            isinstance(iv.dom.min, IntImm)
+            and iv.dom.min.value == 0
+            and isinstance(iv.dom.extent, IntImm)
+        ):
+            raise _fail(
+                state, name, f"iter var {iv.var.name!r} needs a constant domain from 0", block
+            )
+        extents[var] = iv.dom.extent.value
+        kinds[id(var)] = iv.kind
+    sums = bijection_sums(index_map, list(extents.values()))
+    if sums is None:
+        raise _fail(
+            state, name, "the index map is not a bijection of the block's iteration space", block
+        )
+    new_ivs: list[IterVar] = []
+    new_vars: list[Var] = []
+    for k, found in enumerate(sums):
+        sources = {kinds[id(s.source)] for s in found.splits if s.extent != 1}
+        if len(sources) > 1:
+            raise _fail(
+                state,
+                name,
+                f"output {k} of the index map mixes spatial and reduction iter vars",
+                block,
+            )
+        kind = sources.pop() if sources else IterKind.SPATIAL
+        var = Var(f"v{k}", block.iter_vars[0].var.dtype)
+        new_vars.append(var)
+        new_ivs.append(
+            IterVar(var, Range(const(0, var.dtype), const(found.extent, var.dtype)), kind)
+        )
+    inverse = dict(zip(index_map.initial_indices, digits_inverse(index_map, sums, new_vars)))
+    old_to_new = {iv.var: inverse[v] for v, iv in zip(index_map.initial_indices, block.iter_vars)}
+    new_block = refresh_regions(
+        rebuild(
+            block,
+            {
+                "iter_vars": tuple(new_ivs),
+                "body": substitute(block.body, old_to_new),
+                "init": None if block.init is None else substitute(block.init, old_to_new),
+            },
+        )
+    )
+    loop_vars = [Var(f"ax{k}", v.dtype) for k, v in enumerate(new_vars)]
+    stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), new_block)
+    for var, iv in reversed(list(zip(loop_vars, new_ivs))):
+        stmt = For(var, const(0, var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
+    top: Stmt = loops[0] if loops else realize
+    state.replace(top, stmt, {block: new_block})
+
+
+def _ordered_values(realize: BlockRealize, loops: Sequence[For]) -> list[PrimExpr]:
+    """The bindings, in the order of the loops they use (for the one-to-one check)."""
+    by_loop: list[PrimExpr] = []
+    for loop in loops:
+        match = [v for v in realize.iter_values if isinstance(v, Var) and v is loop.loop_var]
+        by_loop.append(match[0] if match else const(-1))
+    return by_loop
