@@ -34,7 +34,6 @@ from typing import Any
 from irbuilder.ir import (
     GE,
     LT,
-    Add,
     Allocate,
     And,
     AssertStmt,
@@ -44,11 +43,7 @@ from irbuilder.ir import (
     BufferStore,
     Call,
     Cast,
-    Div,
     Evaluate,
-    FloatImm,
-    FloorDiv,
-    FloorMod,
     For,
     IfThenElse,
     IntImm,
@@ -56,8 +51,6 @@ from irbuilder.ir import (
     LetStmt,
     Max,
     Min,
-    Mod,
-    Mul,
     Not,
     Or,
     PrimExpr,
@@ -68,86 +61,27 @@ from irbuilder.ir import (
     Stmt,
     StmtExprMutator,
     StringImm,
-    Sub,
     Var,
     While,
     const,
+    expr_text,
     format_message,
     seq,
+    strip_parens,
 )
 
 from .bounds_hoist import hoist_bounds_checks
 from .pass_infra import PassContext, function_pass
 
-__all__ = ["PIPELINE_POSITION", "bounds_check", "format_expr", "insert_bounds_checks"]
+__all__ = ["PIPELINE_POSITION", "bounds_check", "insert_bounds_checks"]
 
 PIPELINE_POSITION = "before:entry_checks"
 """Where ``build(..., bounds_check=True)`` runs the pass: after vectorization (so vector
 accesses are Ramps and no assert sits in a loop still to be vectorized), before the entry
 checks (which must stay last)."""
 
-_MAX_TEXT = 120
-_SYMBOLS: dict[type, str] = {
-    Add: "+", Sub: "-", Mul: "*", Div: "/", Mod: "%", FloorDiv: "//", FloorMod: "%",
-}
-
-
-def format_expr(expr: PrimExpr, names: dict[Var, str] | None = None) -> str:
-    """A short, TVMScript-like rendering of ``expr`` for messages (``...`` when long).
-
-    ``names`` renames loads by data var (flat aliases shown as their logical buffer).
-    """
-    text = _fmt(expr, 0, names or {})
-    return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
-
-
-def _fmt(e: PrimExpr, depth: int, names: dict[Var, str]) -> str:
-    if depth > 12:
-        return "..."
-    if isinstance(e, Var):
-        return e.name
-    if isinstance(e, (IntImm, FloatImm)):
-        return str(e.value)
-    if isinstance(e, StringImm):
-        return repr(e.value)
-    if isinstance(e, (FloorDiv, FloorMod)):
-        op = "floordiv" if isinstance(e, FloorDiv) else "floormod"
-        return f"T.{op}({_fmt(e.a, depth + 1, names)}, {_fmt(e.b, depth + 1, names)})"
-    if type(e) in _SYMBOLS:
-        binary: Any = e
-        a, b = _fmt(binary.a, depth + 1, names), _fmt(binary.b, depth + 1, names)
-        return f"({a} {_SYMBOLS[type(e)]} {b})"
-    if isinstance(e, (Min, Max)):
-        name = "min" if isinstance(e, Min) else "max"
-        return f"T.{name}({_fmt(e.a, depth + 1, names)}, {_fmt(e.b, depth + 1, names)})"
-    if isinstance(e, Cast):
-        return f"T.Cast({str(e.dtype)!r}, {_fmt(e.value, depth + 1, names)})"
-    if isinstance(e, BufferLoad):
-        name = names.get(e.buffer.data, e.buffer.name)
-        return f"{name}[{', '.join(_fmt(i, depth + 1, names) for i in e.indices)}]"
-    if isinstance(e, Ramp):
-        base = _strip(_fmt(e.base, depth + 1, names))
-        return f"T.Ramp({base}, {_fmt(e.stride, depth + 1, names)}, {e.lanes})"
-    if isinstance(e, Call):
-        return f"T.{e.op}({', '.join(_fmt(a, depth + 1, names) for a in e.args)})"
-    return f"<{type(e).__name__}>"
-
-
-def _strip(text: str) -> str:
-    """Drop the redundant outer parentheses of a formatted binary expression."""
-    if text.startswith("(") and text.endswith(")"):
-        depth = 0
-        for pos, ch in enumerate(text):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and pos != len(text) - 1:
-                return text
-        return text[1:-1]
-    return text
-
-
 def _shape_text(shape: Sequence[PrimExpr]) -> str:
-    dims = [_fmt(d, 0, {}) for d in shape]
+    dims = [expr_text(d, limit=None) for d in shape]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
@@ -200,7 +134,7 @@ class _Checker:
     def _message(
         self, buffer: Buffer, index: PrimExpr, dim: int, ndim: int
     ) -> tuple[str, tuple[PrimExpr, ...]]:
-        text = _braces(_strip(format_expr(index, self.names)))
+        text = _braces(strip_parens(expr_text(index, self.names)))
         values: tuple[PrimExpr, ...]
         if isinstance(index, Ramp):
             last = index.base + index.stride * (index.lanes - 1)
@@ -215,7 +149,7 @@ class _Checker:
         if origin is not None and origin is not buffer and ndim == 1 and origin.ndim == 1:
             buffer = origin  # the flat alias of a 1-d parameter: same indices
         elif origin is not None and origin is not buffer and ndim == 1:
-            n = _braces(_fmt(buffer.shape[0], 0, {}))
+            n = _braces(expr_text(buffer.shape[0], limit=None))
             return (f"IndexError: {origin.name}: flat index {text} out of bounds for shape "
                     f"{_braces(_shape_text(origin.shape))} ({n} elements)"), values
         where = f" in dimension {dim}" if ndim > 1 else ""

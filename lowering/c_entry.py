@@ -34,7 +34,6 @@ from irbuilder.ir import (
     Cast,
     For,
     ForKind,
-    IntImm,
     LetStmt,
     MessageFormatError,
     PrimExpr,
@@ -45,6 +44,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     const,
+    expr_text,
     format_message,
     message_parts,
     post_order_visit,
@@ -102,21 +102,6 @@ class CEntry:
     def name(self) -> str:
         """The C symbol of the entry point."""
         return self.func.name
-
-
-def _show(expr: PrimExpr) -> str:
-    """Short C-like text of a shape expression for header comments."""
-    if isinstance(expr, IntImm):
-        return str(expr.value)
-    if isinstance(expr, Var):
-        return expr.name
-    if isinstance(expr, Cast):
-        return _show(expr.value)
-    symbol = getattr(type(expr), "symbol", None)
-    a, b = getattr(expr, "a", None), getattr(expr, "b", None)
-    if isinstance(symbol, str) and isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
-        return f"({_show(a)} {symbol} {_show(b)})"
-    return "?"
 
 
 def _dtype_range(dtype_var: Var) -> tuple[int, int]:
@@ -280,9 +265,9 @@ def _kernel_calls(body: Stmt, kernels: Collection[str]) -> list[str]:
 
 
 def _buffer_doc(name: str, buffer: Buffer, writes: bool, used: bool) -> str:
-    dims = "".join(f"[{_show(d)}]" for d in buffer.shape) or "[1] (0-d)"
+    dims = "".join(f"[{expr_text(d, casts=False)}]" for d in buffer.shape) or "[1] (0-d)"
     layout = (
-        "strides (elements) " + ", ".join(_show(s) for s in buffer.strides)
+        "strides (elements) " + ", ".join(expr_text(s, casts=False) for s in buffer.strides)
         if buffer.strides
         else "C-contiguous, row-major"
     )

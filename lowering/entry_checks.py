@@ -46,6 +46,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     const,
+    expr_text,
     format_message,
     seq,
 )
@@ -54,7 +55,7 @@ from .analysis import buffer_accesses, free_vars, mul
 from .pass_infra import function_pass
 from .verifier import ENTRY_CHECKED_ATTR
 
-__all__ = ["NPY_ARRAY_WRITEABLE", "entry_checks", "expr_text"]
+__all__ = ["NPY_ARRAY_WRITEABLE", "entry_checks"]
 
 NPY_ARRAY_WRITEABLE = 0x0400
 """numpy's flag bit for writable arrays (``ndarray.flags.writeable``)."""
@@ -216,23 +217,8 @@ def _expected(expr: PrimExpr) -> tuple[str, tuple[PrimExpr, ...]]:
     """Message text of an expected value: a constant inline, else its name and its value."""
     if isinstance(expr, IntImm):
         return str(expr.value), ()
-    text = expr_text(expr).replace("{", "{{").replace("}", "}}")
+    text = expr_text(expr, casts=False).replace("{", "{{").replace("}", "}}")
     return f"{text} = {{}}", (_i64(expr),)
-
-
-def expr_text(expr: PrimExpr) -> str:
-    """Short text of a shape/stride expression for messages."""
-    if isinstance(expr, IntImm):
-        return str(expr.value)
-    if isinstance(expr, Var):
-        return expr.name
-    if isinstance(expr, Cast):
-        return expr_text(expr.value)
-    symbol = getattr(type(expr), "symbol", None)
-    a, b = getattr(expr, "a", None), getattr(expr, "b", None)
-    if isinstance(symbol, str) and isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
-        return f"({expr_text(a)} {symbol} {expr_text(b)})"
-    return type(expr).__name__
 
 
 @function_pass("entry_checks")

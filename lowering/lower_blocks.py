@@ -29,7 +29,6 @@ from typing import Any
 from irbuilder.ir import (
     Add,
     Allocate,
-    And,
     AttrStmt,
     Block,
     BlockRealize,
@@ -48,7 +47,6 @@ from irbuilder.ir import (
     Max,
     Min,
     Mul,
-    Or,
     PrimExpr,
     PrimFunc,
     Reduce,
@@ -59,6 +57,7 @@ from irbuilder.ir import (
     Var,
     const,
     make_data_var,
+    reduce_combine,
     seq,
     structural_equal,
 )
@@ -167,20 +166,6 @@ def _place_alloc(stmt: Stmt, buf: Buffer) -> Stmt:
     return _wrap_alloc(stmt, buf)
 
 
-def _combine(kind: ReduceKind, acc: PrimExpr, value: PrimExpr) -> PrimExpr:
-    if kind is ReduceKind.SUM:
-        return acc + value
-    if kind is ReduceKind.PROD:
-        return acc * value
-    if kind is ReduceKind.MAX:
-        return Max(acc, value)
-    if kind is ReduceKind.MIN:
-        return Min(acc, value)
-    if kind is ReduceKind.ALL:
-        return And(acc, value)
-    return Or(acc, value)
-
-
 class _ReduceExtractor(ExprMutator):
     """Replaces each outermost Reduce in a statement's own expressions by a temp load."""
 
@@ -236,7 +221,7 @@ class _BlockLowerer(StmtExprMutator):
             fresh = {axis.var: Var(axis.var.name, axis.var.dtype) for axis in reduce.axes}
             source = substitute(reduce.source, fresh)
             update: Stmt = BufferStore(
-                temp, _combine(reduce.kind, load, source), (const(0),), span=reduce.span
+                temp, reduce_combine(reduce.kind, load, source), (const(0),), span=reduce.span
             )
             update = self._expand_reduces(update)  # a Reduce nested in the source
             if reduce.condition is not None and not _is_true(reduce.condition):

@@ -38,10 +38,10 @@ from irbuilder.ir import (
     PrimFunc,
     Span,
     Var,
+    expr_text,
     post_order_visit,
 )
 
-from .bounds_check import format_expr
 from .pass_infra import PassContext, function_pass
 from .race_accesses import (
     Access,
@@ -92,7 +92,7 @@ class RaceError(ValueError):
 
 
 def _element(access: Access) -> str:
-    return f"{access.buffer.name}[{', '.join(format_expr(i) for i in access.indices)}]"
+    return f"{access.buffer.name}[{', '.join(expr_text(i) for i in access.indices)}]"
 
 
 def _loop_header(loop: For) -> Span | None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from backend.call_args import CallBinder
-from backend.codegen import CodegenOptions, generate
+from backend.codegen import generate
 from backend.codegen.stmt import COUNTER_NAMES
 from backend.interp import make_interp_kernel
 from backend.runtime import (
@@ -583,12 +583,7 @@ def _build_llvm(
         with progress.phase("codegen"):
             result = generate(
                 lowered,
-                CodegenOptions(
-                    fastmath=options.fastmath,
-                    fp_contract=options.fp_contract,
-                    count_allocations=options.count_allocations,
-                    target=options.target,
-                ),
+                options.codegen_options(),
             )
             internal = _subroutines(ir)
             callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]

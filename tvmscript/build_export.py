@@ -158,12 +158,7 @@ def _python_abi_module(
     ]
     result = generate(
         lowered,
-        CodegenOptions(
-            fastmath=options.fastmath,
-            fp_contract=options.fp_contract,
-            count_allocations=options.count_allocations,
-            target=target,
-        ),
+        options.codegen_options(target),
     )
     wrappers = [
         entry_wrapper_ir(k.spec, k.name, with_prelude=False) for k in kernels if k.spec is not None

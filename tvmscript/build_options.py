@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import lowering
+from backend.codegen import CodegenOptions
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, PassInstrument
 from lowering.cpu_prepare import prepare_for_cpu
@@ -58,6 +59,15 @@ class BuildOptions:
     def resolved_target(self) -> Target:
         """:attr:`target`, or the host when it is None."""
         return as_target(self.target)
+
+    def codegen_options(self, target: Target | None = None) -> CodegenOptions:
+        """The code generator's options for this build (``target`` overrides :attr:`target`)."""
+        return CodegenOptions(
+            fastmath=self.fastmath,
+            fp_contract=self.fp_contract,
+            count_allocations=self.count_allocations,
+            target=self.target if target is None else target,
+        )
 
     def key(self) -> tuple[Any, ...]:
         """A hashable, printable tuple identifying these options (and the active

@@ -252,6 +252,7 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     if "__tvms_raise" in ctx.helpers:
         return
     ctx.helpers.add("__tvms_raise")
+    ctx.definitions.append(_PAR_ERROR_HELPER)  # ABI-neutral: the caller raises what it records
     if ctx.options.error_abi == "c":
         add_c_error_helpers(ctx)  # same helper names, Python-free bodies
         return
@@ -272,4 +273,3 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     ctx.definitions.append(
         _RAISE_FMT_HELPER.format(cases="".join(cases), blocks="".join(fmt_blocks))
     )
-    ctx.definitions.append(_PAR_ERROR_HELPER)

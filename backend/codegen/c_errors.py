@@ -10,7 +10,7 @@ shared between the two ABIs:
 * ``__tvms_raise_fmt(i32 kind, ptr fmt, i64 a, b, c, d)`` does the same with
   ``snprintf(buffer, fmt, a, b, c, d)`` (``%lld``/``%llu`` conversions only: a C entry never
   formats Python objects);
-* ``__tvms_par_error`` is the ABI-neutral parallel-region recorder.
+* ``__tvms_par_error``, the ABI-neutral parallel-region recorder, is ``builder``'s for both.
 
 The thread-local globals :data:`ERROR_KIND` and :data:`ERROR_MESSAGE` are internal to the
 module: the C entry returns the kind from its failure exit and ``<entry>_last_error()``
@@ -59,19 +59,6 @@ entry:
   %buf = call ptr @{tls}(ptr {msg_slot})
   %r = call i32 (ptr, i64, ptr, ...) @snprintf(ptr %buf, i64 {cap}, ptr %fmt, i64 %a, i64 %b,
                                               i64 %c, i64 %d)
-  ret void
-}}
-
-define internal void @__tvms_par_error(ptr %ctx, i32 %kind, ptr %msg) cold noinline {{
-entry:
-  %res = cmpxchg ptr %ctx, i32 0, i32 %kind seq_cst seq_cst
-  %won = extractvalue {{ i32, i1 }} %res, 1
-  br i1 %won, label %store, label %done
-store:
-  %slot = getelementptr inbounds i8, ptr %ctx, i64 8
-  store ptr %msg, ptr %slot, align 8
-  br label %done
-done:
   ret void
 }}"""
 

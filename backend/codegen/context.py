@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from backend.llvm_types import CodegenError, llvm_type, mem_type, scalar_type
 from backend.runtime.vecmath import MathLowering
 from irbuilder.ir import Broadcast, DataType, IntImm, PrimExpr
 from lowering.target import Target
@@ -26,10 +27,6 @@ __all__ = [
     "sanitize",
     "scalar_type",
 ]
-
-
-class CodegenError(Exception):
-    """Raised for lowered IR the code generator cannot translate (names the offending node)."""
 
 
 class ErrorKind:
@@ -82,35 +79,6 @@ class CodegenOptions:
     """How errors leave a function: ``"python"`` sets a Python exception (native kernel ABI);
     ``"c"`` records code and message in thread-local storage (plain-C entry points,
     ``backend/codegen/c_errors.py``) and never calls Python."""
-
-
-_SCALAR_INT = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
-_SCALAR_FLOAT = {16: "half", 32: "float", 64: "double"}
-
-
-def scalar_type(dtype: DataType, *, memory: bool = False) -> str:
-    """The LLVM type of one lane (bool is ``i1`` in registers, ``i8`` in memory)."""
-    if dtype.is_bool:
-        return "i8" if memory else "i1"
-    if dtype.is_integer:
-        return _SCALAR_INT[dtype.bits]
-    if dtype.is_float:
-        return _SCALAR_FLOAT[dtype.bits]
-    if dtype.is_handle:
-        return "ptr"
-    raise CodegenError(f"no LLVM type for {dtype}")
-
-
-def llvm_type(dtype: DataType) -> str:
-    """The LLVM register type of a (possibly vector) dtype."""
-    elem = scalar_type(dtype)
-    return elem if dtype.lanes == 1 else f"<{dtype.lanes} x {elem}>"
-
-
-def mem_type(dtype: DataType) -> str:
-    """The LLVM in-memory type of a (possibly vector) dtype."""
-    elem = scalar_type(dtype, memory=True)
-    return elem if dtype.lanes == 1 else f"<{dtype.lanes} x {elem}>"
 
 
 def align_of(dtype: DataType) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from backend.llvm_types import mask_type
 from irbuilder.ir import (
     EQ,
     GE,
@@ -388,7 +389,7 @@ def _int_division(em: ExprEmitter, node: Div | Mod | FloorDiv | FloorMod, a: str
             element = dtype.element_of()
             lowest = -(1 << (element.bits - 1))
             is_lowest = em.assign("ismin", f"icmp eq {ty} {a}, {em.int_literal(lowest, dtype)}")
-            overflow = em.assign("ovf", f"and {_i1(dtype)} {is_lowest}, {minus_one}")
+            overflow = em.assign("ovf", f"and {mask_type(dtype)} {is_lowest}, {minus_one}")
             fits = em.assign("fits", f"xor i1 {em.any_lane(overflow, dtype.lanes)}, true")
             em.check(
                 fits,
@@ -397,32 +398,30 @@ def _int_division(em: ExprEmitter, node: Div | Mod | FloorDiv | FloorMod, a: str
                 hint="divovf",
             )
         safe_b = em.assign(
-            "safeb", f"select {_i1(dtype)} {minus_one}, {ty} {em.int_literal(1, dtype)}, {ty} {b}"
+            "safeb",
+            f"select {mask_type(dtype)} {minus_one}, {ty} {em.int_literal(1, dtype)}, {ty} {b}",
         )
     if want_div:
         q = em.assign("q", f"sdiv {ty} {a}, {safe_b}")
         if minus_one is not None:
             neg = em.assign("neg", f"sub {ty} {em.zero(dtype)}, {a}")
-            q = em.assign("q", f"select {_i1(dtype)} {minus_one}, {ty} {neg}, {ty} {q}")
+            q = em.assign("q", f"select {mask_type(dtype)} {minus_one}, {ty} {neg}, {ty} {q}")
     r = em.assign("r", f"srem {ty} {a}, {safe_b}")
     if minus_one is not None:
-        r = em.assign("r", f"select {_i1(dtype)} {minus_one}, {ty} {em.zero(dtype)}, {ty} {r}")
+        zero = em.zero(dtype)
+        r = em.assign("r", f"select {mask_type(dtype)} {minus_one}, {ty} {zero}, {ty} {r}")
     if not floor:
         return q if want_div else r
     # Round toward -inf: adjust when the remainder is nonzero and its sign differs from b's.
     rnz = em.assign("rnz", f"icmp ne {ty} {r}, {em.zero(dtype)}")
     sign = em.assign("sx", f"xor {ty} {r}, {b}")
     diff = em.assign("sdiff", f"icmp slt {ty} {sign}, {em.zero(dtype)}")
-    need = em.assign("adj", f"and {_i1(dtype)} {rnz}, {diff}")
+    need = em.assign("adj", f"and {mask_type(dtype)} {rnz}, {diff}")
     if want_div:
         q1 = em.assign("qm1", f"sub {ty} {q}, {em.int_literal(1, dtype)}")
-        return em.assign("fq", f"select {_i1(dtype)} {need}, {ty} {q1}, {ty} {q}")
+        return em.assign("fq", f"select {mask_type(dtype)} {need}, {ty} {q1}, {ty} {q}")
     rb = em.assign("rpb", f"add {ty} {r}, {b}")
-    return em.assign("fr", f"select {_i1(dtype)} {need}, {ty} {rb}, {ty} {r}")
-
-
-def _i1(dtype: DataType) -> str:
-    return "i1" if dtype.lanes == 1 else f"<{dtype.lanes} x i1>"
+    return em.assign("fr", f"select {mask_type(dtype)} {need}, {ty} {rb}, {ty} {r}")
 
 
 def _division(em: ExprEmitter, node: Div | Mod | FloorDiv | FloorMod) -> str:
@@ -448,10 +447,10 @@ def _division(em: ExprEmitter, node: Div | Mod | FloorDiv | FloorMod) -> str:
     rnz = em.assign("rnz", f"fcmp une {ty} {r}, {zero}")
     rneg = em.assign("rneg", f"fcmp olt {ty} {r}, {zero}")
     bneg = em.assign("bneg", f"fcmp olt {ty} {b2}, {zero}")
-    diff = em.assign("sdiff", f"xor {_i1(wide)} {rneg}, {bneg}")
-    need = em.assign("adj", f"and {_i1(wide)} {rnz}, {diff}")
+    diff = em.assign("sdiff", f"xor {mask_type(wide)} {rneg}, {bneg}")
+    need = em.assign("adj", f"and {mask_type(wide)} {rnz}, {diff}")
     rb = em.assign("rpb", f"fadd {em.fm}{ty} {r}, {b2}")
-    res = em.assign("fmod", f"select {_i1(wide)} {need}, {ty} {rb}, {ty} {r}")
+    res = em.assign("fmod", f"select {mask_type(wide)} {need}, {ty} {rb}, {ty} {r}")
     return em.demote_half(res, wide, dtype)
 
 
@@ -468,7 +467,8 @@ def _minmax(em: ExprEmitter, node: Min | Max) -> str:
     else:
         pred = ("s" if dtype.is_int else "u") + ("lt" if is_min else "gt")
         cmp = em.assign("mmc", f"icmp {pred} {ty} {a}, {b}")
-    return em.assign("min" if is_min else "max", f"select {_i1(dtype)} {cmp}, {ty} {a}, {ty} {b}")
+    name = "min" if is_min else "max"
+    return em.assign(name, f"select {mask_type(dtype)} {cmp}, {ty} {a}, {ty} {b}")
 
 
 def _compare(em: ExprEmitter, node: EQ | NE | LT | LE | GT | GE) -> str:

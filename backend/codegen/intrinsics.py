@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from backend.llvm_types import mask_type
 from backend.runtime.vecmath import libmvec_variants
 from irbuilder.ir import (
     INTRINSICS,
@@ -479,17 +480,16 @@ def _shift(em: ExprEmitter, node: Call, op: str) -> str:
     bits = node.dtype.element_of().bits
     in_range = em.assign("inrange", f"icmp ult {ty} {b}, {em.int_literal(bits, node.dtype)}")
     zero = em.int_literal(0, node.dtype)
-    safe_b = em.assign("amt", f"select {_bool_type(node)} {in_range}, {ty} {b}, {ty} {zero}")
+    safe_b = em.assign("amt", f"select {mask_type(node.dtype)} {in_range}, {ty} {b}, {ty} {zero}")
     shifted = em.assign("sh", f"{op} {ty} {a}, {safe_b}")
     if op == "ashr":
         fill = em.assign("fill", f"ashr {ty} {a}, {em.int_literal(bits - 1, node.dtype)}")
     else:
         fill = em.int_literal(0, node.dtype)
-    return em.assign("shres", f"select {_bool_type(node)} {in_range}, {ty} {shifted}, {ty} {fill}")
+    mask = mask_type(node.dtype)
+    return em.assign("shres", f"select {mask} {in_range}, {ty} {shifted}, {ty} {fill}")
 
 
-def _bool_type(node: Call) -> str:
-    return "i1" if node.dtype.lanes == 1 else f"<{node.dtype.lanes} x i1>"
 
 
 def _shift_left(em: ExprEmitter, node: Call) -> str:

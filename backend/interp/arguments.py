@@ -22,8 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from irbuilder.ir import Buffer, BufferStore, IntImm, PrimExpr, PrimFunc, Var, post_order_visit
-from lowering.entry_checks import expr_text
+from irbuilder.ir import (
+    Buffer,
+    BufferStore,
+    IntImm,
+    PrimExpr,
+    PrimFunc,
+    Var,
+    expr_text,
+    post_order_visit,
+)
 
 from . import values as V
 from .memory import Pointer, pointer_to_array
@@ -149,7 +157,8 @@ def _check_layout(
     for k, dim in enumerate(buffer.shape):
         expected = int(evaluate(dim))
         if array.shape[k] != expected:
-            text = str(expected) if isinstance(dim, IntImm) else f"{expr_text(dim)} = {expected}"
+            shown = expr_text(dim, casts=False)
+            text = str(expected) if isinstance(dim, IntImm) else f"{shown} = {expected}"
             raise ValueError(f"{buffer.name}: expected shape[{k}] == {text}, got {array.shape[k]}")
     itemsize = buffer.dtype.itemsize
     if buffer.strides:

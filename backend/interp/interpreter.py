@@ -26,15 +26,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from irbuilder.ir import (
-    EQ,
-    GE,
-    GT,
-    LE,
-    LT,
-    NE,
-    Add,
+    BINARY_OP_NAMES,
+    REDUCE_COMBINERS,
     Allocate,
-    And,
     AssertStmt,
     AttrStmt,
     Block,
@@ -46,11 +40,8 @@ from irbuilder.ir import (
     Call,
     Cast,
     DeclBuffer,
-    Div,
     Evaluate,
     FloatImm,
-    FloorDiv,
-    FloorMod,
     For,
     IfThenElse,
     IntImm,
@@ -58,23 +49,16 @@ from irbuilder.ir import (
     Let,
     LetStmt,
     MatchBufferRegion,
-    Max,
-    Min,
-    Mod,
-    Mul,
     Not,
-    Or,
     PrimExpr,
     PrimFunc,
     Ramp,
     Reduce,
-    ReduceKind,
     Select,
     SeqStmt,
     Shuffle,
     Stmt,
     StringImm,
-    Sub,
     Var,
     While,
     as_dtype,
@@ -91,35 +75,6 @@ from .memory import Pointer, allocate
 __all__ = ["Interpreter", "interpret"]
 
 _INT32 = as_dtype("int32")
-
-_BINARY_NAMES: dict[type, str] = {
-    Add: "add",
-    Sub: "sub",
-    Mul: "mul",
-    Div: "div",
-    Mod: "mod",
-    FloorDiv: "floordiv",
-    FloorMod: "floormod",
-    Min: "min",
-    Max: "max",
-    EQ: "eq",
-    NE: "ne",
-    LT: "lt",
-    LE: "le",
-    GT: "gt",
-    GE: "ge",
-    And: "and",
-    Or: "or",
-}
-
-_REDUCE_OPS: dict[ReduceKind, str] = {
-    ReduceKind.SUM: "add",
-    ReduceKind.PROD: "mul",
-    ReduceKind.MAX: "max",
-    ReduceKind.MIN: "min",
-    ReduceKind.ALL: "and",
-    ReduceKind.ANY: "or",
-}
 
 _ASSERT_PREFIXES: dict[str, type[Exception]] = {
     "TypeError: ": TypeError,
@@ -250,7 +205,7 @@ class Interpreter:
         return V.cast(self.eval(expr.value), expr.value.dtype, expr.dtype)
 
     def _eval_binary(self, expr: Any) -> V.Value:
-        name = _BINARY_NAMES[type(expr)]
+        name = BINARY_OP_NAMES[type(expr)]
         return V.binary(name, self.eval(expr.a), self.eval(expr.b), expr.a.dtype)
 
     def _eval_not(self, expr: Not) -> V.Value:
@@ -300,7 +255,7 @@ class Interpreter:
         return V.pack(lanes, expr.dtype)
 
     def _eval_reduce(self, expr: Reduce) -> V.Value:
-        op = _REDUCE_OPS[expr.kind]
+        op = BINARY_OP_NAMES[REDUCE_COMBINERS[expr.kind]]
         acc = self.eval(expr.init)
         domains = [
             (
@@ -607,7 +562,7 @@ def _register() -> None:
         Reduce: Interpreter._eval_reduce,
         Call: Interpreter._eval_call,
     }
-    for cls in _BINARY_NAMES:
+    for cls in BINARY_OP_NAMES:
         exprs[cls] = Interpreter._eval_binary
     Interpreter._expr_dispatch.update(exprs)
     stmts: dict[type, Callable[[Interpreter, Any], None]] = {

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from irbuilder.ir import DataType, as_dtype, quotient_overflows
+from irbuilder.ir import INT_BINARY_OPS, DataType, as_dtype, int_binary, wrap_int
 
 __all__ = [
     "Scalar",
@@ -67,15 +67,6 @@ Scalar = int | np.floating[Any]
 Value = Any  # a Scalar, a numpy vector of lanes, or (for handles) a pointer/array object
 
 _BOOL = as_dtype("bool")
-
-
-def wrap_int(value: int, dtype: DataType) -> int:
-    """Wrap a Python int to the range of the integer (or one-bit bool) ``dtype``."""
-    bits = dtype.bits
-    value &= (1 << bits) - 1
-    if dtype.is_int and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
 
 
 @lru_cache(maxsize=256)
@@ -158,44 +149,6 @@ def truthy(value: Value, what: str = "condition") -> bool:
 # ---------------------------------------------------------------------------
 
 
-def _int_div(a: int, b: int) -> int:
-    if b == 0:
-        raise ZeroDivisionError("integer division by zero")
-    quotient = abs(a) // abs(b)
-    return quotient if (a >= 0) == (b >= 0) else -quotient
-
-
-def _int_mod(a: int, b: int) -> int:
-    return a - _int_div(a, b) * b
-
-
-def _int_floordiv(a: int, b: int) -> int:
-    if b == 0:
-        raise ZeroDivisionError("integer division by zero")
-    return a // b
-
-
-def _int_floormod(a: int, b: int) -> int:
-    if b == 0:
-        raise ZeroDivisionError("integer modulo by zero")
-    return a % b
-
-
-_INT_OPS: dict[str, Callable[[int, int], int]] = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": _int_div,
-    "mod": _int_mod,
-    "floordiv": _int_floordiv,
-    "floormod": _int_floormod,
-    "min": lambda a, b: a if a < b else b,
-    "max": lambda a, b: a if a > b else b,
-    "bitwise_and": lambda a, b: a & b,
-    "bitwise_or": lambda a, b: a | b,
-    "bitwise_xor": lambda a, b: a ^ b,
-}
-
 _FloatOp = Callable[[Any, Any], Any]
 
 
@@ -233,30 +186,8 @@ _LOGICAL: dict[str, Callable[[int, int], int]] = {
     "or": lambda a, b: 1 if (a or b) else 0,
 }
 
-BINARY_OPS = (
-    frozenset(_INT_OPS)
-    | frozenset(_FLOAT_OPS)
-    | frozenset(_COMPARE)
-    | {
-        "and",
-        "or",
-        "shift_left",
-        "shift_right",
-    }
-)
+BINARY_OPS = INT_BINARY_OPS | frozenset(_FLOAT_OPS) | frozenset(_COMPARE)
 """Names accepted by :func:`binary`."""
-
-
-def _shift(op: str, a: int, b: int, element: DataType) -> int:
-    bits = element.bits
-    if not 0 <= b < bits:
-        # LLVM poison; our defined result: zero, or the sign fill for arithmetic right shifts.
-        if op == "shift_right" and element.is_int and a < 0:
-            return -1
-        return 0
-    if op == "shift_left":
-        return wrap_int(a << b, element)
-    return a >> b  # Python's >> is arithmetic on signed values, logical on non-negative ones
 
 
 def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
@@ -276,14 +207,15 @@ def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
     if not (element.is_integer or element.is_bool):
         raise TypeError(f"operator {op!r} is not defined on {element}")
     ia, ib = int(a), int(b)
-    if op in ("shift_left", "shift_right"):
-        return _shift(op, ia, ib, element)
-    iop = _INT_OPS.get(op)
-    if iop is None:
+    if op not in INT_BINARY_OPS:
         raise TypeError(f"operator {op!r} is not defined on {element}")
-    if op in ("div", "floordiv") and quotient_overflows(ia, ib, element):
+    result = int_binary(op, ia, ib, element)
+    if result is None:  # what has no value raises, as the compiled kernel does
+        if ib == 0:
+            what = "division" if op in ("div", "floordiv") else "modulo"
+            raise ZeroDivisionError(f"integer {what} by zero")
         raise OverflowError(f"integer division overflow: {ia} divided by -1 does not fit {element}")
-    return wrap_int(iop(ia, ib), element)
+    return result
 
 
 def binary(op: str, a: Value, b: Value, operand: DataType) -> Value:

@@ -71,32 +71,31 @@ EXCEPTIONS: dict[str, type[BaseException]] = {
 
 @dataclass(frozen=True)
 class DtypeInfo:
-    """How a scalar dtype looks to numpy (``kind``/``itemsize``) and to LLVM (``llvm``)."""
+    """How a scalar dtype looks to numpy (``kind``/``itemsize``)."""
 
     name: str
     kind: str
     itemsize: int
-    llvm: str
 
 
 #: Supported element / scalar dtypes.
 DTYPES: dict[str, DtypeInfo] = {
     d.name: d
     for d in [
-        DtypeInfo("bool", "b", 1, "i1"),
-        DtypeInfo("int8", "i", 1, "i8"),
-        DtypeInfo("int16", "i", 2, "i16"),
-        DtypeInfo("int32", "i", 4, "i32"),
-        DtypeInfo("int64", "i", 8, "i64"),
-        DtypeInfo("uint8", "u", 1, "i8"),
-        DtypeInfo("uint16", "u", 2, "i16"),
-        DtypeInfo("uint32", "u", 4, "i32"),
-        DtypeInfo("uint64", "u", 8, "i64"),
-        DtypeInfo("float16", "f", 2, "half"),
-        DtypeInfo("float32", "f", 4, "float"),
-        DtypeInfo("float64", "f", 8, "double"),
-        DtypeInfo("complex64", "c", 8, "<2 x float>"),
-        DtypeInfo("complex128", "c", 16, "<2 x double>"),
+        DtypeInfo("bool", "b", 1),
+        DtypeInfo("int8", "i", 1),
+        DtypeInfo("int16", "i", 2),
+        DtypeInfo("int32", "i", 4),
+        DtypeInfo("int64", "i", 8),
+        DtypeInfo("uint8", "u", 1),
+        DtypeInfo("uint16", "u", 2),
+        DtypeInfo("uint32", "u", 4),
+        DtypeInfo("uint64", "u", 8),
+        DtypeInfo("float16", "f", 2),
+        DtypeInfo("float32", "f", 4),
+        DtypeInfo("float64", "f", 8),
+        DtypeInfo("complex64", "c", 8),
+        DtypeInfo("complex128", "c", 16),
     ]
 }
 

@@ -34,7 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from irbuilder.ir import as_dtype
+
 from ..call_args import CallBinder
+from ..llvm_types import scalar_type
 from .engine import CompiledLibrary
 from .pyabi import c_string_global, ndarray_layout, runtime_prelude_ir
 
@@ -50,10 +53,11 @@ __all__ = [
 
 #: Scalar parameter dtypes -> LLVM type passed to the kernel.
 SCALAR_DTYPES: dict[str, str] = {
-    "bool": "i1",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
-    "float16": "half", "float32": "float", "float64": "double",
+    name: scalar_type(as_dtype(name))
+    for name in (
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64",
+    )
 }
 
 _LLVM_NAME = re.compile(r"[A-Za-z_.$][\w.$]*")

@@ -7,6 +7,7 @@ an ``EQ`` node); use :func:`structural_equal` for structural comparison.
 from .buffer import Buffer, BufferRegion, IterKind, IterVar, MatchBufferRegion, Range, make_data_var
 from .dtype import DataType, DataTypeLike, TypeCode, as_dtype
 from .expr import (
+    BINARY_OP_NAMES,
     EQ,
     GE,
     GT,
@@ -47,14 +48,14 @@ from .expr import (
     StringImm,
     Sub,
     Var,
+    binary,
     binary_dtype,
     const,
     convert,
     promote,
-    quotient_overflows,
     reduce_identity,
-    wrap_int,
 )
+from .expr_text import expr_text, strip_parens
 from .function import IRModule, PrimFunc, set_script_display, set_script_printer
 from .functor import (
     DEFINITION_FIELDS,
@@ -68,6 +69,7 @@ from .functor import (
     post_order_visit,
     rebuild,
 )
+from .int_arith import INT_BINARY_OPS, int_binary, quotient_overflows, trunc_div, wrap_int
 from .intrinsics import (
     INTRINSICS,
     IntrinsicSpec,
@@ -85,7 +87,7 @@ from .message import (
     message_parts,
     render_message,
 )
-from .reducer import CommReducer
+from .reducer import REDUCE_COMBINERS, CommReducer, reduce_combine
 from .span import Span
 from .stmt import (
     Allocate,
@@ -114,8 +116,17 @@ from .structural import (
 from .target import Target
 
 __all__ = [
+    "binary",
+    "REDUCE_COMBINERS",
+    "reduce_combine",
+    "BINARY_OP_NAMES",
+    "INT_BINARY_OPS",
+    "int_binary",
+    "trunc_div",
     "CommReducer",
     "Target",
+    "expr_text",
+    "strip_parens",
     "INTRINSICS",
     "IntrinsicSpec",
     "Lowering",

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from .dtype import DataType, DataTypeLike, as_dtype
+from .int_arith import int_binary, wrap_int
 from .span import Span
 
 if TYPE_CHECKING:
     from .buffer import Buffer, IterVar
 
 __all__ = [
+    "binary",
+    "BINARY_OP_NAMES",
     "EQ",
     "GE",
     "GT",
@@ -69,7 +72,6 @@ __all__ = [
     "convert",
     "promote",
     "reduce_identity",
-    "wrap_int",
 ]
 
 _BOOL = as_dtype("bool")
@@ -840,71 +842,48 @@ def promote(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     return _as_type(a, target), _as_type(b, target)
 
 
-def wrap_int(value: int, dtype: DataType) -> int:
-    """``value`` reduced to the range of the integer (or bool) ``dtype`` by wrap-around."""
-    if dtype.is_bool:
-        return 1 if value else 0
-    bits = dtype.bits
-    value &= (1 << bits) - 1
-    if dtype.is_int and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
+BINARY_OP_NAMES: dict[type[BinaryOp], str] = {
+    Add: "add",
+    Sub: "sub",
+    Mul: "mul",
+    Div: "div",
+    Mod: "mod",
+    FloorDiv: "floordiv",
+    FloorMod: "floormod",
+    Min: "min",
+    Max: "max",
+    EQ: "eq",
+    NE: "ne",
+    LT: "lt",
+    LE: "le",
+    GT: "gt",
+    GE: "ge",
+    And: "and",
+    Or: "or",
+}
+"""The operator name of each binary node (the names of :func:`int_binary`, plus comparisons)."""
 
-
-def quotient_overflows(x: int, y: int, dtype: DataType) -> bool:
-    """Whether ``x / y`` (truncating or floor) leaves the range of the integer ``dtype``: only
-    the minimum of a signed type divided by -1. Kernels raise ``OverflowError`` for it, so
-    constant folders must leave it alone."""
-    return y == -1 and dtype.is_int and x == -(1 << (dtype.bits - 1))
+_COMPARISONS: dict[type[BinaryOp], Callable[[int, int], bool]] = {
+    EQ: lambda x, y: x == y,
+    NE: lambda x, y: x != y,
+    LT: lambda x, y: x < y,
+    LE: lambda x, y: x <= y,
+    GT: lambda x, y: x > y,
+    GE: lambda x, y: x >= y,
+}
 
 
 def _fold(cls: type[BinaryOp], a: IntImm, b: IntImm) -> PrimExpr | None:
     x, y = a.value, b.value
-    dtype = a.dtype
-    result: int | bool
-    if cls is Add:
-        result = x + y
-    elif cls is Sub:
-        result = x - y
-    elif cls is Mul:
-        result = x * y
-    elif cls in (Div, Mod, FloorDiv, FloorMod):
-        if y == 0:
-            return None  # keep the node: the error belongs to run time
-        if cls in (Div, FloorDiv) and quotient_overflows(x, y, dtype):
-            return None  # OverflowError at run time
-        if cls is FloorDiv:
-            result = x // y
-        elif cls is FloorMod:
-            result = x % y
-        else:
-            quotient = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
-            result = quotient if cls is Div else x - quotient * y
-    elif cls is Min:
-        result = min(x, y)
-    elif cls is Max:
-        result = max(x, y)
-    elif cls is EQ:
-        return IntImm(_BOOL, x == y)
-    elif cls is NE:
-        return IntImm(_BOOL, x != y)
-    elif cls is LT:
-        return IntImm(_BOOL, x < y)
-    elif cls is LE:
-        return IntImm(_BOOL, x <= y)
-    elif cls is GT:
-        return IntImm(_BOOL, x > y)
-    elif cls is GE:
-        return IntImm(_BOOL, x >= y)
-    elif cls is And:
-        return IntImm(_BOOL, bool(x and y))
-    elif cls is Or:
-        return IntImm(_BOOL, bool(x or y))
-    else:
+    compare = _COMPARISONS.get(cls)
+    if compare is not None:
+        return IntImm(_BOOL, compare(x, y))
+    if cls in (And, Or):
+        return IntImm(_BOOL, bool(int_binary(BINARY_OP_NAMES[cls], x, y, a.dtype)))
+    if a.dtype.is_bool or cls not in BINARY_OP_NAMES:
         return None
-    if dtype.is_bool:
-        return None
-    return IntImm(dtype, wrap_int(result, dtype))
+    result = int_binary(BINARY_OP_NAMES[cls], x, y, a.dtype)
+    return None if result is None else IntImm(a.dtype, result)
 
 
 def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
@@ -917,6 +896,12 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
         if folded is not None:
             return folded
     return cls(x, y)
+
+
+def binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
+    """``cls(a, b)`` as the operators build it: operands promoted, integer constants folded
+    (:func:`~irbuilder.ir.int_arith.int_binary`; what belongs to run time is kept)."""
+    return _binary(cls, a, b)
 
 
 def _bitwise(op: str, logical: type[BinaryOp] | None, a: ExprLike, b: ExprLike) -> PrimExpr:

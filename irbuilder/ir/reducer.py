@@ -8,18 +8,43 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expr import Add, And, Max, Min, Mul, Or, PrimExpr, ReduceKind, Var, reduce_identity
+from .expr import (
+    Add,
+    And,
+    BinaryOp,
+    ExprLike,
+    Max,
+    Min,
+    Mul,
+    Or,
+    PrimExpr,
+    ReduceKind,
+    Var,
+    binary,
+    reduce_identity,
+)
 
-__all__ = ["CommReducer"]
+__all__ = ["REDUCE_COMBINERS", "CommReducer", "reduce_combine", "reduce_identity"]
 
-_KINDS: dict[type, ReduceKind] = {
-    Add: ReduceKind.SUM,
-    Mul: ReduceKind.PROD,
-    Max: ReduceKind.MAX,
-    Min: ReduceKind.MIN,
-    And: ReduceKind.ALL,
-    Or: ReduceKind.ANY,
+REDUCE_COMBINERS: dict[ReduceKind, type[BinaryOp]] = {
+    ReduceKind.SUM: Add,
+    ReduceKind.PROD: Mul,
+    ReduceKind.MAX: Max,
+    ReduceKind.MIN: Min,
+    ReduceKind.ALL: And,
+    ReduceKind.ANY: Or,
 }
+"""The one definition of each reduction kind's combiner (its identity: :func:`reduce_identity`).
+Every reader (``T.compute``, ``lower_blocks``, the interpreter, comm_reducer recognition)
+takes it from here."""
+
+_KINDS: dict[type, ReduceKind] = {cls: kind for kind, cls in REDUCE_COMBINERS.items()}
+
+
+def reduce_combine(kind: ReduceKind, acc: ExprLike, value: ExprLike) -> PrimExpr:
+    """``acc`` combined with ``value`` by ``kind`` (operands promoted and constants folded
+    as the operators do)."""
+    return binary(REDUCE_COMBINERS[kind], acc, value)
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,8 +46,6 @@ from ..ir import (
     IntImm,
     IterKind,
     IterVar,
-    Max,
-    Min,
     Or,
     PrimExpr,
     Range,
@@ -58,6 +56,7 @@ from ..ir import (
     const,
     convert,
     post_order_visit,
+    reduce_combine,
     reduce_identity,
 )
 from ..regions import infer_regions
@@ -227,20 +226,6 @@ def _to_dtype(value: PrimExpr, target: DataType, explicit: bool, what: str) -> P
     )
 
 
-def _combine(kind: ReduceKind, acc: PrimExpr, value: PrimExpr) -> PrimExpr:
-    if kind is ReduceKind.SUM:
-        return acc + value
-    if kind is ReduceKind.PROD:
-        return acc * value
-    if kind is ReduceKind.MAX:
-        return Max(acc, value)
-    if kind is ReduceKind.MIN:
-        return Min(acc, value)
-    if kind is ReduceKind.ALL:
-        return And(acc, value)
-    return Or(acc, value)
-
-
 def compute(
     shape: Any,
     fcompute: Callable[..., Any],
@@ -322,7 +307,7 @@ def expand_compute(
     if reduce is not None:
         identity = reduce_identity(reduce.kind, target)
         init = BufferStore(buffer, identity, indices, span=span())
-        update = _combine(reduce.kind, buffer[indices], source)
+        update = reduce_combine(reduce.kind, buffer[indices], source)
         body = BufferStore(buffer, update, indices, span=span())
         if condition is not None:
             body = IfThenElse(condition, body, span=span())

@@ -28,6 +28,7 @@ from ..ir import (
     Shuffle,
     StringImm,
     as_dtype,
+    binary,
     const,
     promote,
 )
@@ -96,17 +97,13 @@ def _pair(a: ExprLike, b: ExprLike, what: str) -> tuple[PrimExpr, PrimExpr]:
 def min(a: ExprLike, b: ExprLike) -> PrimExpr:
     """The smaller of two values (operands promoted to a common type)."""
     x, y = _pair(a, b, "T.min")
-    if isinstance(x, IntImm) and isinstance(y, IntImm) and not x.dtype.is_bool:
-        return x if x.value <= y.value else y
-    return Min(x, y)
+    return binary(Min, x, y)
 
 
 def max(a: ExprLike, b: ExprLike) -> PrimExpr:
     """The larger of two values (operands promoted to a common type)."""
     x, y = _pair(a, b, "T.max")
-    if isinstance(x, IntImm) and isinstance(y, IntImm) and not x.dtype.is_bool:
-        return x if x.value >= y.value else y
-    return Max(x, y)
+    return binary(Max, x, y)
 
 
 def floordiv(a: ExprLike, b: ExprLike) -> PrimExpr:
@@ -130,21 +127,14 @@ def truncdiv(a: ExprLike, b: ExprLike) -> PrimExpr:
     """Integer division rounding toward zero (C's ``/``)."""
     x, y = _pair(a, b, "T.truncdiv")
     _integers(x, y, "T.truncdiv")
-    if isinstance(x, IntImm) and isinstance(y, IntImm) and y.value != 0:
-        q = (x.value // y.value) if (x.value >= 0) == (y.value > 0) else -(-x.value // y.value)
-        return const(q, x.dtype)
-    return Div(x, y)
+    return binary(Div, x, y)
 
 
 def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
     """Remainder of :func:`truncdiv` (sign follows the dividend, C's ``%``)."""
     x, y = _pair(a, b, "T.truncmod")
     _integers(x, y, "T.truncmod")
-    if isinstance(x, IntImm) and isinstance(y, IntImm) and y.value != 0:
-        q = truncdiv(x, y)
-        assert isinstance(q, IntImm)
-        return const(x.value - q.value * y.value, x.dtype)
-    return Mod(x, y)
+    return binary(Mod, x, y)
 
 
 def _bool_cond(cond: ExprLike, what: str) -> PrimExpr:

@@ -50,6 +50,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     structural_equal,
+    trunc_div,
 )
 
 from .canonical import LinearForm, supports_linear, to_linear
@@ -135,15 +136,10 @@ def _floordiv(a: IntBound, b: IntBound) -> IntBound | None:
     return IntBound(min(quotients), max(quotients))
 
 
-def _truncdiv(x: int, y: int) -> int:
-    quotient = abs(x) // abs(y)
-    return quotient if (x >= 0) == (y >= 0) else -quotient
-
-
 def _truncdiv_bound(a: IntBound, b: IntBound) -> IntBound | None:
     if b.lo <= 0 <= b.hi:
         return None
-    quotients = [_truncdiv(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+    quotients = [trunc_div(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
     if a.lo < 0 < a.hi:
         quotients.append(0)
     return IntBound(min(quotients), max(quotients))

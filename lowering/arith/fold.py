@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from irbuilder.ir import (
+    BINARY_OP_NAMES,
     EQ,
     GE,
     GT,
+    INT_BINARY_OPS,
     LE,
     LT,
     NE,
@@ -29,12 +31,9 @@ from irbuilder.ir import (
     DataType,
     Div,
     FloatImm,
-    FloorDiv,
-    FloorMod,
     IntImm,
     Max,
     Min,
-    Mod,
     Mul,
     Not,
     Or,
@@ -42,7 +41,7 @@ from irbuilder.ir import (
     Select,
     Sub,
     as_dtype,
-    quotient_overflows,
+    int_binary,
     wrap_int,
 )
 
@@ -74,45 +73,14 @@ def make_const(value: int | float, dtype: DataType) -> PrimExpr:
     return IntImm(dtype, wrap_int(int(value), dtype))
 
 
-def _trunc_div(x: int, y: int) -> int:
-    quotient = abs(x) // abs(y)
-    return quotient if (x >= 0) == (y >= 0) else -quotient
-
-
 def _fold_int(cls: type[BinaryOp], x: int, y: int, dtype: DataType) -> PrimExpr | None:
-    result: int
-    if cls is Add:
-        result = x + y
-    elif cls is Sub:
-        result = x - y
-    elif cls is Mul:
-        result = x * y
-    elif cls in (Div, Mod, FloorDiv, FloorMod):
-        if y == 0:
-            return None  # left for the kernel to raise ZeroDivisionError
-        if cls in (Div, FloorDiv) and quotient_overflows(x, y, dtype):
-            return None  # left for the kernel to raise OverflowError
-        if cls is FloorDiv:
-            result = x // y
-        elif cls is FloorMod:
-            result = x % y
-        elif cls is Div:
-            result = _trunc_div(x, y)
-        else:
-            result = x - _trunc_div(x, y) * y
-    elif cls is Min:
-        result = min(x, y)
-    elif cls is Max:
-        result = max(x, y)
-    elif cls is And:
-        result = int(bool(x) and bool(y))
-    elif cls is Or:
-        result = int(bool(x) or bool(y))
-    else:
+    op = BINARY_OP_NAMES.get(cls)
+    if op is None or op not in INT_BINARY_OPS:
         return None
     if dtype.is_bool and cls not in (And, Or, Min, Max):
         return None
-    return IntImm(dtype, wrap_int(result, dtype))
+    result = int_binary(op, x, y, dtype)
+    return None if result is None else IntImm(dtype, result)
 
 
 def _fold_float(cls: type[BinaryOp], x: float, y: float, dtype: DataType) -> PrimExpr | None:
