@@ -186,9 +186,7 @@ def _buffer_at(
         ]
         label = position if isinstance(position, str) else position.name
         if not found:
-            raise _fail(
-                state, prim, f"block {block.name_hint!r} {what} no buffer {label!r}", block
-            )
+            raise _fail(state, prim, f"block {block.name_hint!r} {what} no buffer {label!r}", block)
         if any(b is not found[0] for b in found):
             raise _fail(
                 state, prim, f"block {block.name_hint!r} {what} several buffers {label!r}", block

@@ -235,7 +235,9 @@ def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
     return path
 
 
-def _affine_enough(bindings: Sequence[PrimExpr], extents: Mapping[Var, int], parallel: bool) -> bool:
+def _affine_enough(
+    bindings: Sequence[PrimExpr], extents: Mapping[Var, int], parallel: bool
+) -> bool:
     """Reordering runs the same multiset of block instances (each instance's effect depends
     on its iter values only), so affine bindings whose pieces overlap (two loop iterations
     naming one instance) are fine for it, as in TVM; running iterations concurrently needs
