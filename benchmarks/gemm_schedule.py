@@ -30,7 +30,7 @@ import llvmlite.binding as llvm
 from tvm import s_tir
 from tvm.script import tirx as T
 
-n, tile, kfactor, rounds = (int(x) for x in sys.argv[1:5])
+n, block_rows, rows, cols, rounds = (int(x) for x in sys.argv[1:6])
 
 @T.prim_func(s_tir=True)
 def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
@@ -45,18 +45,17 @@ def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
 sch = s_tir.Schedule(matmul)
 block = sch.get_sblock("C")
 i, j, k = sch.get_loops(block)
-i_0, i_1 = sch.split(i, [None, tile])
-j_0, j_1 = sch.split(j, [None, tile])
-k_0, k_1 = sch.split(k, [None, kfactor])
-sch.reorder(i_0, j_0, k_0, i_1, k_1, j_1)
-b_index = [str(r).split("[")[0].strip() for r in sch.get(block).reads].index("B")
-packed = sch.cache_read(block, b_index, "global")
-sch.transform_layout(packed, ("write", 0), lambda k, n: (n // tile, k, n % tile))
+i_0, i_1, i_2 = sch.split(i, [None, block_rows, rows])
+j_0, j_1 = sch.split(j, [None, cols])
+sch.reorder(i_0, j_0, i_1, k, i_2, j_1)
 local = sch.cache_write(block, 0, "local")
-sch.reverse_compute_at(local, j_0)
+sch.reverse_compute_at(local, i_1)
 sch.vectorize(j_1)
+sch.unroll(i_2)
 sch.parallel(i_0)
-sch.decompose_reduction(block, k_0)
+sch.vectorize(sch.get_loops(local)[-1])
+init = sch.decompose_reduction(block, k)
+sch.vectorize(sch.get_loops(init)[-1])
 llvm.initialize_native_target()
 target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
 lib = tvm.compile(sch.mod, target=target)
@@ -94,14 +93,14 @@ def _best(call: Any, rounds: int) -> float:
     return best * 1e3
 
 
-def run_tvm(n: int, tile: int, kfactor: int, rounds: int) -> float | None:
+def run_tvm(n: int, block_rows: int, rows: int, cols: int, rounds: int) -> float | None:
     if not Path(PEERS_PYTHON).exists():
         return None
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "tvm_gemm.py"  # TVMScript's parser reads the source file
         script.write_text(_TVM_SCRIPT)
         done = subprocess.run(
-            [PEERS_PYTHON, str(script), str(n), str(tile), str(kfactor), str(rounds)],
+            [PEERS_PYTHON, str(script), *(str(x) for x in (n, block_rows, rows, cols, rounds))],
             capture_output=True,
             text=True,
             timeout=900,
@@ -119,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    from schedule_gemm import BLOCK, KFACTOR, make_matmul, schedule
+    from schedule_gemm import BLOCK_ROWS, COLS, ROWS, make_matmul, schedule
 
     import tvmscript
     from tvmscript import tir as T
@@ -138,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.rounds):  # interleaved: a load burst hits both alike
         ours = min(ours, _best(lambda: kernel(a, b, c), 1))
         numpy = min(numpy, _best(lambda: np.matmul(a, b, out=c), 1))
-    tvm_ms = run_tvm(n, BLOCK, KFACTOR, args.rounds)
+    tvm_ms = run_tvm(n, BLOCK_ROWS, ROWS, COLS, args.rounds)
     flops = 2 * n**3
     print(f"GEMM {n}x{n}x{n} float32, best of {args.rounds}")
     for name, ms in (

@@ -18,8 +18,10 @@ import numpy as np
 import tvmscript
 from tvmscript import tir as T
 
-BLOCK = 32  # the tutorial's bn: a 32 x 32 tile of C stays in cache
-KFACTOR = 4
+# The register tile: ROWS x COLS of C accumulate in vector registers over the whole k loop
+# (4 x 64 floats = 16 zmm registers with AVX-512; an AVX2 host wants COLS = 32), and
+# BLOCK_ROWS tiles share each COLS-wide panel of B while it sits in L2.
+ROWS, COLS, BLOCK_ROWS = 4, 64, 8
 
 
 def make_matmul(n: int) -> Any:
@@ -39,35 +41,36 @@ def make_matmul(n: int) -> Any:
     return matmul
 
 
-def schedule(sch: T.Schedule, tile: int = BLOCK) -> None:
-    """Blocking, loop permutation, array packing, write cache, vectorize, parallel."""
+def schedule(
+    sch: T.Schedule, rows: int = ROWS, cols: int = COLS, block_rows: int = BLOCK_ROWS
+) -> None:
+    """Register tiling, write cache, reduction decomposition, vectorize, unroll, parallel."""
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
-    # 1. blocking: 32 x 32 tiles of C, the reduction split by 4
-    i_0, i_1 = sch.split(i, [None, tile])
-    j_0, j_1 = sch.split(j, [None, tile])
-    k_0, k_1 = sch.split(k, [None, KFACTOR])
-    # 2. loop permutation: the innermost loop walks a row of the tile (contiguous in B and C),
-    #    the 4 k steps reuse that row of C
-    sch.reorder(i_0, j_0, k_0, i_1, k_1, j_1)
-    # 3. array packing: B copied once into [n / 32, n, 32] so a tile's columns are contiguous
-    b_index = [r.buffer.name for r in sch.get(block).reads].index("B")
-    packed = sch.cache_read(block, b_index, "global")
-    sch.transform_layout(packed, ("write", 0), lambda k, n: (n // tile, k, n % tile))
-    # 4. write cache: accumulate a tile in a local buffer, copy it back after the tile
+    # 1. tiling: row blocks of block_rows x rows rows (one parallel task each), column
+    #    panels of cols, register tiles of rows x cols
+    i_0, i_1, i_2 = sch.split(i, [None, block_rows, rows])
+    j_0, j_1 = sch.split(j, [None, cols])
+    # 2. loop permutation: the whole k loop runs inside a register tile
+    sch.reorder(i_0, j_0, i_1, k, i_2, j_1)
+    # 3. write cache: the tile accumulates in a local buffer, copied to C after the k loop
     local = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(local, j_0)
-    # 5. vectorize the rows, run the tiles in parallel, then give the init its own loop nest
-    #    (TVM refuses parallel over a decomposed update block: it is no longer a reduction)
+    sch.reverse_compute_at(local, i_1)
+    # 4. vectorize the tile's columns, unroll its rows, run the row blocks in parallel
+    #    (before decompose_reduction: TVM refuses parallel over a decomposed update block)
     sch.vectorize(j_1)
+    sch.unroll(i_2)
     sch.parallel(i_0)
-    sch.decompose_reduction(block, k_0)
+    sch.vectorize(sch.get_loops(local)[-1])
+    # 5. the init gets its own loop nest before the k loop, its columns vectorized too
+    init = sch.decompose_reduction(block, k)
+    sch.vectorize(sch.get_loops(init)[-1])
 
 
 def main() -> None:
-    small = make_matmul(16)  # 2 x 2 tiles of 8: small enough for the interpreter
+    small = make_matmul(16)  # small enough for the interpreter
     checked = T.Schedule(small, debug_mask="all")
-    schedule(checked, tile=8)
+    schedule(checked, rows=2, cols=8, block_rows=2)
     print(checked.mod["main"].script())
     print(checked.trace)
 

@@ -172,10 +172,26 @@ def _buffer_at(
     state: ScheduleState,
     prim: str,
     regions: Sequence[BufferRegion],
-    position: int,
+    position: int | str | Buffer,
     what: str,
     block: Block,
 ) -> Buffer:
+    """The buffer ``position`` names among ``regions``: an index, a buffer name, or the
+    buffer itself (TVM v0.16 accepts all three)."""
+    if isinstance(position, (str, Buffer)):
+        found = [
+            r.buffer
+            for r in regions
+            if (r.buffer.name == position if isinstance(position, str) else r.buffer is position)
+        ]
+        label = position if isinstance(position, str) else position.name
+        if not found:
+            raise _fail(state, prim, f"block {block.name_hint!r} {what} no buffer {label!r}", block)
+        if any(b is not found[0] for b in found):
+            raise _fail(
+                state, prim, f"block {block.name_hint!r} {what} several buffers {label!r}", block
+            )
+        return found[0]
     if not 0 <= position < len(regions):
         raise _fail(
             state,
@@ -187,14 +203,36 @@ def _buffer_at(
     return regions[position].buffer
 
 
+# TVM's StorageScope ranks: a scope is one of these, or one of the first three followed by a
+# ".tag" (e.g. "global.vtcm", "shared.dyn", "local.fragment").
+_SCOPE_RANKS = ("global", "shared", "local")
+_SCOPE_EXACT = (
+    "",
+    "warp",
+    "wmma.matrix_a",
+    "wmma.matrix_b",
+    "wmma.accumulator",
+    "metal.simdgroup",
+)
+
+
+def check_scope(state: ScheduleState, prim: str, scope: str, block: Block) -> None:
+    if scope in _SCOPE_EXACT or scope in _SCOPE_RANKS:
+        return
+    if any(scope.startswith(rank + ".") for rank in _SCOPE_RANKS):
+        return
+    raise _fail(state, prim, f"{scope!r} is not a storage scope", block)
+
+
 def cache_read(
     state: ScheduleState,
     block: Block,
-    read_index: int,
+    read_index: int | str | Buffer,
     scope: str,
     consumers: Sequence[Block] | None,
 ) -> Block:
     name = "cache_read"
+    check_scope(state, name, scope, block)
     buffer = _buffer_at(state, name, block.reads, read_index, "reads", block)
     index = state.index
     scope_block = index.scope_block(index.realize_of(block))
@@ -273,11 +311,12 @@ def _stores_at_iter_vars(block: Block, buffer: Buffer) -> bool:
 def cache_write(
     state: ScheduleState,
     block: Block,
-    write_index: int,
+    write_index: int | str | Buffer,
     scope: str,
     consumers: Sequence[Block] | None,
 ) -> Block:
     name = "cache_write"
+    check_scope(state, name, scope, block)
     buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
     index = state.index
     realize = index.realize_of(block)
@@ -398,8 +437,11 @@ def _check_cache_readers(
                 )
 
 
-def set_scope(state: ScheduleState, block: Block, buffer_index: int, scope: str) -> None:
+def set_scope(
+    state: ScheduleState, block: Block, buffer_index: int | str | Buffer, scope: str
+) -> None:
     name = "set_scope"
+    check_scope(state, name, scope, block)
     buffer = _buffer_at(state, name, block.writes, buffer_index, "writes", block)
     if not is_allocated(state.func, state.index, buffer):
         raise _fail(
@@ -410,19 +452,14 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, scope: str)
         )
     if buffer.scope == scope:
         return
-    new_buffer = Buffer(
-        buffer.name,
-        make_data_var(buffer.name, buffer.dtype, scope),
-        buffer.shape,
-        buffer.dtype,
-        buffer.strides,
-        buffer.elem_offset,
-        scope,
-        buffer.data_alignment,
-        buffer.offset_factor,
-        buffer.axis_separators,
-    )
-    sub = Substituter(bmap={buffer: new_buffer})
+    bmap = {buffer: _with_scope(buffer, scope)}
+    # a view of the buffer (a block's match_buffer of it) lives in the same scope
+    for node in state.index.nodes.values():
+        if isinstance(node, Block):
+            for match in node.match_buffers:
+                if match.source.buffer is buffer:
+                    bmap[match.buffer] = _with_scope(match.buffer, scope)
+    sub = Substituter(bmap=bmap)
     root = state.func.body
     new_root = sub.visit_stmt(root)
     reuse: dict[Stmt, Stmt] = {}
@@ -434,3 +471,18 @@ def set_scope(state: ScheduleState, block: Block, buffer_index: int, scope: str)
             reuse[old] = new_node
     state.reuse.update({id(k): v for k, v in reuse.items()})
     state.keep.extend(reuse)
+
+
+def _with_scope(buffer: Buffer, scope: str) -> Buffer:
+    return Buffer(
+        buffer.name,
+        make_data_var(buffer.name, buffer.dtype, scope),
+        buffer.shape,
+        buffer.dtype,
+        buffer.strides,
+        buffer.elem_offset,
+        scope,
+        buffer.data_alignment,
+        buffer.offset_factor,
+        buffer.axis_separators,
+    )

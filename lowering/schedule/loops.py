@@ -10,7 +10,7 @@ writes (a dependence between blocks that this analysis does not try to prove pre
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from irbuilder.ir import (
@@ -34,7 +34,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.vars import depends_on
 
-from .affine import bindings_affine
+from .affine import bindings_affine, detect
 from .analysis import (
     access_regions,
     block_access,
@@ -235,6 +235,30 @@ def _chain(state: ScheduleState, loops: Sequence[For], name: str) -> list[For]:
     return path
 
 
+def _affine_enough(
+    bindings: Sequence[PrimExpr], extents: Mapping[Var, int], parallel: bool
+) -> bool:
+    """Reordering runs the same multiset of block instances (each instance's effect depends
+    on its iter values only), so affine bindings whose pieces overlap (two loop iterations
+    naming one instance) are fine for it, as in TVM; running iterations concurrently needs
+    distinct instances."""
+    if bindings_affine(bindings, extents) is not None:
+        return True
+    if parallel:
+        return False
+    for binding in bindings:
+        found = detect(binding, extents)
+        if found is None:
+            return False
+        # TVM's surjective check: the pieces, lowest scale first, leave no gap
+        covered = 1
+        for split in sorted((s for s in found.splits if s.extent != 1), key=lambda s: s.scale):
+            if split.scale <= 0 or split.scale > covered:
+                return False
+            covered += split.scale * (split.extent - 1)
+    return True
+
+
 def _check_blocks_below(
     state: ScheduleState,
     top: For,
@@ -261,7 +285,7 @@ def _check_blocks_below(
     for block in blocks:
         realize = index.realize_of(block)
         extents = constant_extents(index.loops_above(block))
-        if extents is None or bindings_affine(realize.iter_values, extents) is None:
+        if extents is None or not _affine_enough(realize.iter_values, extents, parallel):
             raise _fail(
                 state,
                 name,

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from irbuilder.ir import Block, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
+from irbuilder.ir import Block, Buffer, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.verifier import well_formed_problems
 
 from . import blockize, cache, compute_at, inline, layout, reduction, reindex
@@ -173,6 +173,8 @@ class Schedule:
         return node
 
     def _block(self, rv: Any, primitive: str) -> Block:
+        if isinstance(rv, str):  # TVM v0.16 accepts a block's name for its handle
+            rv = self.get_block(rv)
         if not isinstance(rv, BlockRV):
             raise TypeError(f"{primitive}: expected a BlockRV, got {type(rv).__name__}")
         node = self._node(rv, primitive)
@@ -516,7 +518,7 @@ class Schedule:
     def cache_read(
         self,
         block: BlockRV,
-        read_buffer_index: int,
+        read_buffer_index: int | str | Buffer,
         storage_scope: str,
         consumer_blocks: Sequence[BlockRV] | None = None,
     ) -> BlockRV:
@@ -543,7 +545,7 @@ class Schedule:
     def cache_write(
         self,
         block: BlockRV,
-        write_buffer_index: int,
+        write_buffer_index: int | str | Buffer,
         storage_scope: str,
         consumer_blocks: Sequence[BlockRV] | None = None,
     ) -> BlockRV:
@@ -567,7 +569,9 @@ class Schedule:
             lambda st: cache.cache_write(st, node, write_buffer_index, storage_scope, others),
         )
 
-    def set_scope(self, block: BlockRV, buffer_index: int, storage_scope: str) -> None:
+    def set_scope(
+        self, block: BlockRV | str, buffer_index: int | str | Buffer, storage_scope: str
+    ) -> None:
         """Change the storage scope of an allocated buffer the block writes."""
         node = self._block(block, "set_scope")
         self._apply(
