@@ -142,7 +142,6 @@ __all__ = [
     "SizeVar",
     "BufferLoad",
     "index_map",
-    "llvm_lookup_intrinsic_id",
 ]
 __all__ += _builder.__all__  # the builder namespace (a form type checkers follow)
 
@@ -494,12 +493,3 @@ def index_map(
     from lowering.schedule import IndexMap as _IndexMap
 
     return _IndexMap.from_func(mapping)
-
-
-def llvm_lookup_intrinsic_id(name: str) -> str:
-    """TVM's id of an LLVM intrinsic; our ``T.call_llvm_intrin`` takes the name itself, so
-    the name is returned unchanged (``T.call_llvm_pure_intrin("float32",
-    T.llvm_lookup_intrinsic_id("llvm.sqrt"), x)`` works)."""
-    if not isinstance(name, str) or not name.startswith("llvm."):
-        raise ValueError(f"T.llvm_lookup_intrinsic_id: expected an 'llvm.*' name, got {name!r}")
-    return name

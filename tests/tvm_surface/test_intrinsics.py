@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from surface_kit import round_trip, run_both
 
-from irbuilder.ir import INTRINSICS, Call, CallKind, Lowering, Operands, Result
+from irbuilder.ir import INTRINSICS, StringImm, Call, CallKind, Lowering, Operands, Result
 from tvmscript import tir as T
 
 _POSITIVE = (0.1, 3.0)
@@ -172,7 +172,8 @@ def test_index_map_and_llvm_intrinsic_names() -> None:
     i, j = T.int32(), T.int32()
     swapped = mapping.map_indices([i, j])
     assert swapped[0] is j and str(swapped[1].dtype) == "int32"
-    assert T.llvm_lookup_intrinsic_id("llvm.sqrt") == "llvm.sqrt"
+    ident = T.llvm_lookup_intrinsic_id("llvm.sqrt")
+    assert isinstance(ident, StringImm) and ident.value == "llvm.sqrt"
     with pytest.raises(ValueError, match="llvm"):
         T.llvm_lookup_intrinsic_id("sqrt")
 
