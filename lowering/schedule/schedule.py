@@ -523,23 +523,9 @@ class Schedule:
         consumer_blocks: Sequence[BlockRV] | None = None,
     ) -> BlockRV:
         """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
-        node = self._block(block, "cache_read")
-        others = (
-            None
-            if consumer_blocks is None
-            else [self._block(b, "cache_read") for b in consumer_blocks]
-        )
-        kwargs: dict[str, Any] = {
-            "block": block,
-            "read_buffer_index": read_buffer_index,
-            "storage_scope": storage_scope,
-        }
-        if consumer_blocks is not None:
-            kwargs["consumer_blocks"] = list(consumer_blocks)
-        return self._apply(  # type: ignore[no-any-return]
-            "cache_read",
-            kwargs,
-            lambda st: cache.cache_read(st, node, read_buffer_index, storage_scope, others),
+        return self._cache(
+            cache.cache_read, "cache_read", "read_buffer_index",
+            block, read_buffer_index, storage_scope, consumer_blocks,
         )
 
     def cache_write(
@@ -550,23 +536,31 @@ class Schedule:
         consumer_blocks: Sequence[BlockRV] | None = None,
     ) -> BlockRV:
         """Make the block write a ``storage_scope`` cache, copied back right after it."""
-        node = self._block(block, "cache_write")
-        others = (
-            None
-            if consumer_blocks is None
-            else [self._block(b, "cache_write") for b in consumer_blocks]
+        return self._cache(
+            cache.cache_write, "cache_write", "write_buffer_index",
+            block, write_buffer_index, storage_scope, consumer_blocks,
         )
-        kwargs: dict[str, Any] = {
-            "block": block,
-            "write_buffer_index": write_buffer_index,
-            "storage_scope": storage_scope,
-        }
+
+    def _cache(
+        self,
+        primitive: Any,
+        name: str,
+        index_name: str,
+        block: BlockRV,
+        index: int | str | Buffer,
+        storage_scope: str,
+        consumer_blocks: Sequence[BlockRV] | None,
+    ) -> BlockRV:
+        """cache_read/cache_write: the same handles, trace record and application."""
+        node = self._block(block, name)
+        others = (
+            None if consumer_blocks is None else [self._block(b, name) for b in consumer_blocks]
+        )
+        kwargs: dict[str, Any] = {"block": block, index_name: index, "storage_scope": storage_scope}
         if consumer_blocks is not None:
             kwargs["consumer_blocks"] = list(consumer_blocks)
         return self._apply(  # type: ignore[no-any-return]
-            "cache_write",
-            kwargs,
-            lambda st: cache.cache_write(st, node, write_buffer_index, storage_scope, others),
+            name, kwargs, lambda st: primitive(st, node, index, storage_scope, others)
         )
 
     def set_scope(
