@@ -2,7 +2,8 @@
 docstrings of the library's modules are doctests.
 
 A Markdown file is one test (its fenced blocks share one namespace, in order); a module
-with ``>>>`` examples in its docstrings is one test. A failure shows the file, the line
+with ``>>>`` examples in its docstrings is one test. Docstring examples may use ``np``,
+``tvmscript``, ``T`` and ``I`` without importing them. A failure shows the file, the line
 and the example, as ``python -m doctest`` does.
 """
 
@@ -74,6 +75,17 @@ def modules_with_examples() -> list[str]:
     return names
 
 
+def docstring_globals() -> dict[str, object]:
+    """What every docstring example may use without importing it (as numpy's ``np``)."""
+    import numpy as np
+
+    import tvmscript
+    from tvmscript import ir as I
+    from tvmscript import tir as T
+
+    return {"__name__": "__doctest__", "np": np, "tvmscript": tvmscript, "T": T, "I": I}
+
+
 def run(tests: list[doctest.DocTest]) -> tuple[int, str]:
     """Run ``tests``; return the number of examples and the failure report ('' if none)."""
     out = io.StringIO()
@@ -98,7 +110,7 @@ def test_markdown_examples_run(path: Path) -> None:
 def test_docstring_examples_run(module_name: str) -> None:
     module = importlib.import_module(module_name)
     finder = doctest.DocTestFinder(exclude_empty=True)
-    tests = finder.find(module, module_name, globs={"__name__": "__doctest__"})
+    tests = finder.find(module, module_name, globs=docstring_globals())
     attempted, report = run(tests)
     assert attempted > 0, f"{module_name} has '>>>' but no example was found in a docstring"
     if report:
