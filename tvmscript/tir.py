@@ -398,6 +398,23 @@ def decl_buffer(*args: Any, **kwargs: Any) -> DeclBufferFrame:  # type: ignore[n
     return _decl_buffer(*args, **kwargs)
 
 
+def _with_note(doc: str | None, note: str) -> str:
+    """``doc`` (a builder's numpy-style docstring) with ``note`` as a paragraph before its
+    Parameters section, so ``help(T.<name>)`` of a wrapper shows the whole documentation."""
+    text = doc or ""
+    head, sep, tail = text.partition("\n    Parameters\n")
+    return f"{head}\n{note}{sep}{tail}" if sep else f"{text}\n{note}"
+
+
+allocate.__doc__ = _with_note(
+    _allocate.__doc__, "    ``shape=`` is accepted for ``extents`` (TVM's keyword).\n"
+)
+decl_buffer.__doc__ = _with_note(
+    _decl_buffer.__doc__,
+    "    A leading data var is taken as ``data=``: ``T.decl_buffer(A.data, (256,), \"float32\")``,\n"
+    "    as the DeclBuffer RFC writes it.\n",
+)
+
 buffer_decl = decl_buffer
 """``T.buffer_decl``: the old name of :func:`decl_buffer` (TVM before the DeclBuffer RFC)."""
 
