@@ -3,6 +3,7 @@ and the docstrings behind ``help(T.<name>)`` document parameters and show an exa
 
 from __future__ import annotations
 
+import inspect
 import pydoc
 import re
 from collections.abc import Callable
@@ -78,3 +79,58 @@ def test_a_missing_name_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(T, "undocumented_construct", lambda: None, raising=False)
     with pytest.raises(AssertionError, match=r"T\.undocumented_construct"):
         test_every_t_name_is_in_the_reference()
+
+
+# A sample of the T.* functions users reach first: ``help(T.<name>)`` shows a numpy-style
+# docstring with parameters and a doctested example (run by tests/docs/test_doctests.py).
+DOCUMENTED: dict[str, Callable[..., Any]] = {
+    "T.prim_func": T.prim_func,
+    "T.grid": T.grid,
+    "T.serial": T.serial,
+    "T.parallel": T.parallel,
+    "T.vectorized": T.vectorized,
+    "T.unroll": T.unroll,
+    "T.thread_binding": T.thread_binding,
+    "T.block": T.block,
+    "T.axis.spatial": T.axis.spatial,
+    "T.axis.reduce": T.axis.reduce,
+    "T.axis.remap": T.axis.remap,
+    "T.init": T.init,
+    "T.reads": T.reads,
+    "T.writes": T.writes,
+    "T.where": T.where,
+    "T.block_attr": T.block_attr,
+    "T.Buffer": T.Buffer,
+    "T.alloc_buffer": T.alloc_buffer,
+    "T.match_buffer": T.match_buffer,
+    "T.decl_buffer": T.decl_buffer,
+    "T.allocate": T.allocate,
+    "T.allocate_const": T.allocate_const,
+    "T.If": T.If,
+    "T.Assert": T.Assert,
+    "T.LetStmt": T.LetStmt,
+    "T.evaluate": T.evaluate,
+    "T.buffer_store": T.buffer_store,
+    "T.func_attr": T.func_attr,
+    "T.compute": T.compute,
+    "T.reduce_axis": T.reduce_axis,
+    "T.sum": T.sum,
+    "T.cast": T.cast,
+    "T.if_then_else": T.if_then_else,
+    "T.floordiv": T.floordiv,
+    "T.call_extern": T.call_extern,
+    "T.exp": T.exp,
+    "T.popcount": T.popcount,
+    "T.macro": T.macro,
+    "T.meta_var": T.meta_var,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
+def test_help_shows_parameters_and_an_example(name: str) -> None:
+    function = DOCUMENTED[name]
+    text = pydoc.render_doc(function, renderer=pydoc.plaintext)
+    takes_arguments = not callable(function) or bool(inspect.signature(function).parameters)
+    section = "Parameters" if takes_arguments else "Returns"
+    assert re.search(section + r"\n[ |]*-{7,}\n", text), f"help({name}) has no {section} section"
+    assert ">>> " in text, f"help({name}) shows no example"
