@@ -411,8 +411,8 @@ allocate.__doc__ = _with_note(
 )
 decl_buffer.__doc__ = _with_note(
     _decl_buffer.__doc__,
-    "    A leading data var is taken as ``data=``: ``T.decl_buffer(A.data, (256,), \"float32\")``,\n"
-    "    as the DeclBuffer RFC writes it.\n",
+    "    A leading data var is taken as ``data=``: ``T.decl_buffer(A.data, (256,),\n"
+    "    \"float32\")``, as the DeclBuffer RFC writes it.\n",
 )
 
 buffer_decl = decl_buffer

@@ -193,7 +193,7 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
     _vecmath("atanh", np.arctanh, "Inverse hyperbolic tangent."),
     _vecmath("erf", _erf, "The error function."),
     _vecmath("pow", np.power, "x ** y for floats.", 2),
-    _vecmath("atan2", np.arctan2, "The angle of the point (y, x): atan2(x, y) is atan(x / y) in the right quadrant.", 2),
+    _vecmath("atan2", np.arctan2, "atan(x / y) in the quadrant of the point (y, x).", 2),
     _vecmath("hypot", np.hypot, "sqrt(x ** 2 + y ** 2) without overflow.", 2),
     _vecmath("fmod", np.fmod, "Float remainder with the dividend's sign (C's fmod).", 2),
     IntrinsicSpec("expm1", 1, _F, _VM, "expm1", float_impl=np.expm1, script=False,
