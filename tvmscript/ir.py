@@ -24,6 +24,7 @@ from irbuilder.ir_module import ir_module
 from irbuilder.ir_module import module_attrs as _module_attrs
 
 __all__ = [
+    "IRBuilder",
     "IRModule",
     "PrimFunc",
     "StructuralMismatch",

@@ -143,6 +143,24 @@ __all__ = [
     "BufferLoad",
     "index_map",
 ]
+__all__ += [  # IR classes and helpers T re-exports for isinstance checks and constants
+    "AllocateFrame",
+    "BinaryOp",
+    "CallKind",
+    "CallNode",
+    "DeclBufferFrame",
+    "IterKind",
+    "IterVar",
+    "PrimExpr",
+    "Reduce",
+    "ReduceKind",
+    "TVM_OP_BUILDERS",
+    "Var",
+    "as_dtype",
+    "const",
+    "convert",
+    "promote",
+]
 __all__ += _builder.__all__  # the builder namespace (a form type checkers follow)
 
 
@@ -220,7 +238,7 @@ _ITER_KINDS = {
 }
 
 
-def iter_var(var: Var, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
+def iter_var(var: Var | PrimExpr, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
     """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``."""
     if not isinstance(var, Var):
         raise TypeError(f"T.iter_var: expected a Var, got {type(var).__name__}")

@@ -730,7 +730,7 @@ class MetaVar:
     value: Any
 
 
-def meta_var(value: Any) -> MetaVar:
+def meta_var(value: Any) -> Any:  # a MetaVar; Any: in a kernel it stands for ``value``
     """Mark ``value`` (any Python object) for use at parse time, not as IR.
 
     ``x = T.meta_var(expr)`` in a kernel makes ``x`` stand for ``expr`` itself where it is
