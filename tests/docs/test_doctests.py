@@ -1,7 +1,8 @@
 """Every example in the documentation runs: ``>>>`` lines in ``docs/**/*.md`` and in the
 docstrings of the library's modules are doctests.
 
-A Markdown file is one test (its fenced blocks share one namespace, in order); a module
+A Markdown file is one test (its ```python blocks, or blocks without a language, share one
+namespace, in order; ```text/```console blocks are transcripts, not run); a module
 with ``>>>`` examples in its docstrings is one test. Docstring examples may use ``np``,
 ``tvmscript``, ``T`` and ``I`` without importing them. A failure shows the file, the line
 and the example, as ``python -m doctest`` does.
@@ -22,6 +23,9 @@ DOCS = ROOT / "docs"
 PACKAGES = ("irbuilder", "tvmscript", "lowering", "backend")
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
+# Fenced blocks whose ``>>>`` lines run; a ```text or ```console block shows a transcript
+# that is not run.
+RUN_LANGUAGES = frozenset({"", "python", "py", "pycon", "python3", "doctest"})
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 
 
@@ -29,9 +33,10 @@ def markdown_files() -> list[Path]:
     return sorted(DOCS.rglob("*.md"))
 
 
-def fenced_blocks(text: str) -> list[tuple[int, str]]:
-    """(0-based line of the block's first line, block text) of each fenced code block."""
-    blocks: list[tuple[int, str]] = []
+def fenced_blocks(text: str) -> list[tuple[int, str, str]]:
+    """(0-based line of the block's first line, info string, block text) of each fenced
+    code block."""
+    blocks: list[tuple[int, str, str]] = []
     lines = text.splitlines()
     index = 0
     while index < len(lines):
@@ -44,7 +49,7 @@ def fenced_blocks(text: str) -> list[tuple[int, str]]:
         index = start
         while index < len(lines) and not lines[index].strip().startswith(fence):
             index += 1
-        blocks.append((start, "\n".join(lines[start:index]) + "\n"))
+        blocks.append((start, opening.group(2).lower(), "\n".join(lines[start:index]) + "\n"))
         index += 1
     return blocks
 
@@ -52,8 +57,8 @@ def fenced_blocks(text: str) -> list[tuple[int, str]]:
 def markdown_doctest(path: Path) -> doctest.DocTest:
     parser = doctest.DocTestParser()
     examples: list[doctest.Example] = []
-    for first_line, block in fenced_blocks(path.read_text(encoding="utf-8")):
-        if ">>>" not in block:
+    for first_line, language, block in fenced_blocks(path.read_text(encoding="utf-8")):
+        if language not in RUN_LANGUAGES or ">>>" not in block:
             continue
         for example in parser.get_examples(block, name=str(path)):
             example.lineno += first_line
@@ -120,7 +125,8 @@ def test_docstring_examples_run(module_name: str) -> None:
 def test_markdown_collector_sees_every_example(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
-        "text\n```python\n>>> x = 2\n>>> x + 1\n3\n```\n\n```\n>>> x * 2\n5\n```\n",
+        "text\n```python\n>>> x = 2\n>>> x + 1\n3\n```\n\n```\n>>> x * 2\n5\n```\n"
+        "```text\n>>> not run\n```\n",
         encoding="utf-8",
     )
     test = markdown_doctest(page)
