@@ -179,7 +179,11 @@ def _node(cls: type[BinaryOp]) -> Any:
         return cls(x, y)
 
     build.__name__ = build.__qualname__ = cls.__name__
-    build.__doc__ = f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded."
+    build.__doc__ = (
+        f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded (Python's operators fold "
+        "constants).\n\n    Parameters\n    ----------\n    a, b : PrimExpr or number\n"
+        "        Promoted to a common type.\n\n    Returns\n    -------\n    PrimExpr\n"
+    )
     build.exact_node = True  # type: ignore[attr-defined]  # no parse-time checks on it
     return build
 
@@ -380,6 +384,19 @@ def format_message(template: str, *values: Any) -> PrimExpr:
 
     ``assert n == 4, T.format_message("expected 4, got {}", n)``. Values are scalar
     integers/bools (or ``T.array_descr(h)``); at most four; ``{{``/``}}`` are braces.
+
+    Parameters
+    ----------
+    template : str
+        The message; a ``TypeError: ``/``ValueError: ``/``IndexError: `` prefix picks the
+        exception.
+    *values : PrimExpr
+        One per ``{}``.
+
+    Returns
+    -------
+    PrimExpr
+        Valid only as the message of ``assert``/``T.Assert``.
     """
     if not isinstance(template, str):
         raise TypeError(

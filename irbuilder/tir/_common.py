@@ -110,7 +110,28 @@ def as_shape(shape: object, what: str) -> tuple[PrimExpr, ...]:
 
 
 class ScalarType:
-    """A TVMScript scalar/vector type object (``T.int32``); see :mod:`irbuilder.tir.types`."""
+    """A type object such as ``T.int32`` or ``T.float32x4``: annotation, constant, variable.
+
+    ``x: T.int32`` annotates a parameter or a binding; calling it makes a fresh variable,
+    a constant or a conversion (see ``__call__``).
+
+    Parameters
+    ----------
+    expr : number, str, PrimExpr or None
+        None: a fresh variable (``n = T.int32()``, for symbolic shapes); a number (or a
+        numeric string such as ``"inf"``): a constant; an expression: its conversion.
+    is_size_var : bool
+        With no ``expr``: a variable known to be non-negative.
+
+    Returns
+    -------
+    PrimExpr
+
+    Examples
+    --------
+    >>> print(T.float32(1), T.int64(T.int32()).dtype, T.int32(is_size_var=True))
+    FloatImm(float32, 1.0) int64 SizeVar('v', int32)
+    """
 
     __slots__ = ("dtype",)
 

@@ -234,7 +234,26 @@ def ret(value: ExprLike) -> PrimExpr:
 
     Builds ``Call(dtype, "ret", (value,))`` (a BUILTIN, used as a statement) and sets the
     function's return type when it has none. The code generator supports it where it ends
-    the function on its path; the interpreter anywhere.
+    the function on its path; the interpreter anywhere. ``return value`` in a kernel means
+    the same; the built kernel returns a Python number.
+
+    Parameters
+    ----------
+    value : PrimExpr or number
+        A scalar (converted to the function's return type when one is set).
+
+    Returns
+    -------
+    PrimExpr
+        The ``ret`` call (a statement in a kernel).
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def first(A: T.Buffer((3,), "float64")) -> T.float64:
+    ...     T.ret(A[0] * T.float64(2))
+    >>> tvmscript.build(first)(np.array([1.5, 0, 0]))
+    3.0
     """
     expr = as_expr(value, "T.ret")
     if expr.dtype.is_vector or expr.dtype.is_handle:
