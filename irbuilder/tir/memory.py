@@ -175,7 +175,24 @@ Buffer_ = _BufferFactory()
 
 
 def Ptr(dtype: DTypeArg, storage_scope: str = "global") -> PointerType:
-    """A pointer type annotation (``x: T.Ptr("float32")``); the parser makes the var."""
+    """A pointer type annotation (``x: T.Ptr("float32")``); the parser makes the var.
+
+    Parameters
+    ----------
+    dtype : str or type object
+        The pointed-to element type.
+    storage_scope : str
+        The memory scope.
+
+    Returns
+    -------
+    PointerType
+
+    Examples
+    --------
+    >>> print(T.Ptr("float32"))
+    PointerType(element=DataType('float32'), scope='global')
+    """
     return PointerType(to_dtype(dtype), storage_scope)
 
 
