@@ -243,7 +243,20 @@ _ITER_KINDS = {
 
 
 def iter_var(var: Var | PrimExpr, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
-    """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``."""
+    """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``.
+
+    Parameters
+    ----------
+    var, dom : Var, Range
+        The iteration variable and its domain (a ``T.Range`` or a ``(begin, end)`` pair).
+    iter_type, thread_tag : str
+        TVM's kind name (``"DataPar"``, ``"CommReduce"``, ``"Ordered"``, ``"Opaque"``,
+        ``"ThreadIndex"``) and, for ``"ThreadIndex"``, the thread axis.
+
+    Returns
+    -------
+    IterVar
+    """
     if not isinstance(var, Var):
         raise TypeError(f"T.iter_var: expected a Var, got {type(var).__name__}")
     if isinstance(dom, (tuple, list)):
@@ -264,6 +277,22 @@ def comm_reducer(combiner: Any, identity: Sequence[Any]) -> _ir.CommReducer:
     The combiner takes ``2 * len(identity)`` parameters (the lhs values, then the rhs values)
     and returns one expression or a tuple of them; each parameter becomes a variable of its
     identity's type (an int identity is int32), as TVM builds it.
+
+    Parameters
+    ----------
+    combiner : callable
+        ``lambda x, y: x + y`` (or ``lambda x0, x1, y0, y1: (..., ...)`` for two values).
+    identity : list
+        The identity of each value.
+
+    Returns
+    -------
+    CommReducer
+
+    Examples
+    --------
+    >>> print(T.comm_reducer(lambda x, y: T.max(x, y), [T.float32("-inf")]).reduce_kind())
+    ReduceKind.MAX
     """
     if not callable(combiner):
         raise TypeError("T.comm_reducer: the combiner must be a function (a lambda)")
@@ -297,6 +326,32 @@ def reduce(
     TVM's form ``T.reduce(T.comm_reducer(...), source=[src], init=[], axis=[...],
     condition=c, value_index=0)`` is accepted for single-value reducers that are a sum,
     product, min, max, and or or with their usual identity.
+
+    Parameters
+    ----------
+    kind : str or CommReducer
+        ``"sum"``, ``"prod"``, ``"max"``, ``"min"``, ``"all"``, ``"any"``.
+    source, axis : PrimExpr (or a one-element list), list of IterVar
+        The reduced value and the reduction domain.
+    where : PrimExpr, optional
+        Only points where it holds count (``condition=`` in TVM's form).
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rowsum(A: T.Buffer((2, 3), "int32"), B: T.Buffer((2,), "int32")):
+    ...     k = T.int32()
+    ...     for i in range(2):
+    ...         axis = T.meta_var([T.iter_var(k, T.Range(0, 3), "CommReduce", "")])
+    ...         B[i] = T.reduce("sum", A[i, k], axis=axis)
+    >>> b = np.zeros(2, dtype="int32")
+    >>> tvmscript.build(rowsum)(np.arange(6, dtype="int32").reshape(2, 3), b); print(b)
+    [ 3 12]
     """
     if isinstance(kind, _ir.CommReducer):
         matched = kind.reduce_kind()
