@@ -145,7 +145,13 @@ class ScalarType:
         if expr is None:
             return SizeVar("v", self.dtype) if is_size_var else Var("v", self.dtype)
         if isinstance(expr, str):
-            expr = float(expr)  # TVM accepts numeric strings: T.float32("inf")
+            try:
+                expr = float(expr)  # TVM accepts numeric strings: T.float32("inf")
+            except ValueError:
+                raise TypeError(
+                    f"T.{self.dtype}({expr!r}): a string argument is a number such as 'inf'; "
+                    f"a fresh variable is T.{self.dtype}()"
+                ) from None
         if isinstance(expr, (IntImm, FloatImm)):
             return const(expr.value, self.dtype)
         if isinstance(expr, PrimExpr):
