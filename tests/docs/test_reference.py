@@ -134,3 +134,31 @@ def test_help_shows_parameters_and_an_example(name: str) -> None:
     section = "Parameters" if takes_arguments else "Returns"
     assert re.search(section + r"\n[ |]*-{7,}\n", text), f"help({name}) has no {section} section"
     assert ">>> " in text, f"help({name}) shows no example"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {_slug(h) for h in headings}
+
+
+def test_reference_links_resolve() -> None:
+    broken = []
+    for page in sorted(REFERENCE.glob("*.md")):
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        text = re.sub(r"`[^`\n]*`", "", text)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no file)")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{page.name}: {target} (no heading)")
+    assert not broken, "broken links:\n" + "\n".join(broken)
