@@ -413,7 +413,7 @@ def call_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
 def call_pure_extern(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
     """Call the side-effect-free C function ``name`` (the forms of :func:`call_extern`).
 
-    A pure call may be hoisted, merged or removed when its result is unused.
+    TVM's distinction: the call is an expression that depends only on its arguments.
 
     Parameters
     ----------

@@ -163,7 +163,8 @@ def vectorized(
 def unroll(
     start: ExprLike, stop: ExprLike | None = None, *, annotations: Mapping[str, Any] | None = None
 ) -> ForFrame:
-    """A loop to be fully unrolled (constant extent); it computes what the serial loop does.
+    """A loop unrolled into copies of its body (constant extents up to 64; longer or symbolic
+    ones keep a loop with an unroll hint); it computes what the serial loop computes.
 
     Parameters
     ----------
