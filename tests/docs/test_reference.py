@@ -81,7 +81,7 @@ def test_a_missing_name_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
         test_every_t_name_is_in_the_reference()
 
 
-# A sample of the T.* functions users reach first: ``help(T.<name>)`` shows a numpy-style
+# A sample of the T.*/I.* functions users reach first: ``help(T.<name>)`` shows a numpy-style
 # docstring with parameters and a doctested example (run by tests/docs/test_doctests.py).
 DOCUMENTED: dict[str, Callable[..., Any]] = {
     "T.prim_func": T.prim_func,
@@ -123,6 +123,9 @@ DOCUMENTED: dict[str, Callable[..., Any]] = {
     "T.popcount": T.popcount,
     "T.macro": T.macro,
     "T.meta_var": T.meta_var,
+    "T.ret": T.ret,
+    "I.ir_module": I.ir_module,
+    "I.module_attrs": I.module_attrs,
 }
 
 
