@@ -179,7 +179,17 @@ def sum(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
 
 
 def prod(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
-    """Product of ``expr`` over the reduce axes (identity 1); parameters as :func:`sum`.
+    """Product of ``expr`` over the reduce axes (identity 1).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
 
     Examples
     --------
@@ -195,7 +205,17 @@ def prod(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
 
 def reduce_max(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
     """Maximum of ``expr`` over the reduce axes (identity: the type's lowest value, ``-inf``
-    for floats); parameters as :func:`sum`.
+    for floats).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
 
     Examples
     --------
@@ -211,7 +231,17 @@ def reduce_max(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> Prim
 
 def reduce_min(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
     """Minimum of ``expr`` over the reduce axes (identity: the type's highest value, ``inf``
-    for floats); parameters as :func:`sum`.
+    for floats).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
 
     Examples
     --------

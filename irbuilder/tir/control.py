@@ -349,6 +349,28 @@ def realize(buffer_slice: Any, storage_scope: str, condition: ExprLike = True) -
 
     Built as an ``AttrStmt`` (node ``(region, condition)``, key ``"buffer_realize"``, value the
     scope) over the body; it parses and prints back, and the CPU build refuses it.
+
+    Parameters
+    ----------
+    buffer_slice : BufferRegion
+        The realized region, ``A[0:128]``.
+    storage_scope : str
+        Its storage scope (``""`` for the default).
+    condition : PrimExpr
+        Realize only where it holds.
+
+    Returns
+    -------
+    AttrFrame
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((8,), "float32")):
+    ...     with T.realize(A[0:8], ""):
+    ...         A[0] = T.float32(1)
+    >>> 'T.realize(A[0:8], "")' in f.script()
+    True
     """
     builder("T.realize")
     if not isinstance(buffer_slice, BufferRegion):

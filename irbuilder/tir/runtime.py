@@ -106,7 +106,27 @@ def call_packed(name: str, *args: Any) -> PrimExpr:
 
 
 def call_cpacked(name: str, *args: Any) -> PrimExpr:
-    """``T.call_cpacked("f", ...)``: call the C packed function ``f`` (int32 result)."""
+    """``T.call_cpacked("f", ...)``: call the C packed function ``f`` (int32 result).
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    name : str
+        The C function's symbol.
+    *args : PrimExpr, number or str
+        Its arguments.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``int32``).
+
+    Examples
+    --------
+    >>> print(T.call_cpacked("my_func", T.int32(1)).op)
+    tvm_call_cpacked
+    """
     if not isinstance(name, str):
         raise TypeError(f"T.call_cpacked: the function name must be a string, got {name!r}")
     return _call("int32", "tvm_call_cpacked", (name, *args))
@@ -268,7 +288,23 @@ def tvm_access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, rw_mask: Any
 
 
 def tvm_thread_allreduce(*args: Any) -> PrimExpr:
-    """``T.tvm_thread_allreduce(n, values..., cond, results..., threads...)``."""
+    """``T.tvm_thread_allreduce(n, values..., cond, results..., threads...)``: a reduction
+    across GPU threads, inside ``T.attr(T.comm_reducer(...), "reduce_scope", ...)``.
+
+    The CPU build runs the thread loops around it serially (each iteration computes the
+    whole reduction); elsewhere it is refused.
+
+    Parameters
+    ----------
+    *args : PrimExpr
+        The number of values, the values, the condition, the result pointers and the
+        thread variables, as in TVM.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``); use it with ``T.evaluate``.
+    """
     return _call("handle", "tvm_thread_allreduce", args)
 
 
@@ -295,17 +331,75 @@ def tvm_storage_sync(scope: str) -> PrimExpr:
 
 
 def tvm_stack_alloca(kind: str, count: Any) -> PrimExpr:
-    """``T.tvm_stack_alloca("arg_value", n)``: stack space for packed-call arguments."""
+    """``T.tvm_stack_alloca("arg_value", n)``: stack space for packed-call arguments.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    kind : str
+        ``"arg_value"``, ``"arg_tcode"``, ``"shape"``, ``"array"``.
+    count : int or PrimExpr
+        How many entries.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> print(T.tvm_stack_alloca("arg_value", 2).dtype)
+    handle
+    """
     return _call("handle", "tvm_stack_alloca", (kind, count))
 
 
 def tvm_stack_make_shape(*dims: Any) -> PrimExpr:
-    """``T.tvm_stack_make_shape(d0, d1, ...)``: a shape array on the stack."""
+    """``T.tvm_stack_make_shape(d0, d1, ...)``: a shape array on the stack.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    *dims : int or PrimExpr
+        The extents.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> print(T.tvm_stack_make_shape(4, 8).dtype)
+    handle
+    """
     return _call("handle", "tvm_stack_make_shape", dims)
 
 
 def tvm_stack_make_array(*args: Any) -> PrimExpr:
-    """``T.tvm_stack_make_array(data, shape, strides, ndim, dtype, offset)``."""
+    """``T.tvm_stack_make_array(data, shape, strides, ndim, dtype, offset)``: a DLTensor
+    on the stack.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    *args : PrimExpr
+        ``data, shape, strides, ndim, dtype, offset``, as in TVM.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> h = T.handle()
+    >>> print(T.tvm_stack_make_array(h, h, h, 1, T.type_annotation("float32"), 0).op)
+    tvm_stack_make_array
+    """
     return _call("handle", "tvm_stack_make_array", args)
 
 
