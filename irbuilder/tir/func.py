@@ -54,6 +54,8 @@ def prim_func(func: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
         Leave out the ``global_symbol`` attribute (``is_private`` in the frame form).
     check_well_formed : bool
         Run the verifier on the result.
+    capture : list or dict
+        Values the kernel may use besides its scope's (docs/eval-scope.md).
 
     Returns
     -------
