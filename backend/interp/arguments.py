@@ -88,7 +88,7 @@ def _as_array(param: Var, buffer: Buffer, arg: Any, check: bool) -> np.ndarray[A
     array = arg if isinstance(arg, np.ndarray) else np.asarray(arg)
     if check:
         expected = buffer.dtype.element_of().numpy_dtype
-        # The messages are the native entry checks' (lowering.entry_checks).
+        # The messages are the native entry checks' (lowering.abi.entry_checks).
         if array.ndim != buffer.ndim:
             raise TypeError(f"{buffer.name}: expected ndim == {buffer.ndim}, got {array.ndim}")
         if array.dtype != expected:
