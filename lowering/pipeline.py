@@ -13,6 +13,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
+    compact_buffer_allocation
+                            allocations shrunk to the box their accesses use (TVM's
+                            CompactBufferAllocation): a tile accumulator fits the stack
     simplify                bindings substituted by lower_blocks become simpler
     declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -53,6 +56,7 @@ from .alias_version import alias_version
 from .align_streams import align_streams, mark_streams
 from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
+from .compact_buffer import compact_buffer_allocation
 from .declare_buffers import declare_buffers
 from .distribute import distribute_reductions
 from .entry_checks import entry_checks
@@ -94,6 +98,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_blocks",
     "plan_allocation_location",
     "check_parallel_races",
+    "compact_buffer_allocation",
     "simplify",
     "declare_buffers",
     "flatten_buffer",
@@ -160,6 +165,7 @@ def lowering_passes(
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "check_parallel_races": check_parallel_races,
+        "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
