@@ -37,12 +37,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from irbuilder.ir import (
+    GE,
     Allocate,
     AttrStmt,
     Broadcast,
     Buffer,
     BufferLoad,
     BufferStore,
+    Call,
     DeclBuffer,
     For,
     ForKind,
@@ -50,6 +52,7 @@ from irbuilder.ir import (
     IntImm,
     Let,
     LetStmt,
+    Max,
     PrimExpr,
     PrimFunc,
     Ramp,
@@ -59,6 +62,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
     Sub,
     Var,
+    post_order_visit,
     rebuild,
 )
 
@@ -114,6 +118,13 @@ class _UseCollector(StmtExprVisitor):
     def visit_decl_buffer_(self, node: DeclBuffer) -> None:
         if node.buffer.data is self.data:
             self.uses.opaque = True  # a second view (match_buffer, implicit alias)
+        self.generic_visit(node)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.op == "address_of" and any(
+            isinstance(arg, BufferLoad) and arg.buffer.data is self.data for arg in node.args
+        ):
+            self.uses.opaque = True  # an element's address lets anything be reached
         self.generic_visit(node)
 
     def visit_var_(self, var: Var) -> None:
@@ -198,7 +209,9 @@ class _Region:
         self.ranges = ranges
 
     def _mentions_relaxed(self, expr: PrimExpr) -> bool:
-        return any(v in self.relaxed for v in free_vars(expr))
+        # A term reading memory is bounded like a relaxed one: the memory may change
+        # between two accesses, so two equal-looking terms need not be one value.
+        return _reads_memory(expr) or any(v in self.relaxed for v in free_vars(expr))
 
     def scalar_box(self, index: PrimExpr) -> _Box | None:
         if not supports_linear(index.dtype):
@@ -212,8 +225,10 @@ class _Region:
                 hi.add_term(atom, coef)
                 continue
             loop = self.ranges.get(atom) if isinstance(atom, Var) else None
-            if loop is not None and not self._mentions_relaxed(loop.min) and not (
-                self._mentions_relaxed(loop.extent)
+            if (
+                loop is not None
+                and not self._mentions_relaxed(loop.min)
+                and not (self._mentions_relaxed(loop.extent))
             ):
                 first = _exact(to_linear(loop.min))
                 last = _exact(to_linear(loop.min))
@@ -231,6 +246,19 @@ class _Region:
             hi.const += coef * high_value
         return _Box(lo, hi)
 
+    def inside(self, access: _Access, index: PrimExpr, dim: PrimExpr) -> _Box | None:
+        """The box of one access's index, None unless it provably lies in ``[0, dim)``
+        whenever the access runs (its loops then have at least one iteration)."""
+        box = self.box(index)
+        if box is None:
+            return None
+        with self.analyzer.scope():
+            for loop in access.loops:
+                if supports_linear(loop.extent.dtype):
+                    self.analyzer.add_constraint(GE(loop.extent, IntImm(loop.extent.dtype, 1)))
+            fits = _inside_shape(self.analyzer, box, dim, self.ranges)
+        return box if fits else None
+
     def box(self, index: PrimExpr) -> _Box | None:
         if isinstance(index, Broadcast):
             return self.scalar_box(index.value)
@@ -246,6 +274,17 @@ class _Region:
         if index.dtype.is_vector:
             return None
         return self.scalar_box(index)
+
+
+def _reads_memory(expr: PrimExpr) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or isinstance(node, (BufferLoad, Call))
+
+    post_order_visit(expr, visit)
+    return found
 
 
 def _union(boxes: Iterable[_Box | None]) -> _Box | None:
@@ -277,27 +316,57 @@ def _form_bound(analyzer: Analyzer, form: LinearForm) -> IntBound:
     return IntBound(lo, hi)
 
 
-def _inside_shape(analyzer: Analyzer, box: _Box, dim: PrimExpr) -> bool:
-    """Whether ``0 <= lo`` and ``hi < dim`` provably hold."""
+def _extreme(form: LinearForm, loops: dict[Var, For], upper: bool) -> LinearForm:
+    """``form`` with each loop var replaced by its last (``upper``) or first value, in
+    the direction its coefficient asks; repeated for loop bounds naming outer loops."""
+    for _ in range(8):
+        out = LinearForm(form.dtype, const=form.const, wrap=False)
+        changed = False
+        for atom, coef in form.live_terms():
+            loop = loops.get(atom) if isinstance(atom, Var) else None
+            if loop is None or not supports_linear(loop.min.dtype):
+                out.add_term(atom, coef)
+                continue
+            changed = True
+            end = _exact(to_linear(loop.min))
+            if (coef > 0) == upper:
+                end.add_form(_exact(to_linear(loop.extent)))
+                end.const -= 1
+            out.add_form(end, coef)
+        form = out
+        if not changed:
+            break
+    return form
+
+
+def _inside_shape(analyzer: Analyzer, box: _Box, dim: PrimExpr, loops: dict[Var, For]) -> bool:
+    """Whether ``0 <= lo`` and ``hi < dim`` provably hold for every value of the loops."""
     if not supports_linear(dim.dtype):
         return False
     last = _exact(to_linear(dim))
     last.const -= 1
     if last.dtype != box.hi.dtype:
         last = LinearForm(box.hi.dtype, list(last.terms), last.const, wrap=False)
-    below = _form_bound(analyzer, _difference(last, box.hi))
-    return _form_bound(analyzer, box.lo).lo >= 0 and below.lo >= 0
+    below = _difference(last, _extreme(box.hi, loops, upper=True))
+    lowest = _extreme(box.lo, loops, upper=False)
+    return _form_bound(analyzer, lowest).lo >= 0 and _form_bound(analyzer, below).lo >= 0
 
 
-def _folding_is_exact(boxes: Sequence[_Box | None], folded: Sequence[For]) -> bool:
+def _folding_is_exact(
+    boxes: Sequence[_Box | None], folded: Sequence[For], inner: Iterable[Var]
+) -> bool:
     """Whether two iterations of the folded loops always use the same or disjoint boxes.
 
     Per dimension, the folded loop vars in the box's minimum, sorted by coefficient, must
     form a mixed radix whose smallest digit steps over the box's extent: different digits
     then give disjoint intervals. A dimension without folded vars is the same box for
-    every iteration."""
+    every iteration. Each folded loop's first value must be the same in every iteration
+    of the loops around it (set outside the allocation), so its var spans its extent."""
     extents = {loop.loop_var: loop.extent for loop in folded}
     mins = {loop.loop_var: loop.min for loop in folded}
+    defined_inside = set(inner)
+    if any(v in defined_inside for m in mins.values() for v in free_vars(m)):
+        return False
     for box in boxes:
         if box is None:
             continue
@@ -317,8 +386,6 @@ def _folding_is_exact(boxes: Sequence[_Box | None], folded: Sequence[For]) -> bo
             if coef < reach:
                 return False
             extent = extents[var]
-            if any(v in extents for v in free_vars(mins[var])):
-                return False
             if not isinstance(extent, IntImm):
                 # Only the largest digit may have a symbolic count.
                 if (coef, var) != max(terms, key=lambda t: t[0]):
@@ -331,7 +398,8 @@ def _folding_is_exact(boxes: Sequence[_Box | None], folded: Sequence[For]) -> bo
 def _const_extent(box: _Box | None, dim: PrimExpr) -> int | None:
     if box is None:
         return dim.value if isinstance(dim, IntImm) else None
-    return _const_difference(box.hi, box.lo)
+    width = _const_difference(box.hi, box.lo)
+    return None if width is None else width + 1
 
 
 class _Compactor(StmtExprMutator):
@@ -370,6 +438,9 @@ class _Compactor(StmtExprMutator):
         inner: dict[Var, None] = {}
         for loop in self.outer_loops:
             analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
+            ranges[loop.loop_var] = loop
+            if supports_linear(loop.extent.dtype):  # the allocation runs: so do its loops
+                analyzer.add_constraint(GE(loop.extent, IntImm(loop.extent.dtype, 1)))
         seen: set[For] = set()
         for access in uses.accesses:
             for loop in access.loops:
@@ -394,14 +465,20 @@ class _Compactor(StmtExprMutator):
             region = _Region(analyzer, relaxed, ranges)
             boxes: list[_Box | None] = []
             for dim_index, dim in enumerate(shape):
-                box = _union(region.box(a.indices[dim_index]) for a in uses.accesses)
-                if box is not None and not _inside_shape(analyzer, box, dim):
-                    box = None
-                boxes.append(box)
-            if fold and not _folding_is_exact(boxes, fold):
+                boxes.append(
+                    _union(
+                        region.inside(access, access.indices[dim_index], dim)
+                        for access in uses.accesses
+                    )
+                )
+            if fold and not _folding_is_exact(boxes, fold, inner):
                 continue
-            if _shrinks(boxes, shape):
-                return boxes
+            with analyzer.scope():
+                for loop in seen:  # sizes compared where the accesses run
+                    if supports_linear(loop.extent.dtype):
+                        analyzer.add_constraint(GE(loop.extent, IntImm(loop.extent.dtype, 1)))
+                if _shrinks(boxes, shape, analyzer):
+                    return boxes
         return None
 
     def _rewrite(self, alloc: Allocate, decl: DeclBuffer, boxes: list[_Box | None]) -> Stmt:
@@ -416,7 +493,10 @@ class _Compactor(StmtExprMutator):
         extent = product(shape)
         if extent.dtype != alloc.extent.dtype and isinstance(extent, IntImm):
             extent = IntImm(alloc.extent.dtype, extent.value)
-        return rebuild(alloc, {"extent": extent, "body": DeclBuffer(new, body, span=decl.span)})
+        result: Allocate = rebuild(
+            alloc, {"extent": extent, "body": DeclBuffer(new, body, span=decl.span)}
+        )
+        return result
 
 
 def _is_zero(expr: PrimExpr) -> bool:
@@ -433,32 +513,41 @@ def _extent_expr(box: _Box, dim: PrimExpr) -> PrimExpr:
     width = _difference(box.hi, box.lo)
     width.const += 1
     expr = from_linear(_wrapped(width))
-    if expr.dtype != dim.dtype and isinstance(expr, IntImm):
-        return IntImm(dim.dtype, expr.value)
-    return expr
+    if isinstance(expr, IntImm):
+        return expr if expr.dtype == dim.dtype else IntImm(dim.dtype, expr.value)
+    # A symbolic box is empty when its loops do not run (a loop extent <= 0): the
+    # allocation must still have a size >= 0.
+    return Max(expr, IntImm(expr.dtype, 0))
 
 
-def _shrinks(boxes: Sequence[_Box | None], shape: Sequence[PrimExpr]) -> bool:
-    """Whether the compact shape is provably smaller in some dimension and no larger in
-    any (symbolic extents are equal only when their forms are)."""
+def _shrinks(boxes: Sequence[_Box | None], shape: Sequence[PrimExpr], analyzer: Analyzer) -> bool:
+    """Whether the compact shape is smaller in some dimension and no larger in any, as far
+    as ``analyzer`` (knowing that the loops run) can tell."""
     smaller = False
     for box, dim in zip(boxes, shape, strict=True):
         if box is None:
             continue
         new = _const_extent(box, dim)
         if new is not None and isinstance(dim, IntImm):
-            if new > dim.value:
+            if new > dim.value or new < 1:
                 return False
             smaller = smaller or new < dim.value
+            continue
+        if new is not None:
+            # A fixed size instead of a symbolic one (at most the box's elements when the
+            # symbolic dimension is smaller: the accesses were proven inside it).
+            if new < 1:
+                return False
+            smaller = True
             continue
         width = _difference(box.hi, box.lo)
         width.const += 1
         if not supports_linear(dim.dtype):
             return False
-        gap = _const_difference(_exact(to_linear(dim)), width)
-        if gap is None or gap < 0:
+        gap = _form_bound(analyzer, _difference(_exact(to_linear(dim)), width))
+        if gap.lo < 0:
             return False
-        smaller = smaller or gap > 0
+        smaller = smaller or gap.lo > 0
     return smaller
 
 
@@ -478,13 +567,19 @@ class _Shift(StmtExprMutator):
         load: BufferLoad = self.generic_mutate(node)
         if load.buffer is not self.old:
             return load
-        return rebuild(load, {"buffer": self.new, "indices": self._indices(load.indices)})
+        shifted: BufferLoad = rebuild(
+            load, {"buffer": self.new, "indices": self._indices(load.indices)}
+        )
+        return shifted
 
     def visit_buffer_store_(self, node: BufferStore) -> Stmt:
         store: BufferStore = self.generic_mutate(node)
         if store.buffer is not self.old:
             return store
-        return rebuild(store, {"buffer": self.new, "indices": self._indices(store.indices)})
+        shifted: BufferStore = rebuild(
+            store, {"buffer": self.new, "indices": self._indices(store.indices)}
+        )
+        return shifted
 
 
 def _shifted(index: PrimExpr, minimum: PrimExpr | None) -> PrimExpr:
@@ -502,4 +597,3 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     """Shrink every allocation to the box its accesses use (see module)."""
     body = _Compactor().visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
-
