@@ -11,6 +11,7 @@ its best call over interleaved rounds.
     PYTHONPATH=. python benchmarks/schedule_ops.py [--rounds 10]
 """
 
+# ruff: noqa: E501 - TVMScript sources: one statement per line
 from __future__ import annotations
 
 import argparse
@@ -239,9 +240,9 @@ def run_tvm(folder: Path, rounds: int) -> dict[str, float] | None:
     return parsed
 
 
-def _best(call: Any) -> float:
+def _time_ms(kernel: Any, args: tuple[np.ndarray, ...]) -> float:
     start = time.perf_counter()
-    call()
+    kernel(*args)
     return (time.perf_counter() - start) * 1e3
 
 
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         ours = {k: float("inf") for k in runs}
         for _ in range(args.rounds):
             for kernel_name, (kernel, call_args, _) in runs.items():
-                ours[kernel_name] = min(ours[kernel_name], _best(lambda: kernel(*call_args)))
+                ours[kernel_name] = min(ours[kernel_name], _time_ms(kernel, call_args))
         tvm_ms = run_tvm(folder, args.rounds)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"scheduled kernels, best of {args.rounds} rounds (load {load})")
