@@ -361,11 +361,27 @@ def _folding_is_exact(
     form a mixed radix whose smallest digit steps over the box's extent: different digits
     then give disjoint intervals. A dimension without folded vars is the same box for
     every iteration. Each folded loop's first value must be the same in every iteration
-    of the loops around it (set outside the allocation), so its var spans its extent."""
+    of the loops around it (set outside the allocation), so its var spans its extent.
+
+    A box must also never come back once left: the loops whose vars place the box are
+    the outer ones of the folded chain. Were a loop not placing it outside one that does
+    (``for t: for v: B[v]``), iteration ``(1, 0)`` would return to the box ``(0, 0)``
+    used, and find in the shared storage what ``(0, 7)`` wrote there."""
     extents = {loop.loop_var: loop.extent for loop in folded}
     mins = {loop.loop_var: loop.min for loop in folded}
     defined_inside = set(inner)
     if any(v in defined_inside for m in mins.values() for v in free_vars(m)):
+        return False
+    placing = {
+        atom
+        for box in boxes
+        if box is not None
+        for atom, _ in box.lo.live_terms()
+        if isinstance(atom, Var) and atom in extents
+    }
+    places = [loop.loop_var in placing for loop in folded]
+    first_free = next((k for k, p in enumerate(places) if not p), len(places))
+    if any(places[first_free:]):
         return False
     for box in boxes:
         if box is None:
@@ -459,7 +475,9 @@ class _Compactor(StmtExprMutator):
             if loop.kind not in _FOLDABLE:
                 break
             folded.append(loop)
-        attempts = [folded, []] if folded else [[]]
+        # The longest chain of folded loops that passes, down to none (TVM's box at the
+        # allocation point).
+        attempts = [folded[:depth] for depth in range(len(folded), -1, -1)]
         for fold in attempts:
             relaxed = set(inner) - {loop.loop_var for loop in fold}
             region = _Region(analyzer, relaxed, ranges)
