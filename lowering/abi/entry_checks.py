@@ -163,15 +163,32 @@ class _Builder:
     def _strides(self, handle: Var, buffer: Buffer) -> None:
         name = buffer.name
         itemsize = const(buffer.dtype.itemsize, _INT64)
+        # An array with no element addresses nothing: its strides are not checked (numpy 2
+        # gives empty arrays zero strides), nor are those of dimensions of length 1.
+        # A constant extent was checked above, so only symbolic dims can make it empty.
+        empty: list[PrimExpr] = []
+        for i, dim in enumerate(buffer.shape):
+            if isinstance(dim, IntImm):
+                if dim.value == 0:
+                    return
+                continue
+            empty.append(_builtin(_INT64, "array_shape", handle, const(i)) == 0)
+
+        def unchecked_or(extent: PrimExpr, holds: PrimExpr) -> PrimExpr:
+            cond = extent <= 1
+            for term in empty:
+                cond = cond | term
+            return cond | holds
         if buffer.strides:
             for i, stride in enumerate(buffer.strides):
                 actual = _builtin(_INT64, "array_stride", handle, const(i))
                 if isinstance(stride, Var) and stride not in self.bound:
                     self.bind(stride, FloorDiv(actual, itemsize))
                 else:
+                    extent = _builtin(_INT64, "array_shape", handle, const(i))
                     text, values = _expected(mul(_i64(stride), itemsize))
                     self.check(
-                        actual == mul(_i64(stride), itemsize),
+                        unchecked_or(extent, actual == mul(_i64(stride), itemsize)),
                         f"ValueError: {name}: expected strides[{i}] == {text} bytes, got {{}}",
                         *values,
                         actual,
@@ -185,7 +202,7 @@ class _Builder:
             extent = _builtin(_INT64, "array_shape", handle, const(i))
             text, values = _expected(expected)
             self.check(
-                (extent <= 1) | (stride == expected),
+                unchecked_or(extent, stride == expected),
                 f"ValueError: {name}: expected a C-contiguous array "
                 f"(strides[{i}] == {text} bytes), got strides[{i}] == {{}}",
                 *values,
