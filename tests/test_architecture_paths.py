@@ -71,3 +71,10 @@ def test_every_lowering_module_is_on_the_map() -> None:
         if module.name == "__init__.py" or module.parent.name in ("analysis", "arith", "schedule"):
             continue
         assert f"`{module.name}`" in text or f"{module.relative_to(ROOT)}" in text, module
+
+
+def test_the_pipeline_table_is_pipeline_order() -> None:
+    from lowering.pipeline import PIPELINE_ORDER
+
+    rows = re.findall(r"^\| \d+ \| `(\w+)` \|", DOC.read_text(), re.M)
+    assert tuple(rows) == PIPELINE_ORDER
