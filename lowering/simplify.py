@@ -136,6 +136,8 @@ class Simplifier(ExprSimplifier):
 
     def _forget_stored(self, stmt: Stmt) -> None:
         """Drop the facts reading memory ``stmt`` may write."""
+        if not self.analyzer.has_facts:
+            return
         stores = _Stores()
         stores.visit_stmt(stmt)
         if stores.unknown:
@@ -182,6 +184,8 @@ class Simplifier(ExprSimplifier):
 
     def _forget_called(self, expr: PrimExpr) -> None:
         """An extern call in ``expr`` may write any memory."""
+        if not self.analyzer.has_facts:
+            return
         stores = _Stores()
         stores.visit_expr(expr)
         if stores.unknown:
