@@ -191,7 +191,9 @@ class _Equal:
         if type(a) is not type(b):
             self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
         if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
-            self.fail(path, a, b, lambda: f"variable types differ: {_var_type(a)} vs {_var_type(b)}")
+            self.fail(
+                path, a, b, lambda: f"variable types differ: {_var_type(a)} vs {_var_type(b)}"
+            )
         mapped = self.lhs_to_rhs.get(id(a))
         if mapped is not None:
             if mapped is not b:
