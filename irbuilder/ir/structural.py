@@ -343,6 +343,10 @@ class _EqualQuiet(_Equal):
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """Whether two IR values are equal up to renaming of the variables they bind."""
+    if lhs is rhs and not map_free_vars:
+        return True
+    if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs):
+        return False  # the comparison's first step; most of the simplifier's questions end here
     try:
         _EqualQuiet(map_free_vars).value(lhs, rhs, "<root>")
     except _Unequal:

@@ -24,6 +24,7 @@ from irbuilder.ir import (
     Mul,
     PrimExpr,
     Sub,
+    Var,
     post_order_visit,
     structural_equal,
     structural_hash,
@@ -58,7 +59,9 @@ class LinearForm:
 
     def add_term(self, atom: PrimExpr, coef: int) -> None:
         """Add ``coef * atom``, merging with a structurally equal atom."""
-        key = structural_hash(atom)
+        # A free Var is structurally equal only to itself: key it by identity (negated so it
+        # never meets a structural hash, which is non-negative) instead of hashing it.
+        key = ~id(atom) if type(atom) is Var else structural_hash(atom)
         slots = self._index.setdefault(key, [])
         for slot in slots:
             existing, old = self.terms[slot]
