@@ -165,7 +165,7 @@ class Simplifier(ExprSimplifier):
 
     def _forget_stored(self, stmt: Stmt) -> None:
         """Drop the facts reading memory ``stmt`` may write."""
-        if not self.analyzer.has_facts:
+        if not self.analyzer.has_memory_facts:
             return
         stores = _Stores(self._stores_memo)
         stores.visit_stmt(stmt)
@@ -213,7 +213,7 @@ class Simplifier(ExprSimplifier):
 
     def _forget_called(self, expr: PrimExpr) -> None:
         """An extern call in ``expr`` may write any memory."""
-        if not self.analyzer.has_facts:
+        if not self.analyzer.has_memory_facts:
             return
         stores = _Stores()
         stores.visit_expr(expr)

@@ -169,6 +169,14 @@ class Analyzer:
     def _surviving(self, facts: list[PrimExpr], may_change: MayChange | None) -> list[PrimExpr]:
         return [f for f in facts if _still_holds(self._read_by(f), may_change)]
 
+    def _reads_memory(self, facts: list[PrimExpr]) -> bool:
+        """Whether any of ``facts`` reads memory (only those can be forgotten)."""
+        for fact in facts:
+            read = self._read_by(fact)
+            if read is None or read:
+                return True
+        return False
+
     # -- facts ------------------------------------------------------------
     def bind(self, var: Var, bound: IntBound) -> None:
         """Record (intersecting any existing bound) that ``var`` lies in ``bound``."""
@@ -185,17 +193,19 @@ class Analyzer:
             yield
         finally:
             self._bounds = bounds
-            for may_change in self._forgotten[mark:]:
-                if not facts:
-                    break
-                facts = self._surviving(facts, may_change)
+            if len(self._forgotten) > mark and self._reads_memory(facts):
+                for may_change in self._forgotten[mark:]:
+                    if not facts:
+                        break
+                    facts = self._surviving(facts, may_change)
             self._facts = facts
 
     @property
-    def has_facts(self) -> bool:
-        """Whether any fact is known (without one, :meth:`forget_memory` has nothing to do:
-        every fact of an enclosing scope is gone already and stays gone at its exit)."""
-        return bool(self._facts)
+    def has_memory_facts(self) -> bool:
+        """Whether a known fact reads memory. Without one, :meth:`forget_memory` has nothing
+        to do: every such fact of an enclosing scope is gone already (forgotten by a store
+        recorded in this scope) and stays gone at the scope's exit."""
+        return self._reads_memory(self._facts)
 
     def forget_memory(self, may_change: MayChange | None) -> None:
         """Drop the facts reading memory that may have changed (``None``: any memory).
@@ -204,7 +214,8 @@ class Analyzer:
         true of whatever the memory holds.
         """
         self._forgotten.append(may_change)
-        self._facts = self._surviving(self._facts, may_change)
+        if self._reads_memory(self._facts):
+            self._facts = self._surviving(self._facts, may_change)
 
     def bind_range(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
         """Record ``begin <= var < begin + extent`` (as far as constant bounds tell)."""
