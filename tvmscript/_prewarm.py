@@ -27,10 +27,10 @@ def _disabled() -> bool:
     return flag in ("0", "false", "no", "off")
 
 
-# The compiler a first build imports (``tvmscript.build`` brings codegen and the passes'
-# infrastructure, ``lowering.lower`` the pipeline's passes): about 35 ms of CPU that the thread
-# spends while the program parses, instead of the first build.
-_COMPILER = (("tvmscript.build", None), ("lowering", "lower"))
+# The compiler a first build imports (``tvmscript.compiler.build`` brings codegen and the
+# passes' infrastructure, ``lowering.lower`` the pipeline's passes): about 35 ms of CPU that
+# the thread spends while the program parses, instead of the first build.
+_COMPILER = (("tvmscript.compiler.build", None), ("lowering", "lower"))
 _stop = threading.Event()
 
 

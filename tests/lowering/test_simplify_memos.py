@@ -34,9 +34,9 @@ from tvmscript import tir as T
 
 
 def _simplify_module() -> Any:
-    import lowering.simplify  # noqa: F401  (the package attribute is the pass)
+    import lowering.transforms.simplify  # noqa: F401  (the package attribute is the pass)
 
-    return sys.modules["lowering.simplify"]
+    return sys.modules["lowering.transforms.simplify"]
 
 
 I32 = as_dtype("int32")
