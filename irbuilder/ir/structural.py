@@ -345,7 +345,7 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """Whether two IR values are equal up to renaming of the variables they bind."""
     if lhs is rhs and not map_free_vars:
         return True
-    if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs):
+    if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs) and not isinstance(rhs, Span):
         return False  # the comparison's first step; most of the simplifier's questions end here
     try:
         _EqualQuiet(map_free_vars).value(lhs, rhs, "<root>")
