@@ -56,10 +56,10 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from irbuilder.ir.linear_form import supports_linear, to_linear
 
 from .analysis import free_vars
 from .arith import Analyzer, ExprSimplifier
-from .arith.canonical import supports_linear, to_linear
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["hoist_bounds_checks"]

@@ -27,9 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from irbuilder.ir import (
-    Add,
+    REDUCE_COMBINERS,
     Allocate,
     AttrStmt,
+    BinaryOp,
     Block,
     BlockRealize,
     Buffer,
@@ -44,9 +45,6 @@ from irbuilder.ir import (
     IterKind,
     LetStmt,
     MatchBufferRegion,
-    Max,
-    Min,
-    Mul,
     PrimExpr,
     PrimFunc,
     Reduce,
@@ -65,13 +63,26 @@ from irbuilder.ir import (
 from .analysis import add, mul, product, substitute, uses_buffer_data
 from .pass_infra import function_pass
 
-__all__ = ["REDUCTION_ANNOTATION", "allocation_extent", "contiguous_strides", "lower_blocks"]
+__all__ = [
+    "LANE_COMBINERS",
+    "LANE_REDUCTIONS",
+    "REDUCTION_ANNOTATION", "allocation_extent", "contiguous_strides", "lower_blocks"]
 
 REDUCTION_ANNOTATION = "tvmscript.reduction"
 """Loop annotation: the loop drives a declared reduction of this kind (see module doc)."""
 
-_KIND_NAMES = {ReduceKind.SUM: "sum", ReduceKind.PROD: "prod", ReduceKind.MAX: "max",
-               ReduceKind.MIN: "min"}
+LANE_REDUCTIONS: tuple[ReduceKind, ...] = (
+    ReduceKind.SUM, ReduceKind.PROD, ReduceKind.MAX, ReduceKind.MIN
+)
+"""Kinds whose loops are marked (the annotation's value is ``kind.value``); their combiners
+are :data:`~irbuilder.ir.reducer.REDUCE_COMBINERS`'."""
+
+LANE_COMBINERS: dict[str, type[BinaryOp]] = {
+    kind.value: REDUCE_COMBINERS[kind] for kind in LANE_REDUCTIONS
+}
+"""Annotation value -> combiner of the marked reductions."""
+
+_LANE_KIND_OF_COMBINER = {REDUCE_COMBINERS[kind]: kind for kind in LANE_REDUCTIONS}
 
 
 def _update_kind(body: Stmt) -> str | None:
@@ -79,9 +90,12 @@ def _update_kind(body: Stmt) -> str | None:
     if not isinstance(body, BufferStore):
         return None
     value = body.value
-    if not isinstance(value, (Add, Mul, Max, Min)):
+    if not isinstance(value, BinaryOp):
         return None
-    kind = {Add: "sum", Mul: "prod", Max: "max", Min: "min"}[type(value)]
+    lane_kind = _LANE_KIND_OF_COMBINER.get(type(value))
+    if lane_kind is None:
+        return None
+    kind = lane_kind.value
     for operand in (value.a, value.b):
         if (
             isinstance(operand, BufferLoad)
@@ -227,8 +241,8 @@ class _BlockLowerer(StmtExprMutator):
             if reduce.condition is not None and not _is_true(reduce.condition):
                 condition = substitute(reduce.condition, fresh)
                 update = IfThenElse(condition, update, span=reduce.span)
-            kind = _KIND_NAMES.get(reduce.kind)
-            marks = {REDUCTION_ANNOTATION: kind} if kind is not None else {}
+            lane = reduce.kind in LANE_REDUCTIONS
+            marks = {REDUCTION_ANNOTATION: reduce.kind.value} if lane else {}
             for axis in reversed(reduce.axes):
                 update = For(
                     fresh[axis.var], substitute(axis.dom.min, fresh),

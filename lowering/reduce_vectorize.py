@@ -61,8 +61,6 @@ from irbuilder.ir import (
     ForKind,
     IfThenElse,
     IntImm,
-    Max,
-    Min,
     Mul,
     PrimExpr,
     PrimFunc,
@@ -79,18 +77,12 @@ from .analysis import substitute, substitute_expr
 from .analysis.loads import LoadCollector, reads_memory
 from .analysis.vars import depends_on
 from .arith import simplify_expr
-from .lower_blocks import REDUCTION_ANNOTATION
+from .lower_blocks import LANE_COMBINERS, REDUCTION_ANNOTATION
 from .pass_infra import FunctionPass, PassContext, function_pass
 from .versioning import LoopRewriter, all_of, element_range, no_overlap_checks, rewrite_loops
 
 __all__ = ["reduction_lanes", "vectorize_reductions"]
 
-_OPS: dict[str, type[Add] | type[Mul] | type[Max] | type[Min]] = {
-    "sum": Add,
-    "prod": Mul,
-    "max": Max,
-    "min": Min,
-}
 _BOOL = as_dtype("bool")
 
 
@@ -100,7 +92,7 @@ def reduction_lanes(dtype: DataType) -> int:
 
 
 def _combine(kind: str, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return _OPS[kind](a, b)
+    return LANE_COMBINERS[kind](a, b)
 
 
 def _conjuncts(cond: PrimExpr) -> list[PrimExpr]:
@@ -136,7 +128,7 @@ def _split_update(loop: For) -> tuple[Stmt | None, BufferStore, PrimExpr] | None
     if not isinstance(body, BufferStore) or len(body.indices) != 1:
         return None
     kind = loop.annotations.get(REDUCTION_ANNOTATION)
-    op = _OPS.get(kind) if isinstance(kind, str) else None
+    op = LANE_COMBINERS.get(kind) if isinstance(kind, str) else None
     if op is None or not isinstance(body.value, op):
         return None
     (index,) = body.indices

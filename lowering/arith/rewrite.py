@@ -46,9 +46,9 @@ from irbuilder.ir import (
     rebuild,
     structural_equal,
 )
+from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 
 from .analyzer import Analyzer, IntBound
-from .canonical import LinearForm, from_linear, supports_linear, to_linear
 from .fold import fold_node
 
 __all__ = ["ExprSimplifier", "simplify_expr"]
