@@ -2,7 +2,7 @@
 
 :class:`ExprSimplifier` is a mutator that simplifies every expression it visits
 under the facts of its :class:`Analyzer`. It knows nothing of statements except
-how to walk them; :mod:`lowering.simplify` adds the statement rules and the facts
+how to walk them; :mod:`lowering.transforms.simplify` adds the statement rules and the facts
 that loops, lets, asserts and branches provide.
 """
 
