@@ -13,6 +13,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
+    compact_buffer_allocation
+                            allocations shrunk to the box their accesses use (TVM's
+                            CompactBufferAllocation): a tile accumulator fits the stack
     simplify                bindings substituted by lower_blocks become simpler
     declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -64,6 +67,7 @@ from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .target import Target, TargetLike, as_target
 from .transforms.allocate_const import lower_allocate_const
 from .transforms.bufferize import bufferize
+from .transforms.compact_buffer import compact_buffer_allocation
 from .transforms.declare_buffers import declare_buffers
 from .transforms.flatten_buffer import flatten_buffer
 from .transforms.hoist_alloc import hoist_allocations
@@ -94,6 +98,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_blocks",
     "plan_allocation_location",
     "check_parallel_races",
+    "compact_buffer_allocation",
     "simplify",
     "declare_buffers",
     "flatten_buffer",
@@ -160,6 +165,7 @@ def lowering_passes(
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "check_parallel_races": check_parallel_races,
+        "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,

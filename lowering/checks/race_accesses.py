@@ -21,6 +21,8 @@ from irbuilder.ir import (
     BufferStore,
     Call,
     DeclBuffer,
+    FloorDiv,
+    FloorMod,
     For,
     ForKind,
     IfThenElse,
@@ -39,6 +41,7 @@ from irbuilder.ir import (
 )
 
 from ..analysis import substitute_expr
+from ..arith import Analyzer, simplify_expr
 
 __all__ = [
     "Access",
@@ -107,9 +110,16 @@ class _Collector(StmtExprVisitor):
         self.loops: list[InnerLoop] = []
         self.lets: dict[Var, PrimExpr] = {}
         self.spans: list[Span | None] = []
+        self.analyzer = Analyzer()
 
     def _resolve(self, expr: PrimExpr) -> PrimExpr:
         return substitute_expr(expr, self.lets) if self.lets else expr
+
+    def _index(self, expr: PrimExpr) -> PrimExpr:
+        """An index with lets substituted; a division or modulo is simplified under the
+        loops' ranges (a packed layout's ``(j_o * 64 + j_i) // 64`` is ``j_o``)."""
+        resolved = self._resolve(expr)
+        return simplify_expr(resolved, self.analyzer) if _divides(resolved) else resolved
 
     def _span(self, own: Span | None = None) -> Span | None:
         if own is not None:
@@ -122,7 +132,7 @@ class _Collector(StmtExprVisitor):
         self.body.accesses.append(
             Access(
                 buffer,
-                tuple(self._resolve(i) for i in indices),
+                tuple(self._index(i) for i in indices),
                 write,
                 self._span(span),
                 tuple(self.conds),
@@ -163,7 +173,9 @@ class _Collector(StmtExprVisitor):
         self.loops.append(
             InnerLoop(node.loop_var, self._resolve(node.min), self._resolve(node.extent))
         )
-        self.visit_stmt(node.body)
+        with self.analyzer.scope():
+            self.analyzer.bind_range(node.loop_var, node.min, node.extent)
+            self.visit_stmt(node.body)
         self.loops.pop()
 
     def visit_if_then_else_(self, node: IfThenElse) -> None:
@@ -303,9 +315,21 @@ def parallel_loops(stmt: Stmt) -> Iterator[tuple[For, tuple[InnerLoop, ...]]]:
     return iter(finder.found)
 
 
+def _divides(expr: PrimExpr) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or isinstance(node, (FloorDiv, FloorMod))
+
+    post_order_visit(expr, visit)
+    return found
+
+
 def collect_body(loop: For, storage: set[Var]) -> LoopBody:
     """The accesses, private buffers and escapes below ``loop`` (``storage``: data vars
     owning memory, from :func:`storage_outside`)."""
     collector = _Collector(storage)
+    collector.analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
     collector.visit_stmt(loop.body)
     return collector.body

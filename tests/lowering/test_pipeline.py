@@ -68,6 +68,7 @@ from lowering.late.stream_vectorize import vectorize_streams
 from lowering.late.vector_remainder import vector_remainder
 from lowering.pipeline import LATE_STAGE
 from lowering.target import Target
+from lowering.transforms.compact_buffer import compact_buffer_allocation
 from lowering.transforms.hoist_alloc import hoist_allocations
 from lowering.transforms.memory_reuse import memory_reuse
 
@@ -484,6 +485,7 @@ def test_default_pipeline_order() -> None:
         lowering.lower_blocks,
         lowering.plan_allocation_location,
         check_parallel_races,
+        compact_buffer_allocation,
         lowering.simplify,
         lowering.declare_buffers,
         lowering.flatten_buffer,
