@@ -189,7 +189,7 @@ class Schedule:
         return node
 
     def _block_or_loop(self, rv: Any, primitive: str) -> Block | For:
-        if isinstance(rv, BlockRV):
+        if isinstance(rv, (BlockRV, str)):
             return self._block(rv, primitive)
         if isinstance(rv, LoopRV):
             return self._loop(rv, primitive)
