@@ -175,3 +175,202 @@ def test_compute_at_errors_use_tvm_wording():
     (d_loop,) = sch.get_loops("D")
     with pytest.raises(T.ScheduleError, match="output block"):
         sch.compute_at("C", d_loop)
+
+
+@T.prim_func
+def rowmax(A: T.Buffer((6, 20), "float32"), M: T.Buffer((6,), "float32")):
+    for r, c in T.grid(6, 20):
+        with T.block("M"):
+            T.block_attr({"keep": 7})
+            vr, vc = T.axis.remap("SR", [r, c])
+            with T.init():
+                M[vr] = T.float32(-1e30)
+            M[vr] = T.max(M[vr], A[vr, vc])
+
+
+def test_decompose_reduction_drops_a_reduction_guard_that_held_at_the_init():
+    @T.prim_func
+    def expected(A: T.Buffer((6, 20), "float32"), M: T.Buffer((6,), "float32")):
+        for r_init in range(6):
+            with T.block("M_init"):
+                T.block_attr({"keep": 7})
+                vr = T.axis.spatial(6, r_init)
+                M[vr] = T.float32(-1e30)
+        for r, c_0, c_1 in T.grid(6, 3, 7):
+            with T.block("M_update"):
+                    T.block_attr({"keep": 7})
+                    vr = T.axis.spatial(6, r)
+                    vc = T.axis.reduce(20, c_0 * 7 + c_1)
+                    T.where(c_0 * 7 + c_1 < 20)
+                    M[vr] = T.max(M[vr], A[vr, vc])
+
+    sch = _sch(rowmax)
+    r, c = sch.get_loops("M")
+    sch.split(c, [3, 7])
+    sch.decompose_reduction("M", r)
+    assert_schedule(rowmax, sch, expected)
+
+
+def test_decompose_reduction_refuses_a_guard_false_at_the_first_reduction_step():
+    @T.prim_func
+    def skipping(A: T.Buffer((6, 20), "float32"), M: T.Buffer((6,), "float32")):
+        for r, c in T.grid(6, 20):
+            with T.block("M"):
+                vr, vc = T.axis.remap("SR", [r, c])
+                T.where(c >= 3)
+                with T.init():
+                    M[vr] = T.float32(0)
+                M[vr] = M[vr] + A[vr, vc]
+
+    sch = _sch(skipping)
+    r, _ = sch.get_loops("M")
+    with pytest.raises(T.ScheduleError, match="does not provably hold where the init ran"):
+        sch.decompose_reduction("M", r)
+
+
+def test_decompose_reduction_copies_loop_kinds_with_their_own_thread_var():
+    @T.prim_func
+    def vec(A: T.Buffer((9, 16), "float32"), S: T.Buffer((16,), "float32")):
+        for k in range(9):
+            for j in T.vectorized(16):
+                with T.block("S"):
+                    vk, vj = T.axis.remap("RS", [k, j])
+                    with T.init():
+                        S[vj] = T.float32(0)
+                    S[vj] = S[vj] + A[vk, vj]
+
+    @T.prim_func
+    def expected(A: T.Buffer((9, 16), "float32"), S: T.Buffer((16,), "float32")):
+        for j_init in T.vectorized(16):
+            with T.block("S_init"):
+                vj = T.axis.spatial(16, j_init)
+                S[vj] = T.float32(0)
+        for k in range(9):
+            for j in T.vectorized(16):
+                with T.block("S_update"):
+                    vk, vj = T.axis.remap("RS", [k, j])
+                    S[vj] = S[vj] + A[vk, vj]
+
+    sch = _sch(vec)
+    k, _ = sch.get_loops("S")
+    init = sch.decompose_reduction("S", k)
+    assert_schedule(vec, sch, expected)
+    assert sch.get(init).same_as(sch.get(sch.get_block("S_init")))
+
+    @T.prim_func
+    def bound(A: T.Buffer((8, 4), "float32"), S: T.Buffer((8,), "float32")):
+        for t in T.thread_binding(8, thread="threadIdx.x"):
+            for k in range(4):
+                with T.block("S"):
+                    vt, vk = T.axis.remap("SR", [t, k])
+                    with T.init():
+                        S[vt] = T.float32(0)
+                    S[vt] = S[vt] + A[vt, vk]
+
+    sch = T.Schedule(bound)
+    t, _ = sch.get_loops("S")
+    sch.decompose_reduction("S", t)
+    init_loop, update_loop = sch.mod["main"].body.seq
+    assert init_loop.thread_binding.thread_tag == "threadIdx.x"
+    assert init_loop.thread_binding.var is not update_loop.thread_binding.var
+
+
+def test_explicit_empty_root_block_is_the_implicit_root():
+    @T.prim_func
+    def explicit(A: T.Buffer((4,), "float32")):
+        with T.block("root"):
+            T.reads()
+            T.writes()
+            for i in range(4):
+                A[i] = 0.0
+
+    @T.prim_func
+    def implicit(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = 0.0
+
+    from irbuilder.ir.structural import assert_structural_equal
+
+    assert_structural_equal(explicit, implicit)
+
+
+def test_block_names_count_unless_asked_for_tvms_rule():
+    from irbuilder.ir.structural import structural_equal
+
+    @T.prim_func
+    def one(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("first"):
+                vi = T.axis.spatial(4, i)
+                A[vi] = 0.0
+
+    @T.prim_func
+    def other(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("second"):
+                vi = T.axis.spatial(4, i)
+                A[vi] = 0.0
+
+    assert not structural_equal(one, other)
+    assert structural_equal(one, other, compare_block_names=False)
+
+
+def test_blockize_keeps_a_unit_outer_loop_as_the_outer_binding():
+    @T.prim_func
+    def tiles(A: T.Buffer((4, 24), "float32"), B: T.Buffer((4, 24), "float32")):
+        for p, q, r, s in T.grid(1, 3, 4, 8):
+            with T.block("B"):
+                vr = T.axis.spatial(4, p * 4 + r)
+                vs = T.axis.spatial(24, q * 8 + s)
+                B[vr, vs] = A[vr, vs] - 1.0
+
+    for keep in (True, False):
+        sch = _sch(tiles)
+        _, _, r, _ = sch.get_loops("B")
+        sch.blockize(r, preserve_unit_iters=keep)
+        text = sch.mod.script()
+        outer = 'vr_o, vs_o = T.axis.remap("SS", [p, q])' if keep else "vr_o = T.axis.spatial(1, 0)"
+        assert outer in text
+        assert "B[vr_i, vs_o * 8 + vs_i] = A[vr_i, vs_o * 8 + vs_i]" in text
+
+
+def test_slice_extent_folds_when_the_variables_cancel():
+    @T.prim_func
+    def f(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for t in range(4):
+            with T.block("copy"):
+                vt = T.axis.spatial(4, t)
+                T.reads(A[vt * 16 : vt * 16 + 16])
+                T.writes(B[vt * 16 : vt * 16 + 16])
+                for u in range(16):
+                    B[vt * 16 + u] = A[vt * 16 + u]
+
+    block = f.body.body.block
+    assert [getattr(r.region[0].extent, "value", None) for r in block.reads + block.writes] == [
+        16,
+        16,
+    ]
+
+
+def test_render_levels_and_a_missing_block_in_tvm_words():
+    texts = {}
+    for level in ("detail", "fast", "none"):
+        sch = T.Schedule(scale3, error_render_level=level)
+        with pytest.raises(T.ScheduleError) as info:
+            sch.get_block("nowhere")
+        texts[level] = str(info.value)
+    assert "Cannot find a block with the name: nowhere" in texts["detail"]
+    assert texts["fast"].endswith("Cannot find a block with the specified name")
+    assert texts["none"].endswith("(not rendered)")
+
+
+def test_trace_decisions_are_keyed_by_instruction():
+    sch = T.Schedule(scale3, seed=5)
+    x, _, _ = sch.get_loops("S")
+    tiles = sch.sample_perfect_tile(x, n=2)
+    pick = sch.sample_categorical([3, 4], [0.5, 0.5])
+    decisions = sch.trace.decisions
+    sampled = [inst for inst in sch.trace.insts if inst.kind.startswith("sample")]
+    assert len(sampled) == 2 and all(inst in decisions for inst in sampled)
+    assert [sch.get(t) for t in tiles] == list(decisions[sampled[0]])
+    assert sch.get(pick) == [3, 4][decisions[sampled[1]]]
