@@ -374,3 +374,24 @@ def test_trace_decisions_are_keyed_by_instruction():
     assert len(sampled) == 2 and all(inst in decisions for inst in sampled)
     assert [sch.get(t) for t in tiles] == list(decisions[sampled[0]])
     assert sch.get(pick) == [3, 4][decisions[sampled[1]]]
+
+
+def test_empty_scope_is_global_and_srefs_and_unknown_handles():
+    @T.prim_func
+    def scoped(A: T.Buffer((4,), "float32")):
+        B = T.alloc_buffer((4,), scope="")
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi]
+
+    (buffer,) = scoped.body.block.alloc_buffers
+    assert buffer.scope == "global" and buffer.data.type_annotation.scope == "global"
+    sch = T.Schedule(scoped)
+    rv = sch.get_block("B")
+    assert sch.get_sref(rv).stmt is sch.get(rv) and sch.get_sref(rv) is sch.get_sref(rv)
+    other = sch.copy()
+    assert not other.get_sref(rv).same_as(sch.get_sref(rv))
+    sch.remove_rv(rv)
+    with pytest.raises(IndexError):
+        sch.get(rv)
