@@ -395,3 +395,26 @@ def test_empty_scope_is_global_and_srefs_and_unknown_handles():
     sch.remove_rv(rv)
     with pytest.raises(IndexError):
         sch.get(rv)
+
+
+def test_storage_align_again_on_the_same_axis_replaces_the_entry():
+    @T.prim_func
+    def staged(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+        Bt = T.alloc_buffer((8, 8))
+        for i, j in T.grid(8, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Bt[vi, vj] = A[vi, vj] + 1.0
+        for i, j in T.grid(8, 8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = Bt[vi, vj]
+
+    sch = _sch(staged)
+    sch.storage_align("B", 0, axis=0, factor=8, offset=1)
+    sch.storage_align("B", 0, axis=1, factor=4, offset=2)
+    sch.storage_align("B", 0, axis=0, factor=8, offset=3)
+    assert [list(e) for e in sch.get(sch.get_block("B")).annotations["buffer_dim_align"]] == [
+        [0, 1, 4, 2],
+        [0, 0, 8, 3],
+    ]
