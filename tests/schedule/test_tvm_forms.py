@@ -418,3 +418,44 @@ def test_storage_align_again_on_the_same_axis_replaces_the_entry():
         [0, 1, 4, 2],
         [0, 0, 8, 3],
     ]
+
+
+def test_reindex_by_name_folds_constant_index_parts_and_swaps_regions():
+    @T.prim_func
+    def grouped(
+        X: T.Buffer((10, 4), "float32"), W: T.Buffer((8, 4), "float32"), Y: T.Buffer((10, 8), "float32")
+    ):
+        for p, q, r in T.grid(10, 8, 4):
+            with T.block("Y"):
+                vp, vq, vr = T.axis.remap("SSR", [p, q, r])
+                with T.init():
+                    Y[vp, vq] = T.float32(0)
+                Y[vp, vq] = Y[vp, vq] + X[vp, vq // 8 * 4 + vr] * W[vq, vr]
+
+    @T.prim_func
+    def expected(
+        X: T.Buffer((10, 4), "float32"), W: T.Buffer((8, 4), "float32"), Y: T.Buffer((10, 8), "float32")
+    ):
+        X_reindex = T.alloc_buffer((10, 4))
+        for ax0, ax1 in T.grid(10, 4):
+            with T.block("X_reindex"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                X_reindex[v0, v1] = X[v0, v1]
+        for p, q, r in T.grid(10, 8, 4):
+            with T.block("Y"):
+                vp, vq, vr = T.axis.remap("SSR", [p, q, r])
+                T.reads(X_reindex[vp, vr], W[vq, vr])
+                T.writes(Y[vp, vq])
+                with T.init():
+                    Y[vp, vq] = T.float32(0)
+                Y[vp, vq] = Y[vp, vq] + X_reindex[vp, vr] * W[vq, vr]
+
+    sch = _sch(grouped)
+    sch.reindex("Y", "X")
+    assert_schedule(grouped, sch, expected)
+
+    sch2 = _sch(grouped)
+    sch2.reindex("Y", "Y")  # read and written: the write side, as TVM
+    text = sch2.mod.script()
+    assert 'with T.block("Y_reindex")' in text and "Y[v0, v1] = Y_reindex[v0, v1]" in text
+    assert "T.writes(Y_reindex[vp, vq])" in text
