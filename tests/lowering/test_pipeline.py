@@ -58,18 +58,19 @@ from lowering import (
     function_pass,
     lower,
 )
-from lowering.align_streams import align_streams, mark_streams
-from lowering.distribute import distribute_reductions
-from lowering.hoist_alloc import hoist_allocations
-from lowering.interchange import interchange_reductions
-from lowering.jam import jam_parallel_reductions
-from lowering.memory_reuse import memory_reuse
+from lowering.checks.race_check import check_parallel_races
+from lowering.late.align_streams import align_streams, mark_streams
+from lowering.late.distribute import distribute_reductions
+from lowering.late.interchange import interchange_reductions
+from lowering.late.jam import jam_parallel_reductions
+from lowering.late.promote import promote_accumulators
+from lowering.late.stream_vectorize import vectorize_streams
+from lowering.late.vector_remainder import vector_remainder
 from lowering.pipeline import LATE_STAGE
-from lowering.promote import promote_accumulators
-from lowering.race_check import check_parallel_races
-from lowering.stream_vectorize import vectorize_streams
 from lowering.target import Target
-from lowering.vector_remainder import vector_remainder
+from lowering.transforms.compact_buffer import compact_buffer_allocation
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.memory_reuse import memory_reuse
 
 F32 = as_dtype("float32")
 
@@ -466,7 +467,7 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
-    from lowering.reduce_vectorize import vectorize_reductions
+    from lowering.transforms.reduce_vectorize import vectorize_reductions
 
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
     names = [p.name for p in default_pipeline(target=avx2)]
@@ -484,6 +485,7 @@ def test_default_pipeline_order() -> None:
         lowering.lower_blocks,
         lowering.plan_allocation_location,
         check_parallel_races,
+        compact_buffer_allocation,
         lowering.simplify,
         lowering.declare_buffers,
         lowering.flatten_buffer,
