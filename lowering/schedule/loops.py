@@ -97,10 +97,11 @@ def split(
     resolved: list[PrimExpr | int]
     if isinstance(loop.extent, IntImm):
         extent = loop.extent.value
-        resolved = [(-(-extent // known) if f is None else f) for f in factors]
+        sizes_known = [(-(-extent // known) if f is None else f) for f in factors]
+        resolved = list(sizes_known)
         product = 1
-        for f in resolved:
-            product *= f  # type: ignore[assignment]
+        for count in sizes_known:
+            product *= count
         if product < extent:
             raise _fail(
                 state,
@@ -126,7 +127,7 @@ def split(
         resolved = [inferred if f is None else f for f in factors]
     dtype = loop.loop_var.dtype
     new_vars = [Var(f"{loop.loop_var.name}_{k}", dtype) for k in range(len(resolved))]
-    sizes = [const(f, dtype) if isinstance(f, int) else f for f in resolved]
+    sizes: list[PrimExpr] = [const(f, dtype) if isinstance(f, int) else f for f in resolved]
     value: PrimExpr | None = None
     for var, factor, size in zip(new_vars, resolved, sizes):
         unit = isinstance(factor, int) and factor == 1
@@ -202,7 +203,9 @@ def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) 
     total = simplify_expr(lower) if not isinstance(lower, IntImm) else lower
     enclosing = _outer_loops(state, loops[0])
     shell = For(fused, const(0, dtype), total, ForKind.SERIAL, loops[-1].body)
-    body, reuse = rewrite_below(loops[-1].body, [*enclosing, shell], vmap, None, preserve_unit_iters)
+    body, reuse = rewrite_below(
+        loops[-1].body, [*enclosing, shell], vmap, None, preserve_unit_iters
+    )
     new = For(fused, const(0, dtype), total, ForKind.SERIAL, body)
     state.replace(loops[0], new, reuse)
     return new

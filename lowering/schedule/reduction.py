@@ -186,7 +186,7 @@ def _init_predicate(
     init (every reduction iter var at its minimum, reached at the loops' minima through
     affine bindings); otherwise the init's guard would change and the primitive refuses."""
     kept: list[PrimExpr] = []
-    reduce_conjuncts = []
+    reduce_conjuncts: list[PrimExpr] = []
     for conj in _conjuncts(realize.predicate):
         (reduce_conjuncts if _uses_any(conj, reduce_vars) else kept).append(conj)
     if reduce_conjuncts:
