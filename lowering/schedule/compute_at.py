@@ -457,6 +457,20 @@ def reverse_compute_at(
             block,
             loop,
         )
+    for other in index.child_blocks(scope):
+        if other is block or index.is_ancestor(loop, other):
+            continue
+        if any(id(w) in read_ids for w in block_access(other).write_buffers):
+            # TVM's precondition (the mirror of compute_at's consumer rule)
+            raise _fail(
+                state,
+                name,
+                f"{name} requires all the producers of block {block.name_hint!r} to be under "
+                f"the target loop, but block {other.name_hint!r} (which writes what it reads) "
+                "is not",
+                other,
+                loop,
+            )
     loop_item = _top_item(index, scope, loop)
     lo = index.order[id(loop_item)]
     for other in _affected_blocks(index, scope, block, loop, lo, leaf_pos):

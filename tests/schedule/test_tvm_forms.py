@@ -459,3 +459,27 @@ def test_reindex_by_name_folds_constant_index_parts_and_swaps_regions():
     text = sch2.mod.script()
     assert 'with T.block("Y_reindex")' in text and "Y[v0, v1] = Y_reindex[v0, v1]" in text
     assert "T.writes(Y_reindex[vp, vq])" in text
+
+
+def test_reverse_compute_at_requires_every_producer_under_the_loop():
+    @T.prim_func
+    def joined(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+        Bt = T.alloc_buffer((8,))
+        Ct = T.alloc_buffer((8,))
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                Bt[vi] = A[vi] + 1.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                Ct[vi] = A[vi] * 2.0
+        for i in range(8):
+            with T.block("D"):
+                vi = T.axis.spatial(8, i)
+                D[vi] = Bt[vi] + Ct[vi]
+
+    sch = _sch(joined)
+    (c_loop,) = sch.get_loops("C")
+    with pytest.raises(T.ScheduleError, match="requires all the producers of block 'D'"):
+        sch.reverse_compute_at("D", c_loop)
