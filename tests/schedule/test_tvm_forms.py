@@ -483,3 +483,30 @@ def test_reverse_compute_at_requires_every_producer_under_the_loop():
     (c_loop,) = sch.get_loops("C")
     with pytest.raises(T.ScheduleError, match="requires all the producers of block 'D'"):
         sch.reverse_compute_at("D", c_loop)
+
+
+def test_compute_inline_also_rewrites_a_guard_that_reads_the_inlined_buffer():
+    @T.prim_func
+    def guarded(A: T.Buffer((6, 6), "float32"), C: T.Buffer((6, 6), "float32")):
+        Bt = T.alloc_buffer((6, 6))
+        for i, j in T.grid(6, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Bt[vi, vj] = A[vi, vj] - 0.5
+        for i, j in T.grid(6, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(Bt[i, j] < 0.0)
+                C[vi, vj] = Bt[vi, vj] * 3.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((6, 6), "float32"), C: T.Buffer((6, 6), "float32")):
+        for i, j in T.grid(6, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(A[i, j] - 0.5 < 0.0)
+                C[vi, vj] = (A[vi, vj] - 0.5) * 3.0
+
+    sch = _sch(guarded)
+    sch.compute_inline("B")
+    assert_schedule(guarded, sch, expected)
