@@ -334,8 +334,12 @@ def test_bind_is_ir_only():
     assert_schedule(elementwise, sch, expected)
     with pytest.raises(Exception, match="bound to a GPU thread"):
         tvmscript.build(scheduled(sch))
+    # a bound loop no longer splits (TVM refuses it); bind a fresh loop to a bad axis
+    with pytest.raises(T.ScheduleError, match="annotations or a thread binding"):
+        sch.split(i, [None, 2])
+    fresh = _sch(elementwise)
     with pytest.raises(T.ScheduleError, match="unknown thread axis"):
-        sch.bind(sch.split(i, [None, 2])[0], "warp.x")
+        fresh.bind(fresh.get_loops(fresh.get_block("C"))[0], "warp.x")
 
 
 def test_annotate_and_unannotate():
