@@ -13,6 +13,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
+    compact_allocations     each allocation shrunk to the region its scope accesses
+                            (TVM's CompactBufferAllocation): a per-row M[vi] of a
+                            (4096,) buffer placed in a parallel body becomes M[0]
     simplify                bindings substituted by lower_blocks become simpler
     declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -53,6 +56,7 @@ from .alias_version import alias_version
 from .align_streams import align_streams, mark_streams
 from .allocate_const import lower_allocate_const
 from .bufferize import bufferize
+from .compact_alloc import compact_allocations
 from .declare_buffers import declare_buffers
 from .distribute import distribute_reductions
 from .entry_checks import entry_checks
@@ -94,6 +98,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_blocks",
     "plan_allocation_location",
     "check_parallel_races",
+    "compact_allocations",
     "simplify",
     "declare_buffers",
     "flatten_buffer",
@@ -160,6 +165,7 @@ def lowering_passes(
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "check_parallel_races": check_parallel_races,
+        "compact_allocations": compact_allocations,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,

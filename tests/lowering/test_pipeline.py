@@ -59,6 +59,7 @@ from lowering import (
     lower,
 )
 from lowering.align_streams import align_streams, mark_streams
+from lowering.compact_alloc import compact_allocations
 from lowering.distribute import distribute_reductions
 from lowering.hoist_alloc import hoist_allocations
 from lowering.interchange import interchange_reductions
@@ -484,6 +485,7 @@ def test_default_pipeline_order() -> None:
         lowering.lower_blocks,
         lowering.plan_allocation_location,
         check_parallel_races,
+        compact_allocations,
         lowering.simplify,
         lowering.declare_buffers,
         lowering.flatten_buffer,
