@@ -59,6 +59,7 @@ from lowering import (
     lower,
 )
 from lowering.align_streams import align_streams, mark_streams
+from lowering.auto_parallel import parallelize_loops
 from lowering.compact_alloc import compact_allocations
 from lowering.distribute import distribute_reductions
 from lowering.hoist_alloc import hoist_allocations
@@ -483,6 +484,7 @@ def test_default_pipeline_order() -> None:
     assert "alias-version" not in names  # no hardware gathers: no gather fast path
     assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        parallelize_loops,
         lowering.plan_allocation_location,
         check_parallel_races,
         compact_allocations,
