@@ -228,7 +228,7 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
         span=loop.span,
     )
     guarded = dtype.is_float and kind in ("max", "min")
-    fast = _lane_split(loop, kind, store, x, lanes, plain_loop if guarded else None)
+    fast = _lane_split(loop, kind, store, x, lanes, _fresh_copy(plain_loop) if guarded else None)
     versioned: Stmt = IfThenElse(all_of(checks), fast, plain_loop, span=loop.span) if checks \
         else fast
     if init is None:
@@ -237,6 +237,15 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     if not static:
         first = IfThenElse(GT(extent, IntImm(extent.dtype, 0)), first, span=init.span)
     return SeqStmt((first, versioned), span=loop.span)
+
+
+def _fresh_copy(loop: For) -> For:
+    """``loop`` with its own loop var (a var is defined at one place only)."""
+    var = Var(loop.loop_var.name, loop.loop_var.dtype)
+    return For(
+        var, loop.min, loop.extent, loop.kind, substitute(loop.body, {loop.loop_var: var}),
+        loop.thread_binding, loop.annotations, span=loop.span,
+    )
 
 
 def _accumulate(kind: str, buffer: Buffer, index: PrimExpr, value: PrimExpr) -> BufferStore:

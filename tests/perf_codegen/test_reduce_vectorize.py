@@ -18,6 +18,7 @@ import tvmscript
 from irbuilder.ir import as_dtype
 from lowering.reduce_vectorize import reduction_lanes
 from tvmscript import tir as T
+from tvmscript.ir import assert_structural_equal
 
 _ROOT = str(Path(tvmscript.__file__).parent.parent)
 
@@ -161,7 +162,10 @@ def plain_int_sum(A: T.Buffer((8, 1000), "int32"), B: T.Buffer((8,), "int32")):
 
 
 def test_float_max_lanes_are_guarded_and_plain_exact_reductions_vectorize() -> None:
-    text = lower_for(float_max, AVX2).script()
+    lowered = lower_for(float_max, AVX2)
+    text = lowered.script()
+    # the source-order fallback is its own loop (one definition per loop var): it parses back
+    assert_structural_equal(lowered, tvmscript.from_source(text), map_free_vars=True)
     assert 'B_flat_lanes_1 = T.decl_buffer((64,), "float32", data=B_flat_lanes' in text
     # the lane result is used only when every element was finite and it is not zero
     assert "if B_flat_finite_1[0] == B_flat_finite_1[0] and T.max(B_flat[i], B_flat_lanes_1[0]) != T.float32(0):" in text  # noqa: E501
