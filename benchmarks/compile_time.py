@@ -81,7 +81,7 @@ _OURS = textwrap.dedent('''
         # Wrap the phases of build() to time them (same calls as tvmscript.build).
         import lowering, backend.codegen as cg, backend.runtime.engine as eng
         import importlib
-        tb = importlib.import_module("tvmscript.build")
+        tb = importlib.import_module("tvmscript.compiler.build")
         def timed(name, fn):
             def wrapper(*a, **k):
                 s = time.perf_counter()
@@ -233,7 +233,7 @@ _OURS_SUITE = textwrap.dedent('''
     import backend.runtime.engine as eng
     import llvmlite.binding as llvm
     import importlib
-    tb = importlib.import_module("tvmscript.build")
+    tb = importlib.import_module("tvmscript.compiler.build")
     phases = {{}}
     def timed(name, fn):
         def wrapper(*a, **k):

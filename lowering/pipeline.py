@@ -15,9 +15,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
-    compact_allocations     each allocation shrunk to the region its scope accesses
-                            (TVM's CompactBufferAllocation): a per-row M[vi] of a
-                            (4096,) buffer placed in a parallel body becomes M[0]
+    compact_buffer_allocation
+                            allocations shrunk to the box their accesses use (TVM's
+                            CompactBufferAllocation): a tile accumulator fits the stack
     simplify                bindings substituted by lower_blocks become simpler
     declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
@@ -54,35 +54,35 @@ from typing import Any, TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
-from .alias_version import alias_version
-from .align_streams import align_streams, mark_streams
-from .allocate_const import lower_allocate_const
-from .auto_parallel import parallelize_loops
-from .bufferize import bufferize
-from .compact_alloc import compact_allocations
-from .declare_buffers import declare_buffers
-from .distribute import distribute_reductions
-from .entry_checks import entry_checks
-from .flatten_buffer import flatten_buffer
-from .hoist_alloc import hoist_allocations
-from .interchange import interchange_reductions
-from .jam import jam_parallel_reductions
-from .lower_blocks import lower_blocks
-from .memory_reuse import memory_reuse
+from .abi.entry_checks import entry_checks
+from .checks.race_check import check_parallel_races
+from .checks.verifier import verify_well_formed
+from .late.alias_version import alias_version
+from .late.align_streams import align_streams, mark_streams
+from .late.distribute import distribute_reductions
+from .late.interchange import interchange_reductions
+from .late.jam import jam_parallel_reductions
+from .late.promote import promote_accumulators
+from .late.stream_vectorize import vectorize_streams
+from .late.vector_remainder import vector_remainder
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
-from .plan_alloc import plan_allocation_location
-from .promote import promote_accumulators
-from .race_check import check_parallel_races
-from .reduce_vectorize import vectorize_reductions
-from .scalar_return import lower_scalar_return
-from .simplify import simplify
-from .stream_vectorize import vectorize_streams
 from .target import Target, TargetLike, as_target
-from .tensor_fusion import tensor_fusion
-from .unroll import unroll_loop
-from .vector_remainder import vector_remainder
-from .vectorize import vectorize_loop
-from .verifier import verify_well_formed
+from .transforms.allocate_const import lower_allocate_const
+from .transforms.auto_parallel import parallelize_loops
+from .transforms.bufferize import bufferize
+from .transforms.compact_buffer import compact_buffer_allocation
+from .transforms.declare_buffers import declare_buffers
+from .transforms.flatten_buffer import flatten_buffer
+from .transforms.hoist_alloc import hoist_allocations
+from .transforms.lower_blocks import lower_blocks
+from .transforms.memory_reuse import memory_reuse
+from .transforms.plan_alloc import plan_allocation_location
+from .transforms.reduce_vectorize import vectorize_reductions
+from .transforms.scalar_return import lower_scalar_return
+from .transforms.simplify import simplify
+from .transforms.tensor_fusion import tensor_fusion
+from .transforms.unroll import unroll_loop
+from .transforms.vectorize import vectorize_loop
 
 __all__ = [
     "LATE_STAGE",
@@ -102,7 +102,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "parallelize_loops",
     "plan_allocation_location",
     "check_parallel_races",
-    "compact_allocations",
+    "compact_buffer_allocation",
     "simplify",
     "declare_buffers",
     "flatten_buffer",
@@ -170,7 +170,7 @@ def lowering_passes(
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,
         "check_parallel_races": check_parallel_races,
-        "compact_allocations": compact_allocations,
+        "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
@@ -248,7 +248,7 @@ def lower(
     host) selects the late stage's rewrites. With ``verify_each`` the input and the output
     of every pass are verified (1-d accesses required from ``flatten_buffer`` on), and the
     result with ``lowered=True``. ``check_races`` (when not None) sets the
-    ``check_parallel_races`` pass's ``enabled`` option (:mod:`lowering.race_check`; a refused
+    ``check_parallel_races`` pass's ``enabled`` option (:mod:`lowering.checks.race_check`; a refused
     loop raises ``RaceError``).
     """
     outer: PassContext = PassContext.current()

@@ -11,7 +11,7 @@ A parallel loop ``for i in [min, min + extent)`` becomes::
 Chunks never touch Python state: an error inside a chunk is recorded in the
 context (first one wins, atomically) and raised by the caller on its own thread.
 A parallel loop nested inside an outlined body runs serially. A loop annotated
-``{"tvmscript.parallel_if": cond}`` (``lowering/auto_parallel.py``) calls the outlined body
+``{"tvmscript.parallel_if": cond}`` (``lowering/transforms/auto_parallel.py``) calls the outlined body
 directly over the whole range, in order, when ``cond`` is false at run time.
 """
 
@@ -31,7 +31,7 @@ from irbuilder.ir import (
     Var,
     post_order_visit,
 )
-from lowering.auto_parallel import PARALLEL_IF
+from lowering.transforms.auto_parallel import PARALLEL_IF
 
 from .builder import ensure_helpers
 from .context import llvm_type

@@ -9,7 +9,7 @@ the kind to instructions). Readers:
 * ``irbuilder.tir.exprs`` makes the ``T.<name>`` builder of every ``script`` entry;
 * the printer prints ``T.<name>(args)`` when the call's dtype follows the rule;
 * ``backend.interp.intrinsics`` evaluates with ``float_impl``/``int_impl``;
-* ``lowering.vectorize`` widens a call only when the entry is ``pure`` and ``vector``;
+* ``lowering.transforms.vectorize`` widens a call only when the entry is ``pure`` and ``vector``;
 * ``backend.codegen.intrinsics`` lowers by ``lowering``/``symbol``, and
   ``backend.runtime.vecmath`` takes its libm/libmvec function list from the
   :data:`Lowering.VECMATH` entries.

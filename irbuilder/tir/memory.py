@@ -45,7 +45,8 @@ __all__ = [
 
 ALLOCATE_CONST_DATA = "tir.allocate_const_data"
 """Annotation of an ``Allocate`` made by ``T.allocate_const``: the constant elements (a tuple
-of Python numbers, row-major). ``lowering.allocate_const`` turns it into initial stores."""
+of Python numbers, row-major). ``lowering.transforms.allocate_const`` turns it into initial
+stores."""
 
 ALLOCATE_CONST_LIMIT = 1 << 16
 """The most elements a ``T.allocate_const`` may hold (each becomes one store when built)."""

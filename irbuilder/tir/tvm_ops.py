@@ -4,7 +4,7 @@ Each entry of :data:`TVM_OPS` names a builtin, how its result type is found and 
 a meaning for the CPU backend. The builders build ``Call(BUILTIN, name, args)``; strings become
 ``StringImm``. Those without CPU meaning parse, print and compare structurally; building a
 function that uses one fails with "T.<name> is not supported by the CPU backend"
-(``lowering.cpu_support``). With CPU meaning: ``T.start_profile_intrinsic``/
+(``lowering.cpu.support``). With CPU meaning: ``T.start_profile_intrinsic``/
 ``T.end_profile_intrinsic`` (no-ops: we have no profiler hooks), ``T.undef`` (an arbitrary
 value: zero), ``T.isnullptr``, ``T.call_llvm_intrin``/``T.call_llvm_pure_intrin`` (a call of
 the LLVM intrinsic named by the first argument).

@@ -52,8 +52,7 @@ from irbuilder.ir import (
     structural_equal,
     trunc_div,
 )
-
-from .canonical import LinearForm, supports_linear, to_linear
+from irbuilder.ir.linear_form import LinearForm, supports_linear, to_linear
 
 __all__ = ["Analyzer", "IntBound", "MayChange", "memory_read"]
 

@@ -2,7 +2,7 @@
 
 :class:`ExprSimplifier` is a mutator that simplifies every expression it visits
 under the facts of its :class:`Analyzer`. It knows nothing of statements except
-how to walk them; :mod:`lowering.simplify` adds the statement rules and the facts
+how to walk them; :mod:`lowering.transforms.simplify` adds the statement rules and the facts
 that loops, lets, asserts and branches provide.
 """
 
@@ -46,9 +46,9 @@ from irbuilder.ir import (
     rebuild,
     structural_equal,
 )
+from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 
 from .analyzer import Analyzer, IntBound
-from .canonical import LinearForm, from_linear, supports_linear, to_linear
 from .fold import fold_node
 
 __all__ = ["ExprSimplifier", "simplify_expr"]

@@ -12,8 +12,8 @@ from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import Buffer, For, PrimFunc, SizeVar, as_dtype
 from lowering import PassContext
-from lowering.boundary import output_shapes, output_specs
-from lowering.bufferize import analyze, explain_bufferization
+from lowering.abi.boundary import output_shapes, output_specs
+from lowering.transforms.bufferize import analyze, explain_bufferization
 
 STEPS: list[tuple[Any, Any]] = [
     (lambda x: x * 2.0, lambda x: x * np.float32(2)),

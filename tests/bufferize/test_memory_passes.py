@@ -20,8 +20,8 @@ from irbuilder.ir import (
     make_data_var,
     seq,
 )
-from lowering.hoist_alloc import hoist_allocations
-from lowering.memory_reuse import memory_reuse
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.memory_reuse import memory_reuse
 
 F32 = as_dtype("float32")
 

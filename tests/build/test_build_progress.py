@@ -8,7 +8,7 @@ import pytest
 
 import tvmscript
 from lowering import PassContext, TimePasses
-from tvmscript import build_progress
+from tvmscript.compiler import progress as build_progress
 from tvmscript import tir as T
 
 

@@ -15,7 +15,7 @@ from c_export_kernels import KERN_MODULE, PAIR_MODULE, doubled, gather, rowsum, 
 
 import tvmscript
 from irbuilder.ir import For, ForKind, post_order_visit
-from tvmscript.build_export import header_text, plan_export
+from tvmscript.compiler.export import header_text, plan_export
 
 CC = shutil.which("cc") or shutil.which("gcc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc/gcc) on PATH")

@@ -107,11 +107,11 @@ def test_import_leaves_the_compiler_to_the_first_build(tmp_path: Path) -> None:
             import sys
             sys.path.insert(0, {str(ROOT)!r})
             import tvmscript
-            loaded = [m for m in ("lowering.pipeline", "backend.codegen", "tvmscript.build")
+            loaded = [m for m in ("lowering.pipeline", "backend.codegen", "tvmscript.compiler.build")
                       if m in sys.modules]
             print(",".join(loaded) or "none")
             print(tvmscript.build.__module__, callable(tvmscript.build))
-            from tvmscript.build import Kernel  # the submodule never replaces the function
+            from tvmscript.compiler.build import Kernel  # the submodule never replaces the function
             print(tvmscript.build.__module__, tvmscript.Kernel is Kernel)
             """
         )

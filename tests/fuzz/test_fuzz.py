@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from progen import Program, programs
 
 import lowering
-import lowering.align_streams as align_streams
-import lowering.stream_vectorize as stream_vectorize
+import lowering.late.align_streams as align_streams
+import lowering.late.stream_vectorize as stream_vectorize
 import tvmscript
 from irbuilder.ir import IfThenElse, IntImm, PrimFunc, post_order_visit, structural_equal
 

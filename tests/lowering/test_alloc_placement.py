@@ -13,11 +13,11 @@ import pytest
 
 import lowering
 from irbuilder.ir import Allocate, DeclBuffer, For, ForKind, PrimFunc, Stmt
-from lowering.flatten_buffer import flatten_buffer
-from lowering.hoist_alloc import hoist_allocations
-from lowering.lower_blocks import lower_blocks
-from lowering.memory_reuse import memory_reuse
-from lowering.plan_alloc import plan_allocation_location
+from lowering.transforms.flatten_buffer import flatten_buffer
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.lower_blocks import lower_blocks
+from lowering.transforms.memory_reuse import memory_reuse
+from lowering.transforms.plan_alloc import plan_allocation_location
 from tvmscript import tir as T
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import lowering
 import tvmscript
 from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
-from lowering.auto_parallel import MIN_WORK, PARALLEL_IF
+from lowering.transforms.auto_parallel import MIN_WORK, PARALLEL_IF
 from tests.perf_codegen.pinned import AVX2, lower_for
 from tvmscript import tir as T
 

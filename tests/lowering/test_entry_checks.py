@@ -32,7 +32,7 @@ from irbuilder.ir import (
     make_data_var,
 )
 from lowering import entry_checks, flatten_buffer, verify_well_formed
-from lowering.verifier import ENTRY_CHECKED_ATTR
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR
 
 F32 = as_dtype("float32")
 I64 = as_dtype("int64")

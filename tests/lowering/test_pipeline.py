@@ -58,20 +58,20 @@ from lowering import (
     function_pass,
     lower,
 )
-from lowering.align_streams import align_streams, mark_streams
-from lowering.auto_parallel import parallelize_loops
-from lowering.compact_alloc import compact_allocations
-from lowering.distribute import distribute_reductions
-from lowering.hoist_alloc import hoist_allocations
-from lowering.interchange import interchange_reductions
-from lowering.jam import jam_parallel_reductions
-from lowering.memory_reuse import memory_reuse
+from lowering.checks.race_check import check_parallel_races
+from lowering.late.align_streams import align_streams, mark_streams
+from lowering.late.distribute import distribute_reductions
+from lowering.late.interchange import interchange_reductions
+from lowering.late.jam import jam_parallel_reductions
+from lowering.late.promote import promote_accumulators
+from lowering.late.stream_vectorize import vectorize_streams
+from lowering.late.vector_remainder import vector_remainder
 from lowering.pipeline import LATE_STAGE
-from lowering.promote import promote_accumulators
-from lowering.race_check import check_parallel_races
-from lowering.stream_vectorize import vectorize_streams
 from lowering.target import Target
-from lowering.vector_remainder import vector_remainder
+from lowering.transforms.auto_parallel import parallelize_loops
+from lowering.transforms.compact_buffer import compact_buffer_allocation
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.memory_reuse import memory_reuse
 
 F32 = as_dtype("float32")
 
@@ -468,7 +468,7 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
-    from lowering.reduce_vectorize import vectorize_reductions
+    from lowering.transforms.reduce_vectorize import vectorize_reductions
 
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
     names = [p.name for p in default_pipeline(target=avx2)]
@@ -487,7 +487,7 @@ def test_default_pipeline_order() -> None:
         parallelize_loops,
         lowering.plan_allocation_location,
         check_parallel_races,
-        compact_allocations,
+        compact_buffer_allocation,
         lowering.simplify,
         lowering.declare_buffers,
         lowering.flatten_buffer,

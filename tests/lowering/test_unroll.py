@@ -28,8 +28,8 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.pass_infra import FunctionPass, PassContext
-from lowering.simplify import is_no_op, simplify_stmt
-from lowering.unroll import copy_with_fresh_vars, unroll_loop
+from lowering.transforms.simplify import is_no_op, simplify_stmt
+from lowering.transforms.unroll import copy_with_fresh_vars, unroll_loop
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")

@@ -32,7 +32,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.pass_infra import FunctionPass, PassContext
-from lowering.vectorize import vectorize_loop
+from lowering.transforms.vectorize import vectorize_loop
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")

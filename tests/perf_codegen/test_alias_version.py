@@ -28,7 +28,7 @@ from irbuilder.ir import (
     as_dtype,
     structural_equal,
 )
-from lowering.alias_version import MIN_TRIP_COUNT, NOALIAS_ATTR, alias_version
+from lowering.late.alias_version import MIN_TRIP_COUNT, NOALIAS_ATTR, alias_version
 
 
 @contextmanager

@@ -148,7 +148,7 @@ def test_user_buffer_accesses_claim_only_element_alignment(name: str) -> None:
     ll = tvmscript.build(ib_kernels.BUILDERS[name]()).get_source("ll")
     body = function_text(ll, f"{name}__par_0")
     # Streaming stores (backend/codegen/streaming.py) claim 16 bytes, behind a run-time test
-    # of the address, and the head/tail temporaries of lowering/align_streams.py are our own
+    # of the address, and the head/tail temporaries of lowering/late/align_streams.py are our own
     # allocations; every access to a user's array claims only the element's alignment.
     plain = "\n".join(
         line for line in body.splitlines()

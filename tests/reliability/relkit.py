@@ -8,7 +8,7 @@ import lowering
 from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import PrimFunc
-from lowering.bounds_check import bounds_check
+from lowering.checks.bounds_check import bounds_check
 from lowering.pass_infra import Sequential
 
 __all__ = ["kernel", "lower_bounds_checked"]

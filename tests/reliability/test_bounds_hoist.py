@@ -1,4 +1,4 @@
-"""``bounds_check=True`` tests each loop nest's affine indices once (lowering.bounds_hoist).
+"""``bounds_check=True`` tests each loop nest's affine indices once (lowering.checks.bounds_hoist).
 
 The versioned nest must behave exactly like the per-access checks: same results when every
 access is in bounds, and when one is not, the same IndexError message after the same writes.
@@ -20,7 +20,7 @@ import lowering
 import tvmscript
 from irbuilder import tir as T
 from irbuilder.ir import AssertStmt, Call, For, IfThenElse, PrimFunc, StringImm, post_order_visit
-from lowering.bounds_hoist import hoist_bounds_checks
+from lowering.checks.bounds_hoist import hoist_bounds_checks
 from lowering.pass_infra import Sequential
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))

@@ -11,7 +11,7 @@ import pytest
 import lowering
 import tvmscript
 from lowering import PrintAfterEach, TimePasses
-from lowering.alias_version import NOALIAS_ATTR
+from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.pipeline import LATE_STAGE
 from tvmscript import Target
 from tvmscript import tir as T
@@ -150,7 +150,7 @@ def test_export_library_for_another_cpu_links(tmp_path: Path) -> None:
     kernel = tvmscript.build(matvec, target=ZNVER3)
     try:
         lib = kernel.export_library(tmp_path / "libskx.so", target="llvm -mcpu=skylake-avx512")
-    except tvmscript.build_export.CompileError as exc:  # type: ignore[attr-defined]
+    except tvmscript.compiler.export.CompileError as exc:  # type: ignore[attr-defined]
         pytest.skip(f"no linker: {exc}")
     assert lib.exists() and lib.with_suffix(".h").exists()
 

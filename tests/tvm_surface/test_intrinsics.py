@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from surface_kit import round_trip, run_both
 
-from irbuilder.ir import INTRINSICS, StringImm, Call, CallKind, Lowering, Operands, Result
+from irbuilder.ir import INTRINSICS, Call, CallKind, Lowering, Operands, Result, StringImm
 from tvmscript import tir as T
 
 _POSITIVE = (0.1, 3.0)
