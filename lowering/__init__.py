@@ -12,7 +12,7 @@ folders that say when they run (ARCHITECTURE.md, "Layout"):
 
 Every pass is a callable object taking a PrimFunc or an IRModule:
 ``lowering.lower_blocks(func)``, ``lowering.flatten_buffer(func)``,
-``lowering.entry_checks(func)`` (and ``simplify``, ``unroll_loop``, ``vectorize_loop``).
+``lowering.insert_entry_checks(func)`` (and ``simplify``, ``unroll_loop``, ``vectorize_loop``).
 :func:`lower` runs :func:`default_pipeline`.
 
 The names below load their module on first use, so importing one submodule (the printer
@@ -25,7 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .abi.entry_checks import entry_checks
+    from .abi.entry_checks import insert_entry_checks
     from .checks.verifier import ENTRY_CHECKED_ATTR, Problem, WellFormedError, verify_well_formed
     from .pass_infra import (
         FunctionPass,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     "declare_buffers": "transforms.declare_buffers",
-    "entry_checks": "abi.entry_checks",
+    "insert_entry_checks": "abi.entry_checks",
     "flatten_buffer": "transforms.flatten_buffer",
     "lower_blocks": "transforms.lower_blocks",
     "FunctionPass": "pass_infra",
@@ -101,7 +101,7 @@ __all__ = [
     "WellFormedError",
     "declare_buffers",
     "default_pipeline",
-    "entry_checks",
+    "insert_entry_checks",
     "flatten_buffer",
     "function_pass",
     "lower",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .dtype import DataType
-from .expr import Add, IntImm, Mul, PrimExpr, Sub
+from .expr import Add, IntImm, Mul, PrimExpr, Sub, Var
 from .int_arith import wrap_int
 from .structural import structural_equal, structural_hash
 
@@ -48,7 +48,9 @@ class LinearForm:
 
     def add_term(self, atom: PrimExpr, coef: int) -> None:
         """Add ``coef * atom``, merging with a structurally equal atom."""
-        key = structural_hash(atom)
+        # A free Var is structurally equal only to itself: key it by identity (negated so it
+        # never meets a structural hash, which is non-negative) instead of hashing it.
+        key = ~id(atom) if type(atom) is Var else structural_hash(atom)
         slots = self._index.setdefault(key, [])
         for slot in slots:
             existing, old = self.terms[slot]

@@ -1,7 +1,7 @@
 """The plain-C entry variant of a kernel: raw pointers, symbolic extents and scalars by value.
 
-:func:`make_c_entry` takes a function lowered *without* ``entry_checks`` (buffer data vars and
-symbolic dims still free) and returns a PrimFunc ``<name>_c`` whose parameters are, in the
+:func:`make_c_entry` takes a function lowered *without* ``insert_entry_checks`` (buffer data
+vars and symbolic dims still free) and returns a PrimFunc ``<name>_c`` whose parameters are, in the
 kernel's parameter order:
 
 * a buffer parameter ``A`` -> its data pointer (``float *A``: C-contiguous, row-major, or laid
@@ -278,7 +278,8 @@ def _buffer_doc(name: str, buffer: Buffer, writes: bool, used: bool) -> str:
 def make_c_entry(
     func: PrimFunc, kernel_names: Collection[str] = (), suffix: str = "_c"
 ) -> CEntry:
-    """The C entry of ``func`` (lowered with ``entry_checks`` disabled), named ``name+suffix``.
+    """The C entry of ``func`` (lowered with ``insert_entry_checks`` disabled), named
+    ``name+suffix``.
 
     ``kernel_names`` are the other kernels of the module: calling one of them passes ndarray
     handles, so such a kernel has no C entry (:class:`CEntryError`).
@@ -287,7 +288,7 @@ def make_c_entry(
     if func.attrs.get(ENTRY_CHECKED_ATTR):
         raise ValueError(
             f"make_c_entry({kernel!r}): the function already has Python entry checks; "
-            "lower it with the 'entry_checks' pass disabled"
+            "lower it with the 'insert_entry_checks' pass disabled"
         )
     calls = _kernel_calls(func.body, set(kernel_names))
     if calls:

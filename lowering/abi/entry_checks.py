@@ -55,7 +55,7 @@ from ..analysis import buffer_accesses, free_vars, mul
 from ..checks.verifier import ENTRY_CHECKED_ATTR
 from ..pass_infra import function_pass
 
-__all__ = ["NPY_ARRAY_WRITEABLE", "entry_checks"]
+__all__ = ["NPY_ARRAY_WRITEABLE", "insert_entry_checks"]
 
 NPY_ARRAY_WRITEABLE = 0x0400
 """numpy's flag bit for writable arrays (``ndarray.flags.writeable``)."""
@@ -238,8 +238,8 @@ def _expected(expr: PrimExpr) -> tuple[str, tuple[PrimExpr, ...]]:
     return f"{text} = {{}}", (_i64(expr),)
 
 
-@function_pass("entry_checks")
-def entry_checks(func: PrimFunc) -> PrimFunc:
+@function_pass("insert_entry_checks")
+def insert_entry_checks(func: PrimFunc) -> PrimFunc:
     """Prepend argument checks and data/shape bindings for every buffer param (see module)."""
     if func.attrs.get(ENTRY_CHECKED_ATTR):
         return func

@@ -1,4 +1,4 @@
-"""The ``bounds-check`` pass: an ``IndexError`` assert before every buffer access.
+"""The ``insert_bounds_checks`` pass: an ``IndexError`` assert before every buffer access.
 
 Every statement that evaluates a ``BufferLoad`` or performs a ``BufferStore`` is
 preceded by one ``AssertStmt`` per accessed index::
@@ -12,7 +12,7 @@ buffer and says the index is flat: ``A: flat index i * 4 + j = 17 out of bounds 
 shape (4, 4) (16 elements)``.
 
 Where it runs: anywhere without ``Reduce`` nodes, best after ``vectorize_loop``'s
-``simplify`` and before ``entry_checks`` (accesses are 1-d; vector accesses have Ramp
+``simplify`` and before ``insert_entry_checks`` (accesses are 1-d; vector accesses have Ramp
 indices whose first and last lanes are checked). Loads in an ``if_then_else`` branch
 are checked only when that branch is taken; loads under a ``Let`` see the binding.
 Loads in a ``While`` condition are checked before the loop and at the end of each
@@ -22,7 +22,7 @@ Loop nests whose indices are affine in their loop variables are then versioned o
 range test of the indices' extremes (:mod:`lowering.checks.bounds_hoist`): when it passes, a copy
 of the nest without those asserts runs, so a checked build stays close to an unchecked
 one; when it fails, the checked nest runs and raises exactly as described above.
-``PassContext(config={"bounds_check": {"hoist": False}})`` keeps every assert in place.
+``PassContext(config={"insert_bounds_checks": {"hoist": False}})`` keeps every assert in place.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ from ..pass_infra import PassContext, function_pass
 from ..transforms.auto_parallel import PARALLEL_IF
 from .bounds_hoist import hoist_bounds_checks
 
-__all__ = ["PIPELINE_POSITION", "bounds_check", "insert_bounds_checks"]
+__all__ = ["PIPELINE_POSITION", "insert_bounds_checks"]
 
 
 class _Serialize(StmtExprMutator):
@@ -108,7 +108,8 @@ def serialize_checked_loops(func: PrimFunc) -> PrimFunc:
     body = _Serialize().visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
-PIPELINE_POSITION = "before:entry_checks"
+
+PIPELINE_POSITION = "before:insert_entry_checks"
 """Where ``build(..., bounds_check=True)`` runs the pass: after vectorization (so vector
 accesses are Ramps and no assert sits in a loop still to be vectorized), before the entry
 checks (which must stay last)."""
@@ -307,17 +308,15 @@ class _Inserter(StmtExprMutator):
         return seq(items)
 
 
+@function_pass("insert_bounds_checks")
 def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
     """``func`` with an ``IndexError`` assert before every buffer access; each loop nest
     tests its affine indices' extremes once and runs unchecked when they are in bounds
     (:mod:`lowering.checks.bounds_hoist`)."""
     logical = {buf.data: buf for buf in func.buffer_map.values()}
     checked = _Inserter(_Checker(logical)).visit_func(func)
-    if PassContext.current().option("bounds_check", "hoist", True):
+    if PassContext.current().option("insert_bounds_checks", "hoist", True):
         body = hoist_bounds_checks(checked.body)
         checked = checked if body is checked.body else checked.with_body(body)
     return serialize_checked_loops(checked)
 
-
-bounds_check = function_pass("bounds-check")(insert_bounds_checks)
-"""The pass object (name ``"bounds-check"``) wrapping :func:`insert_bounds_checks`."""

@@ -1,4 +1,4 @@
-"""The ``alias-version`` pass: run gather loops on a no-overlap fast path LLVM can vectorize.
+"""The ``version_gathers`` pass: run gather loops on a no-overlap fast path LLVM can vectorize.
 
 ``for i: O[i] = T[I[i]]`` cannot be vectorized as written: the parameters are arbitrary
 numpy arrays (overlapping arguments keep sequential semantics), and LLVM's own run-time
@@ -47,7 +47,13 @@ from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 from .versioning import ByteRange, LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
 
-__all__ = ["MIN_TRIP_COUNT", "NOALIAS_ATTR", "alias_version", "is_noalias_version", "version_loop"]
+__all__ = [
+    "MIN_TRIP_COUNT",
+    "NOALIAS_ATTR",
+    "is_noalias_version",
+    "version_gathers",
+    "version_loop",
+]
 
 NOALIAS_ATTR = "tvms.noalias_region"
 """AttrStmt key of a fast path whose listed buffers are known not to overlap."""
@@ -166,11 +172,11 @@ class _Versioner(LoopRewriter):
         return is_noalias_version(stmt)
 
 
-@function_pass("alias-version", opt_level=1)
-def _alias_version(func: PrimFunc) -> PrimFunc:
+@function_pass("version_gathers", opt_level=1)
+def _version_gathers(func: PrimFunc) -> PrimFunc:
     """Version gather loops on a run-time no-overlap test (see the module doc)."""
     return rewrite_loops(func, _Versioner)
 
 
-alias_version: FunctionPass = _alias_version
-"""The ``alias-version`` pass (a :class:`FunctionPass`)."""
+version_gathers: FunctionPass = _version_gathers
+"""The ``version_gathers`` pass (a :class:`FunctionPass`)."""

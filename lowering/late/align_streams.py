@@ -1,4 +1,4 @@
-"""Large write-only arrays ("streams") and the ``align-streams`` pass.
+"""Large write-only arrays ("streams") and the ``align_streams`` pass.
 
 Code generation writes a large array the function never reads with non-temporal stores,
 which skip the read-for-ownership of every cache line (``backend/codegen/streaming.py``).
@@ -364,7 +364,7 @@ def rewrite_stream_loops(
     )
 
 
-@function_pass("align-streams", opt_level=1)
+@function_pass("align_streams", opt_level=1)
 def _align_streams(func: PrimFunc) -> PrimFunc:
     """Shift vector loops storing to large write-only arrays onto aligned addresses."""
     return rewrite_stream_loops(
@@ -374,10 +374,10 @@ def _align_streams(func: PrimFunc) -> PrimFunc:
 
 
 align_streams: FunctionPass = _align_streams
-"""The ``align-streams`` pass (a :class:`FunctionPass`)."""
+"""The ``align_streams`` pass (a :class:`FunctionPass`)."""
 
 
-@function_pass("mark-streams", opt_level=1)
+@function_pass("mark_streams", opt_level=1)
 def _mark_streams(func: PrimFunc) -> PrimFunc:
     """Record the function's streaming arrays in attr :data:`STREAMS_ATTR` (code generation
     reads it and analyses nothing itself)."""
@@ -392,7 +392,7 @@ def _mark_streams(func: PrimFunc) -> PrimFunc:
 
 
 mark_streams: FunctionPass = _mark_streams
-"""The ``mark-streams`` pass (a :class:`FunctionPass`)."""
+"""The ``mark_streams`` pass (a :class:`FunctionPass`)."""
 
 
 def streamed_data_vars(func: PrimFunc) -> frozenset[int]:

@@ -1,4 +1,4 @@
-"""The ``distribute-reductions`` pass: split element-wise stores from scalar reductions.
+"""The ``distribute_reductions`` pass: split element-wise stores from scalar reductions.
 
 A serial loop such as softmax's ``for j: B[j] = exp(A[j] - m); s[0] = s[0] + B[j]`` cannot
 be vectorized as a whole without reassociating the (strict, in-order) sum, so LLVM keeps
@@ -160,7 +160,7 @@ class _Distributor(StmtExprMutator):
         return new if out is None else out
 
 
-@function_pass("distribute-reductions", opt_level=1)
+@function_pass("distribute_reductions", opt_level=1)
 def _distribute_reductions(func: PrimFunc) -> PrimFunc:
     """Split serial loops into an element-wise loop and a reduction loop (see module doc)."""
     finder = LocalAllocations()
@@ -172,4 +172,4 @@ def _distribute_reductions(func: PrimFunc) -> PrimFunc:
 
 
 distribute_reductions: FunctionPass = _distribute_reductions
-"""The ``distribute-reductions`` pass (a :class:`FunctionPass`)."""
+"""The ``distribute_reductions`` pass (a :class:`FunctionPass`)."""

@@ -1,4 +1,4 @@
-"""The ``interchange-reductions`` pass: make a strided reduction nest vectorizable.
+"""The ``interchange_reductions`` pass: make a strided reduction nest vectorizable.
 
 The naive matmul ::
 
@@ -238,11 +238,11 @@ class _Interchanger(LoopRewriter):
         return is_noalias_version(stmt)
 
 
-@function_pass("interchange-reductions", opt_level=1)
+@function_pass("interchange_reductions", opt_level=1)
 def _interchange_reductions(func: PrimFunc) -> PrimFunc:
     """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
     return rewrite_loops(func, _Interchanger)
 
 
 interchange_reductions: FunctionPass = _interchange_reductions
-"""The ``interchange-reductions`` pass (a :class:`FunctionPass`)."""
+"""The ``interchange_reductions`` pass (a :class:`FunctionPass`)."""

@@ -1,4 +1,4 @@
-"""The ``jam-parallel-reductions`` pass: interleave iterations of a parallel loop whose body
+"""The ``jam_parallel_reductions`` pass: interleave iterations of a parallel loop whose body
 runs a scalar reduction chain.
 
 ``for i in T.parallel(n): acc = 0; for j: acc = acc + A[i, j]; B[i] = acc`` is bound by the
@@ -186,7 +186,7 @@ class _Jammer(StmtExprMutator):
         return self.generic_mutate(stmt)
 
 
-@function_pass("jam-parallel-reductions", opt_level=1)
+@function_pass("jam_parallel_reductions", opt_level=1)
 def _jam_parallel_reductions(func: PrimFunc) -> PrimFunc:
     """Interleave iterations of parallel loops running scalar reduction chains."""
     body = _Jammer().visit_stmt(func.body)
@@ -194,4 +194,4 @@ def _jam_parallel_reductions(func: PrimFunc) -> PrimFunc:
 
 
 jam_parallel_reductions: FunctionPass = _jam_parallel_reductions
-"""The ``jam-parallel-reductions`` pass (a :class:`FunctionPass`)."""
+"""The ``jam_parallel_reductions`` pass (a :class:`FunctionPass`)."""

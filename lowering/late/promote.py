@@ -1,4 +1,4 @@
-"""The ``promote-accumulators`` pass: keep a loop's in-memory accumulator in a register.
+"""The ``promote_accumulators`` pass: keep a loop's in-memory accumulator in a register.
 
 ``for k: C[i, j] = C[i, j] + A[i, k] * B[k, j]`` loads and stores ``C[i, j]`` on every
 iteration: LLVM cannot keep it in a register because ``A`` or ``B`` might overlap ``C``
@@ -126,11 +126,11 @@ class _Promoter(LoopRewriter):
         return promote_loop(loop, self.local_data)
 
 
-@function_pass("promote-accumulators", opt_level=1)
+@function_pass("promote_accumulators", opt_level=1)
 def _promote_accumulators(func: PrimFunc) -> PrimFunc:
     """Version loops accumulating into one array element to accumulate in a register."""
     return rewrite_loops(func, _Promoter)
 
 
 promote_accumulators: FunctionPass = _promote_accumulators
-"""The ``promote-accumulators`` pass (a :class:`FunctionPass`)."""
+"""The ``promote_accumulators`` pass (a :class:`FunctionPass`)."""

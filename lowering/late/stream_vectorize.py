@@ -1,4 +1,4 @@
-"""The ``vectorize-streams`` pass: serial loops that fill a large write-only array become
+"""The ``vectorize_streams`` pass: serial loops that fill a large write-only array become
 vector loops, so that code generation can write the array with non-temporal stores.
 
 Non-temporal stores skip the read-for-ownership of every cache line written
@@ -18,7 +18,7 @@ hardware gathers -- keeps one ordinary scalar store per element::
 
 The vector loop loads ``L`` iterations' operands before storing their results, which is
 exact only while the loaded arrays do not overlap ``O`` (``O`` itself is never loaded):
-hence the run-time test. ``align-streams`` then moves the vector loop onto cache-line
+hence the run-time test. ``align_streams`` then moves the vector loop onto cache-line
 boundaries. Applies to innermost serial loops with a constant trip count of at least
 :data:`MIN_TRIP_COUNT` whose body is one scalar store into a streaming array
 (:func:`~lowering.late.align_streams.streaming_data_vars`) at an index stepping one element per
@@ -105,11 +105,11 @@ def vectorize_stream_loop(loop: For, streams: frozenset[int], local_data: set[in
     return LetStmt(test, all_of(checks), IfThenElse(test, vectorized, loop, span=loop.span))
 
 
-@function_pass("vectorize-streams", opt_level=1)
+@function_pass("vectorize_streams", opt_level=1)
 def _vectorize_streams(func: PrimFunc) -> PrimFunc:
     """Vectorize serial loops filling large write-only arrays (see the module doc)."""
     return rewrite_stream_loops(func, vectorize_stream_loop, VERSION_NAME)
 
 
 vectorize_streams: FunctionPass = _vectorize_streams
-"""The ``vectorize-streams`` pass (a :class:`FunctionPass`)."""
+"""The ``vectorize_streams`` pass (a :class:`FunctionPass`)."""

@@ -1,4 +1,5 @@
-"""The ``vector-remainder`` pass: constant remainders of vectorized loops become narrower vectors.
+"""The ``vectorize_remainders`` pass: constant remainders of vectorized loops become narrower
+vectors.
 
 ``vectorize_loop`` splits ``T.vectorized(56)`` into three 16-lane vectors plus a scalar
 loop of 8 iterations, tagged with :data:`lowering.transforms.vectorize.REMAINDER_ANNOTATION`. Eight
@@ -17,7 +18,7 @@ from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import REMAINDER_ANNOTATION, CannotVectorize, vectorize_body
 
-__all__ = ["vector_remainder", "vectorize_remainder_loop"]
+__all__ = ["vectorize_remainders", "vectorize_remainder_loop"]
 
 
 def vectorize_remainder_loop(loop: For) -> Stmt | None:
@@ -58,12 +59,12 @@ class _Remainders(StmtExprMutator):
         return new if out is None else out
 
 
-@function_pass("vector-remainder", opt_level=1)
-def _vector_remainder(func: PrimFunc) -> PrimFunc:
+@function_pass("vectorize_remainders", opt_level=1)
+def _vectorize_remainders(func: PrimFunc) -> PrimFunc:
     """Vectorize tagged constant remainder loops in power-of-two chunks (see module doc)."""
     body = _Remainders().visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 
-vector_remainder: FunctionPass = _vector_remainder
-"""The ``vector-remainder`` pass (a :class:`FunctionPass`)."""
+vectorize_remainders: FunctionPass = _vectorize_remainders
+"""The ``vectorize_remainders`` pass (a :class:`FunctionPass`)."""

@@ -1,6 +1,6 @@
 """Shared pieces of the codegen-time loop rewrites that version a loop on a run-time test.
 
-``interchange``, ``promote``, ``alias_version`` and ``align_streams`` each replace a loop by
+``interchange``, ``promote``, ``version_gathers`` and ``align_streams`` each replace a loop by
 ``if <arrays do not overlap>: <faster copy> else: <the loop>``. They share the address
 arithmetic of that test and the walk over a function's loops (:class:`LoopRewriter`).
 """

@@ -350,19 +350,19 @@ def explain_bufferization(func: PrimFunc, opt_level: int | None = None) -> str:
     """A report of fusion and bufferization decisions for tensor-level ``func``.
 
     Fusion runs as in :func:`lowering.lower` (``opt_level`` defaults to the active
-    PassContext's; ``tensor_fusion`` may be disabled there); then each tensor's
+    PassContext's; ``fuse_tensors`` may be disabled there); then each tensor's
     decision is listed, and for each allocation the conflicts that forced it with
     the source lines (``file:line  text``) of the definition, the conflicting
     write and the read -- like One-Shot Bufferize's ``print-conflicts``.
     """
-    from .tensor_fusion import fuse_tensors, tensor_fusion
+    from .tensor_fusion import fuse_tensors, fuse_tensors_with_records
 
     ctx = PassContext.current()
     level = ctx.opt_level if opt_level is None else opt_level
     lines = [f"bufferization of {func.name!r} (opt_level {level})"]
     probe = PassContext(opt_level=level, disabled_passes=ctx.disabled_passes)
-    if probe.enabled(tensor_fusion):
-        func, records = fuse_tensors(func)
+    if probe.enabled(fuse_tensors):
+        func, records = fuse_tensors_with_records(func)
         for rec in records:
             lines.append(
                 f"  fused: {rec.tensor} inlined into {rec.consumer} (no buffer)\n"

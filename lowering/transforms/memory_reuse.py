@@ -1,4 +1,4 @@
-"""Memory reuse (pass ``memory_reuse``, opt_level 1): a dead allocation's memory serves a later one.
+"""Memory reuse (pass ``reuse_memory``, opt_level 1): a dead allocation's memory serves a later one.
 
 On lowered IR (after ``flatten_buffer``/``hoist_allocations``). Liveness is
 structural: an ``Allocate``'s live range is its body, so two ``Allocate``
@@ -35,7 +35,7 @@ from irbuilder.ir import (
 
 from ..pass_infra import function_pass
 
-__all__ = ["memory_reuse"]
+__all__ = ["reuse_memory"]
 
 
 def _is_true(expr: PrimExpr) -> bool:
@@ -120,8 +120,8 @@ class _Reuse(StmtExprMutator):
         return seq(merged)
 
 
-@function_pass("memory_reuse", opt_level=1)
-def memory_reuse(func: PrimFunc) -> PrimFunc:
+@function_pass("reuse_memory", opt_level=1)
+def reuse_memory(func: PrimFunc) -> PrimFunc:
     """Share one allocation between sibling allocations with disjoint lifetimes (see module)."""
     body = _Reuse().visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)

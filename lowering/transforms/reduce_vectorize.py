@@ -1,4 +1,4 @@
-"""The ``vectorize-reductions`` pass: declared reductions accumulate in lanes.
+"""The ``vectorize_reductions`` pass: declared reductions accumulate in lanes.
 
 A loop that ``lower_blocks`` annotated ``{"tvmscript.reduction": kind}`` drives a block
 reduction (or a ``Reduce``): its update ``B[i] = B[i] <op> x(k)`` is declared commutative
@@ -341,7 +341,7 @@ class _Vectorizer(LoopRewriter):
         return vectorize_reduction(loop, self.local_data)
 
 
-@function_pass("vectorize-reductions", opt_level=1)
+@function_pass("vectorize_reductions", opt_level=1)
 def _vectorize_reductions(func: PrimFunc) -> PrimFunc:
     """Declared reductions accumulate in a fixed number of lanes (see module doc)."""
     enabled = PassContext.current().option("vectorize_reductions", "enabled")
@@ -351,4 +351,4 @@ def _vectorize_reductions(func: PrimFunc) -> PrimFunc:
 
 
 vectorize_reductions: FunctionPass = _vectorize_reductions
-"""The ``vectorize-reductions`` pass (a :class:`FunctionPass`)."""
+"""The ``vectorize_reductions`` pass (a :class:`FunctionPass`)."""

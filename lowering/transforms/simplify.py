@@ -89,6 +89,11 @@ def _assumed(stmt: Stmt) -> PrimExpr | None:
     return None
 
 
+_StoreSummary = tuple[Stmt, frozenset[Var], frozenset[Var], bool]
+"""A statement (kept alive: the memo is keyed by its id), the data vars it stores to and
+allocates, and whether it may write unknown memory."""
+
+
 class _Stores(StmtExprVisitor):
     """The memory a statement may write.
 
@@ -99,10 +104,28 @@ class _Stores(StmtExprVisitor):
     extern call may write anything it is given a pointer to (or keeps one to).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, memo: dict[int, _StoreSummary] | None = None) -> None:
         self.data_vars: set[Var] = set()
         self.allocated: set[Var] = set()
         self.unknown = False
+        self._memo = memo
+
+    def visit_stmt(self, stmt: Stmt) -> None:
+        # Each loop forgets what its body stores: nested loops would walk the inner bodies
+        # once per enclosing loop (and again every round) without the per-statement memo.
+        memo = self._memo
+        if memo is None:
+            super().visit_stmt(stmt)
+            return
+        hit = memo.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            inner = _Stores(memo)
+            StmtExprVisitor.visit_stmt(inner, stmt)
+            hit = (stmt, frozenset(inner.data_vars), frozenset(inner.allocated), inner.unknown)
+            memo[id(stmt)] = hit
+        self.data_vars |= hit[1]
+        self.allocated |= hit[2]
+        self.unknown = self.unknown or hit[3]
 
     def visit_buffer_store_(self, node: BufferStore) -> None:
         self.data_vars.add(node.buffer.data)
@@ -133,10 +156,18 @@ class Simplifier(ExprSimplifier):
         super().__init__(analyzer)
         self._local: set[Var] = set()  # data vars of the function's own allocations
         self.buffer_subst: dict[Buffer, Buffer] = {}
+        self._stores_memo: dict[int, _StoreSummary] = {}
+
+    def share_memos(self, other: ExprSimplifier) -> None:
+        super().share_memos(other)
+        if isinstance(other, Simplifier):
+            self._stores_memo = other._stores_memo
 
     def _forget_stored(self, stmt: Stmt) -> None:
         """Drop the facts reading memory ``stmt`` may write."""
-        stores = _Stores()
+        if not self.analyzer.has_memory_facts:
+            return
+        stores = _Stores(self._stores_memo)
         stores.visit_stmt(stmt)
         if stores.unknown:
             self.analyzer.forget_memory(None)
@@ -182,6 +213,8 @@ class Simplifier(ExprSimplifier):
 
     def _forget_called(self, expr: PrimExpr) -> None:
         """An extern call in ``expr`` may write any memory."""
+        if not self.analyzer.has_memory_facts:
+            return
         stores = _Stores()
         stores.visit_expr(expr)
         if stores.unknown:
@@ -342,8 +375,13 @@ class Simplifier(ExprSimplifier):
 
 def simplify_stmt(stmt: Stmt, analyzer: Analyzer | None = None, max_rounds: int = 4) -> Stmt:
     """Simplify ``stmt`` until it stops changing (at most ``max_rounds`` rounds)."""
+    previous: Simplifier | None = None
     for _ in range(max(1, max_rounds)):
-        new = Simplifier(analyzer).visit_stmt(stmt)
+        simplifier = Simplifier(analyzer)
+        if previous is not None:
+            simplifier.share_memos(previous)
+        previous = simplifier
+        new = simplifier.visit_stmt(stmt)
         if new is stmt or structural_equal(new, stmt):
             return stmt
         stmt = new

@@ -1,4 +1,4 @@
-"""Tensor fusion (pass ``tensor_fusion``, opt_level 2): inline elementwise producers.
+"""Tensor fusion (pass ``fuse_tensors``, opt_level 2): inline elementwise producers.
 
 Runs on tensor-level IR, before ``bufferize`` (the seed: transform on tensors,
 then bufferize). A tensor ``t`` (see :mod:`lowering.transforms.tensor_ir`) is inlined into
@@ -45,7 +45,7 @@ from ..analysis import substitute_expr
 from ..pass_infra import function_pass
 from .tensor_ir import ComputeNest, TensorProgram, rebuild_nest, tensor_program
 
-__all__ = ["FusionRecord", "fuse_tensors", "tensor_fusion"]
+__all__ = ["FusionRecord", "fuse_tensors_with_records", "fuse_tensors"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def _mentions(stmt: object, tensor: Buffer) -> bool:
     return found
 
 
-def fuse_tensors(func: PrimFunc) -> tuple[PrimFunc, list[FusionRecord]]:
+def fuse_tensors_with_records(func: PrimFunc) -> tuple[PrimFunc, list[FusionRecord]]:
     """``func`` with elementwise producers inlined (see module), and what was inlined."""
     records: list[FusionRecord] = []
     while True:
@@ -166,7 +166,7 @@ def _fuse_one(prog: TensorProgram, records: list[FusionRecord]) -> PrimFunc | No
     return None
 
 
-@function_pass("tensor_fusion", opt_level=2)
-def tensor_fusion(func: PrimFunc) -> PrimFunc:
+@function_pass("fuse_tensors", opt_level=2)
+def fuse_tensors(func: PrimFunc) -> PrimFunc:
     """Inline single-use elementwise/broadcast tensors into their consumer (see module)."""
-    return fuse_tensors(func)[0]
+    return fuse_tensors_with_records(func)[0]

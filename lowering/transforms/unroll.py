@@ -1,10 +1,10 @@
-"""The ``unroll-loop`` pass: ``T.unroll`` loops with a small constant extent become copies.
+"""The ``unroll_loop`` pass: ``T.unroll`` loops with a small constant extent become copies.
 
 Each copy substitutes the loop variable with its value and gets fresh Vars and
 Buffers for everything *defined* inside the body (loop vars, let vars, allocated
 data vars, declared buffers), so the result defines every variable once.
 Loops whose extent is not a constant, or exceeds the ``max_extent`` option
-(``PassContext.option("unroll-loop", "max_extent", 64)``), stay loops: kind SERIAL
+(``PassContext.option("unroll_loop", "max_extent", 64)``), stay loops: kind SERIAL
 with the annotation ``"pragma_unroll": True`` for the code generator.
 """
 
@@ -159,15 +159,15 @@ class _Unroller(StmtExprMutator):
         )
 
 
-@function_pass("unroll-loop")
+@function_pass("unroll_loop")
 def _unroll_loop(func: PrimFunc) -> PrimFunc:
     """Unroll ``T.unroll`` loops of constant extent <= ``max_extent`` (default 64)."""
-    max_extent = PassContext.current().option("unroll-loop", "max_extent", DEFAULT_MAX_EXTENT)
+    max_extent = PassContext.current().option("unroll_loop", "max_extent", DEFAULT_MAX_EXTENT)
     if not isinstance(max_extent, int) or isinstance(max_extent, bool):
-        raise TypeError(f"unroll-loop option max_extent must be an int, got {max_extent!r}")
+        raise TypeError(f"unroll_loop option max_extent must be an int, got {max_extent!r}")
     body = _Unroller(max_extent).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 
 unroll_loop: FunctionPass = _unroll_loop
-"""The ``unroll-loop`` pass (a :class:`FunctionPass`)."""
+"""The ``unroll_loop`` pass (a :class:`FunctionPass`)."""

@@ -1,4 +1,4 @@
-"""The ``vectorize-loop`` pass: ``T.vectorized`` loops become Ramp/Broadcast vector code.
+"""The ``vectorize_loop`` pass: ``T.vectorized`` loops become Ramp/Broadcast vector code.
 
 The loop variable becomes ``Ramp(base, 1, lanes)``, loop-invariant expressions stay
 scalar and are broadcast where they meet a vector, arithmetic on a Ramp and a scalar
@@ -6,7 +6,7 @@ stays a Ramp (so ``A[i * 16 + j]`` reads ``A[Ramp(i * 16 + base, 1, lanes)]``), 
 other vector index is a gather, and intrinsic calls become vector-typed calls.
 
 Lanes: the extent itself when it is a constant power of two <= ``max_width``
-(``PassContext.option("vectorize-loop", "max_width", 16)``); otherwise a serial loop
+(``PassContext.option("vectorize_loop", "max_width", 16)``); otherwise a serial loop
 over full vectors of the chosen width plus a scalar remainder loop (also for
 non-constant extents). A body that cannot be vectorized (nested loops, allocations,
 extern calls, data-dependent control flow other than an if/else of two stores to the
@@ -357,15 +357,15 @@ class _LoopVectorizer(StmtExprMutator):
         return vectorize_for(new, self.max_width)
 
 
-@function_pass("vectorize-loop")
+@function_pass("vectorize_loop")
 def _vectorize_loop(func: PrimFunc) -> PrimFunc:
     """Vectorize ``T.vectorized`` loops (see :mod:`lowering.transforms.vectorize`)."""
-    max_width = PassContext.current().option("vectorize-loop", "max_width", DEFAULT_MAX_WIDTH)
+    max_width = PassContext.current().option("vectorize_loop", "max_width", DEFAULT_MAX_WIDTH)
     if not isinstance(max_width, int) or isinstance(max_width, bool):
-        raise TypeError(f"vectorize-loop option max_width must be an int, got {max_width!r}")
+        raise TypeError(f"vectorize_loop option max_width must be an int, got {max_width!r}")
     body = _LoopVectorizer(max_width).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 
 vectorize_loop: FunctionPass = _vectorize_loop
-"""The ``vectorize-loop`` pass (a :class:`FunctionPass`)."""
+"""The ``vectorize_loop`` pass (a :class:`FunctionPass`)."""

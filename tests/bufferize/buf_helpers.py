@@ -60,7 +60,7 @@ def run(func: PrimFunc, inputs: Sequence[np.ndarray[Any, Any]], opt_level: int =
 
 def allocates(func: PrimFunc) -> list[Allocate]:
     """Every Allocate of a lowered function (global scope: intermediates), but the one-vector
-    head/tail temporaries of the late stage's ``align-streams`` (``stream_*``)."""
+    head/tail temporaries of the late stage's ``align_streams`` (``stream_*``)."""
     found: list[Allocate] = []
 
     def visit(node: object) -> None:

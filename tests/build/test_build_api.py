@@ -118,14 +118,14 @@ def test_bounds_check_pass_is_inserted_where_the_module_says(
 ) -> None:
     seen: list[bool] = []
 
-    @function_pass("bounds_check")
+    @function_pass("insert_bounds_checks")
     def fake(func: PrimFunc) -> PrimFunc:
         seen.append(bool(func.attrs.get("entry_checked")))
         return func
 
     for position, after_entry in (("before:flatten_buffer", False), ("end", True)):
         module = types.ModuleType("lowering.checks.bounds_check")
-        module.bounds_check = fake  # type: ignore[attr-defined]
+        module.insert_bounds_checks = fake  # type: ignore[attr-defined]
         module.PIPELINE_POSITION = position  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, "lowering.checks.bounds_check", module)
         seen.clear()

@@ -1,4 +1,4 @@
-"""The align-streams rewrite: vector loops writing streams move onto cache-line boundaries."""
+"""The align_streams rewrite: vector loops writing streams move onto cache-line boundaries."""
 
 from __future__ import annotations
 

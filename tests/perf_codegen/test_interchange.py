@@ -1,4 +1,4 @@
-"""The interchange-reductions rewrite: strided reduction nests get a vectorizable inner loop."""
+"""The interchange_reductions rewrite: strided reduction nests get a vectorizable inner loop."""
 
 from __future__ import annotations
 

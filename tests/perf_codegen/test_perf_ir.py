@@ -219,7 +219,7 @@ def test_constant_remainder_becomes_narrow_vectors() -> None:
         s.indices[0].lanes if isinstance(s.indices[0], Ramp) else 1 for s in found.stores
     )
     assert lanes == [1, 2, 4, 16]
-    assert not any("vector_remainder" in loop.annotations for loop in found.loops)
+    assert not any("vectorize_remainders" in loop.annotations for loop in found.loops)
 
 
 @pytest.mark.parametrize("extent", [23, 56, 31, 3])
@@ -434,7 +434,7 @@ def test_overlapping_arrays_take_the_original_loop() -> None:
 
 
 def test_late_stage_is_off_at_opt_level_0() -> None:
-    # 16 + a remainder of 8: only the vector-remainder rewrite makes <8 x float> stores
+    # 16 + a remainder of 8: only the vectorize_remainders rewrite makes <8 x float> stores
     on = generate([lower_for(_axpy(24))], CodegenOptions(target=AVX2)).text
     off = generate([lower_for(_axpy(24), opt_level=0)], CodegenOptions(target=AVX2)).text
     assert "store <8 x float>" in on

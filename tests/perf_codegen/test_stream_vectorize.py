@@ -1,4 +1,4 @@
-"""The vectorize-streams rewrite: serial loops filling large write-only arrays become vector
+"""The vectorize_streams rewrite: serial loops filling large write-only arrays become vector
 loops (so their stores can stream), versioned on a no-overlap test."""
 
 from __future__ import annotations

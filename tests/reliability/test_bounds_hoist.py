@@ -64,7 +64,7 @@ def _index_asserts(node: Any) -> list[AssertStmt]:
 
 def _unhoisted(func: PrimFunc) -> PrimFunc:
     """The per-access checks only (the reference the versioned nests must match)."""
-    with lowering.PassContext(opt_level=3, config={"bounds_check": {"hoist": False}}):
+    with lowering.PassContext(opt_level=3, config={"insert_bounds_checks": {"hoist": False}}):
         return Sequential(bounds_checked_passes(3))(func)
 
 

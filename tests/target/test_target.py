@@ -163,14 +163,14 @@ def test_user_instruments_see_every_pass_including_the_late_stage() -> None:
     with lowering.PassContext(instruments=[timer]):
         tvmscript.build(matvec, target=ZNVER3, cache=False, opt_level=2)
     seen = {name.replace("-", "_") for name in timer.calls}
-    assert {"lower_blocks", "flatten_buffer", "entry_checks"} <= seen
-    assert set(LATE_STAGE) - {"alias_version"} <= seen
+    assert {"lower_blocks", "flatten_buffer", "insert_entry_checks"} <= seen
+    assert set(LATE_STAGE) - {"version_gathers"} <= seen
 
 
 def test_print_after_each_shows_the_late_rewrites() -> None:
     printed: list[str] = []
     lowering.lower(matvec, instruments=[PrintAfterEach(printed.append)], target=ZNVER3)
-    promoted = [text for text in printed if text.startswith("# after promote-accumulators")]
+    promoted = [text for text in printed if text.startswith("# after promote_accumulators")]
     assert promoted and "y_flat_acc" in promoted[0]
 
 
@@ -196,4 +196,4 @@ def test_user_instruments_see_the_export_pipeline(tmp_path: Path) -> None:
     timer = TimePasses()
     with lowering.PassContext(instruments=[timer]):
         kernel.export_object(tmp_path / "m.o", target=SKX)
-    assert "promote-accumulators" in timer.calls and "flatten_buffer" in timer.calls
+    assert "promote_accumulators" in timer.calls and "flatten_buffer" in timer.calls

@@ -1,4 +1,6 @@
-"""Exported objects and libraries (``Kernel.export_object``/``export_library``) and their C header.
+"""Exported objects and libraries (``Kernel.export_object``/``export_library``).
+
+The C header written beside a library is :mod:`backend.abi.c_header`.
 
 Every exported kernel has two entry points:
 
@@ -42,36 +44,26 @@ from typing import Any, Protocol
 import llvmlite.binding as llvm
 
 from backend.abi.c_entry import LAST_ERROR_SUFFIX, generate_c_entries
-from backend.abi.pyentry import BufferParam, EntrySpec, entry_wrapper_ir
-from backend.codegen import CodegenOptions, ErrorKind, generate
+from backend.abi.c_header import write_header
+from backend.abi.pyentry import EntrySpec, entry_wrapper_ir
+from backend.codegen import CodegenOptions, generate
 from backend.runtime import CompiledLibrary, CompileError
 from backend.runtime.target import codegen_target_machine, optimize
 from irbuilder.ir import PrimFunc
 from lowering import PassContext
-from lowering.abi.c_entry import CEntry, CEntryError, CParam, make_c_entry
+from lowering.abi.c_entry import CEntry, CEntryError, make_c_entry
 from lowering.target import Target, TargetLike, as_target
 
 from .options import BuildOptions, lower_for_build
 
 __all__ = [
     "C_ENTRY_SUFFIX",
-    "C_TYPES",
     "ExportedKernel",
     "ExportPlan",
     "export_library",
     "export_object",
-    "header_text",
     "plan_export",
-    "write_header",
 ]
-
-C_TYPES: dict[str, str] = {
-    "bool": "_Bool",
-    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float16": "_Float16", "float32": "float", "float64": "double",
-}
-"""C type of each scalar parameter dtype."""
 
 C_ENTRY_SUFFIX = "_c"
 """The C entry of kernel ``f`` is ``f_c``."""
@@ -104,7 +96,7 @@ class ExportPlan:
 
 
 def plan_export(kernels: Sequence[ExportedKernel], target: Target | None = None) -> ExportPlan:
-    """Lower every kernel's C entry (``entry_checks`` disabled) for ``target`` (default: each
+    """Lower every kernel's C entry (``insert_entry_checks`` disabled) for ``target`` (default: each
     kernel's build target); see the module docstring."""
     names = {k.name for k in kernels}
     outer = PassContext.current()
@@ -113,7 +105,7 @@ def plan_export(kernels: Sequence[ExportedKernel], target: Target | None = None)
     for kernel in kernels:
         ctx = PassContext(
             opt_level=outer.opt_level,
-            disabled_passes=outer.disabled_passes | {"entry_checks"},
+            disabled_passes=outer.disabled_passes | {"insert_entry_checks"},
             config=outer.config,
             instruments=outer.instruments,
         )
@@ -263,123 +255,5 @@ def export_library(
         )
     if proc.returncode != 0:
         raise CompileError(f"linking {out} with {cc} failed:\n{proc.stderr.strip()}")
-    write_header(out.with_suffix(".h"), out.stem, plan.kernels, plan)
+    write_header(out.with_suffix(".h"), out.stem, plan.kernels, plan.c_entries, plan.skipped)
     return out
-
-
-# ----------------------------------------------------------------------------------------------
-# the header
-# ----------------------------------------------------------------------------------------------
-
-_ERROR_DOCS = {
-    ErrorKind.ASSERTION: "a T.Assert / assert in the kernel failed",
-    ErrorKind.TYPE: "TypeError-class check failed",
-    ErrorKind.VALUE: "bad argument value (e.g. a negative extent)",
-    ErrorKind.INDEX: "index out of bounds (kernels built with bounds_check=True)",
-    ErrorKind.ZERO_DIVISION: "integer division or modulo by zero",
-    ErrorKind.MEMORY: "out of memory",
-    ErrorKind.RUNTIME: "other runtime error",
-    ErrorKind.OVERFLOW: "signed integer division overflow (the minimum value divided by -1)",
-}
-
-
-def _error_codes() -> str:
-    lines = ["#ifndef TVMS_ERROR_CODES", "#define TVMS_ERROR_CODES", "#define TVMS_OK 0"]
-    for kind, pyname in sorted(ErrorKind.PY_NAMES.items()):
-        macro = "TVMS_ERR_" + re.sub(r"(?<!^)(?=[A-Z])", "_", pyname.removesuffix("Error")).upper()
-        lines.append(f"#define {macro} {kind} /* {_ERROR_DOCS.get(kind, pyname)} */")
-    return "\n".join([*lines, "#endif"]) + "\n"
-
-
-def _py_declaration(name: str, spec: EntrySpec) -> str:
-    args = []
-    for p in spec.params:
-        if isinstance(p, BufferParam):
-            args.append(f"PyObject *{p.name} /* numpy.ndarray of {p.dtype} */")
-        else:
-            args.append(f"{C_TYPES[p.dtype]} {p.name}")
-    params = ", ".join(args) if args else "void"
-    return (
-        f"/* {name}: returns 0, or nonzero with a Python exception set (GIL held). */\n"
-        f"int32_t {name}({params});\n"
-        f"/* METH_FASTCALL | METH_KEYWORDS entry: "
-        f"{name}({', '.join(p.name for p in spec.params)}) */\n"
-        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs, "
-        f"PyObject *kwnames);\n"
-    )
-
-
-def _c_param(param: CParam) -> str:
-    if param.role == "buffer":
-        const = "" if param.writes else "const "
-        return f"{const}{C_TYPES[param.dtype]} *{param.name}"
-    return f"{C_TYPES[param.dtype]} {param.name}"
-
-
-def _c_declaration(entry: CEntry) -> str:
-    head = (
-        f"/* {entry.name}: plain C entry of {entry.kernel} (no Python). Returns TVMS_OK (0), or a\n"
-        f" * TVMS_ERR_* code with the message in {entry.name}{LAST_ERROR_SUFFIX}(). */\n"
-    )
-    if not entry.params:
-        decl = f"int32_t {entry.name}(void);\n"
-    else:
-        decls = [_c_param(p) for p in entry.params]
-        width = max(len(d) for d in decls) + 1
-        lines = []
-        for i, (decl_text, param) in enumerate(zip(decls, entry.params)):
-            sep = "," if i + 1 < len(decls) else ""
-            lines.append(f"    {(decl_text + sep).ljust(width)} /* {param.doc} */")
-        decl = f"int32_t {entry.name}(\n" + "\n".join(lines) + "\n);\n"
-    last = (
-        "/* The calling thread's last error message of any C entry of this library (a\n"
-        " * thread-local buffer, overwritten by the next failure; \"\" if none failed). */\n"
-        f"const char *{entry.name}{LAST_ERROR_SUFFIX}(void);\n"
-    )
-    return head + decl + last
-
-
-def header_text(
-    library: str, kernels: Sequence[tuple[str, EntrySpec]], plan: ExportPlan | None = None
-) -> str:
-    """The header declaring ``kernels`` (name, entry spec) of ``library`` and, when ``plan`` is
-    given, their C entry points."""
-    guard = "TVMS_" + re.sub(r"\W", "_", library).upper() + "_H"
-    entries = {e.kernel: e for e in plan.c_entries} if plan is not None else {}
-    skipped = plan.skipped if plan is not None else {}
-    decls = []
-    for name, spec in kernels:
-        text = _py_declaration(name, spec)
-        if name in entries:
-            text += "\n" + _c_declaration(entries[name])
-        elif name in skipped:
-            text += f"/* {name}: no C entry: {skipped[name]} */\n"
-        decls.append(text)
-    return (
-        f"/* Generated by tvmscript for {library}.\n"
-        " * <kernel>_c: plain C entry points (raw pointers to C-contiguous row-major data,\n"
-        " *   int64_t symbolic extents, scalars by value; thread-safe; parallel loops run\n"
-        " *   serially). The library itself needs only libc and libm.\n"
-        " * <kernel>: Python ABI (buffer arguments are PyObject* of exact numpy.ndarray objects;\n"
-        " *   the tvmscript runtime symbols (tvms_*) must be provided by the process). */\n"
-        f"#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n\n"
-        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-        f"{_error_codes()}\n"
-        "typedef struct _object PyObject;\n\n"
-        + "\n".join(decls)
-        + "\n#ifdef __cplusplus\n}\n#endif\n\n"
-        f"#endif /* {guard} */\n"
-    )
-
-
-def write_header(
-    path: Path,
-    library: str,
-    kernels: Sequence[tuple[str, EntrySpec]],
-    plan: ExportPlan | None = None,
-) -> Path:
-    """Write :func:`header_text` to ``path``; return ``path``."""
-    path.write_text(header_text(library, kernels, plan))
-    return path
-
-

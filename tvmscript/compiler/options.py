@@ -156,10 +156,10 @@ def bounds_check_pass() -> tuple[Pass, str]:
             "build(..., bounds_check=True) needs the pass lowering.checks.bounds_check, "
             "which is not available in this version"
         ) from None
-    pass_ = getattr(module, "bounds_check", None)
+    pass_ = getattr(module, "insert_bounds_checks", None)
     if not isinstance(pass_, Pass):
         raise NotImplementedError(
-            "lowering.checks.bounds_check does not export a pass 'bounds_check'"
+            "lowering.checks.bounds_check does not export a pass 'insert_bounds_checks'"
         )
     position = getattr(module, "PIPELINE_POSITION", "before:flatten_buffer")
     if not isinstance(position, str) or not (position == "end" or position.startswith("before:")):
