@@ -11,8 +11,8 @@ A parallel loop ``for i in [min, min + extent)`` becomes::
 Chunks never touch Python state: an error inside a chunk is recorded in the
 context (first one wins, atomically) and raised by the caller on its own thread.
 A parallel loop nested inside an outlined body runs serially. A loop annotated
-``{"tvmscript.parallel_if": cond}`` (``lowering/transforms/auto_parallel.py``) calls the outlined body
-directly over the whole range, in order, when ``cond`` is false at run time.
+``{"tvmscript.parallel_if": cond}`` (``lowering/transforms/auto_parallel.py``) calls the
+outlined body directly over the whole range, in order, when ``cond`` is false at run time.
 """
 
 from __future__ import annotations
