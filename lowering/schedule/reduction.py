@@ -111,6 +111,21 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
                 loop,
                 block,
             )
+    for lp in inner:
+        # A loop bound to no iter var runs the whole reduction again at each iteration (a
+        # compute_at recomputation): the block's init restarts it every time, one init
+        # before the loop would not.
+        repeats = not (isinstance(lp.extent, IntImm) and lp.extent.value == 1)
+        if repeats and not any(depends_on(v, lp.loop_var) for v in realize.iter_values):
+            raise _fail(
+                state,
+                name,
+                f"loop {lp.loop_var.name!r} inside the given loop repeats the block without "
+                "being bound to any of its iter vars; one init before it would not restart "
+                "the reduction at each repetition",
+                loop,
+                block,
+            )
     spatial = [
         (iv, v)
         for iv, v in zip(block.iter_vars, realize.iter_values)
