@@ -7,6 +7,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
+    parallelize_loops       outermost serial loops made parallel when provably race-free
+                            and worth it, under a run-time no-overlap test (opt_level 1)
     plan_allocation_location
                             every allocation at the LCA of its uses (TVM's rule): a
                             buffer used only in a T.parallel body is allocated in it
@@ -66,6 +68,7 @@ from .late.vector_remainder import vectorize_remainders
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .target import Target, TargetLike, as_target
 from .transforms.allocate_const import lower_allocate_const
+from .transforms.auto_parallel import parallelize_loops
 from .transforms.bufferize import bufferize
 from .transforms.compact_buffer import compact_buffer_allocation
 from .transforms.declare_buffers import declare_buffers
@@ -96,6 +99,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_scalar_return",
     "lower_allocate_const",
     "lower_blocks",
+    "parallelize_loops",
     "plan_allocation_location",
     "check_parallel_races",
     "compact_buffer_allocation",
@@ -164,6 +168,7 @@ def lowering_passes(
         "reuse_memory": reuse_memory,
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
+        "parallelize_loops": parallelize_loops,
         "check_parallel_races": check_parallel_races,
         "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,

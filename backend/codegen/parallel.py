@@ -10,7 +10,9 @@ A parallel loop ``for i in [min, min + extent)`` becomes::
 
 Chunks never touch Python state: an error inside a chunk is recorded in the
 context (first one wins, atomically) and raised by the caller on its own thread.
-A parallel loop nested inside an outlined body runs serially.
+A parallel loop nested inside an outlined body runs serially. A loop annotated
+``{"tvmscript.parallel_if": cond}`` (``lowering/transforms/auto_parallel.py``) calls the
+outlined body directly over the whole range, in order, when ``cond`` is false at run time.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from irbuilder.ir import (
     Var,
     post_order_visit,
 )
+from lowering.transforms.auto_parallel import PARALLEL_IF
 
 from .builder import ensure_helpers
 from .context import llvm_type
@@ -130,7 +133,25 @@ def emit_parallel(em: StmtEmitter, node: For) -> None:
     )
 
     ctx.declare("tvms_parallel_for", "void", ["ptr", "ptr", "i64"])
-    em.emit(f'call void @tvms_parallel_for(ptr @"{name}", ptr {frame}, i64 {extent64})')
+    pool_call = f'call void @tvms_parallel_for(ptr @"{name}", ptr {frame}, i64 {extent64})'
+    condition = node.annotations.get(PARALLEL_IF)
+    if isinstance(condition, PrimExpr):
+        # When the run-time test fails, the body runs over the whole range in order on
+        # this thread: the serial loop's semantics.
+        flag = em.expr(condition)
+        pool, alone, joined = (
+            em.new_label("par.pool"), em.new_label("par.serial"), em.new_label("par.join")
+        )
+        em.cond_br(flag, pool, alone)
+        em.label(pool)
+        em.emit(pool_call)
+        em.br(joined)
+        em.label(alone)
+        em.emit(f'call void @"{name}"(ptr {frame}, i64 0, i64 {extent64})')
+        em.br(joined)
+        em.label(joined)
+    else:
+        em.emit(pool_call)
     kind = em.assign("par.err", f"load i32, ptr {frame}, align 8")
     failed = em.assign("par.failed", f"icmp ne i32 {kind}, 0")
     bad, good = em.new_label("par.fail"), em.new_label("par.ok")

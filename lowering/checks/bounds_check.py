@@ -45,6 +45,7 @@ from irbuilder.ir import (
     Cast,
     Evaluate,
     For,
+    ForKind,
     IfThenElse,
     IntImm,
     Let,
@@ -66,14 +67,47 @@ from irbuilder.ir import (
     const,
     expr_text,
     format_message,
+    post_order_visit,
+    rebuild,
     seq,
     strip_parens,
 )
 
 from ..pass_infra import PassContext, function_pass
+from ..transforms.auto_parallel import PARALLEL_IF
 from .bounds_hoist import hoist_bounds_checks
 
 __all__ = ["PIPELINE_POSITION", "insert_bounds_checks"]
+
+
+class _Serialize(StmtExprMutator):
+    """Loops ``parallelize_loops`` made parallel go back to serial where a check sits
+    inside: a failing access must raise after exactly the serial loop's writes, with its
+    index in the message (a parallel body cannot format it)."""
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, node: For) -> Stmt:
+        if node.kind is ForKind.PARALLEL and PARALLEL_IF in node.annotations:
+            found: list[bool] = []
+            post_order_visit(
+                node.body, lambda n: found.append(True) if isinstance(n, AssertStmt) else None
+            )
+            if found:
+                annotations = {k: v for k, v in node.annotations.items() if k != PARALLEL_IF}
+                serial: Stmt = rebuild(
+                    node, {"kind": ForKind.SERIAL, "annotations": annotations}
+                )
+                return serial
+        return self.generic_mutate(node)
+
+
+def serialize_checked_loops(func: PrimFunc) -> PrimFunc:
+    """``func`` with the automatically parallel loops holding a check made serial again."""
+    body = _Serialize().visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
 
 PIPELINE_POSITION = "before:insert_entry_checks"
 """Where ``build(..., bounds_check=True)`` runs the pass: after vectorization (so vector
@@ -281,8 +315,8 @@ def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
     (:mod:`lowering.checks.bounds_hoist`)."""
     logical = {buf.data: buf for buf in func.buffer_map.values()}
     checked = _Inserter(_Checker(logical)).visit_func(func)
-    if not PassContext.current().option("insert_bounds_checks", "hoist", True):
-        return checked
-    body = hoist_bounds_checks(checked.body)
-    return checked if body is checked.body else checked.with_body(body)
+    if PassContext.current().option("insert_bounds_checks", "hoist", True):
+        body = hoist_bounds_checks(checked.body)
+        checked = checked if body is checked.body else checked.with_body(body)
+    return serialize_checked_loops(checked)
 

@@ -37,6 +37,8 @@ from irbuilder.ir import (
     IntImm,
     PrimFunc,
     Span,
+    Stmt,
+    StmtExprVisitor,
     Var,
     expr_text,
     post_order_visit,
@@ -55,7 +57,14 @@ from .race_accesses import (
 )
 from .race_pairs import PairCheck, same_layout
 
-__all__ = ["ALLOW_RACES", "PASS_NAME", "RaceError", "check_parallel_races", "find_races"]
+__all__ = [
+    "ALLOW_RACES",
+    "PASS_NAME",
+    "RaceError",
+    "check_parallel_races",
+    "find_races",
+    "loop_race",
+]
 
 ALLOW_RACES = "tvmscript.allow_races"
 """Loop annotation: ``True`` exempts one parallel loop from the check."""
@@ -236,6 +245,31 @@ def find_races(func: PrimFunc) -> list[RaceError]:
         if problem is not None:
             problems.append(problem)
     return problems
+
+
+def loop_race(func: PrimFunc, loop: For) -> RaceError | None:
+    """The problem of running ``loop`` (a loop of ``func``, of any kind) in parallel, or
+    None when its iterations are proven independent (what ``parallelize_loops`` asks)."""
+    for candidate, enclosing in _all_loops(func.body):
+        if candidate is loop:
+            names = {b.data: b.name for b in func.buffer_map.values()}
+            return _check_loop(loop, enclosing, storage_outside(func), names)
+    raise ValueError(f"loop over {loop.loop_var.name!r} is not in the function")
+
+
+def _all_loops(body: Stmt) -> list[tuple[For, tuple[InnerLoop, ...]]]:
+    found: list[tuple[For, tuple[InnerLoop, ...]]] = []
+    enclosing: list[InnerLoop] = []
+
+    class _Loops(StmtExprVisitor):
+        def visit_for_(self, node: For) -> None:
+            found.append((node, tuple(enclosing)))
+            enclosing.append(InnerLoop(node.loop_var, node.min, node.extent))
+            self.generic_visit(node)
+            enclosing.pop()
+
+    _Loops().visit_stmt(body)
+    return found
 
 
 @function_pass(PASS_NAME)

@@ -30,11 +30,18 @@ balanced tree: the result depends only on the data and ``L`` (not on thread coun
 target). Rounding error of a float sum is at most about ``(n / L + log2 L) * eps * sum|x|``
 instead of ``n * eps * sum|x|`` for the sequential loop (docs/performance.md).
 
-Applied to sum and product of any numeric dtype, min/max of integers (float min/max keep
-source order: ``T.max`` is ``a if a > b else b``, whose NaN and signed-zero results depend on
-the order). Every load of ``x`` must step by 0 or 1 elements per ``k`` (strided reductions
-are left to ``interchange_reductions``), ``x`` must not read ``B``, and ``x`` must have no
-side effects. ``PassContext(config={"vectorize_reductions": {"enabled": False}})`` (what
+Applied to sum and product of any numeric dtype and to min/max. Integer min/max are exact
+in any order. Float min/max (``T.max`` is ``a if a > b else b``) are exact in any order
+too except for NaN and signed zeros, whose results depend on the order; so their lanes also
+sum ``x - x`` (0 for a finite element, NaN for a NaN or an infinity) and the lane result is
+used only when that sum is not NaN and the combined result is not zero: otherwise the loop
+runs again in source order (it has not written ``B`` yet). Float min/max therefore give the
+source order's bits always. Loops *without* the annotation whose update is an integer sum,
+product, min or max (wrap-around arithmetic is associative) are vectorized the same way,
+as a plain loop's bits are unchanged.
+Every load of ``x`` must step by 0 or 1 elements per ``k`` (strided reductions are left to
+``interchange_reductions``), ``x`` must not read ``B``, and ``x`` must have no side
+effects. ``PassContext(config={"vectorize_reductions": {"enabled": False}})`` (what
 ``build(..., strict_reductions=True)`` sets) keeps every reduction in source order.
 """
 
@@ -47,6 +54,7 @@ from irbuilder.ir import (
     EQ,
     GE,
     GT,
+    NE,
     Add,
     Allocate,
     And,
@@ -55,6 +63,7 @@ from irbuilder.ir import (
     BufferStore,
     DataType,
     DeclBuffer,
+    FloatImm,
     FloorDiv,
     FloorMod,
     For,
@@ -117,7 +126,26 @@ def _steps_by_at_most_one(index: PrimExpr, var: Var) -> bool:
     return isinstance(step, IntImm) and step.value in (0, 1)
 
 
-def _split_update(loop: For) -> tuple[Stmt | None, BufferStore, PrimExpr] | None:
+def exact_kind(loop: For) -> str | None:
+    """The reduction kind of an unannotated loop whose lane split keeps its exact bits:
+    ``B[i] = B[i] <op> x`` over integers (sum, product, min, max)."""
+    body = loop.body
+    if not isinstance(body, BufferStore) or body.value.dtype.lanes != 1:
+        return None
+    dtype = body.value.dtype
+    for kind, op in LANE_COMBINERS.items():
+        if isinstance(body.value, op):
+            # Float min/max lanes would keep the bits too (guarded), but a plain float row
+            # loop is better served by jam_parallel_reductions, which interleaves the
+            # rows' scalar chains (the max with the sum after it, as in a softmax).
+            if dtype.is_int or dtype.is_uint:
+                return kind
+    return None
+
+
+def _split_update(
+    loop: For, kind: str | None = None
+) -> tuple[Stmt | None, BufferStore, PrimExpr] | None:
     """(init, the update store, x) of a reduction loop's body, or None."""
     body = loop.body
     init: Stmt | None = None
@@ -127,8 +155,10 @@ def _split_update(loop: For) -> tuple[Stmt | None, BufferStore, PrimExpr] | None
             return None
     if not isinstance(body, BufferStore) or len(body.indices) != 1:
         return None
-    kind = loop.annotations.get(REDUCTION_ANNOTATION)
-    op = LANE_COMBINERS.get(kind) if isinstance(kind, str) else None
+    if kind is None:
+        declared = loop.annotations.get(REDUCTION_ANNOTATION)
+        kind = declared if isinstance(declared, str) else None
+    op = LANE_COMBINERS.get(kind) if kind is not None else None
     if op is None or not isinstance(body.value, op):
         return None
     (index,) = body.indices
@@ -144,18 +174,18 @@ def _split_update(loop: For) -> tuple[Stmt | None, BufferStore, PrimExpr] | None
 
 
 def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
-    """The lane-split reduction of an annotated loop (see module doc), or None."""
-    kind = loop.annotations.get(REDUCTION_ANNOTATION)
-    if loop.kind is not ForKind.SERIAL or not isinstance(kind, str):
+    """The lane-split reduction of an annotated loop, or of a plain loop whose bits it
+    keeps (see module doc), or None."""
+    declared = loop.annotations.get(REDUCTION_ANNOTATION)
+    kind = declared if isinstance(declared, str) else exact_kind(loop)
+    if loop.kind is not ForKind.SERIAL or kind is None:
         return None
-    parts = _split_update(loop)
+    parts = _split_update(loop, kind)
     if parts is None:
         return None
     init, store, x = parts
     dtype = store.value.dtype
     if dtype.lanes != 1 or not (dtype.is_float or dtype.is_int or dtype.is_uint):
-        return None
-    if dtype.is_float and kind in ("max", "min"):
         return None
     (index,) = store.indices
     var = loop.loop_var
@@ -184,12 +214,13 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     if not static:
         checks.append(GE(extent, IntImm(extent.dtype, lanes)))
-    fast = _lane_split(loop, kind, store, x, lanes)
     plain_loop = For(
         var, loop.min, loop.extent, loop.kind, store, loop.thread_binding,
         {k: v for k, v in loop.annotations.items() if k != REDUCTION_ANNOTATION},
         span=loop.span,
     )
+    guarded = dtype.is_float and kind in ("max", "min")
+    fast = _lane_split(loop, kind, store, x, lanes, _fresh_copy(plain_loop) if guarded else None)
     versioned: Stmt = IfThenElse(all_of(checks), fast, plain_loop, span=loop.span) if checks \
         else fast
     if init is None:
@@ -198,6 +229,15 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     if not static:
         first = IfThenElse(GT(extent, IntImm(extent.dtype, 0)), first, span=init.span)
     return SeqStmt((first, versioned), span=loop.span)
+
+
+def _fresh_copy(loop: For) -> For:
+    """``loop`` with its own loop var (a var is defined at one place only)."""
+    var = Var(loop.loop_var.name, loop.loop_var.dtype)
+    return For(
+        var, loop.min, loop.extent, loop.kind, substitute(loop.body, {loop.loop_var: var}),
+        loop.thread_binding, loop.annotations, span=loop.span,
+    )
 
 
 def _accumulate(kind: str, buffer: Buffer, index: PrimExpr, value: PrimExpr) -> BufferStore:
@@ -210,7 +250,12 @@ def _fold_upper_half(kind: str, buf: Buffer, half: PrimExpr, lane: Var) -> Stmt:
     return _accumulate(kind, buf, lane, BufferLoad(buf, (Add(lane, half),)))
 
 
-def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: int) -> Stmt:
+def _lane_split(
+    loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: int, source_order: Stmt | None
+) -> Stmt:
+    """The lanes; with ``source_order`` (float min/max), the guard of the module doc: the
+    lane result is kept only when no element was NaN or infinite and it is not zero,
+    otherwise ``source_order`` runs."""
     dtype = store.value.dtype
     ity = loop.loop_var.dtype
     var = loop.loop_var
@@ -232,30 +277,63 @@ def _lane_split(loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: in
     def at(k: PrimExpr) -> PrimExpr:
         return substitute_expr(x, {var: k})
 
+    chk_data = make_data_var(f"{store.buffer.name}_finite", dtype, "local")
+    chk = Buffer(f"{store.buffer.name}_finite", chk_data, (IntImm(as_dtype("int32"), lanes),),
+                 dtype, scope="local")
+
+    def first(lane: Var) -> Stmt:
+        value = at(Add(loop.min, lane))
+        own = BufferStore(buf, value, (lane,))
+        if source_order is None:
+            return own
+        return SeqStmt((own, BufferStore(chk, Sub(value, value), (lane,))))
+
+    def update(lane: Var) -> Stmt:
+        value = at(Add(base, lane))
+        own = _accumulate(kind, buf, lane, value)
+        if source_order is None:
+            return own
+        return SeqStmt((own, _accumulate("sum", chk, lane, Sub(value, value))))
+
     ko = Var("ko", ity)
     full = FloorDiv(loop.extent, imm(lanes))
     base = Add(loop.min, Mul(ko, imm(lanes)))
     steps: list[Stmt] = [
-        vector_loop(lanes, lambda lane: BufferStore(buf, at(Add(loop.min, lane)), (lane,))),
-        For(
-            ko, imm(1), Sub(full, imm(1)), ForKind.SERIAL,
-            vector_loop(lanes, lambda lane: _accumulate(kind, buf, lane, at(Add(base, lane)))),
-        ),
+        vector_loop(lanes, first),
+        For(ko, imm(1), Sub(full, imm(1)), ForKind.SERIAL, vector_loop(lanes, update)),
     ]
     half = lanes // 2
     while half >= 1:
         steps.append(vector_loop(half, functools.partial(_fold_upper_half, kind, buf, imm(half))))
+        if source_order is not None:
+            steps.append(
+                vector_loop(half, functools.partial(_fold_upper_half, "sum", chk, imm(half)))
+            )
         half //= 2
     target, (index,) = store.buffer, store.indices
-    steps.append(_accumulate(kind, target, index, BufferLoad(buf, (imm(0),))))
+    lane_result = BufferLoad(buf, (imm(0),))
     rest = Var("r", ity)
     start = Add(loop.min, Mul(full, imm(lanes)))
-    steps.append(For(
-        rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
-        _accumulate(kind, target, index, at(Add(start, rest))),
-    ))
-    body = DeclBuffer(buf, SeqStmt(tuple(steps)))
-    return Allocate(data, dtype, IntImm(as_dtype("int32"), lanes), IntImm(_BOOL, 1), body)
+    tail: list[Stmt] = [
+        _accumulate(kind, target, index, lane_result),
+        For(
+            rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
+            _accumulate(kind, target, index, at(Add(start, rest))),
+        ),
+    ]
+    if source_order is None:
+        steps.extend(tail)
+        body: Stmt = DeclBuffer(buf, SeqStmt(tuple(steps)))
+        return Allocate(data, dtype, IntImm(as_dtype("int32"), lanes), IntImm(_BOOL, 1), body)
+    finite = BufferLoad(chk, (imm(0),))
+    combined = _combine(kind, BufferLoad(target, (index,)), lane_result)
+    exact = And(EQ(finite, finite), NE(combined, FloatImm(dtype, 0.0)))
+    steps.append(IfThenElse(exact, SeqStmt(tuple(tail)), source_order))
+    body = DeclBuffer(buf, DeclBuffer(chk, SeqStmt(tuple(steps))))
+    size = IntImm(as_dtype("int32"), lanes)
+    return Allocate(
+        data, dtype, size, IntImm(_BOOL, 1), Allocate(chk_data, dtype, size, IntImm(_BOOL, 1), body)
+    )
 
 
 class _Vectorizer(LoopRewriter):

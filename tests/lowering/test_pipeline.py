@@ -68,6 +68,7 @@ from lowering.late.stream_vectorize import vectorize_streams
 from lowering.late.vector_remainder import vectorize_remainders
 from lowering.pipeline import LATE_STAGE
 from lowering.target import Target
+from lowering.transforms.auto_parallel import parallelize_loops
 from lowering.transforms.compact_buffer import compact_buffer_allocation
 from lowering.transforms.hoist_alloc import hoist_allocations
 from lowering.transforms.memory_reuse import reuse_memory
@@ -483,6 +484,7 @@ def test_default_pipeline_order() -> None:
     assert "version_gathers" not in names  # no hardware gathers: no gather fast path
     assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        parallelize_loops,
         lowering.plan_allocation_location,
         check_parallel_races,
         compact_buffer_allocation,

@@ -18,6 +18,7 @@ import tvmscript
 from irbuilder.ir import as_dtype
 from lowering.transforms.reduce_vectorize import reduction_lanes
 from tvmscript import tir as T
+from tvmscript.ir import assert_structural_equal
 
 _ROOT = str(Path(tvmscript.__file__).parent.parent)
 
@@ -140,9 +141,68 @@ def test_plain_loops_keep_source_order() -> None:
     assert "_lanes" not in text
 
 
-def test_float_max_and_strided_reductions_keep_source_order() -> None:
-    assert "_lanes" not in lower_for(float_max, AVX2).script()
+def test_strided_reductions_keep_source_order() -> None:
     assert "_lanes" not in lower_for(strided_matmul, AVX2).script()
+
+
+@T.prim_func
+def plain_max(A: T.Buffer((8, 1000), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        B[i] = A[i, 0]
+        for k in range(1000):
+            B[i] = T.max(B[i], A[i, k])
+
+
+@T.prim_func
+def plain_int_sum(A: T.Buffer((8, 1000), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        B[i] = 0
+        for k in range(1000):
+            B[i] = B[i] + A[i, k]
+
+
+def test_float_max_lanes_are_guarded_and_plain_exact_reductions_vectorize() -> None:
+    lowered = lower_for(float_max, AVX2)
+    text = lowered.script()
+    # the source-order fallback is its own loop (one definition per loop var): it parses back
+    assert_structural_equal(lowered, tvmscript.from_source(text), map_free_vars=True)
+    assert 'B_flat_lanes_1 = T.decl_buffer((64,), "float32", data=B_flat_lanes' in text
+    # the lane result is used only when every element was finite and it is not zero
+    assert "if B_flat_finite_1[0] == B_flat_finite_1[0] and T.max(B_flat[i], B_flat_lanes_1[0]) != T.float32(0):" in text  # noqa: E501
+    # a plain float max is left to jam_parallel_reductions (serial rows: source order)
+    assert "_lanes" not in lower_for(plain_max, AVX2).script()
+    text = lower_for(plain_int_sum, AVX2).script()
+    assert "B_flat_lanes" in text and "B_flat_finite" not in text
+    assert "_lanes" not in lower_for(plain_sum, AVX2).script()  # a float sum keeps its order
+
+
+@pytest.mark.parametrize("func", [float_max, plain_max], ids=["block", "plain"])
+def test_float_max_lanes_give_the_source_order_bits(func: object) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((8, 1000)).astype("float32")
+    a[1, 500] = np.nan  # a NaN in the middle: the source order drops it
+    a[2, 999] = np.nan  # at the end: kept
+    a[3] = -np.abs(a[3])
+    a[3, 10], a[3, 700] = 0.0, -0.0  # the maximum is a zero: its sign depends on order
+    a[4, 3] = np.inf
+    a[5] = -np.abs(a[5]) - 1
+    a[5, 999] = -0.0
+    kernel, reference = tvmscript.build(func), tvmscript.build(func, target="interp")
+    got, want = np.zeros(8, "float32"), np.zeros(8, "float32")
+    kernel(a, got)
+    reference(a, want)
+    assert got.tobytes() == want.tobytes()
+    b = np.random.default_rng(4).standard_normal((8, 1000)).astype("float32")
+    kernel(b, got)
+    np.testing.assert_array_equal(got, b.max(axis=1))
+
+
+def test_plain_integer_sums_give_the_source_order_bits() -> None:
+    a = np.random.default_rng(5).integers(-(2**31), 2**31 - 1, (8, 1000)).astype("int32")
+    got, want = np.zeros(8, "int32"), np.zeros(8, "int32")
+    tvmscript.build(plain_int_sum)(a, got)
+    tvmscript.build(plain_int_sum, target="interp")(a, want)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_strict_reductions_keeps_source_order() -> None:

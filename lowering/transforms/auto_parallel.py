@@ -1,0 +1,311 @@
+"""Automatic parallelization (pass ``parallelize_loops``, opt_level 1).
+
+A ``T.compute`` nest, a block over spatial axes or a plain loop filling an array is
+serial as written, and runs on one core while ``T.parallel`` would use all of them. This
+pass makes an outermost serial loop parallel when doing so cannot change any result:
+
+* the loop is not inside another loop, has no annotations, and nothing in it is
+  parallel already;
+* its body has no side effects beyond buffer stores (no assertions, no extern calls,
+  no builtins other than pure ones), so iterations differ only in what they store;
+* the race check (``lowering/checks/race_check.py``, the rule ``T.parallel`` loops are held
+  to) proves that no iteration writes an element another iteration reads or writes,
+  with every allocation placed as it would be for a parallel loop (buffers used only
+  inside the loop become private to each iteration); a loop the check cannot prove is
+  left serial, never reported;
+* parameters may be views of one array (the race check assumes they are not): the loop
+  carries the annotation ``{"tvmscript.parallel_if": cond}``, ``cond`` testing at run
+  time that each array the loop writes overlaps no other array it uses; when the test
+  fails, code generation runs the same outlined body over the whole range, in order, on
+  the calling thread (the serial loop's exact semantics);
+* the work is worth a fork/join: at least :data:`MIN_WORK` innermost iterations and
+  :data:`MIN_EXTENT` iterations of the loop itself (a symbolic extent is tested in
+  ``cond``).
+
+Each iteration runs the same operations on the same values as in the serial loop, so
+results are bit-identical. ``bounds_check=True`` (whose asserts come later in the pipeline)
+turns such a loop back to serial wherever an assert lands inside it: a failing access must
+raise after exactly the serial writes, with its index in the message.
+``PassContext(config={"parallelize_loops": {"enabled": False}})`` keeps every serial loop
+serial.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from irbuilder.ir import (
+    GE,
+    Allocate,
+    AssertStmt,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    CallKind,
+    Cast,
+    For,
+    ForKind,
+    IntImm,
+    Mul,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    StmtExprMutator,
+    Var,
+    While,
+    as_dtype,
+    post_order_visit,
+    rebuild,
+)
+
+from ..analysis import substitute
+from ..checks.race_check import loop_race
+from ..late.versioning import all_of, disjoint
+from ..pass_infra import PassContext, function_pass
+from .compact_buffer import compact_buffer_allocation
+from .plan_alloc import plan_allocation_location
+
+__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "parallelize_loops"]
+
+PARALLEL_IF = "tvmscript.parallel_if"
+"""Loop annotation of a parallel loop: a bool expression; when false at run time the loop
+runs serially, in order, on the calling thread."""
+
+MIN_WORK = 1 << 16
+"""Innermost iterations a loop nest needs before it is parallelized."""
+
+MIN_EXTENT = 4
+"""Iterations the parallelized loop itself needs."""
+
+CHUNKS = (4096, 2048, 1024, 512, 256)
+"""Chunk lengths an innermost loop is split into (the first dividing its extent)."""
+
+_PURE_BUILTINS = frozenset({"likely", "reinterpret", "if_then_else", "assume"})
+_U64 = as_dtype("uint64")
+
+
+def _blocks_parallel(node: Any) -> bool:
+    """Whether ``node`` rules its enclosing loop out (see the module docstring)."""
+    if isinstance(node, AssertStmt):
+        return True
+    if isinstance(node, For):
+        return node.kind is not ForKind.SERIAL and node.kind is not ForKind.VECTORIZED \
+            and node.kind is not ForKind.UNROLLED
+    if isinstance(node, Call):
+        if node.kind in (CallKind.EXTERN,):
+            return True
+        return node.kind is CallKind.BUILTIN and node.op not in _PURE_BUILTINS
+    return False
+
+
+def _inner_work(loop: For) -> int | None:
+    """Innermost iterations of one iteration of ``loop``: the largest product of constant
+    loop extents along a path (None when an inner extent is not constant)."""
+    unknown = False
+
+    def work(stmt: Any) -> int:
+        nonlocal unknown
+        best = 1
+        for child in _children(stmt):
+            best = max(best, work(child))
+        if isinstance(stmt, For):
+            if isinstance(stmt.extent, IntImm):
+                return best * max(stmt.extent.value, 0)
+            unknown = True
+        if isinstance(stmt, While):
+            unknown = True
+        return best
+
+    total = work(loop.body)
+    return None if unknown else total
+
+
+def _children(stmt: Any) -> list[Stmt]:
+    out: list[Stmt] = []
+    for name in ("body", "then_case", "else_case"):
+        child = getattr(stmt, name, None)
+        if isinstance(child, Stmt):
+            out.append(child)
+    out.extend(getattr(stmt, "seq", ()))
+    return out
+
+
+def _accessed(loop: For) -> tuple[list[Buffer], list[Buffer]]:
+    """Buffers the loop stores to and buffers it loads from (by identity, in order)."""
+    stored: dict[int, Buffer] = {}
+    loaded: dict[int, Buffer] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, BufferStore):
+            stored.setdefault(id(node.buffer), node.buffer)
+        elif isinstance(node, BufferLoad):
+            loaded.setdefault(id(node.buffer), node.buffer)
+
+    post_order_visit(loop.body, visit)
+    return list(stored.values()), list(loaded.values())
+
+
+def _param_bytes(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
+    """``[lo, hi)`` of a parameter buffer's array (C-contiguous, checked on entry)."""
+    if not (isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0):
+        return None
+    size: PrimExpr = IntImm(_U64, buffer.dtype.itemsize)
+    for dim in buffer.shape:
+        if not dim.dtype.is_integer:
+            return None
+        size = Mul(size, Cast(_U64, dim))
+    lo = Cast(_U64, buffer.data)
+    return lo, lo + size
+
+
+def _no_alias_condition(func: PrimFunc, loop: For) -> list[PrimExpr] | None:
+    """Tests that every parameter array the loop writes overlaps no other one it uses."""
+    params = {b.data: b for b in func.buffer_map.values()}
+    stored, loaded = _accessed(loop)
+    written = {b.data for b in stored if b.data in params}
+    used = {b.data for b in (*stored, *loaded) if b.data in params}
+    checks: list[PrimExpr] = []
+    done: set[tuple[int, int]] = set()
+    for w in written:
+        for other in used:
+            if other is w or (id(other), id(w)) in done:
+                continue
+            done.add((id(w), id(other)))
+            a, b = _param_bytes(params[w]), _param_bytes(params[other])
+            if a is None or b is None:
+                return None
+            checks.append(disjoint(a, b))
+    return checks
+
+
+class _Candidates(StmtExprMutator):
+    """Outermost serial loops (not below any loop), offered to ``decide``."""
+
+    def __init__(self, func: PrimFunc) -> None:
+        super().__init__()
+        self.func = func
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_while_(self, node: While) -> Stmt:
+        return node
+
+    def visit_for_(self, node: For) -> Stmt:
+        if node.kind is not ForKind.SERIAL or node.annotations:
+            return node
+        new = self.decide(node)
+        return node if new is None else new
+
+    def decide(self, loop: For) -> For | None:
+        found: list[bool] = []
+        post_order_visit(loop.body, lambda n: found.append(True) if _blocks_parallel(n) else None)
+        if found:
+            return None
+        inner = _inner_work(loop)
+        if inner is None or inner == 0:
+            return None
+        checks = _no_alias_condition(self.func, loop)
+        if checks is None:
+            return None
+        extent = loop.extent
+        if isinstance(extent, IntImm):
+            if extent.value < MIN_EXTENT or extent.value * inner < MIN_WORK:
+                return None
+        else:
+            needed = max(MIN_EXTENT, -(-MIN_WORK // inner))
+            checks.append(GE(extent, IntImm(extent.dtype, needed)))
+        if self._races(loop):
+            return None
+        annotations = {PARALLEL_IF: all_of(checks)} if checks else {}
+        return _chunked(loop, inner, annotations)
+
+    def _races(self, loop: For) -> bool:
+        """Whether running ``loop`` in parallel could race, allocations placed as they
+        would be for a parallel loop."""
+        trial_loop = rebuild(loop, {"kind": ForKind.PARALLEL})
+        trial = self.func.with_body(_Replace(loop, trial_loop).visit_stmt(self.func.body))
+        with PassContext():
+            placed = compact_buffer_allocation(plan_allocation_location(trial))
+        target = _find_loop(placed.body, loop)
+        if target is None or _heap_inside(target):
+            return True
+        return loop_race(placed, target) is not None
+
+
+def _chunked(loop: For, inner: int, annotations: dict[str, Any]) -> For:
+    """``loop`` made parallel; an innermost loop becomes parallel chunks of a serial loop,
+    so the late stage's rewrites (streaming, gather fast paths) see a serial loop."""
+    extent = loop.extent
+    if inner == 1 and not _has_loop(loop.body) and isinstance(extent, IntImm):
+        for chunk in CHUNKS:
+            if extent.value % chunk == 0 and extent.value // chunk >= MIN_EXTENT:
+                dtype = loop.loop_var.dtype
+                outer = Var(f"{loop.loop_var.name}_outer", dtype)
+                lane = Var(f"{loop.loop_var.name}_inner", dtype)
+                index = loop.min + outer * IntImm(dtype, chunk) + lane
+                body = substitute(loop.body, {loop.loop_var: index})
+                serial = For(lane, IntImm(dtype, 0), IntImm(dtype, chunk), ForKind.SERIAL, body,
+                             span=loop.span)
+                return For(outer, IntImm(dtype, 0), IntImm(dtype, extent.value // chunk),
+                           ForKind.PARALLEL, serial, annotations=annotations, span=loop.span)
+    result: For = rebuild(loop, {"kind": ForKind.PARALLEL, "annotations": annotations})
+    return result
+
+
+def _has_loop(stmt: Stmt) -> bool:
+    found: list[bool] = []
+    post_order_visit(stmt, lambda n: found.append(True) if isinstance(n, (For, While)) else None)
+    return bool(found)
+
+
+class _Replace(StmtExprMutator):
+    def __init__(self, old: For, new: For) -> None:
+        super().__init__()
+        self.old = old
+        self.new = new
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, node: For) -> Stmt:
+        return self.new if node is self.old else node
+
+
+def _find_loop(body: Stmt, loop: For) -> For | None:
+    found: list[For] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, For) and node.loop_var is loop.loop_var:
+            found.append(node)
+
+    post_order_visit(body, visit)
+    return found[0] if found else None
+
+
+_STACK_LIMIT = 4096
+
+
+def _heap_inside(loop: For) -> bool:
+    """Whether an allocation inside the loop would be a heap allocation per iteration."""
+    heap: list[bool] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Allocate):
+            size = node.extent
+            if not (isinstance(size, IntImm) and size.value * node.dtype.itemsize <= _STACK_LIMIT):
+                heap.append(True)
+
+    post_order_visit(loop.body, visit)
+    return bool(heap)
+
+
+@function_pass("parallelize_loops", opt_level=1)
+def parallelize_loops(func: PrimFunc) -> PrimFunc:
+    """Make outermost serial loops parallel when provably race-free (see module)."""
+    enabled = PassContext.current().option("parallelize_loops", "enabled")
+    if enabled is not None and not enabled:
+        return func
+    body = _Candidates(func).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)

@@ -1,0 +1,147 @@
+"""parallelize_loops: an outermost serial loop runs in parallel when that cannot change a
+result (race-free by the race check's rule, no side effects, enough work), under a
+run-time test that the arrays it writes overlap no other array it uses.
+
+Each test looks at the loop kinds after lowering for a pinned target and runs the compiled
+kernel against the reference interpreter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lowering
+import tvmscript
+from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
+from lowering.transforms.auto_parallel import MIN_WORK, PARALLEL_IF
+from tests.perf_codegen.pinned import AVX2, lower_for
+from tvmscript import tir as T
+
+N = MIN_WORK * 4
+
+
+def loops(func: PrimFunc) -> list[tuple[str, ForKind, bool]]:
+    """(loop var name, kind, has a run-time parallel test) of every loop, outer first."""
+    found: list[tuple[str, ForKind, bool]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, For):
+            found.append((node.loop_var.name, node.kind, PARALLEL_IF in node.annotations))
+
+    post_order_visit(func.body, visit)
+    return list(reversed(found))
+
+
+def outer_kind(func: PrimFunc) -> ForKind:
+    return loops(lower_for(func))[0][1]
+
+
+def run_both(
+    func: PrimFunc, *arrays: np.ndarray, **options: Any
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    fast = [a.copy() for a in arrays]
+    slow = [a.copy() for a in arrays]
+    tvmscript.build(func, **options)(*fast)
+    tvmscript.build(func, target="interp")(*slow)
+    return fast, slow
+
+
+@T.prim_func
+def gather(table: T.Buffer((1024,), "float32"), idx: T.Buffer((N,), "int32"),
+           out: T.Buffer((N,), "float32")):
+    for i in range(N):
+        out[i] = table[idx[i]]
+
+
+def test_a_gather_loop_becomes_parallel_chunks_of_a_serial_loop() -> None:
+    found = loops(lower_for(gather))
+    assert found[0][1] is ForKind.PARALLEL and found[0][2]
+    assert found[0][0] == "i_outer"
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal(1024).astype("float32")
+    idx = rng.integers(0, 1024, N).astype("int32")
+    fast, slow = run_both(gather, table, idx, np.zeros(N, "float32"))
+    np.testing.assert_array_equal(fast[2], slow[2])
+
+
+@T.prim_func
+def row_sums(A: T.Buffer((512, 256), "float32"), B: T.Buffer((512,), "float32")):
+    k = T.reduce_axis(0, 256)
+    T.compute((512,), lambda i: T.sum(A[i, k], axis=k), out=B)
+
+
+def test_a_compute_reduction_runs_its_rows_in_parallel() -> None:
+    found = loops(lower_for(row_sums))
+    assert found[0][:2] == ("i", ForKind.PARALLEL)
+    a = np.random.default_rng(1).standard_normal((512, 256)).astype("float32")
+    # in source order (no lanes), the parallel rows give the interpreter's bits
+    fast, slow = run_both(row_sums, a, np.zeros(512, "float32"), strict_reductions=True)
+    np.testing.assert_array_equal(fast[1], slow[1])
+
+
+@T.prim_func
+def histogram(D: T.Buffer((N,), "int32"), H: T.Buffer((256,), "int32")):
+    for i in range(N):
+        H[D[i]] = H[D[i]] + 1
+
+
+@T.prim_func
+def prefix(A: T.Buffer((N,), "float32")):
+    for i in range(N - 1):
+        A[i + 1] = A[i + 1] + A[i]
+
+
+@T.prim_func
+def small(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
+    for i in range(1024):
+        B[i] = A[i] * T.float32(2)
+
+
+@T.prim_func
+def checked(A: T.Buffer((N,), "int32"), B: T.Buffer((N,), "int32")):
+    for i in range(N):
+        assert A[i] >= 0, "negative"
+        B[i] = A[i]
+
+
+def test_loops_that_may_race_or_are_too_small_stay_serial() -> None:
+    assert outer_kind(histogram) is ForKind.SERIAL  # iterations may hit one bin
+    assert outer_kind(prefix) is ForKind.SERIAL  # iteration i reads what i - 1 wrote
+    assert outer_kind(small) is ForKind.SERIAL  # not worth a fork/join
+    assert outer_kind(checked) is ForKind.SERIAL  # which assertion fails first is ordered
+    a = np.random.default_rng(2).standard_normal(N).astype("float32")
+    fast, slow = run_both(prefix, a)
+    np.testing.assert_array_equal(fast[0], slow[0])
+
+
+def test_the_config_keeps_loops_serial() -> None:
+    with lowering.PassContext(config={"parallelize_loops": {"enabled": False}}):
+        assert loops(lowering.lower(gather, target=AVX2))[0][1] is ForKind.SERIAL
+
+
+@T.prim_func
+def shift(A: T.Buffer((N + 1,), "float32"), B: T.Buffer((N,), "float32")):
+    for i in range(N):
+        B[i] = A[i + 1] * T.float32(2)
+
+
+def test_overlapping_arrays_run_the_loop_in_order() -> None:
+    assert loops(lower_for(shift))[0][1:] == (ForKind.PARALLEL, True)
+    base = np.arange(N + 1, dtype="float32")
+    kernel = tvmscript.build(shift)
+    reference = tvmscript.build(shift, target="interp")
+    # B is A shifted by one element: each iteration must read A[i + 1] before iteration
+    # i + 1 overwrites it, which only the serial order guarantees
+    fast = base.copy()
+    kernel(fast, fast[:N])
+    slow = base.copy()
+    reference(slow, slow[:N])
+    np.testing.assert_array_equal(fast, slow)
+    # disjoint arrays take the parallel path and agree too
+    a = base.copy()
+    out, want = np.zeros(N, "float32"), np.zeros(N, "float32")
+    kernel(a, out)
+    reference(a, want)
+    np.testing.assert_array_equal(out, want)
