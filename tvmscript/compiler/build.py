@@ -51,6 +51,7 @@ from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from lowering import PassContext
 from lowering.abi.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.analysis import buffer_accesses, free_vars
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR
 from lowering.cpu.prepare import prepare_for_cpu
 from lowering.target import TargetLike
 from lowering.transforms.bufferize import bufferize
@@ -396,7 +397,7 @@ def build(
         )
     machine = parse_target(target)
     check_runnable(machine)
-    _refuse_unchecked_entry()
+    _refuse_unchecked_entry(func_or_module)
     opts = dataclasses.replace(opts, target=machine)
     target = "llvm"
     ir_hash = structural_hash(func_or_module)
@@ -427,16 +428,20 @@ def build(
     return result
 
 
-def _refuse_unchecked_entry() -> None:
+def _refuse_unchecked_entry(ir: PrimFunc | IRModule) -> None:
     """The compiled entry trusts what ``insert_entry_checks`` verified (dtype, shape,
-    strides): without it a wrong array argument would read or write out of bounds."""
+    strides): without it a wrong array argument would read or write out of bounds. A
+    function already lowered through it (attr ``entry_checked``) carries its checks."""
     disabled = {name.replace("-", "_") for name in PassContext.current().disabled_passes}
-    if "insert_entry_checks" in disabled:
+    if "insert_entry_checks" not in disabled:
+        return
+    unchecked = [f.name for f in _functions(ir) if not f.attrs.get(ENTRY_CHECKED_ATTR)]
+    if unchecked:
         raise ValueError(
             "build(): the pass insert_entry_checks cannot be disabled for a Python-callable "
-            "kernel: the compiled code trusts the dtype, shape and strides it checks, so a "
-            "wrong array would crash the process. export_library() writes a C entry without "
-            "them (the C caller's contract)."
+            f"kernel ({', '.join(unchecked)}): the compiled code trusts the dtype, shape and "
+            "strides it checks, so a wrong array would crash the process. export_library() "
+            "writes a C entry without them (the C caller's contract)."
         )
 
 
