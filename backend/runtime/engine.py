@@ -53,7 +53,6 @@ __all__ = [
     "SymbolProvider",
     "cache_enabled",
     "cache_scope",
-    "runtime_cache_enabled",
     "compile_ir",
     "compile_stats",
     "prewarm",
@@ -268,19 +267,6 @@ def cache_enabled(cache: bool | None = None) -> bool:
     if flag in ("0", "false", "no", "off"):
         return False
     return bool(os.environ.get("TVMSCRIPT_CACHE_DIR"))
-
-
-def runtime_cache_enabled() -> bool:
-    """Whether the runtime's own libraries (the thread pool) use the disk cache: yes unless
-    ``TVMSCRIPT_CACHE`` is explicitly falsy.
-
-    Their IR is the same in every process, so ``build(..., cache=False)`` (which is about the
-    user's kernel: no stale object of *it* may be reused) does not make each process compile
-    them again (about 50 ms of CPU for the pool). The key still holds the IR text, the LLVM
-    version and the host CPU and features, so a changed runtime or another machine misses.
-    """
-    flag = os.environ.get("TVMSCRIPT_CACHE", "").strip().lower()
-    return flag not in ("0", "false", "no", "off")
 
 
 def _cache_key(ir_text: str, opt_level: int, fastmath: bool, target: Target | None) -> str:
@@ -571,7 +557,6 @@ def compile_ir(
     symbols: Mapping[str, int] | None = None,
     target: Target | None = None,
     phase: Callable[[str], contextlib.AbstractContextManager[None]] | None = None,
-    quiet_cache_errors: bool = False,
 ) -> CompiledLibrary:
     """Compile LLVM IR text for ``target`` (default: the host CPU) and load it; return a
     :class:`CompiledLibrary`. The caller makes sure the host can run the target's code
@@ -585,8 +570,6 @@ def compile_ir(
       object code in ``cache_dir`` (default :func:`default_cache_dir`) keyed by the sha256 of
       the IR text, llvmlite/LLVM versions, CPU name and features, opt level and fastmath; a warm
       hit loads the object without running any LLVM optimisation or code generation.
-      ``quiet_cache_errors`` counts a failed cache write without warning (the runtime's own
-      libraries, cached even when the user asked for no cache: :func:`runtime_cache_enabled`).
     * ``phase(name)`` (optional) is entered around each LLVM step: ``llvm-parse``,
       ``llvm-optimize``, ``llvm-codegen`` (machine code), ``llvm-link`` (progress, timing).
     """
@@ -653,9 +636,8 @@ def compile_ir(
                 _stats["cache_writes"] += 1
             except OSError as exc:
                 _stats["cache_errors"] += 1
-                if not quiet_cache_errors:
-                    warnings.warn(f"tvmscript: could not write object cache {path}: {exc}",
-                                  RuntimeWarning, stacklevel=2)
+                warnings.warn(f"tvmscript: could not write object cache {path}: {exc}",
+                              RuntimeWarning, stacklevel=2)
         return lib
 
 

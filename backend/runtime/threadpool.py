@@ -33,7 +33,7 @@ import threading
 import warnings
 from typing import Any
 
-from .engine import CompiledLibrary, compile_ir, runtime_cache_enabled
+from .engine import CompiledLibrary, compile_ir
 
 __all__ = [
     "MAX_THREADS",
@@ -424,9 +424,7 @@ def pool_library() -> CompiledLibrary:
         return _library
     with _lock:
         if _library is None:
-            # The same IR in every process: cached on disk even under build(cache=False).
-            lib = compile_ir(_POOL_IR, opt_level=2, name="tvms_threadpool",
-                             cache=runtime_cache_enabled(), quiet_cache_errors=True)
+            lib = compile_ir(_POOL_IR, opt_level=2, name="tvms_threadpool", cache=None)
             _funcs["set"] = _VOID_I64(lib.address("tvms_pool_set_threads"))
             _funcs["get"] = _I64_VOID(lib.address("tvms_pool_get_threads"))
             _funcs["running"] = _I64_VOID(lib.address("tvms_pool_running_threads"))
