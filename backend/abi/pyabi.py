@@ -407,7 +407,8 @@ define internal void @tvms_raise_fmt(ptr %slot, ptr %fmt, i64 %a, i64 %b, i64 %c
 }}
 ; Argument conversion failed inside PyLong_As*/PyFloat_AsDouble: overflow -> ValueError(range_msg,
 ; obj), anything else -> TypeError(type_msg, type(obj).__name__).  Returns NULL for `ret`.
-define internal ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg) noinline cold optnone {{
+define internal ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg)
+    noinline cold optnone {{
 entry:
   %ovf_t = load ptr, ptr @tvms_exc_OverflowError, align 8
   %ovf = call i32 @PyErr_ExceptionMatches(ptr %ovf_t)
