@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -57,6 +58,21 @@ def _kernels() -> Iterator[tuple[str, Any]]:
                 yield f"{module_name}.{name}", value
 
 
+_FUNCTION_TYPE = re.compile(r"^\s*\.type\s+([\w.$]+),@function", re.M)
+
+
+def _asm_functions(asm: str) -> dict[str, str]:
+    """Digest of each function's assembly (its label to its ``.size``), so that a change in
+    the entry or helper code can be told apart from one in the kernel's loops."""
+    out: dict[str, str] = {}
+    for name in _FUNCTION_TYPE.findall(asm):
+        start = re.search(rf"^{re.escape(name)}:", asm, re.M)
+        end = re.search(rf"^\s*\.size\s+{re.escape(name)},", asm, re.M)
+        if start and end:
+            out[name] = _digest(asm[start.end():end.start()])
+    return out
+
+
 def write(path: str) -> int:
     sys.path.insert(0, ".")
     import tvmscript
@@ -73,6 +89,7 @@ def write(path: str) -> int:
                 "tir": kernel.get_source("tir"),
                 "ll": kernel.get_source("ll"),
                 "asm": _digest(kernel.get_source("asm")),
+                "asm_functions": _asm_functions(kernel.get_source("asm")),
                 "obj": _digest(kernel._library.object_bytes),
             }
     with open(path, "w") as f:
@@ -88,8 +105,13 @@ def compare(before_path: str, after_path: str) -> int:
         after = json.load(f)
     differences = [f"only in one snapshot: {key}" for key in sorted(set(before) ^ set(after))]
     for key in sorted(set(before) & set(after)):
-        differences += [f"{key}: {part}" for part in before[key]
-                        if before[key][part] != after[key].get(part)]
+        for part in before[key]:
+            old, new = before[key][part], after[key].get(part)
+            if part == "asm_functions" and isinstance(new, dict):
+                changed = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+                differences += [f"{key}: asm of {name}" for name in changed]
+            elif old != new:
+                differences.append(f"{key}: {part}")
     print("\n".join(differences) if differences else f"identical ({len(before)} kernel builds)")
     return 1 if differences else 0
 

@@ -390,7 +390,7 @@ slow:
 yes:
   ret i1 true
 }}
-define internal void @tvms_raise(ptr %slot, ptr %msg) noinline cold {{
+define internal void @tvms_raise(ptr %slot, ptr %msg) noinline cold optnone {{
   %g = call i32 @PyGILState_Ensure()
   %exc = load ptr, ptr %slot, align 8
   call void @PyErr_SetString(ptr %exc, ptr %msg)
@@ -398,7 +398,7 @@ define internal void @tvms_raise(ptr %slot, ptr %msg) noinline cold {{
   ret void
 }}
 define internal void @tvms_raise_fmt(ptr %slot, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
-    noinline cold {{
+    noinline cold optnone {{
   %g = call i32 @PyGILState_Ensure()
   %exc = load ptr, ptr %slot, align 8
   %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %exc, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
@@ -407,7 +407,8 @@ define internal void @tvms_raise_fmt(ptr %slot, ptr %fmt, i64 %a, i64 %b, i64 %c
 }}
 ; Argument conversion failed inside PyLong_As*/PyFloat_AsDouble: overflow -> ValueError(range_msg,
 ; obj), anything else -> TypeError(type_msg, type(obj).__name__).  Returns NULL for `ret`.
-define internal ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg) noinline cold {{
+define internal ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg)
+    noinline cold optnone {{
 entry:
   %ovf_t = load ptr, ptr @tvms_exc_OverflowError, align 8
   %ovf = call i32 @PyErr_ExceptionMatches(ptr %ovf_t)
@@ -422,7 +423,7 @@ type:
   call void @tvms_arg_type_error(ptr %o, ptr %type_msg)
   ret ptr null
 }}
-define internal void @tvms_arg_type_error(ptr %o, ptr %type_msg) noinline cold {{
+define internal void @tvms_arg_type_error(ptr %o, ptr %type_msg) noinline cold optnone {{
   %tpp = getelementptr inbounds i8, ptr %o, i64 {lay.ob_type}
   %tp = load ptr, ptr %tpp, align 8
   %np = getelementptr inbounds i8, ptr %tp, i64 {lay.tp_name}
@@ -431,7 +432,7 @@ define internal void @tvms_arg_type_error(ptr %o, ptr %type_msg) noinline cold {
   %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %te, ptr %type_msg, ptr %tname)
   ret void
 }}
-define internal ptr @tvms_arg_range_error(ptr %o, ptr %range_msg) noinline cold {{
+define internal ptr @tvms_arg_range_error(ptr %o, ptr %range_msg) noinline cold optnone {{
   %ve = load ptr, ptr @tvms_exc_ValueError, align 8
   %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %ve, ptr %range_msg, ptr %o)
   ret ptr null

@@ -282,7 +282,11 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
     )
     # Keywords or a wrong count go to the slow path, which binds names to positions (the
     # fast path costs one more compare: kwnames is NULL for a positional call).
-    em(f"define ptr @{wrapper_symbol(spec)}(ptr %self, ptr %args, i64 %nargs, ptr %kwnames) {{\n"
+    # optnone: the wrapper is written as tight straight-line SSA already, so LLVM's O3 pipeline
+    # had almost nothing to gain on it, yet cost about 4 ms of a build (its per-function
+    # analyses); the kernel it calls keeps the full pipeline (docs/compile-time.md).
+    em(f"define ptr @{wrapper_symbol(spec)}(ptr %self, ptr %args, i64 %nargs, ptr %kwnames)"
+       f" optnone noinline {{\n"
        f"entry:\n  %argc_ok = icmp eq i64 %nargs, {n}\n"
        f"  %no_kw = icmp eq ptr %kwnames, null\n"
        f"  %positional = and i1 %argc_ok, %no_kw\n"

@@ -209,7 +209,7 @@ class FunctionBuilder:
         return self.assign("idx", f"{op} {ty} {value} to i64")
 
 
-_RAISE_HELPER = """define internal void @__tvms_raise(i32 %kind, ptr %msg) cold noinline {{
+_RAISE_HELPER = """define internal void @__tvms_raise(i32 %kind, ptr %msg) cold noinline optnone {{
 entry:
   switch i32 %kind, label %k7 [
 {cases}  ]
@@ -217,7 +217,7 @@ entry:
 
 _RAISE_FMT_HELPER = """\
 define internal void @__tvms_raise_fmt(i32 %kind, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
-    cold noinline {{
+    cold noinline optnone {{
 entry:
   switch i32 %kind, label %k7 [
 {cases}  ]

@@ -159,7 +159,7 @@ exit:
 }
 
 ; Start want-1 workers; on pthread_create failure keep the ones created so far.
-define internal void @pool_start(i64 %want) {
+define internal void @pool_start(i64 %want) optnone noinline {
 entry:
   %g = load atomic i32, ptr @pool_gen seq_cst, align 4
   store atomic i32 %g, ptr @pool_start_gen seq_cst, align 4
@@ -242,7 +242,7 @@ ret:
 }
 
 ; Stop and join all workers (caller holds the busy flag).
-define internal void @pool_stop() {
+define internal void @pool_stop() optnone noinline {
 entry:
   %nt = load i64, ptr @pool_nt, align 8
   %running = icmp sgt i64 %nt, 1
@@ -323,7 +323,7 @@ ret:
   ret void
 }
 
-define void @tvms_pool_set_threads(i64 %n) {
+define void @tvms_pool_set_threads(i64 %n) optnone noinline {
 entry:
   call void @acquire_busy()
   %nt = load i64, ptr @pool_nt, align 8
@@ -338,25 +338,25 @@ set:
   ret void
 }
 
-define i64 @tvms_pool_get_threads() {
+define i64 @tvms_pool_get_threads() optnone noinline {
   %w = load i64, ptr @pool_want, align 8
   ret i64 %w
 }
 
-define i64 @tvms_pool_running_threads() {
+define i64 @tvms_pool_running_threads() optnone noinline {
   %nt = load i64, ptr @pool_nt, align 8
   ret i64 %nt
 }
 
 ; Stop the workers for good: keeps the busy flag, so every later region runs serially.
-define void @tvms_pool_shutdown() {
+define void @tvms_pool_shutdown() optnone noinline {
   call void @acquire_busy()
   call void @pool_stop()
   ret void
 }
 
 ; In a fork()ed child the workers do not exist: forget them (restarted lazily).
-define void @tvms_pool_reset_after_fork() {
+define void @tvms_pool_reset_after_fork() optnone noinline {
   store i64 0, ptr @pool_nt, align 8
   store i32 0, ptr @pool_pending, align 4
   store i32 0, ptr @pool_sleepers, align 4
