@@ -25,18 +25,14 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from backend.abi.pyabi import NPY_ARRAY_C_CONTIGUOUS, runtime_prelude_ir
+from backend.abi.pyentry import BufferParam, EntrySpec, entry_wrapper_ir, make_builtin
 from backend.runtime import (
-    NPY_ARRAY_C_CONTIGUOUS,
-    BufferParam,
-    EntrySpec,
     MathLowering,
     compile_ir,
-    entry_wrapper_ir,
     libmvec_available,
-    make_builtin,
     parallel_for,
     region_overhead_ns,
-    runtime_prelude_ir,
 )
 
 # add(a, b, c): c = a + b on 1-d float32 C-contiguous arrays of equal length; checks in-kernel.

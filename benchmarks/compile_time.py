@@ -8,7 +8,12 @@ Every measurement runs in a fresh process (imports excluded, reported separately
 * ``warm``: the same with ``cache=True`` against a primed cache directory (timed without
   the phase wrappers; a second set of runs gives the warm breakdown);
 * ``tvm``: TVMScript parse + ``tvm.compile(target="llvm")`` of the same kernel with
-  ``/work/peers/bin/python`` (skipped when it is absent).
+  ``/work/peers/bin/python`` (skipped when it is absent);
+* ``cold, 0.5 s after import``: the cold build of a program that does other work between
+  ``import tvmscript`` and its first build (the JIT and the compiler's imports are then done on
+  the background thread, ``tvmscript/_prewarm.py``).
+
+``build CPU`` is the CPU time of the whole process during the build (all threads).
 
 Run: ``python benchmarks/compile_time.py [repeats]``. Goals: cold <= TVM (~60 ms), warm <= 5 ms.
 
@@ -23,9 +28,15 @@ suite (``benchmarks/kernels.py``), one fresh process per side:
   The LLVM phases are timed by wrapping the functions ``tvmscript.build`` and
   ``backend.runtime.engine`` call (the compiler is not changed); ``cache=False``.
 * TVM 0.27 (``/work/peers/bin/python``): parse (its parser's ``parse`` call under
-  ``@T.prim_func``, wrapped, for the same-nest twins of ``benchmarks/_tvm_suite.py``) and ``tvm.compile`` (TIR passes, LLVM
-  optimisation and code generation together: 0.27 exposes no split of its LLVM phases to
-  Python).
+  ``@T.prim_func``, wrapped, for the same-nest twins of ``benchmarks/_tvm_suite.py``) and
+  ``tvm.compile`` (TIR passes, LLVM optimisation and code generation together: 0.27 exposes
+  no split of its LLVM phases to Python).
+
+Times are CPU (``thread_time`` per phase, ``process_time`` per build) with medians over
+``--rounds`` processes per side taken in turn: on a shared machine wall time measures the other
+processes too. The measured processes read and write bytecode caches in a temporary
+directory even when ``PYTHONDONTWRITEBYTECODE`` is set. ``--root PATH`` measures another
+checkout's compiler with this script (before/after comparisons).
 """
 
 from __future__ import annotations
@@ -81,7 +92,10 @@ _OURS = textwrap.dedent('''
         # Wrap the phases of build() to time them (same calls as tvmscript.build).
         import lowering, backend.codegen as cg, backend.runtime.engine as eng
         import importlib
-        tb = importlib.import_module("tvmscript.build")
+        try:  # --root may name a checkout from before the compiler package
+            tb = importlib.import_module("tvmscript.compiler.build")
+        except ModuleNotFoundError:
+            tb = importlib.import_module("tvmscript.build")
         def timed(name, fn):
             def wrapper(*a, **k):
                 s = time.perf_counter()
@@ -108,12 +122,16 @@ _OURS = textwrap.dedent('''
         llvm.TargetMachine.emit_object = timed("machine code (emit_object)", orig_emit)
     t2 = time.perf_counter()
     f, how = make_ir()
-    t3 = time.perf_counter()
+    t_ir = time.perf_counter()
+    if {pause}:
+        time.sleep({pause})  # a program doing other work between import and its first build
+    t3, c3 = time.perf_counter(), time.process_time()
     k = tvmscript.build(f, cache={cache})
-    t4 = time.perf_counter()
+    t4, c4 = time.perf_counter(), time.process_time()
     a = np.arange(8, dtype="float32"); c = np.empty_like(a); k(a, a, c)
     assert (c == 2 * a).all()
-    print(json.dumps({{"import": t1 - t0, "ir": t3 - t2, "build": t4 - t3, "how": how,
+    print(json.dumps({{"import": t1 - t0, "ir": t_ir - t2, "build": t4 - t3, "how": how,
+                      "build_cpu": c4 - c3,
                       "from_cache": k.from_cache, "phases": phases}}))
 ''')
 
@@ -159,22 +177,28 @@ def _ms(values: list[float]) -> str:
     return f"{1e3 * statistics.median(values):8.2f} ms (min {1e3 * min(values):.2f})"
 
 
-def main(repeats: int = 9) -> None:
+def main(repeats: int = 9, root: Path = ROOT) -> None:
     """Measure and print the table (medians over ``repeats`` fresh processes)."""
-    rows: dict[str, list[dict[str, object]]] = {"cold": [], "warm": [], "tvm": []}
+    rows: dict[str, list[dict[str, object]]] = {
+        "cold": [], "cold, 0.5 s after import": [], "warm": [], "tvm": []}
     warm_profiled: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tvms-ct-") as tmp:
-        env = {"TVMSCRIPT_CACHE_DIR": tmp}
+        env = {"TVMSCRIPT_CACHE_DIR": tmp, **_bytecode_env(tmp)}
+        _run(sys.executable, _OURS.format(root=str(root), cache=False, profile=False, pause=0),
+             env)  # writes the bytecode caches
+        for _ in range(repeats):
+            rows["cold, 0.5 s after import"].append(_run(sys.executable, _OURS.format(
+                root=str(root), cache=False, profile=False, pause=0.5), env))
         for _ in range(repeats):
             rows["cold"].append(_run(sys.executable, _OURS.format(
-                root=str(ROOT), cache=False, profile=True), env))
-        _run(sys.executable, _OURS.format(root=str(ROOT), cache=True, profile=False), env)
+                root=str(root), cache=False, profile=True, pause=0), env))
+        _run(sys.executable, _OURS.format(root=str(root), cache=True, profile=False, pause=0), env)
         for _ in range(repeats):
             rows["warm"].append(_run(sys.executable, _OURS.format(
-                root=str(ROOT), cache=True, profile=False), env))
+                root=str(root), cache=True, profile=False, pause=0), env))
         for _ in range(repeats):
             warm_profiled.append(_run(sys.executable, _OURS.format(
-                root=str(ROOT), cache=True, profile=True), env))
+                root=str(root), cache=True, profile=True, pause=0), env))
     if PEER_PYTHON.exists():
         for _ in range(repeats):
             try:
@@ -185,14 +209,16 @@ def main(repeats: int = 9) -> None:
     how = rows["cold"][0]["how"]
     print(f"source-to-callable, simple add kernel (IR built with the {how}), "
           f"median of {repeats} fresh processes")
-    print(f"{'':6} {'IR/parse':>26} {'build':>26} {'import':>26}")
+    print(f"{'':25} {'IR/parse':>26} {'build':>26} {'import':>26} {'build CPU':>10}")
     for name, results in rows.items():
         if not results:
-            print(f"{name:6} (not available)")
+            print(f"{name:25} (not available)")
             continue
         cols = [_ms([float(r[key]) for r in results])  # type: ignore[arg-type]
                 for key in ("ir", "build", "import")]
-        print(f"{name:6} " + " ".join(f"{c:>26}" for c in cols))
+        cpu = [float(r["build_cpu"]) for r in results if "build_cpu" in r]  # type: ignore[arg-type]
+        cpu_text = f"{1e3 * statistics.median(cpu):7.2f} ms" if cpu else ""
+        print(f"{name:25} " + " ".join(f"{c:>26}" for c in cols) + f" {cpu_text:>10}")
     if all(r.get("from_cache") for r in rows["warm"]):
         print("warm builds were all served from the disk cache")
     for title, runs in (("cold", rows["cold"]), ("warm", warm_profiled)):
@@ -215,15 +241,15 @@ _OURS_SUITE = textwrap.dedent('''
     real_prim_func = tvmscript.tir.prim_func
     def timed_prim_func(*a, **k):
         if a and callable(a[0]) and not k:
-            s = time.perf_counter()
+            s = time.thread_time()
             f = real_prim_func(*a, **k)
-            parse[a[0].__name__] = time.perf_counter() - s
+            parse[a[0].__name__] = time.thread_time() - s
             return f
         inner = real_prim_func(*a, **k)
         def deco(fn):
-            s = time.perf_counter()
+            s = time.thread_time()
             f = inner(fn)
-            parse[fn.__name__] = time.perf_counter() - s
+            parse[fn.__name__] = time.thread_time() - s
             return f
         return deco
     tvmscript.tir.prim_func = timed_prim_func
@@ -233,15 +259,20 @@ _OURS_SUITE = textwrap.dedent('''
     import backend.runtime.engine as eng
     import llvmlite.binding as llvm
     import importlib
-    tb = importlib.import_module("tvmscript.build")
+    try:  # --root may name a checkout from before the compiler package
+        tb = importlib.import_module("tvmscript.compiler.build")
+    except ModuleNotFoundError:
+        tb = importlib.import_module("tvmscript.build")
     phases = {{}}
     def timed(name, fn):
+        # CPU time of the calling thread: the machine may be shared (wall time then measures
+        # the other processes too); every phase runs on the building thread.
         def wrapper(*a, **k):
-            s = time.perf_counter()
+            s = time.thread_time()
             try:
                 return fn(*a, **k)
             finally:
-                phases[name] = phases.get(name, 0.0) + time.perf_counter() - s
+                phases[name] = phases.get(name, 0.0) + time.thread_time() - s
         return wrapper
     tb.lower_for_build = timed("lower", tb.lower_for_build)
     tb.generate = timed("llvm_ir", tb.generate)
@@ -258,18 +289,21 @@ _OURS_SUITE = textwrap.dedent('''
         for i in range(64):
             A[i] = A[i] * T.float32(2)
     tvmscript.build(warm_up, cache=False)
+    from tvmscript import _prewarm
+    if _prewarm.started():
+        _prewarm._thread.join()  # its imports are not any kernel's
     out = {{}}
     for name, f in KERNELS.items():
         phases.clear()
         tp = TimePasses()
-        s = time.perf_counter()
+        s, c = time.perf_counter(), time.process_time()
         with PassContext(instruments=[tp]):
             tvmscript.build(f, cache=False)
-        total = time.perf_counter() - s
+        total, cpu = time.perf_counter() - s, time.process_time() - c
         passes = sorted(((p, t) for p, t in tp.seconds.items() if p != "default_pipeline"),
                         key=lambda kv: -kv[1])[:3]
         out[name] = {{"parse": parse.get(name, parse.get("_" + name + "_in_place", parse.get(
-            "_" + name + "_packed", float("nan")))), "total": total, **dict(phases),
+            "_" + name + "_packed", float("nan")))), "total": total, "cpu": cpu, **dict(phases),
             "top_passes": passes}}
     print(json.dumps(out))
 ''')
@@ -282,24 +316,25 @@ _TVM_SUITE = textwrap.dedent('''
     from benchmarks._tvm_suite import build_tvm_suite
     from benchmarks.peers import make_inputs
     import importlib
-    parse, build = {{}}, {{}}
+    parse, build, build_wall = {{}}, {{}}, {{}}
     entry = importlib.import_module("tvm.tirx.script.parser.entry")
     real_parse = entry.parse
     def timed_parse(func, *a, **k):
-        s = time.perf_counter()
+        s = time.thread_time()
         try:
             return real_parse(func, *a, **k)
         finally:
-            parse[getattr(func, "__name__", "?")] = time.perf_counter() - s
+            parse[getattr(func, "__name__", "?")] = time.thread_time() - s
     entry.parse = timed_parse
     class TimedTVM:
         def __getattr__(self, name):
             return getattr(tvm, name)
         @staticmethod
         def compile(mod, target):
-            s = time.perf_counter()
+            s, c = time.perf_counter(), time.process_time()
             lib = tvm.compile(mod, target=target)
-            build[current[0]] = time.perf_counter() - s
+            build[current[0]] = time.process_time() - c
+            build_wall[current[0]] = time.perf_counter() - s
             return lib
     current = [""]
     inputs = make_inputs()
@@ -307,43 +342,81 @@ _TVM_SUITE = textwrap.dedent('''
     for name in names:
         current[0] = name
         build_tvm_suite(TimedTVM(), T, inputs, names={{name}})
-    print(json.dumps({{"parse": parse, "build": build}}))
+    print(json.dumps({{"parse": parse, "build": build, "build_wall": build_wall}}))
 ''')
 
 SPLIT = ("parse", "lower", "llvm_ir", "llvm_parse", "llvm_opt", "machine_code", "link", "entry")
 
 
-def suite_split() -> None:
+def _bytecode_env(tmp: str) -> dict[str, str]:
+    """Let the measured processes read and write bytecode caches (under ``tmp``), as an
+    installed package does: with ``PYTHONDONTWRITEBYTECODE`` set (some shells here set it)
+    every process compiles every module from source, which a first build then pays."""
+    env = {"PYTHONPYCACHEPREFIX": os.path.join(tmp, "pycache"), "PYTHONDONTWRITEBYTECODE": ""}
+    return env
+
+
+def _median(rows: list[dict[str, object]], key: str) -> float:
+    values = [float(r[key]) for r in rows if key in r]  # type: ignore[arg-type]
+    return statistics.median(values) if values else float("nan")
+
+
+def suite_split(rounds: int = 3, root: Path = ROOT) -> None:
     """Print the per-phase split of source-to-callable for the suite's kernels, ours and
-    TVM's (one fresh process each)."""
-    ours = _run(sys.executable, _OURS_SUITE.format(root=str(ROOT)), {})
-    tvm: dict[str, object] = {}
-    if PEER_PYTHON.exists():
-        try:
-            tvm = _run(str(PEER_PYTHON), _TVM_SUITE.format(root=str(ROOT)), {})
-        except RuntimeError as exc:
-            print(f"tvm: {exc}")
-    print("source-to-callable of the suite's kernels (ms; ours: cache=False, after one "
-          "throwaway build; TVM 0.27: same-nest twins)")
+    TVM's: ``rounds`` fresh processes each, taken in turn, medians."""
+    ours_runs: list[dict[str, object]] = []
+    tvm_runs: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="tvms-ct-") as tmp:
+        env = _bytecode_env(tmp)
+        _run(sys.executable, _OURS_SUITE.format(root=str(root)), env)  # writes the bytecode
+        for _ in range(rounds):
+            ours_runs.append(_run(sys.executable, _OURS_SUITE.format(root=str(root)), env))
+            if PEER_PYTHON.exists():
+                try:
+                    tvm_runs.append(_run(str(PEER_PYTHON), _TVM_SUITE.format(root=str(ROOT)),
+                                         env))
+                except RuntimeError as exc:
+                    print(f"tvm: {exc}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"source-to-callable of the suite's kernels, medians of {rounds} fresh processes each "
+          f"(load average {load:.1f} on {os.cpu_count()} cores)")
+    print("CPU ms (the machine may be shared: wall times are shown for reference only). Ours: "
+          "cache=False, after one throwaway build; TVM 0.27: same-nest twins, parse + "
+          "tvm.compile")
     head = " ".join(f"{p:>8}" for p in SPLIT)
-    print(f"{'kernel':<14} {head} {'ours':>8} {'tvm parse':>9} {'tvm build':>9}  slowest passes")
-    tvm_parse = tvm.get("parse", {})
-    tvm_build = tvm.get("build", {})
-    assert isinstance(tvm_parse, dict) and isinstance(tvm_build, dict)
-    for name, row in ours.items():
-        assert isinstance(row, dict)
-        cells = " ".join(f"{1e3 * float(row.get(p, 0.0)):>8.1f}" for p in SPLIT)
-        total = 1e3 * (float(row["total"]) + float(row["parse"]))
-        tp = 1e3 * float(tvm_parse.get(name, tvm_parse.get(name + "_in_place", float("nan"))))
-        tb = 1e3 * float(tvm_build.get(name, float("nan")))
-        passes = ", ".join(f"{p} {1e3 * s:.0f}" for p, s in row["top_passes"])
-        print(f"{name:<14} {cells} {total:>8.1f} {tp:>9.1f} {tb:>9.1f}  {passes}")
-    print("ours = parse + build; the phases do not add up to it exactly: the rest is the "
-          "build's own bookkeeping (hashing, signature checks)")
+    print(f"{'kernel':<13} {head} {'ours':>7} {'tvm':>7} {'ratio':>6} {'wall us':>8} "
+          f"{'wall tvm':>8}  slowest passes (wall ms)")
+    for name in ours_runs[0]:
+        rows = [r[name] for r in ours_runs]  # type: ignore[misc]
+        cells = " ".join(f"{1e3 * _median(rows, p):>8.1f}" for p in SPLIT)
+        ours = 1e3 * (_median(rows, "cpu") + _median(rows, "parse"))
+        ours_wall = 1e3 * (_median(rows, "total") + _median(rows, "parse"))
+        tvm_parse = [float(t["parse"].get(name, t["parse"].get(name + "_in_place", "nan")))  # type: ignore[attr-defined]
+                     for t in tvm_runs]
+        tvm_build = [float(t["build"].get(name, "nan")) for t in tvm_runs]  # type: ignore[attr-defined]
+        tvm_wall = [float(t["build_wall"].get(name, "nan")) for t in tvm_runs]  # type: ignore[attr-defined]
+        tvm = 1e3 * (statistics.median(tvm_parse) + statistics.median(tvm_build)) if tvm_runs \
+            else float("nan")
+        wall_tvm = 1e3 * (statistics.median(tvm_parse) + statistics.median(tvm_wall)) \
+            if tvm_runs else float("nan")
+        passes = ", ".join(f"{p} {1e3 * t:.0f}" for p, t in rows[0]["top_passes"])  # type: ignore[index]
+        print(f"{name:<13} {cells} {ours:>7.1f} {tvm:>7.1f} {ours / tvm:>6.2f} "
+              f"{ours_wall:>8.1f} {wall_tvm:>8.1f}  {passes}")
+    print("ours = parse + build (CPU of the process: the phases do not add up to it exactly, "
+          "the rest is the build's own bookkeeping: hashing, signature checks); "
+          "ratio = ours / TVM")
+
+
+def _option(name: str, default: str) -> str:
+    if name in sys.argv:
+        return sys.argv[sys.argv.index(name) + 1]
+    return default
 
 
 if __name__ == "__main__":
     if "--suite" in sys.argv:
-        suite_split()
+        # --rounds N: processes per side; --root PATH: measure another checkout's compiler
+        suite_split(int(_option("--rounds", "3")), Path(_option("--root", str(ROOT))))
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+        repeats = [a for a in sys.argv[1:] if a.isdigit()]
+        main(int(repeats[0]) if repeats else 9, Path(_option("--root", str(ROOT))))

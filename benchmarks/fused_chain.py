@@ -110,7 +110,7 @@ def main() -> None:
         label = "fused" if opt == 2 else "in place"
         print(f"  ours ({label:8}) IR: intermediate allocations {inter * mib:.1f} MiB")
     try:
-        from tvmscript.build import build
+        from tvmscript.compiler.build import build
     except ImportError:
         print("  (tvmscript.build unavailable: native timing skipped)")
         return

@@ -16,7 +16,6 @@ OpenBLAS sgemm here; 1.94-1.97x with A packed, parallel_speedup.py --rounds 15).
 from __future__ import annotations
 
 import functools
-
 import os
 
 from lowering.target import Target

@@ -338,6 +338,14 @@ class DeclBufferFrame(Frame):
         self.buffer = buffer
         self.allocate_extent = allocate
 
+    if TYPE_CHECKING:
+        # ``B = T.decl_buffer(...)`` in a @T.prim_func body binds the buffer (the parser
+        # enters the frame); type checkers must accept ``B[i]`` and ``B[i] = v`` there.
+        def __getitem__(self, indices: Any) -> Any: ...
+        def __setitem__(self, indices: Any, value: Any) -> None: ...
+        @property
+        def data(self) -> Var: ...
+
     def value(self) -> Any:
         return self.buffer
 

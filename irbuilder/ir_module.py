@@ -25,7 +25,34 @@ def register_ir_module_parser(hook: Callable[..., Any]) -> None:
 
 
 def ir_module(cls: type | None = None, **kwargs: Any) -> Any:
-    """An ``I.ir_module()`` frame inside a builder; the class decorator via the parser hook."""
+    """``@I.ir_module``: parse a class of ``@T.prim_func`` methods into an ``IRModule``.
+
+    Each function is stored under its method name; ``Module.f(...)`` inside a kernel calls
+    the module's function ``f``. Inside an IRBuilder, ``with I.ir_module():`` (no class) is
+    the module frame. The decorator needs the parser, which ``import tvmscript`` installs.
+
+    Parameters
+    ----------
+    cls : type, optional
+        The decorated class.
+    **kwargs
+        Passed to the parser (``check_well_formed=True`` runs the verifier).
+
+    Returns
+    -------
+    IRModule or ModuleFrame
+
+    Examples
+    --------
+    >>> @I.ir_module
+    ... class Module:
+    ...     @T.prim_func
+    ...     def inc(A: T.Buffer((2,), "int32")):
+    ...         for i in range(2):
+    ...             A[i] = A[i] + 1
+    >>> a = np.array([1, 2], dtype="int32"); tvmscript.build(Module)["inc"](a); print(a)
+    [2 3]
+    """
     if cls is None and IRBuilder.is_in_scope() and not kwargs:
         return ModuleFrame()
     if not _parser_hook:

@@ -79,6 +79,7 @@ from .ir import (
     const,
     post_order_visit,
 )
+from .ir.linear_form import from_linear
 from .region_sets import Interval, affine, compare, hull, narrow_hi, narrow_lo, offset
 
 __all__ = ["infer_block_regions", "infer_regions"]
@@ -197,7 +198,7 @@ class _Detector(StmtExprVisitor):
         for op, a, b in _comparisons(cond, holds):
             form = affine(a)
             form.add_form(affine(b), -1)
-            live = form.live()
+            live = form.live_terms()
             hits = [(atom, c) for atom, c in live if isinstance(atom, Var) and id(atom) in self.dom]
             if len(hits) != 1 or hits[0][1] not in (1, -1):
                 continue
@@ -210,14 +211,14 @@ class _Detector(StmtExprVisitor):
             rest = affine(const(form.const, form.dtype))
             for atom, c in live:
                 if atom is not var:
-                    rest.add(atom, c)
+                    rest.add_term(atom, c)
             # coef * var + rest  op  0
             if coef == 1:
                 bound = affine(const(0, form.dtype))
                 bound.add_form(rest, -1)
             else:
                 op, bound = _FLIP[op], rest
-            edge = bound.expr()
+            edge = from_linear(bound)
             if op in (LT, LE, EQ):
                 dom = narrow_hi(dom, offset(edge, -1) if op is LT else edge)
             if op in (GT, GE, EQ):
@@ -362,26 +363,26 @@ def _pick(a: PrimExpr, b: PrimExpr, kind: type[Min] | type[Max]) -> PrimExpr:
 def _times(expr: PrimExpr, factor: int) -> PrimExpr:
     form = affine(expr)
     scaled = affine(const(form.const * factor, form.dtype))
-    for atom, coef in form.live():
-        scaled.add(atom, coef * factor)
-    return scaled.expr()
+    for atom, coef in form.live_terms():
+        scaled.add_term(atom, coef * factor)
+    return from_linear(scaled)
 
 
 def _floordiv(expr: PrimExpr, divisor: int) -> PrimExpr:
     # (divisor * q + r) // divisor == q + r // divisor when every term's coefficient divides.
     form = affine(expr)
-    live = form.live()
+    live = form.live_terms()
     if all(c % divisor == 0 for _, c in live):
         out = affine(const(form.const // divisor, form.dtype))
         for atom, coef in live:
-            out.add(atom, coef // divisor)
-        return out.expr()
+            out.add_term(atom, coef // divisor)
+        return from_linear(out)
     return FloorDiv(expr, const(divisor, expr.dtype))
 
 
 def _floormod(expr: PrimExpr, divisor: int) -> PrimExpr:
     form = affine(expr)
-    live = form.live()
+    live = form.live_terms()
     if all(c % divisor == 0 for _, c in live):
         return const(form.const % divisor, form.dtype)
     return FloorMod(expr, const(divisor, expr.dtype))
@@ -429,8 +430,8 @@ def _cover(buffer: Buffer, region: list[Interval | None]) -> BufferRegion:
             continue
         extent = affine(hi)
         extent.add_form(affine(lo), -1)
-        extent.const += 1
-        ranges.append(Range(lo, extent.expr()))
+        extent.add_const(1)
+        ranges.append(Range(lo, from_linear(extent)))
     return BufferRegion(buffer, tuple(ranges))
 
 

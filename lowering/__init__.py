@@ -1,26 +1,32 @@
-"""Lowering: pass infrastructure, analyses, the verifier, IR-to-IR passes, the pipeline.
+"""Lowering: pass infrastructure, the pipeline and the target at the top; the passes in
+folders that say when they run (ARCHITECTURE.md, "Layout"):
+
+* ``transforms/``: the main pipeline, target-independent (tensors to buffers, blocks to
+  loops, flattening, allocation placement, unrolling, vectorization, simplification);
+* ``late/``: the target-dependent late stage (bit-exact loop rewrites for the machine code);
+* ``abi/``: the kernel's calling convention in IR (entry checks, outputs, the C entry);
+* ``checks/``: the verifier, the race check, bounds checks;
+* ``cpu/``: what every CPU build does before the pipeline (legalisation, refusals);
+* ``analysis/``, ``arith/``: shared analyses and integer arithmetic;
+* ``schedule/``: ``tir.Schedule``.
 
 Every pass is a callable object taking a PrimFunc or an IRModule:
 ``lowering.lower_blocks(func)``, ``lowering.flatten_buffer(func)``,
-``lowering.entry_checks(func)`` (and ``simplify``, ``unroll_loop``,
-``vectorize_loop`` from their modules). :func:`lower` runs :func:`default_pipeline`.
+``lowering.insert_entry_checks(func)`` (and ``simplify``, ``unroll_loop``, ``vectorize_loop``).
+:func:`lower` runs :func:`default_pipeline`.
 
 The names below load their module on first use, so importing one submodule (the printer
-uses ``lowering.declare_buffers``) does not import the whole pipeline.
+uses ``lowering.transforms.declare_buffers``) does not import the whole pipeline.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .declare_buffers import declare_buffers
-    from .entry_checks import entry_checks
-    from .flatten_buffer import flatten_buffer
-    from .lower_blocks import lower_blocks
+    from .abi.entry_checks import insert_entry_checks
+    from .checks.verifier import ENTRY_CHECKED_ATTR, Problem, WellFormedError, verify_well_formed
     from .pass_infra import (
         FunctionPass,
         ModulePass,
@@ -34,17 +40,19 @@ if TYPE_CHECKING:
         module_pass,
     )
     from .pipeline import PIPELINE_ORDER, default_pipeline, lower
-    from .plan_alloc import plan_allocation_location
-    from .simplify import simplify
-    from .unroll import unroll_loop
-    from .vectorize import vectorize_loop
-    from .verifier import ENTRY_CHECKED_ATTR, Problem, WellFormedError, verify_well_formed
+    from .transforms.declare_buffers import declare_buffers
+    from .transforms.flatten_buffer import flatten_buffer
+    from .transforms.lower_blocks import lower_blocks
+    from .transforms.plan_alloc import plan_allocation_location
+    from .transforms.simplify import simplify
+    from .transforms.unroll import unroll_loop
+    from .transforms.vectorize import vectorize_loop
 
 _MODULE_OF = {
-    "declare_buffers": "declare_buffers",
-    "entry_checks": "entry_checks",
-    "flatten_buffer": "flatten_buffer",
-    "lower_blocks": "lower_blocks",
+    "declare_buffers": "transforms.declare_buffers",
+    "insert_entry_checks": "abi.entry_checks",
+    "flatten_buffer": "transforms.flatten_buffer",
+    "lower_blocks": "transforms.lower_blocks",
     "FunctionPass": "pass_infra",
     "ModulePass": "pass_infra",
     "Pass": "pass_infra",
@@ -55,35 +63,18 @@ _MODULE_OF = {
     "TimePasses": "pass_infra",
     "function_pass": "pass_infra",
     "module_pass": "pass_infra",
-    "plan_allocation_location": "plan_alloc",
+    "plan_allocation_location": "transforms.plan_alloc",
     "PIPELINE_ORDER": "pipeline",
     "default_pipeline": "pipeline",
     "lower": "pipeline",
-    "simplify": "simplify",
-    "unroll_loop": "unroll",
-    "vectorize_loop": "vectorize",
-    "ENTRY_CHECKED_ATTR": "verifier",
-    "Problem": "verifier",
-    "WellFormedError": "verifier",
-    "verify_well_formed": "verifier",
+    "simplify": "transforms.simplify",
+    "unroll_loop": "transforms.unroll",
+    "vectorize_loop": "transforms.vectorize",
+    "ENTRY_CHECKED_ATTR": "checks.verifier",
+    "Problem": "checks.verifier",
+    "WellFormedError": "checks.verifier",
+    "verify_well_formed": "checks.verifier",
 }
-
-
-class _Package(types.ModuleType):
-    """Keeps a pass under its name when the submodule of the same name is imported.
-
-    Importing ``lowering.simplify`` sets the package attribute ``simplify`` to the module;
-    the pass (what ``from lowering import simplify`` has always given) keeps the name, and
-    the module stays reachable through ``sys.modules``.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _MODULE_OF.get(name) == name:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
@@ -110,7 +101,7 @@ __all__ = [
     "WellFormedError",
     "declare_buffers",
     "default_pipeline",
-    "entry_checks",
+    "insert_entry_checks",
     "flatten_buffer",
     "function_pass",
     "lower",

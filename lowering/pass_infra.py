@@ -122,8 +122,8 @@ class PassContext:
     def option(self, pass_name: str, key: str, default: Any = None) -> Any:
         """The option ``key`` configured for ``pass_name``, or ``default``.
 
-        ``-`` and ``_`` are interchangeable in pass names (``"unroll-loop"`` is
-        ``"unroll_loop"``).
+        Pass names are snake_case (ARCHITECTURE.md, "Pass names"); a hyphenated spelling
+        names the same pass (``"unroll-loop"`` is ``"unroll_loop"``).
         """
         wanted = _normal(pass_name)
         for name, options in self.config.items():
@@ -251,7 +251,7 @@ class Sequential(Pass):
 def function_pass(
     name: str, opt_level: int = 0
 ) -> Callable[[Callable[[PrimFunc], PrimFunc]], FunctionPass]:
-    """Decorator: ``@function_pass("flatten-buffer")`` turns a function into a pass."""
+    """Decorator: ``@function_pass("flatten_buffer")`` turns a function into a pass."""
 
     def wrap(fn: Callable[[PrimFunc], PrimFunc]) -> FunctionPass:
         return FunctionPass(fn, name, opt_level)

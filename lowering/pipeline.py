@@ -2,7 +2,7 @@
 
 Order (passes above the context's ``opt_level`` are skipped)::
 
-    tensor_fusion           inline single-use elementwise tensors (opt_level 2)
+    fuse_tensors            inline single-use elementwise tensors (opt_level 2)
     bufferize               tensors to buffers, returned tensors to output params
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_allocate_const    T.allocate_const allocations initialised by stores
@@ -13,27 +13,30 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
+    compact_buffer_allocation
+                            allocations shrunk to the box their accesses use (TVM's
+                            CompactBufferAllocation): a tile accumulator fits the stack
     simplify                bindings substituted by lower_blocks become simpler
     declare_buffers         implicit T.Buffer(..., data=...) views get their DeclBuffer
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
-    memory_reuse            dead allocations' memory reused by later ones (opt_level 1)
+    reuse_memory            dead allocations' memory reused by later ones (opt_level 1)
     unroll_loop             T.unroll loops (and small constant loops)
     simplify                fold the unrolled constants
     vectorize_reductions    declared (block) reductions accumulate in fixed lanes (opt 1;
                             config {"vectorize_reductions": {"enabled": False}} keeps order)
     vectorize_loop          T.vectorized loops become Ramp/Broadcast code
     simplify                clean the vector index arithmetic
-    entry_checks            argument checks, data/shape bindings
+    insert_entry_checks     argument checks, data/shape bindings
   late stage: machine-code rewrites (opt_level 1; after flattening and vectorize; each
   bit-exact; selected by the Target)
     vectorize_streams       serial loops filling large write-only arrays become vector loops
-    vector_remainder        constant remainders of vectorized loops become narrower vectors
+    vectorize_remainders    constant remainders of vectorized loops become narrower vectors
     distribute_reductions   element-wise stores split from scalar reductions
     jam_parallel_reductions parallel reduction chains interleaved
     interchange_reductions  strided reduction nests interchanged (under a no-overlap test)
     promote_accumulators    accumulators kept in registers (under a no-overlap test)
-    alias_version           gather loops get a no-alias fast path (AVX-512 targets only)
+    version_gathers         gather loops get a no-alias fast path (AVX-512 targets only)
     align_streams           stream-writing vector loops shifted onto cache lines
     mark_streams            large write-only arrays marked for non-temporal stores
     simplify                clean the rewrites' index arithmetic
@@ -49,33 +52,34 @@ from typing import Any, TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
 
-from .alias_version import alias_version
-from .align_streams import align_streams, mark_streams
-from .allocate_const import lower_allocate_const
-from .bufferize import bufferize
-from .declare_buffers import declare_buffers
-from .distribute import distribute_reductions
-from .entry_checks import entry_checks
-from .flatten_buffer import flatten_buffer
-from .hoist_alloc import hoist_allocations
-from .interchange import interchange_reductions
-from .jam import jam_parallel_reductions
-from .lower_blocks import lower_blocks
-from .memory_reuse import memory_reuse
+from .abi.entry_checks import insert_entry_checks
+from .checks.race_check import check_parallel_races
+from .checks.verifier import verify_well_formed
+from .late.alias_version import version_gathers
+from .late.align_streams import align_streams, mark_streams
+from .late.distribute import distribute_reductions
+from .late.interchange import interchange_reductions
+from .late.jam import jam_parallel_reductions
+from .late.promote import promote_accumulators
+from .late.stream_vectorize import vectorize_streams
+from .late.vector_remainder import vectorize_remainders
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
-from .plan_alloc import plan_allocation_location
-from .promote import promote_accumulators
-from .race_check import check_parallel_races
-from .reduce_vectorize import vectorize_reductions
-from .scalar_return import lower_scalar_return
-from .simplify import simplify
-from .stream_vectorize import vectorize_streams
 from .target import Target, TargetLike, as_target
-from .tensor_fusion import tensor_fusion
-from .unroll import unroll_loop
-from .vector_remainder import vector_remainder
-from .vectorize import vectorize_loop
-from .verifier import verify_well_formed
+from .transforms.allocate_const import lower_allocate_const
+from .transforms.bufferize import bufferize
+from .transforms.compact_buffer import compact_buffer_allocation
+from .transforms.declare_buffers import declare_buffers
+from .transforms.flatten_buffer import flatten_buffer
+from .transforms.hoist_alloc import hoist_allocations
+from .transforms.lower_blocks import lower_blocks
+from .transforms.memory_reuse import reuse_memory
+from .transforms.plan_alloc import plan_allocation_location
+from .transforms.reduce_vectorize import vectorize_reductions
+from .transforms.scalar_return import lower_scalar_return
+from .transforms.simplify import simplify
+from .transforms.tensor_fusion import fuse_tensors
+from .transforms.unroll import unroll_loop
+from .transforms.vectorize import vectorize_loop
 
 __all__ = [
     "LATE_STAGE",
@@ -87,50 +91,51 @@ __all__ = [
 ]
 
 PIPELINE_ORDER: tuple[str, ...] = (
-    "tensor_fusion",
+    "fuse_tensors",
     "bufferize",
     "lower_scalar_return",
     "lower_allocate_const",
     "lower_blocks",
     "plan_allocation_location",
     "check_parallel_races",
+    "compact_buffer_allocation",
     "simplify",
     "declare_buffers",
     "flatten_buffer",
     "hoist_allocations",
-    "memory_reuse",
+    "reuse_memory",
     "unroll_loop",
     "simplify",
     "vectorize_reductions",
     "vectorize_loop",
     "simplify",
-    "entry_checks",
+    "insert_entry_checks",
     # the late stage (LATE_STAGE)
     "vectorize_streams",
-    "vector_remainder",
+    "vectorize_remainders",
     "distribute_reductions",
     "jam_parallel_reductions",
     "interchange_reductions",
     "promote_accumulators",
-    "alias_version",
+    "version_gathers",
     "align_streams",
     "mark_streams",
     "simplify",
 )
 """Names of the passes of :func:`default_pipeline`, in order."""
 
-LATE_STAGE: tuple[str, ...] = PIPELINE_ORDER[PIPELINE_ORDER.index("entry_checks") + 1 :]
-"""The machine-code rewrites run after ``entry_checks`` (each has opt_level 1)."""
+LATE_STAGE: tuple[str, ...] = PIPELINE_ORDER[PIPELINE_ORDER.index("insert_entry_checks") + 1 :]
+"""The machine-code rewrites run after ``insert_entry_checks`` (each has opt_level 1)."""
 
 
 def _selected_by_target(name: str, target: Target) -> bool:
-    if name != "alias_version":
+    if name != "version_gathers":
         return True
     # Hardware gathers are what the no-alias fast path is for: on an AVX2 Zen 3 the
     # vectorized copy measured 10% slower than the scalar loop (15.0 vs 13.5 ms on the
-    # suite's 16M-element gather). PassContext(config={"alias_version": {"enabled": b}})
+    # suite's 16M-element gather). PassContext(config={"version_gathers": {"enabled": b}})
     # overrides the target's choice.
-    forced = PassContext.current().option("alias_version", "enabled")
+    forced = PassContext.current().option("version_gathers", "enabled")
     return target.has_feature("avx512f") if forced is None else bool(forced)
 
 
@@ -151,28 +156,29 @@ def lowering_passes(
     chosen = as_target(target)
     by_name: dict[str, Pass] = {
         "declare_buffers": declare_buffers,
-        "tensor_fusion": tensor_fusion,
+        "fuse_tensors": fuse_tensors,
         "bufferize": bufferize,
         "lower_scalar_return": lower_scalar_return,
         "lower_allocate_const": lower_allocate_const,
         "hoist_allocations": hoist_allocations,
-        "memory_reuse": memory_reuse,
+        "reuse_memory": reuse_memory,
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "check_parallel_races": check_parallel_races,
+        "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
         "vectorize_reductions": vectorize_reductions,
         "vectorize_loop": vectorize_loop,
-        "entry_checks": entry_checks,
+        "insert_entry_checks": insert_entry_checks,
         "vectorize_streams": vectorize_streams,
-        "vector_remainder": vector_remainder,
+        "vectorize_remainders": vectorize_remainders,
         "distribute_reductions": distribute_reductions,
         "jam_parallel_reductions": jam_parallel_reductions,
         "interchange_reductions": interchange_reductions,
         "promote_accumulators": promote_accumulators,
-        "alias_version": alias_version,
+        "version_gathers": version_gathers,
         "align_streams": align_streams,
         "mark_streams": mark_streams,
     }
@@ -237,7 +243,7 @@ def lower(
     host) selects the late stage's rewrites. With ``verify_each`` the input and the output
     of every pass are verified (1-d accesses required from ``flatten_buffer`` on), and the
     result with ``lowered=True``. ``check_races`` (when not None) sets the
-    ``check_parallel_races`` pass's ``enabled`` option (:mod:`lowering.race_check`; a refused
+    ``check_parallel_races`` pass's ``enabled`` option (:mod:`lowering.checks.race_check`; a refused
     loop raises ``RaceError``).
     """
     outer: PassContext = PassContext.current()

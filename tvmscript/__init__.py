@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from irbuilder.ir import IRModule, PrimFunc, set_script_display, set_script_printer
@@ -29,7 +28,7 @@ from .printer import script
 if TYPE_CHECKING:
     from lowering.target import Target
 
-    from .build import Kernel, KernelModule, clear_build_cache
+    from .compiler.build import Kernel, KernelModule, clear_build_cache
 
 set_script_printer(script)
 set_script_display(display.show, display.html_of)
@@ -47,9 +46,9 @@ def build(
     interpreter; ``opt_level`` is 0-3. Options (``fastmath``, ``fp_contract``, ``cache``,
     ``verify``, ``bounds_check``, ``release_gil``, ``count_allocations``,
     ``copy_noncontiguous_inputs``, ...) are documented on ``tvmscript.build`` 's implementation,
-    ``sys.modules["tvmscript.build"].build``, and in the README.
+    ``tvmscript.compiler.build.build``, and in the README.
     """
-    from .build import build as build_impl
+    from .compiler.build import build as build_impl
 
     return build_impl(func_or_module, target, opt_level, **options)
 
@@ -60,7 +59,7 @@ def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs
     Like MLIR's ``print-conflicts``: each copy or allocation comes with the source lines
     of the definition, the conflicting write and the read that forced it.
     """
-    from lowering.bufferize import explain_bufferization as explain
+    from lowering.transforms.bufferize import explain_bufferization as explain
 
     report = explain(func, opt_level=opt_level, **kwargs)
     print(report)
@@ -78,42 +77,20 @@ if "IPython" in sys.modules:
 
 
 _LAZY = {
-    "Kernel": f"{__name__}.build",
-    "KernelModule": f"{__name__}.build",
-    "clear_build_cache": f"{__name__}.build",
+    "Kernel": f"{__name__}.compiler.build",
+    "KernelModule": f"{__name__}.compiler.build",
+    "clear_build_cache": f"{__name__}.compiler.build",
     "Target": "lowering.target",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        # import_module, not ``from . import build``: that would find the function.
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-class _Package(types.ModuleType):
-    """``tvmscript.build`` stays the function when the submodule of that name is imported.
-
-    Importing ``tvmscript.build`` (lazily, or by ``from tvmscript.build import ...``) sets
-    the package attribute to the module; the function keeps the name, as it always had, and
-    the module stays reachable through ``sys.modules``.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "build" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled by name like any module (cloudpickle, Dask): its reducers match the exact
-        # module type only.
-        return importlib.import_module, (self.__name__,)
-
-
-sys.modules[__name__].__class__ = _Package
 
 # Last: the thread's imports (llvmlite, the runtime) must not contend with this package's.
 # Not inside mypy, which imports this package only to load tvmscript.mypy_plugin.

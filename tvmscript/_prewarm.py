@@ -3,7 +3,8 @@
 The thread imports the native runtime (llvmlite, ``backend.runtime``) and then creates the
 LLJIT (LLVM initialisation, host target query, one probe link): neither is on the importing
 thread, so ``import tvmscript`` stays short, and by the time a first kernel is parsed and
-lowered the JIT is ready. ``TVMSCRIPT_PREWARM=0`` disables it. A ``fork()`` waits for the
+lowered the JIT is ready; then it imports the compiler (passes, code generation) so that the
+first build does not. ``TVMSCRIPT_PREWARM=0`` disables it. A ``fork()`` waits for the
 thread (the child must not inherit a half-done import or a half-initialised LLVM); interpreter
 exit waits for it too (it is not a daemon: LLVM is not torn down under it).
 """
@@ -11,6 +12,7 @@ exit waits for it too (it is not a daemon: LLVM is not torn down under it).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import threading
 
@@ -25,14 +27,32 @@ def _disabled() -> bool:
     return flag in ("0", "false", "no", "off")
 
 
+# The compiler a first build imports (``tvmscript.compiler.build`` brings codegen and the
+# passes' infrastructure, ``lowering.lower`` the pipeline's passes): about 35 ms of CPU that
+# the thread spends while the program parses, instead of the first build.
+_COMPILER = (("tvmscript.compiler.build", None), ("lowering", "lower"))
+_stop = threading.Event()
+
+
 def _run() -> None:
     with contextlib.suppress(Exception):  # the build that needs the JIT reports any failure
         from backend.runtime import engine
 
         engine.warm_now()
+    with contextlib.suppress(Exception):  # the first build imports whatever is left
+        # Waits until `import tvmscript` has finished: the compiler's imports never run beside
+        # the package's own (two threads importing halfway into each other's modules).
+        importlib.import_module("tvmscript")
+        for module, attr in _COMPILER:
+            if _stop.is_set():
+                return
+            imported = importlib.import_module(module)
+            if attr is not None:
+                getattr(imported, attr)
 
 
 def _join() -> None:
+    _stop.set()  # the compiler imports are not worth waiting for: a child imports on demand
     thread = _thread
     if thread is not None and thread is not threading.current_thread():
         thread.join()
@@ -48,6 +68,11 @@ def start() -> None:
             return
         _thread = threading.Thread(target=_run, name="tvmscript-jit-prewarm")
         os.register_at_fork(before=_join)
+        # Interpreter exit joins the thread: a short program must not wait for the compiler's
+        # imports (it waits only for the module being imported when it ends).
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(_stop.set)
         _thread.start()
 
 

@@ -63,7 +63,7 @@ def _stage_text(ir: PrimFunc | IRModule, stage: str, opt_level: int) -> str:
         return ir.script()
     if stage == "lowered":
         return _lower(ir, opt_level).script()
-    from .build import build
+    from .compiler.build import build
 
     return str(build(ir, opt_level=opt_level).get_source("ll" if stage == "llvm" else "asm"))
 
@@ -84,7 +84,7 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
-    from lowering.bufferize import explain_bufferization
+    from lowering.transforms.bufferize import explain_bufferization
 
     path, name = split_target(args.target)
     if name is None:

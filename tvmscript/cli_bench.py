@@ -93,7 +93,7 @@ def bench(
     func: PrimFunc, bindings: dict[str, float], *, opt_level: int, repeat: int, min_time: float
 ) -> str:
     """Build ``func``, call it on random inputs and report build and per-call times."""
-    from .build import build
+    from .compiler.build import build
 
     args = random_arguments(func, bindings)
     start = time.perf_counter()

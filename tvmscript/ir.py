@@ -24,6 +24,7 @@ from irbuilder.ir_module import ir_module
 from irbuilder.ir_module import module_attrs as _module_attrs
 
 __all__ = [
+    "IRBuilder",
     "IRModule",
     "PrimFunc",
     "StructuralMismatch",
@@ -40,6 +41,26 @@ def module_attrs(attrs: dict[str, Any]) -> None:
 
     Python runs an ``@I.ir_module`` class body before the decorator parses it; outside an
     IRBuilder the call therefore does nothing (the parser makes it again, in the module).
+
+    Parameters
+    ----------
+    attrs : dict
+        Merged into the module's attributes.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @I.ir_module
+    ... class Module:
+    ...     I.module_attrs({"note": "demo"})
+    ...     @T.prim_func
+    ...     def f(A: T.Buffer((1,), "int32")):
+    ...         A[0] = 1
+    >>> Module.attrs["note"]
+    'demo'
     """
     if IRBuilder.is_in_scope():
         _module_attrs(attrs)

@@ -143,6 +143,24 @@ __all__ = [
     "BufferLoad",
     "index_map",
 ]
+__all__ += [  # IR classes and helpers T re-exports for isinstance checks and constants
+    "AllocateFrame",
+    "BinaryOp",
+    "CallKind",
+    "CallNode",
+    "DeclBufferFrame",
+    "IterKind",
+    "IterVar",
+    "PrimExpr",
+    "Reduce",
+    "ReduceKind",
+    "TVM_OP_BUILDERS",
+    "Var",
+    "as_dtype",
+    "const",
+    "convert",
+    "promote",
+]
 __all__ += _builder.__all__  # the builder namespace (a form type checkers follow)
 
 
@@ -161,7 +179,11 @@ def _node(cls: type[BinaryOp]) -> Any:
         return cls(x, y)
 
     build.__name__ = build.__qualname__ = cls.__name__
-    build.__doc__ = f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded."
+    build.__doc__ = (
+        f"A ``{cls.__name__}`` node of ``a`` and ``b``, never folded (Python's operators fold "
+        "constants).\n\n    Parameters\n    ----------\n    a, b : PrimExpr or number\n"
+        "        Promoted to a common type.\n\n    Returns\n    -------\n    PrimExpr\n"
+    )
     build.exact_node = True  # type: ignore[attr-defined]  # no parse-time checks on it
     return build
 
@@ -220,8 +242,21 @@ _ITER_KINDS = {
 }
 
 
-def iter_var(var: Var, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
-    """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``."""
+def iter_var(var: Var | PrimExpr, dom: Any, iter_type: str, thread_tag: str = "") -> IterVar:
+    """``T.iter_var(k, T.Range(0, 8), "CommReduce", "")``: an IterVar over ``dom``.
+
+    Parameters
+    ----------
+    var, dom : Var, Range
+        The iteration variable and its domain (a ``T.Range`` or a ``(begin, end)`` pair).
+    iter_type, thread_tag : str
+        TVM's kind name (``"DataPar"``, ``"CommReduce"``, ``"Ordered"``, ``"Opaque"``,
+        ``"ThreadIndex"``) and, for ``"ThreadIndex"``, the thread axis.
+
+    Returns
+    -------
+    IterVar
+    """
     if not isinstance(var, Var):
         raise TypeError(f"T.iter_var: expected a Var, got {type(var).__name__}")
     if isinstance(dom, (tuple, list)):
@@ -242,6 +277,22 @@ def comm_reducer(combiner: Any, identity: Sequence[Any]) -> _ir.CommReducer:
     The combiner takes ``2 * len(identity)`` parameters (the lhs values, then the rhs values)
     and returns one expression or a tuple of them; each parameter becomes a variable of its
     identity's type (an int identity is int32), as TVM builds it.
+
+    Parameters
+    ----------
+    combiner : callable
+        ``lambda x, y: x + y`` (or ``lambda x0, x1, y0, y1: (..., ...)`` for two values).
+    identity : list
+        The identity of each value.
+
+    Returns
+    -------
+    CommReducer
+
+    Examples
+    --------
+    >>> print(T.comm_reducer(lambda x, y: T.max(x, y), [T.float32("-inf")]).reduce_kind())
+    ReduceKind.MAX
     """
     if not callable(combiner):
         raise TypeError("T.comm_reducer: the combiner must be a function (a lambda)")
@@ -275,6 +326,32 @@ def reduce(
     TVM's form ``T.reduce(T.comm_reducer(...), source=[src], init=[], axis=[...],
     condition=c, value_index=0)`` is accepted for single-value reducers that are a sum,
     product, min, max, and or or with their usual identity.
+
+    Parameters
+    ----------
+    kind : str or CommReducer
+        ``"sum"``, ``"prod"``, ``"max"``, ``"min"``, ``"all"``, ``"any"``.
+    source, axis : PrimExpr (or a one-element list), list of IterVar
+        The reduced value and the reduction domain.
+    where : PrimExpr, optional
+        Only points where it holds count (``condition=`` in TVM's form).
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rowsum(A: T.Buffer((2, 3), "int32"), B: T.Buffer((2,), "int32")):
+    ...     k = T.int32()
+    ...     for i in range(2):
+    ...         axis = T.meta_var([T.iter_var(k, T.Range(0, 3), "CommReduce", "")])
+    ...         B[i] = T.reduce("sum", A[i, k], axis=axis)
+    >>> b = np.zeros(2, dtype="int32")
+    >>> tvmscript.build(rowsum)(np.arange(6, dtype="int32").reshape(2, 3), b); print(b)
+    [ 3 12]
     """
     if isinstance(kind, _ir.CommReducer):
         matched = kind.reduce_kind()
@@ -362,6 +439,19 @@ def format_message(template: str, *values: Any) -> PrimExpr:
 
     ``assert n == 4, T.format_message("expected 4, got {}", n)``. Values are scalar
     integers/bools (or ``T.array_descr(h)``); at most four; ``{{``/``}}`` are braces.
+
+    Parameters
+    ----------
+    template : str
+        The message; a ``TypeError: ``/``ValueError: ``/``IndexError: `` prefix picks the
+        exception.
+    *values : PrimExpr
+        One per ``{}``.
+
+    Returns
+    -------
+    PrimExpr
+        Valid only as the message of ``assert``/``T.Assert``.
     """
     if not isinstance(template, str):
         raise TypeError(
@@ -397,6 +487,23 @@ def decl_buffer(*args: Any, **kwargs: Any) -> DeclBufferFrame:  # type: ignore[n
         args = args[1:]
     return _decl_buffer(*args, **kwargs)
 
+
+def _with_note(doc: str | None, note: str) -> str:
+    """``doc`` (a builder's numpy-style docstring) with ``note`` as a paragraph before its
+    Parameters section, so ``help(T.<name>)`` of a wrapper shows the whole documentation."""
+    text = doc or ""
+    head, sep, tail = text.partition("\n    Parameters\n")
+    return f"{head}\n{note}{sep}{tail}" if sep else f"{text}\n{note}"
+
+
+allocate.__doc__ = _with_note(
+    _allocate.__doc__, "    ``shape=`` is accepted for ``extents`` (TVM's keyword).\n"
+)
+decl_buffer.__doc__ = _with_note(
+    _decl_buffer.__doc__,
+    "    A leading data var is taken as ``data=``: ``T.decl_buffer(A.data, (256,),\n"
+    "    \"float32\")``, as the DeclBuffer RFC writes it.\n",
+)
 
 buffer_decl = decl_buffer
 """``T.buffer_decl``: the old name of :func:`decl_buffer` (TVM before the DeclBuffer RFC)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from irbuilder.ir import Buffer, DataType, Var
 
-from .c_errors import add_c_error_helpers
+from ..abi.c_errors import add_c_error_helpers
 from .context import CodegenError, ErrorKind, ModuleContext, llvm_type, sanitize
 
 __all__ = ["FunctionBuilder", "ensure_helpers"]

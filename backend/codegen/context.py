@@ -78,7 +78,7 @@ class CodegenOptions:
     error_abi: str = "python"
     """How errors leave a function: ``"python"`` sets a Python exception (native kernel ABI);
     ``"c"`` records code and message in thread-local storage (plain-C entry points,
-    ``backend/codegen/c_errors.py``) and never calls Python."""
+    ``backend/abi/c_errors.py``) and never calls Python."""
 
 
 def align_of(dtype: DataType) -> int:

@@ -79,7 +79,7 @@ class ExprEmitter(FunctionBuilder):
     """Whether a streaming store was emitted (the function must end with a fence)."""
     alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place
     """Per data var (by id): metadata suffix of its accesses inside a no-overlap region
-    (see :mod:`lowering.alias_version`)."""
+    (see :mod:`lowering.late.alias_version`)."""
 
     @property
     def fm(self) -> str:

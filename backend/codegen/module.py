@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from backend.runtime.pyabi import runtime_prelude_ir
+from backend.abi.pyabi import runtime_prelude_ir
 from backend.runtime.target import codegen_target_machine
 from irbuilder.ir import IRModule, PrimFunc
 from lowering.target import Target

@@ -26,7 +26,7 @@ from irbuilder.ir import (
     as_dtype,
     message_parts,
 )
-from lowering.alias_version import NOALIAS_ATTR
+from lowering.late.alias_version import NOALIAS_ATTR
 
 from .context import CodegenError, ErrorKind, const_int, llvm_type, mem_type, sanitize
 from .expr import ExprEmitter
@@ -130,7 +130,7 @@ def _attr(em: StmtEmitter, node: AttrStmt) -> None:
 
 
 def _noalias_region(em: StmtEmitter, node: AttrStmt) -> None:
-    """A fast path whose listed buffers do not overlap (see :mod:`lowering.alias_version`).
+    """A fast path whose listed buffers do not overlap (see :mod:`lowering.late.alias_version`).
 
     Each data var gets its own alias scope in a fresh domain; an access is declared not to
     alias the *written* buffers' scopes (and a written buffer's access none of the others),

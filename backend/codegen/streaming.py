@@ -6,14 +6,14 @@ every three it needs. A non-temporal store writes whole lines around the caches 
 ``vadd`` and the stencil run up to a third faster once DRAM bandwidth is the limit.
 
 A parameter array qualifies when the function never reads it and its constant size is at
-least :data:`~lowering.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark-streams``
-lists those in the function attribute :data:`~lowering.align_streams.STREAMS_ATTR`, which is
-all this module reads (:func:`~lowering.align_streams.streamed_data_vars`). Only explicit
+least :data:`~lowering.late.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark_streams``
+lists those in the function attribute :data:`~lowering.late.align_streams.STREAMS_ATTR`, which is
+all this module reads (:func:`~lowering.late.align_streams.streamed_data_vars`). Only explicit
 contiguous vector stores of at least 16 bytes stream (LLVM's own vectorizer refuses loops
-holding non-temporal scalar stores, so the ``vectorize-streams`` pass makes serial loops
-filling such arrays explicit vector loops first: :mod:`lowering.stream_vectorize`); each
+holding non-temporal scalar stores, so the ``vectorize_streams`` pass makes serial loops
+filling such arrays explicit vector loops first: :mod:`lowering.late.stream_vectorize`); each
 tests its address at run time and stores 16-byte aligned pieces non-temporally, or falls
-back to an ordinary store (numpy guarantees only element alignment; the ``align-streams``
+back to an ordinary store (numpy guarantees only element alignment; the ``align_streams``
 pass shifts loops like a stencil's onto aligned addresses). Values and the order of stores
 are unchanged: same thread reads see them, and a function that streamed ends with a full
 fence so the thread pool's hand-off (and any other thread) sees them too.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from irbuilder.ir import DataType
-from lowering.align_streams import STREAMING_MIN_BYTES, streamed_data_vars
+from lowering.late.align_streams import STREAMING_MIN_BYTES, streamed_data_vars
 
 from .context import llvm_type
 

@@ -88,7 +88,7 @@ def _as_array(param: Var, buffer: Buffer, arg: Any, check: bool) -> np.ndarray[A
     array = arg if isinstance(arg, np.ndarray) else np.asarray(arg)
     if check:
         expected = buffer.dtype.element_of().numpy_dtype
-        # The messages are the native entry checks' (lowering.entry_checks).
+        # The messages are the native entry checks' (lowering.abi.entry_checks).
         if array.ndim != buffer.ndim:
             raise TypeError(f"{buffer.name}: expected ndim == {buffer.ndim}, got {array.ndim}")
         if array.dtype != expected:
@@ -161,6 +161,8 @@ def _check_layout(
             text = str(expected) if isinstance(dim, IntImm) else f"{shown} = {expected}"
             raise ValueError(f"{buffer.name}: expected shape[{k}] == {text}, got {array.shape[k]}")
     itemsize = buffer.dtype.itemsize
+    if array.size == 0:
+        return  # no element is addressed (numpy 2 gives empty arrays zero strides)
     if buffer.strides:
         for k, stride in enumerate(buffer.strides):
             expected = int(evaluate(stride)) * itemsize

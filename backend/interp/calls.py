@@ -23,7 +23,7 @@ from irbuilder.ir import (
     as_dtype,
     llvm_intrinsic_spec,
 )
-from lowering.flatten_buffer import flat_index
+from lowering.transforms.flatten_buffer import flat_index
 
 from . import values as V
 from .arguments import ArrayArg

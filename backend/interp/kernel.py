@@ -9,7 +9,7 @@ import numpy as np
 
 from irbuilder.ir import PrimFunc
 
-from ..call_args import CallBinder
+from ..abi.call_args import CallBinder
 from .arguments import bind_arguments, written_data_vars
 from .interpreter import Interpreter
 

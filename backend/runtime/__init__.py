@@ -1,11 +1,9 @@
-"""Native runtime of tvmscript: JIT engine, CPython entry points, thread pool, vector math.
+"""Native runtime of tvmscript: JIT engine, thread pool, vector math.
 
-Public API (see each submodule for details and the ABI contract for generated kernels):
+Public API (see each submodule for details; the ABI of generated kernels, their CPython entry
+points and the ndarray/exception layout, is :mod:`backend.abi`):
 
 * :func:`compile_ir` -> :class:`CompiledLibrary` (``engine``), :class:`CompileError`;
-* :class:`EntrySpec`, :class:`BufferParam`, :class:`ScalarParam`, :func:`entry_wrapper_ir`,
-  :func:`make_builtin` (``pyentry``) and :func:`runtime_prelude_ir` plus the ndarray/exception
-  helpers (``pyabi``);
 * ``tvms_parallel_for`` thread pool: :func:`parallel_runtime_symbols`, :func:`set_num_threads`,
   :func:`get_num_threads`, :func:`parallel_for` (``threadpool``);
 * :class:`MathLowering` for vectorisable math calls (``vecmath``);
@@ -16,6 +14,7 @@ declaring ``tvms_exc_*``, ``tvms_descr_*``, ``tvms_ndarray_type``, ``tvms_parall
 ``tvms_<libm function>`` or libmvec ``_ZGV*`` symbols gets them bound at load time.
 """
 
+from ..abi.pyabi import runtime_global_address
 from .engine import (
     CompiledLibrary,
     CompileError,
@@ -27,33 +26,6 @@ from .engine import (
     read_cache_file,
     register_symbol_provider,
     write_cache_file,
-)
-from .pyabi import (
-    DTYPES,
-    EXCEPTIONS,
-    NPY_ARRAY_ALIGNED,
-    NPY_ARRAY_C_CONTIGUOUS,
-    NPY_ARRAY_F_CONTIGUOUS,
-    NPY_ARRAY_OWNDATA,
-    NPY_ARRAY_WRITEABLE,
-    DtypeInfo,
-    NdarrayLayout,
-    array_dtype_matches_ir,
-    c_string_global,
-    ndarray_layout,
-    runtime_global_address,
-    runtime_prelude_ir,
-    runtime_prelude_symbols,
-)
-from .pyentry import (
-    SCALAR_DTYPES,
-    BufferParam,
-    EntrySpec,
-    KernelOwner,
-    ScalarParam,
-    entry_wrapper_ir,
-    make_builtin,
-    wrapper_symbol,
 )
 from .softfp import softfp_symbol_address
 from .target import HostTarget, host_target, host_target_machine, optimize, optimize_count
@@ -81,33 +53,16 @@ register_symbol_provider(vecmath_symbol_address)
 register_symbol_provider(softfp_symbol_address)
 
 __all__ = [
-    "DTYPES",
-    "EXCEPTIONS",
     "LIBM_FUNCTIONS",
-    "NPY_ARRAY_ALIGNED",
-    "NPY_ARRAY_C_CONTIGUOUS",
-    "NPY_ARRAY_F_CONTIGUOUS",
-    "NPY_ARRAY_OWNDATA",
-    "NPY_ARRAY_WRITEABLE",
-    "SCALAR_DTYPES",
-    "BufferParam",
     "CompileError",
     "CompiledLibrary",
-    "DtypeInfo",
-    "EntrySpec",
     "HostTarget",
-    "KernelOwner",
     "MathLowering",
-    "NdarrayLayout",
-    "ScalarParam",
-    "array_dtype_matches_ir",
-    "c_string_global",
     "cache_enabled",
     "compile_ir",
     "compile_stats",
     "default_cache_dir",
     "default_num_threads",
-    "entry_wrapper_ir",
     "get_num_threads",
     "host_target",
     "host_target_machine",
@@ -115,8 +70,6 @@ __all__ = [
     "libmvec_variants",
     "load_object",
     "read_cache_file",
-    "make_builtin",
-    "ndarray_layout",
     "optimize",
     "optimize_count",
     "parallel_for",
@@ -124,13 +77,9 @@ __all__ = [
     "region_overhead_ns",
     "register_symbol_provider",
     "running_threads",
-    "runtime_global_address",
-    "runtime_prelude_ir",
-    "runtime_prelude_symbols",
     "set_num_threads",
     "softfp_symbol_address",
     "threadpool_symbol_address",
     "vecmath_symbol_address",
-    "wrapper_symbol",
     "write_cache_file",
 ]

@@ -672,8 +672,12 @@ class ReduceKind(enum.Enum):
     ANY = "any"
 
 
-def reduce_identity(kind: ReduceKind, dtype: DataType) -> PrimExpr:
-    """The init value of a reduction: sum 0, prod 1, max lowest, min highest..."""
+def reduce_identity(kind: ReduceKind, dtype: DataType, *, finite: bool = False) -> PrimExpr:
+    """The init value of a reduction: sum 0, prod 1, max lowest, min highest...
+
+    A float max/min starts at -inf/+inf (neutral for every input); ``finite=True`` gives the
+    lowest/highest finite value instead, TVM's reducer identity (``min_value(dtype)``), which
+    the schedule primitives match and produce so their IR equals TVM's."""
     if kind in (ReduceKind.ALL, ReduceKind.ANY):
         if not dtype.is_bool:
             raise TypeError(f"T.{kind.value} reduces bool values, got {dtype}")
@@ -686,9 +690,9 @@ def reduce_identity(kind: ReduceKind, dtype: DataType) -> PrimExpr:
     elif kind is ReduceKind.PROD:
         value = 1
     elif kind is ReduceKind.MAX:
-        value = -float("inf") if dtype.is_float else dtype.min_value
+        value = -float("inf") if dtype.is_float and not finite else dtype.min_value
     else:
-        value = float("inf") if dtype.is_float else dtype.max_value
+        value = float("inf") if dtype.is_float and not finite else dtype.max_value
     return const(value, dtype)
 
 

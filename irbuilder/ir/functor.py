@@ -86,6 +86,30 @@ def rebuild(node: Any, changes: dict[str, Any]) -> Any:
 
 _NodeT = TypeVar("_NodeT")
 
+# What visit_value/mutate_value do with a value, decided once per class (the chain of
+# isinstance tests ran for every field of every node, most often for non-IR fields).
+_EXPR, _TUPLE, _STMT, _RANGE, _ITER_VAR, _REGION, _MATCH, _BUFFER, _OTHER = range(9)
+_VALUE_KINDS: dict[type, int] = {}
+
+
+def _value_kind(cls: type) -> int:
+    kind = _OTHER
+    for base, value_kind in (
+        (PrimExpr, _EXPR),
+        (tuple, _TUPLE),
+        (Range, _RANGE),
+        (IterVar, _ITER_VAR),
+        (BufferRegion, _REGION),
+        (MatchBufferRegion, _MATCH),
+        (Buffer, _BUFFER),
+        (Stmt, _STMT),
+    ):
+        if issubclass(cls, base):
+            kind = value_kind
+            break
+    _VALUE_KINDS[cls] = kind
+    return kind
+
 
 class _Dispatch:
     """Per-class cache from node class to the bound handler name."""
@@ -124,24 +148,27 @@ class ExprVisitor(_Dispatch):
 
     def visit_value(self, value: Any) -> None:
         """Visit any IR value: expressions, statements, tuples, ranges, regions."""
-        if isinstance(value, PrimExpr):
+        kind = _VALUE_KINDS.get(type(value))
+        if kind is None:
+            kind = _value_kind(type(value))
+        if kind == _EXPR:
             self.visit_expr(value)
-        elif isinstance(value, tuple):
+        elif kind == _TUPLE:
             for item in value:
                 self.visit_value(item)
-        elif isinstance(value, Range):
+        elif kind == _STMT:
+            self.visit_stmt(value)
+        elif kind == _RANGE:
             self.visit_expr(value.min)
             self.visit_expr(value.extent)
-        elif isinstance(value, IterVar):
+        elif kind == _ITER_VAR:
             self.visit_iter_var(value)
-        elif isinstance(value, BufferRegion):
+        elif kind == _REGION:
             self.visit_buffer_region(value)
-        elif isinstance(value, MatchBufferRegion):
+        elif kind == _MATCH:
             self.visit_buffer_region(value.source)
-        elif isinstance(value, Buffer):
+        elif kind == _BUFFER:
             self.visit_buffer(value)
-        elif isinstance(value, Stmt):
-            self.visit_stmt(value)
 
     def visit_stmt(self, stmt: Stmt) -> None:
         """Expression visitors ignore statements; see :class:`StmtExprVisitor`."""
@@ -195,25 +222,26 @@ class ExprMutator(_Dispatch):
 
     def mutate_value(self, value: Any) -> Any:
         """Mutate any IR value; containers are rebuilt only when an item changed."""
-        if isinstance(value, PrimExpr):
+        kind = _VALUE_KINDS.get(type(value))
+        if kind is None:
+            kind = _value_kind(type(value))
+        if kind == _EXPR:
             return self.visit_expr(value)
-        if isinstance(value, tuple):
+        if kind == _TUPLE:
             items = [self.mutate_value(item) for item in value]
             if all(a is b for a, b in zip(items, value)):
                 return value
             return tuple(items)
-        if isinstance(value, Range):
-            return self.generic_mutate(value)
-        if isinstance(value, IterVar):
-            return self.visit_iter_var(value)
-        if isinstance(value, BufferRegion):
-            return self.visit_buffer_region(value)
-        if isinstance(value, MatchBufferRegion):
-            return self.generic_mutate(value)
-        if isinstance(value, Buffer):
-            return self.visit_buffer(value)
-        if isinstance(value, Stmt):
+        if kind == _STMT:
             return self.visit_stmt(value)
+        if kind == _RANGE or kind == _MATCH:
+            return self.generic_mutate(value)
+        if kind == _ITER_VAR:
+            return self.visit_iter_var(value)
+        if kind == _REGION:
+            return self.visit_buffer_region(value)
+        if kind == _BUFFER:
+            return self.visit_buffer(value)
         return value
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:

@@ -9,7 +9,7 @@ the kind to instructions). Readers:
 * ``irbuilder.tir.exprs`` makes the ``T.<name>`` builder of every ``script`` entry;
 * the printer prints ``T.<name>(args)`` when the call's dtype follows the rule;
 * ``backend.interp.intrinsics`` evaluates with ``float_impl``/``int_impl``;
-* ``lowering.vectorize`` widens a call only when the entry is ``pure`` and ``vector``;
+* ``lowering.transforms.vectorize`` widens a call only when the entry is ``pure`` and ``vector``;
 * ``backend.codegen.intrinsics`` lowers by ``lowering``/``symbol``, and
   ``backend.runtime.vecmath`` takes its libm/libmvec function list from the
   :data:`Lowering.VECMATH` entries.
@@ -193,8 +193,8 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
     _vecmath("atanh", np.arctanh, "Inverse hyperbolic tangent."),
     _vecmath("erf", _erf, "The error function."),
     _vecmath("pow", np.power, "x ** y for floats.", 2),
-    _vecmath("atan2", np.arctan2, "The angle of the point (x2, x1): atan2(x1, x2).", 2),
-    _vecmath("hypot", np.hypot, "sqrt(x1 ** 2 + x2 ** 2) without overflow.", 2),
+    _vecmath("atan2", np.arctan2, "atan(x / y) in the quadrant of the point (y, x).", 2),
+    _vecmath("hypot", np.hypot, "sqrt(x ** 2 + y ** 2) without overflow.", 2),
     _vecmath("fmod", np.fmod, "Float remainder with the dividend's sign (C's fmod).", 2),
     IntrinsicSpec("expm1", 1, _F, _VM, "expm1", float_impl=np.expm1, script=False,
                   doc="exp(x) - 1."),
@@ -225,12 +225,12 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
                   float_impl=_round_half_away, script=False,
                   doc="C's round: ties away from zero."),
     IntrinsicSpec("copysign", 2, _F, _LL, "copysign", float_impl=np.copysign,
-                  doc="The magnitude of x1 with the sign of x2."),
+                  doc="The magnitude of x with the sign of y."),
     IntrinsicSpec("fma", 3, _F, _LL, "fma", float_impl=lambda a, b, c: a * b + c,
                   script=False, doc="a * b + c rounded once."),
     IntrinsicSpec("nextafter", 2, _F, _LM, "nextafter", float_impl=np.nextafter,
-                  doc="The next representable float after x1 toward x2."),
-    IntrinsicSpec("ldexp", 2, _F, _EX, float_impl=_ldexp, doc="x1 * 2 ** x2."),
+                  doc="The next representable float after x toward y."),
+    IntrinsicSpec("ldexp", 2, _F, _EX, float_impl=_ldexp, doc="x * 2 ** y."),
     IntrinsicSpec("isnan", 1, Operands.CLASSIFY, _EX, result=Result.BOOL,
                   float_impl=np.isnan, doc="Whether x is NaN (False for integers)."),
     IntrinsicSpec("isinf", 1, Operands.CLASSIFY, _EX, result=Result.BOOL,

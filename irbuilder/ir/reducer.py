@@ -24,7 +24,13 @@ from .expr import (
     reduce_identity,
 )
 
-__all__ = ["REDUCE_COMBINERS", "CommReducer", "reduce_combine", "reduce_identity"]
+__all__ = [
+    "REDUCE_COMBINERS",
+    "CommReducer",
+    "kind_of_combiner",
+    "reduce_combine",
+    "reduce_identity",
+]
 
 REDUCE_COMBINERS: dict[ReduceKind, type[BinaryOp]] = {
     ReduceKind.SUM: Add,
@@ -39,6 +45,11 @@ Every reader (``T.compute``, ``lower_blocks``, the interpreter, comm_reducer rec
 takes it from here."""
 
 _KINDS: dict[type, ReduceKind] = {cls: kind for kind, cls in REDUCE_COMBINERS.items()}
+
+
+def kind_of_combiner(combiner: type) -> ReduceKind | None:
+    """The reduction kind whose combiner is the node class ``combiner`` (``Add`` -> sum)."""
+    return _KINDS.get(combiner)
 
 
 def reduce_combine(kind: ReduceKind, acc: ExprLike, value: ExprLike) -> PrimExpr:

@@ -15,7 +15,7 @@ import enum
 import hashlib
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .buffer import Buffer, IterVar
@@ -169,8 +169,10 @@ class _Equal:
         self.keepalive: list[Any] = []
         self.defining = 0
 
-    def fail(self, path: _Path, a: Any, b: Any, reason: str) -> None:
-        raise StructuralMismatch(_render(path), a, b, reason)
+    def fail(self, path: _Path, a: Any, b: Any, reason: str | Callable[[], str]) -> None:
+        """Raise the mismatch; a ``reason`` that is costly to render comes as a callable."""
+        text = reason if isinstance(reason, str) else reason()
+        raise StructuralMismatch(_render(path), a, b, text)
 
     def bind(self, a: Any, b: Any, path: _Path) -> None:
         mapped = self.lhs_to_rhs.get(id(a))
@@ -189,7 +191,9 @@ class _Equal:
         if type(a) is not type(b):
             self.fail(path, a, b, f"{type(a).__name__} vs {type(b).__name__}")
         if a.dtype != b.dtype or a.type_annotation != b.type_annotation:
-            self.fail(path, a, b, f"variable types differ: {_var_type(a)} vs {_var_type(b)}")
+            self.fail(
+                path, a, b, lambda: f"variable types differ: {_var_type(a)} vs {_var_type(b)}"
+            )
         mapped = self.lhs_to_rhs.get(id(a))
         if mapped is not None:
             if mapped is not b:
@@ -275,7 +279,7 @@ class _Equal:
 
     def mapping(self, a: Mapping[Any, Any], b: Mapping[Any, Any], path: _Path) -> None:
         if sorted(map(str, a)) != sorted(map(str, b)):
-            self.fail(path, dict(a), dict(b), f"keys differ: {sorted(a)} vs {sorted(b)}")
+            self.fail(path, dict(a), dict(b), lambda: f"keys differ: {sorted(a)} vs {sorted(b)}")
         for key in sorted(a, key=str):
             self.value(a[key], b[key], (path, _Key(key)))
 
@@ -308,7 +312,7 @@ class _Equal:
             for name in sorted(a.functions):
                 # Each function is its own scope: a var or buffer object that several
                 # functions define (one Buffer in two buffer_maps) is several definitions.
-                inner = _Equal(self.map_free_vars)
+                inner = type(self)(self.map_free_vars)
                 inner.value(a.functions[name], b.functions[name], (path, _Key(name)))
         elif kind == _MAP:
             self.mapping(a, b, path)
@@ -316,9 +320,9 @@ class _Equal:
             # -0.0 and 0.0 differ (a sign a kernel can observe); every NaN is the same value.
             same = a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
             if not (same or (math.isnan(a) and math.isnan(b))):
-                self.fail(path, a, b, f"{a!r} vs {b!r}")
+                self.fail(path, a, b, lambda: f"{a!r} vs {b!r}")
         elif a != b:
-            self.fail(path, a, b, f"{a!r} vs {b!r}")
+            self.fail(path, a, b, lambda: f"{a!r} vs {b!r}")
 
 
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
@@ -326,11 +330,26 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
     _Equal(map_free_vars).value(lhs, rhs, "<root>")
 
 
+class _Unequal(Exception):
+    """A mismatch found by :func:`structural_equal` (no message: nobody reads it)."""
+
+
+class _EqualQuiet(_Equal):
+    # The simplifier asks "equal?" many times where the answer is no; rendering the
+    # mismatch message (the path and both sides' text) cost more than the comparison.
+    def fail(self, path: _Path, a: Any, b: Any, reason: str | Callable[[], str]) -> None:
+        raise _Unequal
+
+
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     """Whether two IR values are equal up to renaming of the variables they bind."""
+    if lhs is rhs and not map_free_vars:
+        return True
+    if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs) and not isinstance(rhs, Span):
+        return False  # the comparison's first step; most of the simplifier's questions end here
     try:
-        assert_structural_equal(lhs, rhs, map_free_vars)
-    except StructuralMismatch:
+        _EqualQuiet(map_free_vars).value(lhs, rhs, "<root>")
+    except _Unequal:
         return False
     return True
 

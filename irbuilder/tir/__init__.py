@@ -10,6 +10,18 @@ return nodes. ``tvmscript.tir`` re-exports this namespace and adds the
 from ..ir import FloatImm, IntImm, StringImm
 from . import intrin_api as _intrin_api
 from . import types as _types
+from .arith import (
+    ceildiv,
+    floordiv,
+    floormod,
+    infinity,
+    max,
+    max_value,
+    min,
+    min_value,
+    truncdiv,
+    truncmod,
+)
 from .block import axis, block, block_attr, init, reads, where, writes
 from .compute import (
     ReduceAxis,
@@ -49,20 +61,10 @@ from .exprs import (
     call_intrin,
     call_pure_extern,
     cast,
-    ceildiv,
-    floordiv,
-    floormod,
     if_then_else,
-    infinity,
     likely,
-    max,
-    max_value,
     meta_var,
-    min,
-    min_value,
     reinterpret,
-    truncdiv,
-    truncmod,
 )
 from .exprs import (
     Ramp_ as Ramp,

@@ -110,7 +110,28 @@ def as_shape(shape: object, what: str) -> tuple[PrimExpr, ...]:
 
 
 class ScalarType:
-    """A TVMScript scalar/vector type object (``T.int32``); see :mod:`irbuilder.tir.types`."""
+    """A type object such as ``T.int32`` or ``T.float32x4``: annotation, constant, variable.
+
+    ``x: T.int32`` annotates a parameter or a binding; calling it makes a fresh variable,
+    a constant or a conversion (see ``__call__``).
+
+    Parameters
+    ----------
+    expr : number, str, PrimExpr or None
+        None: a fresh variable (``n = T.int32()``, for symbolic shapes); a number (or a
+        numeric string such as ``"inf"``): a constant; an expression: its conversion.
+    is_size_var : bool
+        With no ``expr``: a variable known to be non-negative.
+
+    Returns
+    -------
+    PrimExpr
+
+    Examples
+    --------
+    >>> print(T.float32(1), T.int64(T.int32()).dtype, T.int32(is_size_var=True))
+    FloatImm(float32, 1.0) int64 SizeVar('v', int32)
+    """
 
     __slots__ = ("dtype",)
 
@@ -124,7 +145,13 @@ class ScalarType:
         if expr is None:
             return SizeVar("v", self.dtype) if is_size_var else Var("v", self.dtype)
         if isinstance(expr, str):
-            expr = float(expr)  # TVM accepts numeric strings: T.float32("inf")
+            try:
+                expr = float(expr)  # TVM accepts numeric strings: T.float32("inf")
+            except ValueError:
+                raise TypeError(
+                    f"T.{self.dtype}({expr!r}): a string argument is a number such as 'inf'; "
+                    f"a fresh variable is T.{self.dtype}()"
+                ) from None
         if isinstance(expr, (IntImm, FloatImm)):
             return const(expr.value, self.dtype)
         if isinstance(expr, PrimExpr):

@@ -33,7 +33,40 @@ __all__ = ["axis", "block", "block_attr", "init", "reads", "where", "writes"]
 
 
 def block(name: str = "", no_realize: bool = False) -> BlockFrame:
-    """A block frame; iter vars come from the ``T.axis`` calls inside it."""
+    """A block: TensorIR's unit of computation, ``with T.block("name"):``.
+
+    Its axes (iteration variables with a domain, a kind and a binding to the enclosing
+    loops) come from the ``T.axis.*`` calls at its start; its read and write regions from
+    ``T.reads``/``T.writes`` or, when not given, are inferred when it closes.
+
+    Parameters
+    ----------
+    name : str
+        The block's name (schedules find blocks by name).
+    no_realize : bool
+        IRBuilder only: build the ``Block`` without its ``BlockRealize``.
+
+    Returns
+    -------
+    BlockFrame
+        Used with ``with``.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def matmul(A: T.Buffer((2, 3), "float32"), B: T.Buffer((3, 2), "float32"),
+    ...            C: T.Buffer((2, 2), "float32")):
+    ...     for i, j, k in T.grid(2, 2, 3):
+    ...         with T.block("C"):
+    ...             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+    ...             with T.init():
+    ...                 C[vi, vj] = T.float32(0)
+    ...             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    >>> a = np.arange(6, dtype="float32").reshape(2, 3); b = np.ones((3, 2), dtype="float32")
+    >>> c = np.zeros((2, 2), dtype="float32"); tvmscript.build(matmul)(a, b, c); print(c)
+    [[ 3.  3.]
+     [12. 12.]]
+    """
     builder("T.block")
     if not isinstance(name, str):
         raise TypeError(f"T.block: name must be a string, got {type(name).__name__}")
@@ -105,22 +138,132 @@ class axis:
 
     @staticmethod
     def spatial(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
-        """A spatial (data-parallel) block iter var."""
+        """A spatial (data-parallel) block axis; ``T.axis.S`` is the same.
+
+        Parameters
+        ----------
+        dom : int, PrimExpr, (begin, end) or Range
+            The domain: an extent ``n`` means ``[0, n)``.
+        binding : PrimExpr
+            The value the axis takes, an expression of the enclosing loop variables.
+        dtype : str, optional
+            The axis's integer type; by default its domain's (``int32`` for plain ints).
+
+        Returns
+        -------
+        Var
+            The new block variable.
+
+        Examples
+        --------
+        >>> @T.prim_func
+        ... def shift(A: T.Buffer((4,), "int32"), B: T.Buffer((2,), "int32")):
+        ...     for i in range(2):
+        ...         with T.block("B"):
+        ...             v = T.axis.spatial((2, 4), i + 2)
+        ...             B[v - 2] = A[v]
+        >>> b = np.zeros(2, dtype="int32")
+        >>> tvmscript.build(shift)(np.arange(4, dtype="int32"), b); print(b)
+        [2 3]
+        """
         return _add_axis(IterKind.SPATIAL, "T.axis.spatial", dom, binding, dtype)
 
     @staticmethod
     def reduce(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
-        """A reduction block iter var."""
+        """A reduction block axis (its values are combined into the outputs); ``T.axis.R``.
+
+        The block's ``T.init`` runs when all its reduce axes are at their first value.
+
+        Parameters
+        ----------
+        dom : int, PrimExpr, (begin, end) or Range
+            The domain: an extent ``n`` means ``[0, n)``.
+        binding : PrimExpr
+            The value the axis takes, an expression of the enclosing loop variables.
+        dtype : str, optional
+            The axis's integer type; by default its domain's (``int32`` for plain ints).
+
+        Returns
+        -------
+        Var
+            The new block variable.
+
+        Examples
+        --------
+        >>> @T.prim_func
+        ... def total(A: T.Buffer((4,), "int32"), S: T.Buffer((1,), "int32")):
+        ...     for k in range(4):
+        ...         with T.block("S"):
+        ...             vk = T.axis.reduce(4, k)
+        ...             with T.init():
+        ...                 S[0] = 0
+        ...             S[0] = S[0] + A[vk]
+        >>> s = np.full(1, 99, dtype="int32")
+        >>> tvmscript.build(total)(np.arange(4, dtype="int32"), s); print(s)
+        [6]
+        """
         return _add_axis(IterKind.REDUCE, "T.axis.reduce", dom, binding, dtype)
 
     @staticmethod
     def scan(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
-        """A scan (ordered) block iter var."""
+        """A scan block axis (iterations depend on earlier ones, in order); ``T.axis.C``.
+
+        Parameters
+        ----------
+        dom : int, PrimExpr, (begin, end) or Range
+            The domain: an extent ``n`` means ``[0, n)``.
+        binding : PrimExpr
+            The value the axis takes, an expression of the enclosing loop variables.
+        dtype : str, optional
+            The axis's integer type; by default its domain's (``int32`` for plain ints).
+
+        Returns
+        -------
+        Var
+            The new block variable.
+
+        Examples
+        --------
+        >>> @T.prim_func
+        ... def cumsum(A: T.Buffer((4,), "int32")):
+        ...     for i in range(1, 4):
+        ...         with T.block("scan"):
+        ...             v = T.axis.scan((1, 4), i)
+        ...             A[v] = A[v] + A[v - 1]
+        >>> a = np.ones(4, dtype="int32"); tvmscript.build(cumsum)(a); print(a)
+        [1 2 3 4]
+        """
         return _add_axis(IterKind.SCAN, "T.axis.scan", dom, binding, dtype)
 
     @staticmethod
     def opaque(dom: Any, binding: ExprLike, dtype: DTypeArg | None = None) -> Var:
-        """An opaque block iter var."""
+        """An opaque block axis (no promise about its iterations); ``T.axis.O``.
+
+        Parameters
+        ----------
+        dom : int, PrimExpr, (begin, end) or Range
+            The domain: an extent ``n`` means ``[0, n)``.
+        binding : PrimExpr
+            The value the axis takes, an expression of the enclosing loop variables.
+        dtype : str, optional
+            The axis's integer type; by default its domain's (``int32`` for plain ints).
+
+        Returns
+        -------
+        Var
+            The new block variable.
+
+        Examples
+        --------
+        >>> @T.prim_func
+        ... def f(A: T.Buffer((2,), "int32")):
+        ...     for i in range(2):
+        ...         with T.block("A"):
+        ...             v = T.axis.opaque(2, i)
+        ...             A[v] = v
+        >>> f.script().count("T.axis.opaque(2, i)")
+        1
+        """
         return _add_axis(IterKind.OPAQUE, "T.axis.opaque", dom, binding, dtype)
 
     S = spatial
@@ -130,9 +273,38 @@ class axis:
 
     @staticmethod
     def remap(kinds: str, bindings: Sequence[PrimExpr], dtype: DTypeArg | None = None) -> Any:
-        """One iter var per kind letter (``"SSR"``), each over its loop var's domain.
+        """One block axis per letter of ``kinds``, each bound to a loop variable.
 
-        Returns the list of new vars (a single var when there is one kind).
+        Parameters
+        ----------
+        kinds : str
+            One letter per axis: ``S`` spatial, ``R`` reduce, ``C`` scan, ``O`` opaque.
+        bindings : list of Var
+            Variables of enclosing loops, one per letter; each axis takes its loop's
+            domain.
+        dtype : str, optional
+            The axes' integer type; by default the loops'.
+
+        Returns
+        -------
+        list of Var, or Var
+            The new block variables (a single variable when ``kinds`` has one letter).
+
+        Examples
+        --------
+        >>> @T.prim_func
+        ... def matmul(A: T.Buffer((2, 3), "float32"), B: T.Buffer((3, 2), "float32"),
+        ...            C: T.Buffer((2, 2), "float32")):
+        ...     for i, j, k in T.grid(2, 2, 3):
+        ...         with T.block("C"):
+        ...             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+        ...             with T.init():
+        ...                 C[vi, vj] = T.float32(0)
+        ...             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+        >>> a = np.arange(6, dtype="float32").reshape(2, 3); b = np.ones((3, 2), dtype="float32")
+        >>> c = np.zeros((2, 2), dtype="float32"); tvmscript.build(matmul)(a, b, c); print(c)
+        [[ 3.  3.]
+         [12. 12.]]
         """
         if not isinstance(kinds, str) or len(kinds) != len(bindings):
             raise TypeError(
@@ -181,7 +353,34 @@ def _unit(index: PrimExpr) -> PrimExpr:
 
 
 def reads(*regions: Any) -> None:
-    """Declare the block's read regions (otherwise they are inferred)."""
+    """Declare the buffer regions the block reads (otherwise they are inferred).
+
+    Parameters
+    ----------
+    *regions : BufferRegion, BufferLoad, Buffer or lists of them
+        ``A[i, 0:4]`` (slices are ranges, indices unit ranges), an element ``A[i]`` or a
+        whole buffer ``A``.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rowsum(A: T.Buffer((2, 4), "float32"), S: T.Buffer((2,), "float32")):
+    ...     for i, k in T.grid(2, 4):
+    ...         with T.block("S"):
+    ...             vi, vk = T.axis.remap("SR", [i, k])
+    ...             T.reads(A[vi, 0:4])
+    ...             T.writes(S[vi])
+    ...             with T.init():
+    ...                 S[vi] = T.float32(0)
+    ...             S[vi] = S[vi] + A[vi, vk]
+    >>> s = np.zeros(2, dtype="float32")
+    >>> tvmscript.build(rowsum)(np.ones((2, 4), dtype="float32"), s); print(s)
+    [4. 4.]
+    """
     frame = innermost_block("T.reads")
     if frame.reads is not None:
         raise IRBuilderError(f"T.reads given twice in T.block {frame.name!r}")
@@ -189,7 +388,29 @@ def reads(*regions: Any) -> None:
 
 
 def writes(*regions: Any) -> None:
-    """Declare the block's write regions (otherwise they are inferred)."""
+    """Declare the buffer regions the block writes (otherwise they are inferred).
+
+    Parameters
+    ----------
+    *regions : BufferRegion, BufferLoad, Buffer or lists of them
+        As for :func:`reads`.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def fill(A: T.Buffer((2,), "int32")):
+    ...     for i in range(2):
+    ...         with T.block("A"):
+    ...             v = T.axis.spatial(2, i)
+    ...             T.writes(A[v])
+    ...             A[v] = 5
+    >>> a = np.zeros(2, dtype="int32"); tvmscript.build(fill)(a); print(a)
+    [5 5]
+    """
     frame = innermost_block("T.writes")
     if frame.writes is not None:
         raise IRBuilderError(f"T.writes given twice in T.block {frame.name!r}")
@@ -197,7 +418,29 @@ def writes(*regions: Any) -> None:
 
 
 def where(predicate: ExprLike) -> None:
-    """The block runs only where ``predicate`` holds (its BlockRealize predicate)."""
+    """The block executes only where ``predicate`` holds (its BlockRealize predicate).
+
+    Parameters
+    ----------
+    predicate : PrimExpr
+        A bool expression of the enclosing loop variables.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def tail(A: T.Buffer((5,), "int32")):
+    ...     for io, ii in T.grid(2, 4):
+    ...         with T.block("A"):
+    ...             v = T.axis.spatial(5, io * 4 + ii)
+    ...             T.where(io * 4 + ii < 5)
+    ...             A[v] = v
+    >>> a = np.full(5, -1, dtype="int32"); tvmscript.build(tail)(a); print(a)
+    [0 1 2 3 4]
+    """
     frame = innermost_block("T.where")
     expr = as_expr(predicate, "T.where")
     if not expr.dtype.is_bool:
@@ -206,13 +449,59 @@ def where(predicate: ExprLike) -> None:
 
 
 def init() -> BlockInitFrame:
-    """The block's init frame: runs before the first reduction iteration."""
+    """The statements initialising a reduction block's outputs: ``with T.init():``.
+
+    They run before the first iteration of the block's reduce axes, for each combination of
+    its spatial axes.
+
+    Returns
+    -------
+    BlockInitFrame
+        Used with ``with`` inside a ``T.block``.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rowmax(A: T.Buffer((2, 3), "int32"), M: T.Buffer((2,), "int32")):
+    ...     for i, k in T.grid(2, 3):
+    ...         with T.block("M"):
+    ...             vi, vk = T.axis.remap("SR", [i, k])
+    ...             with T.init():
+    ...                 M[vi] = T.min_value("int32")
+    ...             M[vi] = T.max(M[vi], A[vi, vk])
+    >>> m = np.zeros(2, dtype="int32")
+    >>> tvmscript.build(rowmax)(np.array([[1, 5, 2], [-4, -3, -9]], dtype="int32"), m)
+    >>> print(m)
+    [ 5 -3]
+    """
     builder("T.init")
     return BlockInitFrame()
 
 
 def block_attr(attrs: Mapping[str, Any]) -> None:
-    """Merge ``attrs`` into the block's annotations."""
+    """Merge ``attrs`` into the block's annotations (kept and printed; hints for schedules).
+
+    Parameters
+    ----------
+    attrs : dict
+        String keys; values are numbers, strings or expressions.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((2,), "int32")):
+    ...     for i in range(2):
+    ...         with T.block("A"):
+    ...             v = T.axis.spatial(2, i)
+    ...             T.block_attr({"note": 1})
+    ...             A[v] = 1
+    >>> 'T.block_attr({"note": 1})' in f.script()
+    True
+    """
     frame = innermost_block("T.block_attr")
     if not isinstance(attrs, Mapping):
         raise TypeError(f"T.block_attr: expected a dict, got {type(attrs).__name__}")

@@ -89,7 +89,31 @@ class ReduceAxis(Var):
 
 
 def reduce_axis(start: ExprLike, stop: ExprLike | None = None, name: str = "k") -> ReduceAxis:
-    """A reduction axis over ``[0, start)`` or ``[start, stop)``."""
+    """A reduction axis for a ``T.compute`` lambda, over ``[0, start)`` or ``[start, stop)``.
+
+    Parameters
+    ----------
+    start : int or PrimExpr
+        The first value, or the extent when ``stop`` is not given.
+    stop : int or PrimExpr, optional
+        One past the last value.
+    name : str
+        The axis variable's name.
+
+    Returns
+    -------
+    ReduceAxis
+        A variable to index with and to name in ``axis=`` of ``T.sum`` and the others.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rowsum(A: T.Buffer((2, 3), "int32")):
+    ...     k = T.reduce_axis(0, 3)
+    ...     return T.compute((2,), lambda i: T.sum(A[i, k], axis=k))
+    >>> print(tvmscript.build(rowsum)(np.arange(6, dtype="int32").reshape(2, 3)))
+    [ 3 12]
+    """
     if stop is None:
         begin, end = index_expr(0, "T.reduce_axis"), index_expr(start, "T.reduce_axis")
     else:
@@ -126,22 +150,108 @@ def _reduce(
 
 
 def sum(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
-    """Sum of ``expr`` over the reduce axes (inside a ``T.compute`` lambda)."""
+    """Sum of ``expr`` over the reduce axes ``axis`` (inside a ``T.compute`` lambda).
+
+    Parameters
+    ----------
+    expr : PrimExpr
+        The summed value, an expression of the compute's indices and the reduce axes.
+    axis : ReduceAxis or list of ReduceAxis
+        The axes to reduce over (from ``T.reduce_axis``).
+    where : PrimExpr, optional
+        Only points where this bool holds count.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node; its identity (the block's init value) is 0.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def dot(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    ...     k = T.reduce_axis(0, 4)
+    ...     return T.compute((1,), lambda i: T.sum(A[k] * B[k], axis=k, where=k < 3))
+    >>> a = np.arange(4, dtype="float32"); print(tvmscript.build(dot)(a, a))
+    [5.]
+    """
     return _reduce(ReduceKind.SUM, "T.sum", expr, axis, where)
 
 
 def prod(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
-    """Product of ``expr`` over the reduce axes."""
+    """Product of ``expr`` over the reduce axes (identity 1).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def fact(A: T.Buffer((4,), "int32")):
+    ...     k = T.reduce_axis(0, 4)
+    ...     return T.compute((1,), lambda i: T.prod(A[k], axis=k))
+    >>> print(tvmscript.build(fact)(np.arange(1, 5, dtype="int32")))
+    [24]
+    """
     return _reduce(ReduceKind.PROD, "T.prod", expr, axis, where)
 
 
 def reduce_max(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
-    """Maximum of ``expr`` over the reduce axes (init: the lowest value)."""
+    """Maximum of ``expr`` over the reduce axes (identity: the type's lowest value, ``-inf``
+    for floats).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def top(A: T.Buffer((2, 3), "float32")):
+    ...     k = T.reduce_axis(0, 3)
+    ...     return T.compute((2,), lambda i: T.reduce_max(A[i, k], axis=k))
+    >>> print(tvmscript.build(top)(np.array([[1, 7, 2], [-5, -1, -3]], dtype="float32")))
+    [ 7. -1.]
+    """
     return _reduce(ReduceKind.MAX, "T.reduce_max", expr, axis, where)
 
 
 def reduce_min(expr: ExprLike, axis: Any, where: ExprLike | None = None) -> PrimExpr:
-    """Minimum of ``expr`` over the reduce axes (init: the highest value)."""
+    """Minimum of ``expr`` over the reduce axes (identity: the type's highest value, ``inf``
+    for floats).
+
+    Parameters
+    ----------
+    expr, axis, where
+        As for :func:`sum`: the value, the reduce axes, the optional condition.
+
+    Returns
+    -------
+    PrimExpr
+        A ``Reduce`` node.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def low(A: T.Buffer((3,), "int32")):
+    ...     k = T.reduce_axis(0, 3)
+    ...     return T.compute((1,), lambda i: T.reduce_min(A[k], axis=k))
+    >>> print(tvmscript.build(low)(np.array([4, -2, 9], dtype="int32")))
+    [-2]
+    """
     return _reduce(ReduceKind.MIN, "T.reduce_min", expr, axis, where)
 
 
@@ -159,7 +269,28 @@ def _logical(cls: type[And] | type[Or], what: str, args: Sequence[ExprLike]) -> 
 
 
 def all(*args: ExprLike, axis: Any = None, where: ExprLike | None = None) -> PrimExpr:
-    """``T.all(a, b, ...)``: logical and; ``T.all(expr, axis=k)``: and-reduction."""
+    """``T.all(a, b, ...)``: logical and; ``T.all(expr, axis=k)``: and-reduction.
+
+    Parameters
+    ----------
+    *args : PrimExpr
+        Bool expressions (exactly one with ``axis``).
+    axis : ReduceAxis or list, optional
+        Reduce over these axes (identity ``True``), inside a ``T.compute`` lambda.
+    where : PrimExpr, optional
+        With ``axis``: only points where this holds count.
+
+    Returns
+    -------
+    PrimExpr
+        An ``And`` chain, or a ``Reduce`` node.
+
+    Examples
+    --------
+    >>> x = T.int32()
+    >>> print(T.all(x > 0, x < 9, x != 4).dtype)
+    bool
+    """
     if axis is not None:
         if len(args) != 1:
             raise TypeError("T.all(expr, axis=k) reduces exactly one expression")
@@ -168,7 +299,19 @@ def all(*args: ExprLike, axis: Any = None, where: ExprLike | None = None) -> Pri
 
 
 def any(*args: ExprLike, axis: Any = None, where: ExprLike | None = None) -> PrimExpr:
-    """``T.any(a, b, ...)``: logical or; ``T.any(expr, axis=k)``: or-reduction."""
+    """``T.any(a, b, ...)``: logical or; ``T.any(expr, axis=k)``: or-reduction.
+
+    Parameters as :func:`all` (the reduction's identity is ``False``).
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def has_negative(A: T.Buffer((2, 3), "int32")):
+    ...     k = T.reduce_axis(0, 3)
+    ...     return T.compute((2,), lambda i: T.any(A[i, k] < 0, axis=k))
+    >>> print(tvmscript.build(has_negative)(np.array([[1, -1, 0], [2, 3, 4]], dtype="int32")))
+    [ True False]
+    """
     if axis is not None:
         if len(args) != 1:
             raise TypeError("T.any(expr, axis=k) reduces exactly one expression")
@@ -234,7 +377,47 @@ def compute(
     *,
     out: Buffer | None = None,
 ) -> Buffer:
-    """Build a loop nest computing ``fcompute(*indices)`` per element; returns the buffer."""
+    """Compute a buffer element-wise: a loop nest and one block storing ``fcompute(*indices)``.
+
+    Without ``out=`` the buffer is allocated in the enclosing block (the root block at
+    function level); returning it (``return C`` or ``T.return_tensors(C)``) makes it a
+    result of the kernel, which then allocates and returns it. A reduction in the value
+    (``T.sum(..., axis=k)`` and the others) adds reduce loops, reduce axes and a
+    ``T.init`` storing its identity.
+
+    Parameters
+    ----------
+    shape : int, PrimExpr or tuple of them
+        The output shape.
+    fcompute : callable
+        Takes one index per dimension and returns the element's value.
+    name : str
+        The block's name.
+    dtype : str or type object, optional
+        The element type (the value is cast to it); by default the value's.
+    out : Buffer, optional
+        Store into this buffer (destination-passing style) instead of allocating.
+
+    Returns
+    -------
+    Buffer
+        The output buffer.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def add(A: T.Buffer((2, 2), "float32"), B: T.Buffer((2, 2), "float32")):
+    ...     return T.compute((2, 2), lambda i, j: A[i, j] + B[i, j])
+    >>> a = np.ones((2, 2), dtype="float32"); print(tvmscript.build(add)(a, a))
+    [[2. 2.]
+     [2. 2.]]
+    >>> @T.prim_func
+    ... def into(A: T.Buffer((3,), "int32"), C: T.Buffer((3,), "int32")):
+    ...     T.compute((3,), lambda i: A[i] * 2, out=C)
+    >>> c = np.zeros(3, dtype="int32"); tvmscript.build(into)(np.arange(3, dtype="int32"), c)
+    >>> print(c)
+    [0 2 4]
+    """
     b = builder("T.compute")
     if b.find(PrimFuncFrame) is None:
         raise IRBuilderError("T.compute must be called inside T.prim_func")

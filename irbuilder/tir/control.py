@@ -55,23 +55,80 @@ def _condition(cond: ExprLike, what: str) -> PrimExpr:
 
 
 def If(condition: ExprLike) -> IfFrame:
-    """``with T.If(c): with T.Then(): ...; with T.Else(): ...``."""
+    """IRBuilder form of ``if``: ``with T.If(c):`` holding ``with T.Then():`` and
+    optionally ``with T.Else():``.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        A bool expression (an integer is compared with zero; a float is an error).
+
+    Returns
+    -------
+    IfFrame
+        Used with ``with``; builds an ``IfThenElse`` statement.
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("clip")
+    ...         A = T.arg("A", T.Buffer((3,), "int32"))
+    ...         with T.serial(3) as i:
+    ...             with T.If(A[i] > 5):
+    ...                 with T.Then():
+    ...                     T.buffer_store(A, 5, [i])
+    ...                 with T.Else():
+    ...                     T.buffer_store(A, A[i] + 1, [i])
+    >>> a = np.array([1, 9, 5], dtype="int32"); tvmscript.build(ib.get())(a); print(a)
+    [2 5 6]
+    """
     builder("T.If")
     return IfFrame(_condition(condition, "T.If"))
 
 
 def Then() -> ThenFrame:
-    """The true branch of the enclosing ``T.If``."""
+    """The true branch of the enclosing ``T.If`` (``with T.Then():``); see :func:`If`.
+
+    Returns
+    -------
+    ThenFrame
+    """
     return ThenFrame()
 
 
 def Else() -> ElseFrame:
-    """The false branch of the enclosing ``T.If``."""
+    """The false branch of the enclosing ``T.If`` (``with T.Else():``); see :func:`If`.
+
+    Returns
+    -------
+    ElseFrame
+    """
     return ElseFrame()
 
 
 def While(condition: ExprLike) -> WhileFrame:
-    """A while loop frame."""
+    """IRBuilder form of ``while``: ``with T.While(cond):`` repeats its body while ``cond``.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        A bool expression (an integer is compared with zero), evaluated before each
+        iteration; it usually reads a buffer the body writes.
+
+    Returns
+    -------
+    WhileFrame
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def halve(A: T.Buffer((1,), "int32")):
+    ...     while A[0] > 1:
+    ...         A[0] = A[0] // 2
+    >>> a = np.array([100], dtype="int32"); tvmscript.build(halve)(a); print(a)
+    [1]
+    """
     builder("T.While")
     return WhileFrame(_condition(condition, "T.While"))
 
@@ -91,11 +148,33 @@ class AssertFrame(Frame):
 
 
 def Assert(condition: ExprLike, message: str | PrimExpr) -> AssertFrame:
-    """Append an ``AssertStmt`` (no body): fail with ``message`` when ``condition`` is false.
+    """Append an ``AssertStmt``: fail with ``message`` when ``condition`` is false.
 
-    A message starting with ``"TypeError: "``/``"ValueError: "``/``"IndexError: "``
-    raises that exception from compiled code, any other ``AssertionError``. The result
-    may open a ``with`` scope (TVM's frame form); its body follows the assertion.
+    ``assert cond, "message"`` in a kernel means the same. A message starting with
+    ``"TypeError: "``/``"ValueError: "``/``"IndexError: "`` raises that exception from
+    compiled code, any other ``AssertionError``. The result may open a ``with`` scope
+    (TVM's frame form); unlike TVM's, our assertion has no body: the body follows it.
+
+    Parameters
+    ----------
+    condition : PrimExpr
+        A bool expression (an integer is compared with zero).
+    message : str or PrimExpr
+        The message, or ``T.format_message(template, *values)`` for run-time values.
+
+    Returns
+    -------
+    AssertFrame
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def checked(A: T.Buffer((1,), "int32")):
+    ...     T.Assert(A[0] >= 0, "ValueError: A[0] must not be negative")
+    >>> tvmscript.build(checked)(np.array([-1], dtype="int32"))
+    Traceback (most recent call last):
+    ...
+    ValueError: A[0] must not be negative
     """
     builder("T.Assert")
     cond = _condition(condition, "T.Assert")
@@ -127,7 +206,34 @@ def LetStmt(
     *,
     var: Var | None = None,
 ) -> LetFrame:
-    """A let frame binding a new var (or ``var``) to ``value``; ``with ... as x`` gives it."""
+    """Bind a variable to ``value`` for a body: ``with T.LetStmt(value) as x:``.
+
+    ``x = value`` / ``x: T.int32 = value`` in a kernel makes the same ``LetStmt`` for the
+    rest of the scope.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The bound value.
+    type_annotation : str, type object or T.Ptr, optional
+        The variable's type; must match ``value``'s.
+    var : Var, optional
+        Bind this existing variable instead of a new one.
+
+    Returns
+    -------
+    LetFrame
+        Yields the variable.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((2,), "int32")):
+    ...     with T.LetStmt(A[0] * 3) as x:
+    ...         A[1] = x + 1
+    >>> a = np.array([2, 0], dtype="int32"); tvmscript.build(f)(a); print(a)
+    [2 7]
+    """
     builder("T.LetStmt")
     expr = as_expr(value, "T.LetStmt")
     return LetFrame(_annotated_var(expr, type_annotation, var), expr)
@@ -138,8 +244,27 @@ def let(
     value: ExprLike | DTypeArg | None = None,
     body: ExprLike | None = None,
 ) -> Any:
-    """TVM's ``T.let``: ``T.let(v, value)`` is a let frame binding ``v``; with ``body``,
-    the ``Let`` expression; ``T.let(value)`` alone is ``T.LetStmt(value)``."""
+    """TVM's ``T.let``: a let frame, or with ``body`` the ``Let`` expression.
+
+    Parameters
+    ----------
+    v : Var or PrimExpr
+        The variable to bind; ``T.let(value)`` alone is ``T.LetStmt(value)``.
+    value : PrimExpr, optional
+        Its value.
+    body : PrimExpr, optional
+        When given, the result is the expression ``body`` evaluated with ``v = value``.
+
+    Returns
+    -------
+    LetFrame or PrimExpr
+
+    Examples
+    --------
+    >>> v = T.int32()
+    >>> print(T.let(v, 4, v * v).dtype)
+    int32
+    """
     if body is not None:
         if not isinstance(v, Var):
             raise TypeError("T.let(v, value, body): v must be a Var")
@@ -152,7 +277,31 @@ def let(
 
 
 def bind(value: ExprLike, type_annotation: DTypeArg | PointerType | None = None) -> Var:
-    """Bind ``value`` to a new var for the rest of the enclosing scope; returns the var."""
+    """IRBuilder form of ``x = value``: bind a new variable for the rest of the scope.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        The bound value.
+    type_annotation : str, type object or T.Ptr, optional
+        The variable's type; must match ``value``'s.
+
+    Returns
+    -------
+    Var
+        The new variable.
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("f")
+    ...         A = T.arg("A", T.Buffer((2,), "int32"))
+    ...         x = T.bind(A[0] + 1)
+    ...         T.buffer_store(A, x * 2, [1])
+    >>> a = np.array([4, 0], dtype="int32"); tvmscript.build(ib.get())(a); print(a)
+    [ 4 10]
+    """
     frame = LetStmt(value, type_annotation)
     var: Var = frame.enter_implicit()
     frame.kind = "T.bind"
@@ -160,7 +309,32 @@ def bind(value: ExprLike, type_annotation: DTypeArg | PointerType | None = None)
 
 
 def attr(node: Any, attr_key: str, value: ExprLike | str) -> AttrFrame:
-    """An ``AttrStmt`` frame attaching ``attr_key = value`` to ``node``."""
+    """Attach ``attr_key = value`` about ``node`` to a body: ``with T.attr(node, key, v):``.
+
+    Parameters
+    ----------
+    node : Any
+        What the attribute is about (a variable, an ``IterVar``, a ``T.comm_reducer``, a
+        constant).
+    attr_key : str
+        The key (``"pragma_*"``, ``"thread_extent"``, ``"reduce_scope"``, ...).
+    value : PrimExpr or str
+        The value.
+
+    Returns
+    -------
+    AttrFrame
+        Builds an ``AttrStmt`` around the body.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((1,), "int32")):
+    ...     with T.attr(0, "pragma_note", 1):
+    ...         A[0] = 7
+    >>> 'T.attr(0, "pragma_note", 1)' in f.script()
+    True
+    """
     builder("T.attr")
     expr = StringImm(value) if isinstance(value, str) else as_expr(value, "T.attr")
     return AttrFrame(node, attr_key, expr)
@@ -175,6 +349,28 @@ def realize(buffer_slice: Any, storage_scope: str, condition: ExprLike = True) -
 
     Built as an ``AttrStmt`` (node ``(region, condition)``, key ``"buffer_realize"``, value the
     scope) over the body; it parses and prints back, and the CPU build refuses it.
+
+    Parameters
+    ----------
+    buffer_slice : BufferRegion
+        The realized region, ``A[0:128]``.
+    storage_scope : str
+        Its storage scope (``""`` for the default).
+    condition : PrimExpr
+        Realize only where it holds.
+
+    Returns
+    -------
+    AttrFrame
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((8,), "float32")):
+    ...     with T.realize(A[0:8], ""):
+    ...         A[0] = T.float32(1)
+    >>> 'T.realize(A[0:8], "")' in f.script()
+    True
     """
     builder("T.realize")
     if not isinstance(buffer_slice, BufferRegion):
@@ -188,7 +384,26 @@ def realize(buffer_slice: Any, storage_scope: str, condition: ExprLike = True) -
 
 
 def evaluate(value: ExprLike) -> None:
-    """Append ``Evaluate(value)`` (a call evaluated for its side effects)."""
+    """Append a statement evaluating ``value`` for its effect (an ``Evaluate``).
+
+    Parameters
+    ----------
+    value : PrimExpr
+        Usually a call: an extern function, ``T.assume``, a builtin.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((2,), "int32")):
+    ...     T.evaluate(T.assume(A[0] >= 0))
+    ...     A[1] = A[0]
+    >>> "T.evaluate(T.assume(A[0] >= 0))" in f.script()
+    True
+    """
     builder("T.evaluate")
     add_stmt(Evaluate(as_expr(value, "T.evaluate"), span=span()), "T.evaluate")
 
@@ -224,7 +439,34 @@ def _store_value(buffer: Buffer, value: ExprLike, expected: Any) -> PrimExpr:
 
 
 def buffer_store(buffer: Buffer, value: ExprLike, indices: Sequence[ExprLike]) -> None:
-    """Append ``buffer[indices] = value``; the value's type must match the buffer's."""
+    """IRBuilder form of ``buffer[indices] = value`` (a ``BufferStore``).
+
+    A scalar value of another type with the same lanes is cast to the buffer's type, as
+    TVM's builder does; a lanes mismatch is an error.
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The stored buffer.
+    value : PrimExpr or number
+        The stored value.
+    indices : list of PrimExpr
+        One index per dimension (a ``Ramp`` index stores a vector).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("f")
+    ...         A = T.arg("A", T.Buffer((2,), "float32"))
+    ...         T.buffer_store(A, 3, [1])
+    >>> a = np.zeros(2, dtype="float32"); tvmscript.build(ib.get())(a); print(a)
+    [0. 3.]
+    """
     builder("T.buffer_store")
     if not isinstance(buffer, Buffer):
         raise TypeError(f"T.buffer_store: expected a Buffer, got {type(buffer).__name__}")

@@ -39,11 +39,38 @@ def _parse(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 
 
 def prim_func(func: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
-    """A ``T.prim_func()`` frame inside an IRBuilder; the decorator once the parser is loaded.
+    """``@T.prim_func``: parse a Python function as TVMScript into a ``PrimFunc``.
 
-    Inside a builder, ``T.prim_func(is_private=False)`` returns a
-    :class:`PrimFuncFrame`. With a Python function (``@T.prim_func``) or outside
-    any builder (``@T.prim_func(private=True)``), the call goes to the parser hook.
+    The function's body is read from its source (a file, doctest or notebook cell) and never
+    run by Python. Inside an IRBuilder, ``T.prim_func()`` (no function) is the function
+    frame instead. The decorator needs the parser, which ``import tvmscript`` installs.
+
+    Parameters
+    ----------
+    func : function, optional
+        The decorated function; omitted for ``@T.prim_func(...)`` with keywords and for the
+        IRBuilder frame.
+    private : bool
+        Leave out the ``global_symbol`` attribute (``is_private`` in the frame form).
+    check_well_formed : bool
+        Run the verifier on the result.
+    capture : list or dict
+        Values the kernel may use besides its scope's (docs/eval-scope.md).
+
+    Returns
+    -------
+    PrimFunc or PrimFuncFrame
+        The parsed function (``tvmscript.build(f)`` compiles it), or the frame.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def add(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+    ...     for i in range(3):
+    ...         B[i] = A[i] + T.float32(1)
+    >>> b = np.zeros(3, dtype="float32")
+    >>> tvmscript.build(add)(np.arange(3, dtype="float32"), b); print(b)
+    [1. 2. 3.]
     """
     if func is not None:
         return _parse(func, kwargs)
@@ -69,14 +96,58 @@ def _func_frame(what: str) -> PrimFuncFrame:
 
 
 def func_name(name: str) -> None:
-    """Name the function being built (its ``global_symbol``)."""
+    """Name the function being built (its ``global_symbol``); IRBuilder form.
+
+    Parameters
+    ----------
+    name : str
+        A non-empty name.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("empty")
+    >>> ib.get().attrs["global_symbol"]
+    'empty'
+    """
     if not isinstance(name, str) or not name:
         raise TypeError(f"T.func_name: expected a non-empty string, got {name!r}")
     _func_frame("T.func_name").name = name
 
 
 def arg(name: str, obj: _T) -> _T:
-    """Add a parameter: a Buffer becomes a handle param mapped in buffer_map, a Var a scalar."""
+    """Add a parameter to the function being built (IRBuilder form).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name.
+    obj : Buffer or Var
+        A ``Buffer`` becomes a handle parameter mapped to it in ``buffer_map``; a ``Var`` a
+        scalar parameter.
+
+    Returns
+    -------
+    Buffer or Var
+        ``obj`` itself.
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("fill")
+    ...         A = T.arg("A", T.Buffer((2,), "int32"))
+    ...         v = T.arg("v", T.int32())
+    ...         with T.serial(2) as i:
+    ...             T.buffer_store(A, v, [i])
+    >>> a = np.zeros(2, dtype="int32"); tvmscript.build(ib.get())(a, 7); print(a)
+    [7 7]
+    """
     frame = _func_frame("T.arg")
     if isinstance(obj, Buffer):
         if any(b is obj for b in frame.buffer_map.values()):
@@ -96,7 +167,26 @@ def arg(name: str, obj: _T) -> _T:
 
 
 def func_attr(attrs: Mapping[str, Any]) -> None:
-    """Merge ``attrs`` into the function's attributes."""
+    """Merge ``attrs`` into the function's attributes.
+
+    Parameters
+    ----------
+    attrs : dict
+        String keys (``"global_symbol"`` renames the function, ``"tir.noalias"``, ...).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((1,), "int32")):
+    ...     T.func_attr({"global_symbol": "renamed", "tir.noalias": True})
+    ...     A[0] = 1
+    >>> f.attrs["global_symbol"], f.attrs["tir.noalias"]
+    ('renamed', True)
+    """
     if not isinstance(attrs, Mapping):
         raise TypeError(f"T.func_attr: expected a dict, got {type(attrs).__name__}")
     frame = _func_frame("T.func_attr")
@@ -112,7 +202,29 @@ def func_attr(attrs: Mapping[str, Any]) -> None:
 
 
 def func_ret(dtype: DTypeArg) -> DataType:
-    """Set the function's return type (a dtype string or a ``T.int32``-style object)."""
+    """Set the function's return type (``-> T.int32`` in a kernel means the same).
+
+    Parameters
+    ----------
+    dtype : str or type object
+        A scalar type.
+
+    Returns
+    -------
+    DataType
+        The resolved type.
+
+    Examples
+    --------
+    >>> with I.IRBuilder() as ib:
+    ...     with T.prim_func():
+    ...         T.func_name("seven")
+    ...         print(T.func_ret(T.int32))
+    ...         T.evaluate(T.ret(7))
+    int32
+    >>> tvmscript.build(ib.get())()
+    7
+    """
     frame = _func_frame("T.func_ret")
     resolved = to_dtype(dtype)
     frame.ret_type = resolved
@@ -124,7 +236,26 @@ def ret(value: ExprLike) -> PrimExpr:
 
     Builds ``Call(dtype, "ret", (value,))`` (a BUILTIN, used as a statement) and sets the
     function's return type when it has none. The code generator supports it where it ends
-    the function on its path; the interpreter anywhere.
+    the function on its path; the interpreter anywhere. ``return value`` in a kernel means
+    the same; the built kernel returns a Python number.
+
+    Parameters
+    ----------
+    value : PrimExpr or number
+        A scalar (converted to the function's return type when one is set).
+
+    Returns
+    -------
+    PrimExpr
+        The ``ret`` call (a statement in a kernel).
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def first(A: T.Buffer((3,), "float64")) -> T.float64:
+    ...     T.ret(A[0] * T.float64(2))
+    >>> tvmscript.build(first)(np.array([1.5, 0, 0]))
+    3.0
     """
     expr = as_expr(value, "T.ret")
     if expr.dtype.is_vector or expr.dtype.is_handle:

@@ -9,10 +9,12 @@ a ``dtype=`` keyword, as TVM's ``_op_wrapper`` does; the docstrings are the tabl
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from ..ir import INTRINSICS, ExprLike, PrimExpr
+from ..ir.intrinsics import IntrinsicSpec, Operands, Result
 from .intrin import intrinsic_call
 
 __all__ = [
@@ -270,6 +272,41 @@ def trunc(x: ExprLike, /, *, dtype: Any = None) -> PrimExpr:
 INTRINSIC_BUILDERS: dict[str, Callable[..., PrimExpr]] = {name: globals()[name] for name in __all__}
 """``T.<name>`` of every scripted intrinsic of the table."""
 
+_OPERANDS = {
+    Operands.FLOAT: "float (scalar or vector); an integer is a TypeError",
+    Operands.INTEGER: "integer (scalar or vector)",
+    Operands.NUMBER: "float or integer (scalar or vector)",
+    Operands.ROUNDING: "float (scalar or vector); an integer is returned unchanged",
+    Operands.CLASSIFY: "float (scalar or vector); for an integer the answer is a constant",
+}
+_SAMPLE = {
+    Operands.INTEGER: "T.int32()",
+    Operands.NUMBER: "T.float32()",
+}
+
+
+def _intrinsic_doc(spec: IntrinsicSpec, function: Callable[..., PrimExpr]) -> str:
+    """The numpy-style docstring of ``T.<spec.name>``, made from its table entry."""
+    params = [p for p in inspect.signature(function).parameters if p != "dtype"]
+    result = "bool (with the operand's lanes)" if spec.result is Result.BOOL else "the operand's"
+    sample = _SAMPLE.get(spec.operands, "T.float32()")
+    args = ", ".join([sample] * len(params))
+    shown = "bool" if spec.result is Result.BOOL else ("int32" if "int" in sample else "float32")
+    return (
+        f"{spec.doc}\n\n"
+        "    Parameters\n    ----------\n"
+        f"    {', '.join(params)} : PrimExpr or number\n"
+        f"        {_OPERANDS[spec.operands].capitalize()}.\n"
+        "    dtype : optional\n"
+        "        Accepted and ignored (TVM's wrapper).\n\n"
+        "    Returns\n    -------\n    PrimExpr\n"
+        f"        A call of the intrinsic ``{spec.name}``; its type is {result}.\n\n"
+        "    Examples\n    --------\n"
+        f"    >>> print(T.{spec.name}({args}).dtype)\n"
+        f"    {shown}\n"
+    )
+
+
 for _name, _function in INTRINSIC_BUILDERS.items():
-    _function.__doc__ = INTRINSICS[_name].doc
+    _function.__doc__ = _intrinsic_doc(INTRINSICS[_name], _function)
 del _name, _function

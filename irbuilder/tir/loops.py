@@ -62,28 +62,136 @@ def _loop(
 def serial(
     start: ExprLike, stop: ExprLike | None = None, *, annotations: Mapping[str, Any] | None = None
 ) -> ForFrame:
-    """A serial loop frame; ``with T.serial(n) as i:``."""
+    """A sequential loop (``range(a, b)`` in a kernel means the same).
+
+    Parameters
+    ----------
+    start : int or PrimExpr
+        The first value, or the extent when ``stop`` is not given (the loop then runs over
+        ``[0, start)``).
+    stop : int or PrimExpr, optional
+        One past the last value. The loop variable takes the wider integer type of the
+        bounds (``int64`` if either is).
+    annotations : dict, optional
+        Key/value pairs recorded on the ``For`` node.
+
+    Returns
+    -------
+    ForFrame
+        ``for i in T.serial(...)`` in a kernel; ``with T.serial(...) as i`` in an IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def iota(A: T.Buffer((4,), "int32")):
+    ...     for i in T.serial(1, 4):
+    ...         A[i] = i * 10
+    >>> a = np.zeros(4, dtype="int32"); tvmscript.build(iota)(a); print(a)
+    [ 0 10 20 30]
+    """
     return _loop(ForKind.SERIAL, "T.serial", start, stop, annotations)
 
 
 def parallel(
     start: ExprLike, stop: ExprLike | None = None, *, annotations: Mapping[str, Any] | None = None
 ) -> ForFrame:
-    """A loop whose iterations run in parallel on all cores."""
+    """A loop whose iterations run in parallel on the thread pool (all cores).
+
+    The iterations must be independent; the race check reports conflicting accesses.
+
+    Parameters
+    ----------
+    start : int or PrimExpr
+        The first value, or the extent when ``stop`` is not given (the loop then runs over
+        ``[0, start)``).
+    stop : int or PrimExpr, optional
+        One past the last value. The loop variable takes the wider integer type of the
+        bounds (``int64`` if either is).
+    annotations : dict, optional
+        Key/value pairs recorded on the ``For`` node.
+
+    Returns
+    -------
+    ForFrame
+        ``for i in T.parallel(...)`` in a kernel; ``with T.parallel(...) as i`` in an IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def square(A: T.Buffer((8,), "float32")):
+    ...     for i in T.parallel(8):
+    ...         A[i] = A[i] * A[i]
+    >>> a = np.full(8, 3, dtype="float32"); tvmscript.build(square)(a); print(a[:3])
+    [9. 9. 9.]
+    """
     return _loop(ForKind.PARALLEL, "T.parallel", start, stop, annotations)
 
 
 def vectorized(
     start: ExprLike, stop: ExprLike | None = None, *, annotations: Mapping[str, Any] | None = None
 ) -> ForFrame:
-    """A loop to be turned into vector instructions."""
+    """A loop turned into vector instructions; it computes what the serial loop computes.
+
+    Parameters
+    ----------
+    start : int or PrimExpr
+        The first value, or the extent when ``stop`` is not given (the loop then runs over
+        ``[0, start)``).
+    stop : int or PrimExpr, optional
+        One past the last value. The loop variable takes the wider integer type of the
+        bounds (``int64`` if either is).
+    annotations : dict, optional
+        Key/value pairs recorded on the ``For`` node.
+
+    Returns
+    -------
+    ForFrame
+        ``for i in T.vectorized(...)`` in a kernel; ``with T.vectorized(...) as i`` in an IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def inc(A: T.Buffer((16,), "float32")):
+    ...     for i in T.vectorized(16):
+    ...         A[i] = A[i] + T.float32(1)
+    >>> a = np.zeros(16, dtype="float32"); tvmscript.build(inc)(a); print(a[:3])
+    [1. 1. 1.]
+    """
     return _loop(ForKind.VECTORIZED, "T.vectorized", start, stop, annotations)
 
 
 def unroll(
     start: ExprLike, stop: ExprLike | None = None, *, annotations: Mapping[str, Any] | None = None
 ) -> ForFrame:
-    """A loop to be fully unrolled."""
+    """A loop unrolled into copies of its body (constant extents up to 64; longer or symbolic
+    ones keep a loop with an unroll hint); it computes what the serial loop computes.
+
+    Parameters
+    ----------
+    start : int or PrimExpr
+        The first value, or the extent when ``stop`` is not given (the loop then runs over
+        ``[0, start)``).
+    stop : int or PrimExpr, optional
+        One past the last value. The loop variable takes the wider integer type of the
+        bounds (``int64`` if either is).
+    annotations : dict, optional
+        Key/value pairs recorded on the ``For`` node.
+
+    Returns
+    -------
+    ForFrame
+        ``for i in T.unroll(...)`` in a kernel; ``with T.unroll(...) as i`` in an IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def rev(A: T.Buffer((3,), "int32"), B: T.Buffer((3,), "int32")):
+    ...     for i in T.unroll(3):
+    ...         B[i] = A[2 - i]
+    >>> b = np.zeros(3, dtype="int32"); tvmscript.build(rev)(np.arange(3, dtype="int32"), b)
+    >>> print(b)
+    [2 1 0]
+    """
     return _loop(ForKind.UNROLLED, "T.unroll", start, stop, annotations)
 
 
@@ -94,7 +202,35 @@ def thread_binding(
     *,
     annotations: Mapping[str, Any] | None = None,
 ) -> ForFrame:
-    """A loop bound to a thread axis: ``T.thread_binding(8, thread="threadIdx.x")``."""
+    """A loop bound to a GPU thread axis: ``T.thread_binding(8, thread="threadIdx.x")``.
+
+    It parses, prints and compares; the CPU build refuses it, except for the thread loops
+    around a ``T.tvm_thread_allreduce`` (run serially).
+
+    Parameters
+    ----------
+    start, stop : int or PrimExpr
+        The bounds, as for :func:`serial`. ``stop`` may be the thread tag instead
+        (``T.thread_binding(8, "threadIdx.x")``).
+    thread : str
+        The thread axis (``"threadIdx.x"``, ``"blockIdx.y"``, ...); required.
+    annotations : dict, optional
+        Key/value pairs recorded on the ``For`` node.
+
+    Returns
+    -------
+    ForFrame
+        The loop; its ``thread_binding`` is the thread's ``IterVar``.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def zero(A: T.Buffer((8,), "float32")):
+    ...     for tx in T.thread_binding(8, thread="threadIdx.x"):
+    ...         A[tx] = T.float32(0)
+    >>> zero.body.thread_binding.thread_tag
+    'threadIdx.x'
+    """
     if isinstance(stop, str):  # T.thread_binding(8, "threadIdx.x")
         stop, thread = None, stop
     if not thread:
@@ -103,8 +239,29 @@ def thread_binding(
 
 
 def grid(*extents: ExprLike) -> ForFrame:
-    """Nested serial loops over ``[0, e)`` for each extent; yields the list of loop vars
-    (the single var for one extent, as TVM's frame does)."""
+    """Nested serial loops over ``[0, e)`` for each extent, the first outermost.
+
+    Parameters
+    ----------
+    *extents : int or PrimExpr
+        One extent per loop (at least one); each loop variable has its extent's type.
+
+    Returns
+    -------
+    ForFrame
+        Yields the list of loop variables (``for i, j in T.grid(m, n)``), or the single
+        variable for one extent (``for i in T.grid(n)``), as TVM's frame does.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def index(A: T.Buffer((2, 3), "int32")):
+    ...     for i, j in T.grid(2, 3):
+    ...         A[i, j] = i * 3 + j
+    >>> a = np.zeros((2, 3), dtype="int32"); tvmscript.build(index)(a); print(a)
+    [[0 1 2]
+     [3 4 5]]
+    """
     builder("T.grid")
     if not extents:
         raise TypeError("T.grid needs at least one extent")

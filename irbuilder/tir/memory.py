@@ -45,7 +45,8 @@ __all__ = [
 
 ALLOCATE_CONST_DATA = "tir.allocate_const_data"
 """Annotation of an ``Allocate`` made by ``T.allocate_const``: the constant elements (a tuple
-of Python numbers, row-major). ``lowering.allocate_const`` turns it into initial stores."""
+of Python numbers, row-major). ``lowering.transforms.allocate_const`` turns it into initial
+stores."""
 
 ALLOCATE_CONST_LIMIT = 1 << 16
 """The most elements a ``T.allocate_const`` may hold (each becomes one store when built)."""
@@ -96,7 +97,41 @@ def make_buffer(
 
 
 class _BufferFactory:
-    """``T.Buffer``: ``T.Buffer((16,), "float32")`` or ``T.Buffer[(16,), "float32"]``."""
+    """``T.Buffer(shape, dtype="float32", ...)`` or ``T.Buffer[shape, dtype]``: a buffer: a
+    parameter annotation, or (with ``data=``) a view of existing memory.
+
+    Parameters
+    ----------
+    shape : int, PrimExpr or tuple of them
+        The extents; symbolic ones are variables (``n = T.int32()``).
+    dtype : str or type object
+        The element type (``"float32"``, ``T.int8``, ...).
+    data : Var, optional
+        The data pointer to view (default: a new one).
+    strides : tuple, optional
+        Element strides per dimension (default: row-major contiguous).
+    elem_offset : int or PrimExpr, optional
+        Offset of the first element from ``data``, in elements.
+    scope : str
+        Storage scope (``"global"``, ``"shared"``, ``"local"``; all plain memory on a CPU).
+    align, offset_factor, buffer_type, axis_separators
+        As in TVM; kept and printed.
+
+    Returns
+    -------
+    Buffer
+        As a parameter annotation, an array argument whose ndim, dtype, shape and
+        strides the kernel checks at entry.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def scale(A: T.Buffer((3,), "float32"), s: T.float32):
+    ...     for i in range(3):
+    ...         A[i] = A[i] * s
+    >>> a = np.ones(3, dtype="float32"); tvmscript.build(scale)(a, 2.0); print(a)
+    [2. 2. 2.]
+    """
 
     def __call__(
         self,
@@ -111,7 +146,7 @@ class _BufferFactory:
         buffer_type: str = "",
         axis_separators: Sequence[int] | None = None,
     ) -> Buffer:
-        """A new Buffer object (a parameter annotation or a standalone view)."""
+        """A new Buffer object (see the class documentation)."""
         return make_buffer(
             "T.Buffer",
             shape,
@@ -141,7 +176,24 @@ Buffer_ = _BufferFactory()
 
 
 def Ptr(dtype: DTypeArg, storage_scope: str = "global") -> PointerType:
-    """A pointer type annotation (``x: T.Ptr("float32")``); the parser makes the var."""
+    """A pointer type annotation (``x: T.Ptr("float32")``); the parser makes the var.
+
+    Parameters
+    ----------
+    dtype : str or type object
+        The pointed-to element type.
+    storage_scope : str
+        The memory scope.
+
+    Returns
+    -------
+    PointerType
+
+    Examples
+    --------
+    >>> print(T.Ptr("float32"))
+    PointerType(element=DataType('float32'), scope='global')
+    """
     return PointerType(to_dtype(dtype), storage_scope)
 
 
@@ -152,7 +204,43 @@ def allocate(
     condition: ExprLike = True,
     annotations: dict[str, Any] | None = None,
 ) -> AllocateFrame:
-    """Allocate ``prod(extents)`` elements; the frame yields the **data var**."""
+    """Allocate ``prod(extents)`` elements; the frame yields the **data pointer**.
+
+    Declare a buffer over the pointer with ``T.decl_buffer(shape, dtype, data=ptr)``. Our
+    ``Allocate`` keeps one flattened extent (TVM keeps the list).
+
+    Parameters
+    ----------
+    extents : list of int or PrimExpr
+        The allocation's shape.
+    dtype : str or type object
+        Element type.
+    scope : str
+        Storage scope (``"global"``, ``"shared"``, ``"local"``).
+    condition : bool or PrimExpr
+        Allocate only where it holds (TVM's conditional allocation).
+    annotations : dict, optional
+        Recorded on the ``Allocate`` node.
+
+    Returns
+    -------
+    AllocateFrame
+        ``ptr = T.allocate(...)`` in a kernel; ``with T.allocate(...) as ptr`` in an
+        IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def scratch(A: T.Buffer((3,), "float32")):
+    ...     ptr = T.allocate([3], "float32", "global")
+    ...     S = T.decl_buffer((3,), "float32", data=ptr)
+    ...     for i in range(3):
+    ...         S[i] = A[i] + T.float32(1)
+    ...     for i in range(3):
+    ...         A[i] = S[2 - i]
+    >>> a = np.arange(3, dtype="float32"); tvmscript.build(scratch)(a); print(a)
+    [3. 2. 1.]
+    """
     builder("T.allocate")
     element = to_dtype(dtype)
     dims = as_shape(extents, "T.allocate")
@@ -167,8 +255,37 @@ def allocate_const(
     extents: Sequence[ExprLike] | ExprLike,
     annotations: dict[str, Any] | None = None,
 ) -> AllocateFrame:
-    """``T.allocate_const(data, dtype, extents)``: memory holding the constants ``data`` (a
-    list or numpy array, flattened row-major) that the kernel only reads; yields the data var.
+    """Memory holding the constants ``data``, which the kernel only reads.
+
+    Built as an allocation filled by one store per element (at most 65536 elements).
+
+    Parameters
+    ----------
+    data : list or numpy.ndarray
+        The values, flattened row-major.
+    dtype : str or type object
+        Element type.
+    extents : list of int
+        The shape; its product is the number of values.
+    annotations : dict, optional
+        Recorded on the ``Allocate`` node.
+
+    Returns
+    -------
+    AllocateFrame
+        Yields the data pointer; declare a buffer over it with ``T.decl_buffer``.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def lookup(I: T.Buffer((2,), "int32"), O: T.Buffer((2,), "int32")):
+    ...     tab = T.allocate_const([10, 20, 30], "int32", [3])
+    ...     Tab = T.decl_buffer((3,), "int32", data=tab)
+    ...     for i in range(2):
+    ...         O[i] = Tab[I[i]]
+    >>> o = np.zeros(2, dtype="int32")
+    >>> tvmscript.build(lookup)(np.array([2, 0], dtype="int32"), o); print(o)
+    [30 10]
     """
     builder("T.allocate_const")
     element = to_dtype(dtype)
@@ -227,9 +344,46 @@ def decl_buffer(
     buffer_type: str = "",
     axis_separators: Sequence[int] | None = None,
 ) -> DeclBufferFrame:
-    """Declare a buffer; without ``data`` it is also allocated (Allocate + DeclBuffer).
+    """Declare a buffer for the rest of the scope (a ``DeclBuffer``).
 
-    With ``data=other.data`` the buffer is an alias of ``other``'s memory.
+    Without ``data`` the memory is allocated too (``Allocate`` + ``DeclBuffer``); with
+    ``data=other.data`` (or a ``T.allocate`` pointer) the buffer is a view of that memory
+    with its own shape.
+
+    Parameters
+    ----------
+    shape : int, PrimExpr or tuple of them
+        The extents; symbolic ones are variables (``n = T.int32()``).
+    dtype : str or type object
+        The element type (``"float32"``, ``T.int8``, ...).
+    data : Var, optional
+        The data pointer to view (default: a new one).
+    strides : tuple, optional
+        Element strides per dimension (default: row-major contiguous).
+    elem_offset : int or PrimExpr, optional
+        Offset of the first element from ``data``, in elements.
+    scope : str
+        Storage scope (``"global"``, ``"shared"``, ``"local"``; all plain memory on a CPU).
+    align, offset_factor, buffer_type, axis_separators
+        As in TVM; kept and printed.
+
+    Returns
+    -------
+    DeclBufferFrame
+        ``B = T.decl_buffer(...)`` in a kernel; ``with T.decl_buffer(...) as B`` in an
+        IRBuilder.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def as_matrix(A: T.Buffer((4,), "int32"), B: T.Buffer((2, 2), "int32")):
+    ...     M = T.decl_buffer((2, 2), "int32", data=A.data)
+    ...     for i, j in T.grid(2, 2):
+    ...         B[i, j] = M[j, i]
+    >>> b = np.zeros((2, 2), dtype="int32")
+    >>> tvmscript.build(as_matrix)(np.arange(4, dtype="int32"), b); print(b)
+    [[0 2]
+     [1 3]]
     """
     builder("T.decl_buffer")
     buffer = make_buffer(
@@ -261,10 +415,45 @@ def alloc_buffer(
     buffer_type: str = "",
     axis_separators: Sequence[int] | None = None,
 ) -> Buffer:
-    """Allocate a buffer for the innermost ``T.block`` (its ``alloc_buffers``).
+    """Allocate a buffer owned by the innermost ``T.block`` (its ``alloc_buffers``).
 
-    Outside any block (TVM 0.13+ sugar) the buffer goes to the function's
-    implicit ``root`` block, which wraps the whole function body.
+    Outside any block (TVM 0.13+ sugar) the buffer goes to the function's implicit
+    ``root`` block, which wraps the whole function body. Its contents start undefined.
+
+    Parameters
+    ----------
+    shape : int, PrimExpr or tuple of them
+        The extents; symbolic ones are variables (``n = T.int32()``).
+    dtype : str or type object
+        The element type (``"float32"``, ``T.int8``, ...).
+    data : None
+        Must be None (use ``T.decl_buffer(data=...)`` for a view).
+    strides : tuple, optional
+        Element strides per dimension (default: row-major contiguous).
+    elem_offset : int or PrimExpr, optional
+        Offset of the first element from ``data``, in elements.
+    scope : str
+        Storage scope (``"global"``, ``"shared"``, ``"local"``; all plain memory on a CPU).
+    align, offset_factor, buffer_type, axis_separators
+        As in TVM; kept and printed.
+
+    Returns
+    -------
+    Buffer
+        The new buffer, live for the whole block.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def twice_plus(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+    ...     tmp = T.alloc_buffer((3,), "float32")
+    ...     for i in range(3):
+    ...         tmp[i] = A[i] * T.float32(2)
+    ...     for i in range(3):
+    ...         B[i] = tmp[i] + T.float32(1)
+    >>> b = np.zeros(3, dtype="float32")
+    >>> tvmscript.build(twice_plus)(np.arange(3, dtype="float32"), b); print(b)
+    [1. 3. 5.]
     """
     b = builder("T.alloc_buffer")
     if data is not None:
@@ -308,12 +497,47 @@ def match_buffer(
     buffer_type: str = "",
     axis_separators: Sequence[int] | None = None,
 ) -> Buffer:
-    """Bind a buffer: to a handle param (in ``T.prim_func``) or to a region (in ``T.block``).
+    """Bind a buffer: to a handle parameter (in a function) or to a region (in a block).
 
-    In a function, ``param`` is a handle parameter added with ``T.arg`` and the
-    buffer goes to ``buffer_map``. In a block, ``param`` is a region such as
-    ``A[0:4, 0:4]`` (or a whole buffer); ``shape`` defaults to the region's
-    extents and ``dtype`` to the source's.
+    In a function, ``param`` is a ``T.handle`` parameter and the buffer goes to the
+    function's ``buffer_map`` (used like a ``T.Buffer`` parameter). In a block, ``param``
+    is a region such as ``A[0:4, 0:4]`` (or a whole buffer) and the new buffer is a view of
+    it; ``shape`` defaults to the region's extents and ``dtype`` to the source's.
+
+    Parameters
+    ----------
+    param : Var, BufferRegion, BufferLoad or Buffer
+        The handle parameter, or the region to view.
+    shape : int, PrimExpr or tuple of them, optional
+        The extents (symbolic ones are bound from the argument); in a block, by default the
+        region's.
+    dtype : str or type object, optional
+        The element type (``"float32"``, ``T.int8``, ...).
+    data : Var, optional
+        The data pointer to view (default: a new one).
+    strides : tuple, optional
+        Element strides per dimension (default: row-major contiguous).
+    elem_offset : int or PrimExpr, optional
+        Offset of the first element from ``data``, in elements.
+    scope : str
+        Storage scope (``"global"``, ``"shared"``, ``"local"``; all plain memory on a CPU).
+    align, offset_factor, buffer_type, axis_separators
+        As in TVM; kept and printed.
+
+    Returns
+    -------
+    Buffer
+        The bound buffer.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def inc(a: T.handle, n: T.int32):
+    ...     A = T.match_buffer(a, (n,), "int64")
+    ...     for i in range(n):
+    ...         A[i] = A[i] + T.int64(1)
+    >>> arr = np.array([5, 6], dtype="int64"); tvmscript.build(inc)(arr, 2); print(arr)
+    [6 7]
     """
     b = builder("T.match_buffer")
     top = b.top()

@@ -79,14 +79,54 @@ def _call(dtype: DTypeArg, op: str, args: tuple[Any, ...]) -> PrimExpr:
 
 
 def call_packed(name: str, *args: Any) -> PrimExpr:
-    """``T.call_packed("f", ...)``: call the TVM packed function ``f`` (int32 result)."""
+    """``T.call_packed("f", ...)``: call the TVM packed function ``f`` (int32 result).
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    name : str
+        The packed function's registered name.
+    *args : PrimExpr, number or str
+        Its arguments.
+
+    Returns
+    -------
+    PrimExpr
+        The ``tvm_call_packed`` builtin call.
+
+    Examples
+    --------
+    >>> print(T.call_packed("my_func", T.int32(1)).op)
+    tvm_call_packed
+    """
     if not isinstance(name, str):
         raise TypeError(f"T.call_packed: the function name must be a string, got {name!r}")
     return _call("int32", "tvm_call_packed", (name, *args))
 
 
 def call_cpacked(name: str, *args: Any) -> PrimExpr:
-    """``T.call_cpacked("f", ...)``: call the C packed function ``f`` (int32 result)."""
+    """``T.call_cpacked("f", ...)``: call the C packed function ``f`` (int32 result).
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    name : str
+        The C function's symbol.
+    *args : PrimExpr, number or str
+        Its arguments.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``int32``).
+
+    Examples
+    --------
+    >>> print(T.call_cpacked("my_func", T.int32(1)).op)
+    tvm_call_cpacked
+    """
     if not isinstance(name, str):
         raise TypeError(f"T.call_cpacked: the function name must be a string, got {name!r}")
     return _call("int32", "tvm_call_cpacked", (name, *args))
@@ -96,7 +136,30 @@ def address_of(load: Any, dtype: Any = None) -> PrimExpr:
     """``T.address_of(A[i])``: the address of a buffer element (a handle).
 
     ``dtype`` is accepted and ignored, as TVM's ``T.address_of`` does (its printer writes
-    ``dtype="handle"``)."""
+    ``dtype="handle"``).
+
+    Parameters
+    ----------
+    load : BufferLoad
+        The element, ``A[i]``.
+    dtype : optional
+        Accepted and ignored.
+
+    Returns
+    -------
+    PrimExpr
+        A ``handle`` (pass it to extern calls).
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def copy_tail(A: T.Buffer((4,), "float32"), B: T.Buffer((2,), "float32")):
+    ...     T.evaluate(T.call_extern("handle", "memcpy", T.address_of(B[0]),
+    ...                              T.address_of(A[2]), 8))
+    >>> b = np.zeros(2, dtype="float32")
+    >>> tvmscript.build(copy_tail)(np.arange(4, dtype="float32"), b); print(b)
+    [2. 3.]
+    """
     del dtype
     if not isinstance(load, BufferLoad):
         raise TypeError(
@@ -110,7 +173,22 @@ def llvm_lookup_intrinsic_id(name: str) -> StringImm:
     argument of ``T.call_llvm_(pure_)intrin``.
 
     TVM returns LLVM's numeric id, which changes between LLVM versions; here the name
-    stands for the intrinsic (the call prints with the name and builds from it)."""
+    stands for the intrinsic (the call prints with the name and builds from it).
+
+    Parameters
+    ----------
+    name : str
+        An ``llvm.*`` intrinsic name.
+
+    Returns
+    -------
+    StringImm
+
+    Examples
+    --------
+    >>> print(T.llvm_lookup_intrinsic_id("llvm.sqrt"))
+    StringImm('llvm.sqrt')
+    """
     if not isinstance(name, str) or not name.startswith("llvm."):
         raise ValueError(f"T.llvm_lookup_intrinsic_id: expected an 'llvm.*' name, got {name!r}")
     return StringImm(name)
@@ -122,6 +200,24 @@ def prefetch(buffer: Any, bounds: Any) -> PrimExpr:
     TVM builds a ``Prefetch`` statement; we build the builtin call ``prefetch(A[mins],
     extents...)`` (a bare line evaluates it). The CPU build prefetches the region's first
     element (``llvm.prefetch``); the interpreter ignores it.
+
+    Parameters
+    ----------
+    buffer : Buffer
+        The buffer.
+    bounds : list of Range
+        One ``T.Range`` per dimension.
+
+    Returns
+    -------
+    PrimExpr
+        The ``prefetch`` builtin call (use with ``T.evaluate``).
+
+    Examples
+    --------
+    >>> A = T.Buffer((16,), "float32")
+    >>> print(T.prefetch(A, [T.Range(0, 16)]).op)
+    prefetch
     """
     if not isinstance(buffer, Buffer):
         raise TypeError(f"T.prefetch: expected a Buffer, got {type(buffer).__name__}")
@@ -137,37 +233,173 @@ def prefetch(buffer: Any, bounds: Any) -> PrimExpr:
 
 
 def type_annotation(dtype: DTypeArg) -> PrimExpr:
-    """``T.type_annotation("float32")``: a value that only carries a type."""
+    """``T.type_annotation("float32")``: a value that only carries a type.
+
+    Parameters
+    ----------
+    dtype : str or type object
+        The carried type.
+
+    Returns
+    -------
+    PrimExpr
+        A call of that type, without arguments (``T.tvm_access_ptr``'s first argument).
+
+    Examples
+    --------
+    >>> print(T.type_annotation("float32").dtype)
+    float32
+    """
     return Call(to_dtype(dtype), "type_annotation", (), CallKind.BUILTIN)
 
 
 def tvm_access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, rw_mask: Any) -> PrimExpr:
-    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, off, n, rw)``."""
+    """``T.tvm_access_ptr(T.type_annotation("float32"), A.data, off, n, rw)``.
+
+    A pointer to ``extent`` elements of ``data`` from ``offset``; built as ``data + offset``
+    elements. ``A.access_ptr("r")`` builds one for a buffer.
+
+    Parameters
+    ----------
+    ptype : PrimExpr
+        ``T.type_annotation(dtype)`` of the elements.
+    data : Var
+        The data pointer.
+    offset, extent : int or PrimExpr
+        The first element and the element count.
+    rw_mask : int
+        1 read, 2 write, 3 both.
+
+    Returns
+    -------
+    PrimExpr
+        A ``handle``.
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def copy(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    ...     T.evaluate(T.call_extern("handle", "memcpy", B.access_ptr("w"), A.access_ptr("r"), 16))
+    >>> b = np.zeros(4, dtype="float32")
+    >>> tvmscript.build(copy)(np.arange(4, dtype="float32"), b); print(b)
+    [0. 1. 2. 3.]
+    """
     return _call("handle", "tvm_access_ptr", (ptype, data, offset, extent, rw_mask))
 
 
 def tvm_thread_allreduce(*args: Any) -> PrimExpr:
-    """``T.tvm_thread_allreduce(n, values..., cond, results..., threads...)``."""
+    """``T.tvm_thread_allreduce(n, values..., cond, results..., threads...)``: a reduction
+    across GPU threads, inside ``T.attr(T.comm_reducer(...), "reduce_scope", ...)``.
+
+    The CPU build runs the thread loops around it serially (each iteration computes the
+    whole reduction); elsewhere it is refused.
+
+    Parameters
+    ----------
+    *args : PrimExpr
+        The number of values, the values, the condition, the result pointers and the
+        thread variables, as in TVM.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``); use it with ``T.evaluate``.
+    """
     return _call("handle", "tvm_thread_allreduce", args)
 
 
 def tvm_storage_sync(scope: str) -> PrimExpr:
-    """``T.tvm_storage_sync("shared")``: a barrier over ``scope`` memory."""
+    """``T.tvm_storage_sync("shared")``: a barrier over ``scope`` memory (GPU).
+
+    It parses, prints and compares; the CPU build refuses it.
+
+    Parameters
+    ----------
+    scope : str
+        ``"shared"``, ``"global"``, ``"warp"``.
+
+    Returns
+    -------
+    PrimExpr
+
+    Examples
+    --------
+    >>> print(T.tvm_storage_sync("shared").op)
+    tvm_storage_sync
+    """
     return _call("int32", "tvm_storage_sync", (scope,))
 
 
 def tvm_stack_alloca(kind: str, count: Any) -> PrimExpr:
-    """``T.tvm_stack_alloca("arg_value", n)``: stack space for packed-call arguments."""
+    """``T.tvm_stack_alloca("arg_value", n)``: stack space for packed-call arguments.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    kind : str
+        ``"arg_value"``, ``"arg_tcode"``, ``"shape"``, ``"array"``.
+    count : int or PrimExpr
+        How many entries.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> print(T.tvm_stack_alloca("arg_value", 2).dtype)
+    handle
+    """
     return _call("handle", "tvm_stack_alloca", (kind, count))
 
 
 def tvm_stack_make_shape(*dims: Any) -> PrimExpr:
-    """``T.tvm_stack_make_shape(d0, d1, ...)``: a shape array on the stack."""
+    """``T.tvm_stack_make_shape(d0, d1, ...)``: a shape array on the stack.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    *dims : int or PrimExpr
+        The extents.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> print(T.tvm_stack_make_shape(4, 8).dtype)
+    handle
+    """
     return _call("handle", "tvm_stack_make_shape", dims)
 
 
 def tvm_stack_make_array(*args: Any) -> PrimExpr:
-    """``T.tvm_stack_make_array(data, shape, strides, ndim, dtype, offset)``."""
+    """``T.tvm_stack_make_array(data, shape, strides, ndim, dtype, offset)``: a DLTensor
+    on the stack.
+
+    There is no TVM runtime here: it parses, prints and compares; the build refuses it.
+
+    Parameters
+    ----------
+    *args : PrimExpr
+        ``data, shape, strides, ndim, dtype, offset``, as in TVM.
+
+    Returns
+    -------
+    PrimExpr
+        The builtin call (``handle``).
+
+    Examples
+    --------
+    >>> h = T.handle()
+    >>> print(T.tvm_stack_make_array(h, h, h, 1, T.type_annotation("float32"), 0).op)
+    tvm_stack_make_array
+    """
     return _call("handle", "tvm_stack_make_array", args)
 
 
@@ -193,7 +425,29 @@ def _env_table(what: str) -> dict[int, tuple[Var, str]]:
 
 
 def env_thread(thread_tag: str, dtype: DTypeArg = "int32") -> Var:
-    """``T.env_thread("threadIdx.x")``: a thread index var, launched by ``T.launch_thread``."""
+    """``T.env_thread("threadIdx.x")``: a thread index var, launched by ``T.launch_thread``.
+
+    Parameters
+    ----------
+    thread_tag : str
+        The thread axis (``"threadIdx.x"``, ``"blockIdx.y"``, ...).
+    dtype : str
+        The variable's integer type.
+
+    Returns
+    -------
+    Var
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def launched(A: T.Buffer((8,), "float32")):
+    ...     tx = T.env_thread("threadIdx.x")
+    ...     with T.launch_thread(tx, 8):
+    ...         A[tx] = T.float32(0)
+    >>> '"thread_extent", 8' in launched.script()
+    True
+    """
     if not isinstance(thread_tag, str) or not thread_tag:
         raise TypeError(
             f"T.env_thread: expected a thread tag such as 'threadIdx.x', got {thread_tag!r}"
@@ -222,7 +476,31 @@ class LaunchThreadFrame(Frame):
 
 
 def launch_thread(thread: Var | str, extent: Any) -> LaunchThreadFrame:
-    """``T.launch_thread("blockIdx.x", 8)`` or ``T.launch_thread(env_var, 8)``."""
+    """``with T.launch_thread(thread, extent):`` runs its body on ``extent`` GPU threads.
+
+    Builds ``AttrStmt(IterVar, "thread_extent", extent)``. It parses, prints and compares;
+    the CPU build refuses it.
+
+    Parameters
+    ----------
+    thread : Var or str
+        A ``T.env_thread`` variable, or a thread tag (then the frame yields a new variable).
+    extent : int or PrimExpr
+        The number of threads.
+
+    Returns
+    -------
+    LaunchThreadFrame
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def blocks(A: T.Buffer((4,), "int32")):
+    ...     bx = T.launch_thread("blockIdx.x", 4)
+    ...     A[bx] = bx
+    >>> '"blockIdx.x"' in blocks.script()
+    True
+    """
     if isinstance(thread, str):
         tag = thread
         var = Var(_thread_var_name(tag), as_dtype("int32"))

@@ -31,7 +31,27 @@ def return_tensors(*buffers: Buffer) -> None:
 
     Called once per function, after the computes (the parser maps ``return D, E``
     to it). Raises :class:`IRBuilderError`/``TypeError`` on anything but distinct
-    tensors allocated by the function itself at its root.
+    tensors allocated by the function itself at its root. The built kernel allocates the
+    results and returns them (one array, or a tuple).
+
+    Parameters
+    ----------
+    *buffers : Buffer
+        The results, in order.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> @T.prim_func
+    ... def pair(A: T.Buffer((2,), "int32")):
+    ...     D = T.compute((2,), lambda i: A[i] + 1)
+    ...     E = T.compute((2,), lambda i: A[i] * 2)
+    ...     T.return_tensors(D, E)
+    >>> d, e = tvmscript.build(pair)(np.array([3, 4], dtype="int32")); print(d, e)
+    [4 5] [6 8]
     """
     b = builder("T.return_tensors")
     frame = b.find(PrimFuncFrame)

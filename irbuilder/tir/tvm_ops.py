@@ -4,7 +4,7 @@ Each entry of :data:`TVM_OPS` names a builtin, how its result type is found and 
 a meaning for the CPU backend. The builders build ``Call(BUILTIN, name, args)``; strings become
 ``StringImm``. Those without CPU meaning parse, print and compare structurally; building a
 function that uses one fails with "T.<name> is not supported by the CPU backend"
-(``lowering.cpu_support``). With CPU meaning: ``T.start_profile_intrinsic``/
+(``lowering.cpu.support``). With CPU meaning: ``T.start_profile_intrinsic``/
 ``T.end_profile_intrinsic`` (no-ops: we have no profiler hooks), ``T.undef`` (an arbitrary
 value: zero), ``T.isnullptr``, ``T.call_llvm_intrin``/``T.call_llvm_pure_intrin`` (a call of
 the LLVM intrinsic named by the first argument).
@@ -89,6 +89,31 @@ def _arg(value: Any, what: str) -> PrimExpr:
     return StringImm(value) if isinstance(value, str) else as_expr(value, what)
 
 
+_RESULT_TEXT = {
+    DTYPE_FIRST: "the type given as the first argument (or ``dtype=``)",
+    DTYPE_LAST: "the type given as the last argument (or ``dtype=``)",
+    AS_ARG: "the second argument's type",
+    AS_ARG0: "the first argument's type",
+    "void": "``handle`` (TVM's void)",
+}
+
+
+def _doc(op: TvmOp) -> str:
+    where = (
+        "The CPU build supports it."
+        if op.cpu
+        else "It parses, prints and compares; the CPU build refuses it."
+    )
+    result = _RESULT_TEXT.get(op.result, f"``{op.result}``")
+    return (
+        f"``T.{op.name}``: TVM's builtin ``tir.{op.name}`` (a BUILTIN call).\n\n    {where}\n\n"
+        "    Parameters\n    ----------\n    *args : PrimExpr, number or str\n"
+        "        TVM's operands, in TVM's order (strings become ``StringImm``).\n"
+        "    dtype : str, optional\n        The result type, for the builtins that take one.\n\n"
+        f"    Returns\n    -------\n    PrimExpr\n        The call; its type is {result}.\n"
+    )
+
+
 def _builder(op: TvmOp) -> Callable[..., PrimExpr]:
     what = f"T.{op.name}"
 
@@ -119,7 +144,7 @@ def _builder(op: TvmOp) -> Callable[..., PrimExpr]:
         return Call(result, op.name, tuple(_arg(v, what) for v in values), CallKind.BUILTIN)
 
     build.__name__ = build.__qualname__ = op.name
-    build.__doc__ = f"``T.{op.name}``: TVM's builtin ``tir.{op.name}`` (a BUILTIN call)."
+    build.__doc__ = _doc(op)
     return build
 
 

@@ -52,8 +52,7 @@ from irbuilder.ir import (
     structural_equal,
     trunc_div,
 )
-
-from .canonical import LinearForm, supports_linear, to_linear
+from irbuilder.ir.linear_form import LinearForm, supports_linear, to_linear
 
 __all__ = ["Analyzer", "IntBound", "MayChange", "memory_read"]
 
@@ -84,8 +83,8 @@ def memory_read(expr: PrimExpr) -> set[Var] | None:
     return None if found.unknown else found.data_vars
 
 
-def _still_holds(fact: PrimExpr, may_change: MayChange | None) -> bool:
-    read = memory_read(fact)
+def _still_holds(read: set[Var] | None, may_change: MayChange | None) -> bool:
+    """Whether a fact reading ``read`` (see :func:`memory_read`) survives the stores."""
     if read is not None and not read:
         return True  # reads no memory
     if read is None or may_change is None:
@@ -154,6 +153,28 @@ class Analyzer:
         # Every forget_memory so far: a scope's exit re-applies those made inside it
         # to the facts it restores (a store in a branch or loop outlives the scope).
         self._forgotten: list[MayChange | None] = []
+        # memory_read of each fact, by identity (the fact kept alive beside it): facts are
+        # re-checked at every store and scope exit, re-walking them dominated simplify.
+        self._reads: dict[int, tuple[PrimExpr, set[Var] | None]] = {}
+
+    def _read_by(self, fact: PrimExpr) -> set[Var] | None:
+        hit = self._reads.get(id(fact))
+        if hit is not None and hit[0] is fact:
+            return hit[1]
+        read = memory_read(fact)
+        self._reads[id(fact)] = (fact, read)
+        return read
+
+    def _surviving(self, facts: list[PrimExpr], may_change: MayChange | None) -> list[PrimExpr]:
+        return [f for f in facts if _still_holds(self._read_by(f), may_change)]
+
+    def _reads_memory(self, facts: list[PrimExpr]) -> bool:
+        """Whether any of ``facts`` reads memory (only those can be forgotten)."""
+        for fact in facts:
+            read = self._read_by(fact)
+            if read is None or read:
+                return True
+        return False
 
     # -- facts ------------------------------------------------------------
     def bind(self, var: Var, bound: IntBound) -> None:
@@ -171,11 +192,19 @@ class Analyzer:
             yield
         finally:
             self._bounds = bounds
-            for may_change in self._forgotten[mark:]:
-                if not facts:
-                    break
-                facts = [f for f in facts if _still_holds(f, may_change)]
+            if len(self._forgotten) > mark and self._reads_memory(facts):
+                for may_change in self._forgotten[mark:]:
+                    if not facts:
+                        break
+                    facts = self._surviving(facts, may_change)
             self._facts = facts
+
+    @property
+    def has_memory_facts(self) -> bool:
+        """Whether a known fact reads memory. Without one, :meth:`forget_memory` has nothing
+        to do: every such fact of an enclosing scope is gone already (forgotten by a store
+        recorded in this scope) and stays gone at the scope's exit."""
+        return self._reads_memory(self._facts)
 
     def forget_memory(self, may_change: MayChange | None) -> None:
         """Drop the facts reading memory that may have changed (``None``: any memory).
@@ -184,7 +213,8 @@ class Analyzer:
         true of whatever the memory holds.
         """
         self._forgotten.append(may_change)
-        self._facts = [f for f in self._facts if _still_holds(f, may_change)]
+        if self._reads_memory(self._facts):
+            self._facts = self._surviving(self._facts, may_change)
 
     def bind_range(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
         """Record ``begin <= var < begin + extent`` (as far as constant bounds tell)."""

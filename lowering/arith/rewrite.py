@@ -2,7 +2,7 @@
 
 :class:`ExprSimplifier` is a mutator that simplifies every expression it visits
 under the facts of its :class:`Analyzer`. It knows nothing of statements except
-how to walk them; :mod:`lowering.simplify` adds the statement rules and the facts
+how to walk them; :mod:`lowering.transforms.simplify` adds the statement rules and the facts
 that loops, lets, asserts and branches provide.
 """
 
@@ -46,9 +46,9 @@ from irbuilder.ir import (
     rebuild,
     structural_equal,
 )
+from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 
 from .analyzer import Analyzer, IntBound
-from .canonical import LinearForm, from_linear, supports_linear, to_linear
 from .fold import fold_node
 
 __all__ = ["ExprSimplifier", "simplify_expr"]
@@ -85,6 +85,14 @@ class ExprSimplifier(StmtExprMutator):
         self.analyzer = analyzer if analyzer is not None else Analyzer()
         self.subst: dict[Var, PrimExpr] = {}
         self._trap_memo: dict[int, tuple[PrimExpr, bool]] = {}
+        # _arith's result per node (by identity, the node kept alive beside it): it depends on
+        # the node alone, and later rounds meet the same unchanged nodes again.
+        self._arith_memo: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+
+    def share_memos(self, other: ExprSimplifier) -> None:
+        """Reuse ``other``'s memos of analyzer-independent results (a next round)."""
+        self._trap_memo = other._trap_memo
+        self._arith_memo = other._arith_memo
 
     # -- traversal ----------------------------------------------------------
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
@@ -182,6 +190,15 @@ class ExprSimplifier(StmtExprMutator):
         return expr
 
     def _arith(self, expr: Add | Sub | Mul) -> PrimExpr:
+        hit = self._arith_memo.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        result = self._arith_rules(expr)
+        self._arith_memo[id(expr)] = (expr, result)
+        return result
+
+    def _arith_rules(self, expr: Add | Sub | Mul) -> PrimExpr:
+        """Regrouping and identities of +, -, *: a function of ``expr`` alone (no facts)."""
         a, b = expr.a, expr.b
         dtype = expr.dtype
         if dtype.is_integer and may_trap(expr, self._trap_memo):

@@ -33,6 +33,7 @@ from irbuilder.ir import (
     rebuild,
 )
 from lowering.analysis.vars import depends_on
+from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine, detect
 from .analysis import (
@@ -399,13 +400,19 @@ def _check_distinct_writes(
         for iv, value in zip(block.iter_vars, realize.iter_values)
         if any(isinstance(n, Var) and id(n) in moving for n in _vars_of(value))
     ]
+    # Indices are read under the iter vars' domains: a packed layout's
+    # (v0 * 8 + v2) // 8 is v0 when v2 < 8 (what TVM's affine analysis sees).
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
     for region in block_access(block).writes:
         covered: set[int] = set()
         for rng in region.region:
-            mins = [v for v in bound if depends_on(rng.min, v)]
+            low = simplify_expr(rng.min, analyzer)
+            mins = [v for v in bound if depends_on(low, v)]
             if not mins:
                 continue
-            if len(mins) != 1 or not _is_var_plus_free(rng.min, mins[0], bound):
+            if len(mins) != 1 or not _is_var_plus_free(low, mins[0], bound):
                 raise _fail(
                     state,
                     name,

@@ -45,6 +45,7 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from irbuilder.ir.reducer import kind_of_combiner, reduce_identity
 from lowering.analysis.substitute import substitute, substitute_expr
 from lowering.analysis.vars import depends_on
 
@@ -155,14 +156,6 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     return init_block
 
 
-_IDENTITY = {
-    "Add": lambda dt: const(0, dt),
-    "Mul": lambda dt: const(1, dt),
-    "Min": lambda dt: const(dt.max_value, dt),
-    "Max": lambda dt: const(dt.min_value, dt),
-}
-
-
 def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
     """(update store, reducer node class, the value combined) for ``C = C op value``."""
     body = block.body
@@ -203,7 +196,9 @@ def _is_identity(init: Stmt | None, update: BufferStore, kind: type) -> bool:
         return False
     if not all(structural_equal(a, b) for a, b in zip(init.indices, update.indices)):
         return False
-    expected = _IDENTITY[kind.__name__](update.value.dtype)
+    reduce_kind = kind_of_combiner(kind)
+    assert reduce_kind is not None  # _reducer matched one of +, *, min, max
+    expected = reduce_identity(reduce_kind, update.value.dtype, finite=True)
     got = init.value
     if isinstance(got, (IntImm, FloatImm)) and isinstance(expected, (IntImm, FloatImm)):
         return got.value == expected.value and got.dtype == expected.dtype

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from irbuilder.ir import Block, Buffer, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
-from lowering.verifier import well_formed_problems
+from lowering.checks.verifier import well_formed_problems
 
 from . import blockize, cache, compute_at, inline, layout, reduction, reindex
 from . import loops as loop_prims

@@ -15,7 +15,8 @@ if _HERE not in sys.path:  # works with --import-mode=importlib too
 
 from rt_kernels import echo_ir, raising_ir, saxpy_ir  # noqa: E402
 
-from backend.runtime import compile_ir, make_builtin  # noqa: E402
+from backend.abi.pyentry import make_builtin  # noqa: E402
+from backend.runtime import compile_ir  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from backend.runtime import (
+from backend.abi.pyabi import (
     NPY_ARRAY_C_CONTIGUOUS,
     NPY_ARRAY_WRITEABLE,
+    c_string_global,
+    runtime_prelude_ir,
+)
+from backend.abi.pyentry import (
     SCALAR_DTYPES,
     BufferParam,
     EntrySpec,
     ScalarParam,
-    c_string_global,
     entry_wrapper_ir,
-    runtime_prelude_ir,
 )
 
 

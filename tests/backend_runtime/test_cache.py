@@ -11,13 +11,8 @@ import numpy as np
 import pytest
 from rt_kernels import saxpy_ir
 
-from backend.runtime import (
-    cache_enabled,
-    compile_ir,
-    compile_stats,
-    make_builtin,
-    optimize_count,
-)
+from backend.abi.pyentry import make_builtin
+from backend.runtime import cache_enabled, compile_ir, compile_stats, optimize_count
 
 TWICE = "define i64 @twice(i64 %x) {\n  %y = shl i64 %x, 1\n  ret i64 %y\n}\n"
 
@@ -94,7 +89,8 @@ _CHILD = """
 import sys, numpy as np
 sys.path.insert(0, sys.argv[2])
 from rt_kernels import saxpy_ir
-from backend.runtime import compile_ir, make_builtin
+from backend.abi.pyentry import make_builtin
+from backend.runtime import compile_ir
 ir, spec = saxpy_ir()
 lib = compile_ir(ir, name="saxpy", cache=True, cache_dir=sys.argv[1])
 fn = make_builtin(lib, spec, "saxpy_kernel")

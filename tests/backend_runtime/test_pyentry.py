@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from rt_kernels import saxpy_ir
 
-from backend.runtime import (
+from backend.abi.pyabi import ndarray_layout
+from backend.abi.pyentry import (
     BufferParam,
     EntrySpec,
     ScalarParam,
-    compile_ir,
     entry_wrapper_ir,
     make_builtin,
-    ndarray_layout,
 )
+from backend.runtime import compile_ir
 
 Fn = Callable[..., Any]
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from backend.abi.pyabi import runtime_prelude_ir, runtime_prelude_symbols
 from backend.runtime import (
     CompiledLibrary,
     MathLowering,
@@ -17,8 +18,6 @@ from backend.runtime import (
     host_target,
     libmvec_available,
     libmvec_variants,
-    runtime_prelude_ir,
-    runtime_prelude_symbols,
 )
 from lowering.target import Target
 

@@ -14,7 +14,7 @@ from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import Allocate, PrimFunc, Span, post_order_visit
 from lowering import PassContext, lower
-from lowering.boundary import allocate_outputs
+from lowering.abi.boundary import allocate_outputs
 
 
 def here(back: int = 1, offset: int = 0) -> Span:
@@ -60,7 +60,7 @@ def run(func: PrimFunc, inputs: Sequence[np.ndarray[Any, Any]], opt_level: int =
 
 def allocates(func: PrimFunc) -> list[Allocate]:
     """Every Allocate of a lowered function (global scope: intermediates), but the one-vector
-    head/tail temporaries of the late stage's ``align-streams`` (``stream_*``)."""
+    head/tail temporaries of the late stage's ``align_streams`` (``stream_*``)."""
     found: list[Allocate] = []
 
     def visit(node: object) -> None:
@@ -74,7 +74,7 @@ def allocates(func: PrimFunc) -> list[Allocate]:
 def built(func: PrimFunc, opt_level: int = 3) -> Any:
     """``tvmscript.build`` of ``func``, or skip when build cannot return outputs yet."""
     try:
-        from tvmscript.build import build
+        from tvmscript.compiler.build import build
     except ImportError:
         pytest.skip("tvmscript.build is not available")
     kernel = build(func, opt_level=opt_level)

@@ -12,8 +12,8 @@ from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import Buffer, For, PrimFunc, SizeVar, as_dtype
 from lowering import PassContext
-from lowering.boundary import output_shapes, output_specs
-from lowering.bufferize import analyze, explain_bufferization
+from lowering.abi.boundary import output_shapes, output_specs
+from lowering.transforms.bufferize import analyze, explain_bufferization
 
 STEPS: list[tuple[Any, Any]] = [
     (lambda x: x * 2.0, lambda x: x * np.float32(2)),
@@ -75,7 +75,7 @@ def test_fused_chain_is_one_loop_without_allocation() -> None:
 
 def test_unfused_chain_runs_in_place_without_intermediate() -> None:
     f = chain(64)
-    for opts in ({"opt_level": 1}, {"opt_level": 3, "disabled": ["tensor-fusion"]}):
+    for opts in ({"opt_level": 1}, {"opt_level": 3, "disabled": ["fuse-tensors"]}):
         low = lowered(f, **opts)
         assert len(allocates(low)) <= 1
         assert allocates(low) == []  # the whole chain lives in the output parameter
@@ -144,7 +144,7 @@ def test_built_chain_matches_and_counts_no_allocation() -> None:
     assert k.allocation_stats()["total"] == 0
 
 
-@pytest.mark.parametrize("disabled", [(), ("tensor_fusion",)], ids=["fused", "fusion-off"])
+@pytest.mark.parametrize("disabled", [(), ("fuse_tensors",)], ids=["fused", "fusion-off"])
 def test_16m_chain_allocation_counter(disabled: tuple[str, ...]) -> None:
     # The acceptance case: 8 elementwise computes over 16M float32, the last one returned.
     from lowering import PassContext

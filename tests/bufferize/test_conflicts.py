@@ -9,8 +9,8 @@ from buf_helpers import allocates, built, call_built, here, kernel, lowered, run
 from irbuilder import IRBuilder, IRBuilderError
 from irbuilder import tir as T
 from irbuilder.ir import PrimFunc, SizeVar, as_dtype
-from lowering.boundary import output_specs
-from lowering.bufferize import analyze, explain_bufferization
+from lowering.abi.boundary import output_specs
+from lowering.transforms.bufferize import analyze, explain_bufferization
 
 LINES: dict[str, int] = {}
 

@@ -1,4 +1,4 @@
-"""hoist_allocations and memory_reuse on lowered IR: structure and unchanged results."""
+"""hoist_allocations and reuse_memory on lowered IR: structure and unchanged results."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from irbuilder.ir import (
     make_data_var,
     seq,
 )
-from lowering.hoist_alloc import hoist_allocations
-from lowering.memory_reuse import memory_reuse
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.memory_reuse import reuse_memory
 
 F32 = as_dtype("float32")
 
@@ -89,7 +89,7 @@ def test_memory_reuse_shares_disjoint_sibling_allocations() -> None:
     _, second = _alloc("Y", 4, fill(10.0))
     _, third = _alloc("Z", 16, fill(100.0))  # too big: keeps its own allocation
     f = _func(seq([first, second, third]), a)
-    g = memory_reuse(f)
+    g = reuse_memory(f)
     allocs: list[Allocate] = []
     from irbuilder.ir import post_order_visit
 

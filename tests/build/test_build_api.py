@@ -16,7 +16,7 @@ import tvmscript
 from irbuilder import tir as T
 from irbuilder.ir import IRModule, PrimFunc
 from lowering import function_pass
-from tvmscript.build import build_cache_info
+from tvmscript.compiler.build import build_cache_info
 
 
 def test_kernel_computes_and_reports_sources() -> None:
@@ -94,9 +94,9 @@ def test_in_process_cache_hits_equal_structures_and_separates_options() -> None:
 
 def test_bounds_check_option() -> None:
     try:
-        import lowering.bounds_check  # noqa: F401
+        import lowering.checks.bounds_check  # noqa: F401
     except ModuleNotFoundError:
-        with pytest.raises(NotImplementedError, match=r"lowering\.bounds_check"):
+        with pytest.raises(NotImplementedError, match=r"lowering\.checks\.bounds_check"):
             tvmscript.build(add(4), bounds_check=True)
         return
 
@@ -118,16 +118,16 @@ def test_bounds_check_pass_is_inserted_where_the_module_says(
 ) -> None:
     seen: list[bool] = []
 
-    @function_pass("bounds_check")
+    @function_pass("insert_bounds_checks")
     def fake(func: PrimFunc) -> PrimFunc:
         seen.append(bool(func.attrs.get("entry_checked")))
         return func
 
     for position, after_entry in (("before:flatten_buffer", False), ("end", True)):
-        module = types.ModuleType("lowering.bounds_check")
-        module.bounds_check = fake  # type: ignore[attr-defined]
+        module = types.ModuleType("lowering.checks.bounds_check")
+        module.insert_bounds_checks = fake  # type: ignore[attr-defined]
         module.PIPELINE_POSITION = position  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "lowering.bounds_check", module)
+        monkeypatch.setitem(sys.modules, "lowering.checks.bounds_check", module)
         seen.clear()
         k = tvmscript.build(add(4, name=f"bc_{after_entry}"), bounds_check=True, verify=True)
         assert seen == [after_entry]
@@ -217,7 +217,7 @@ def test_disk_cache_roundtrip_in_fresh_processes(tmp_path: Path) -> None:
         f"sys.path[:0] = [{str(Path(tvmscript.__file__).parent.parent)!r}, "
         f"{str(Path(__file__).parent)!r}]\n"
         "import numpy as np, tvmscript, kits\n"
-        "from tvmscript.build import build_cache_info\n"
+        "from tvmscript.compiler.build import build_cache_info\n"
         "f = kits.add()\n"
         "t = time.perf_counter(); k = tvmscript.build(f, cache=True)\n"
         "dt = time.perf_counter() - t\n"

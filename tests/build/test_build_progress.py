@@ -8,8 +8,8 @@ import pytest
 
 import tvmscript
 from lowering import PassContext, TimePasses
-from tvmscript import build_progress
 from tvmscript import tir as T
+from tvmscript.compiler import progress as build_progress
 
 
 def _kernel(scale: float) -> object:

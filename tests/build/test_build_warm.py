@@ -24,7 +24,7 @@ _PARSED = textwrap.dedent('''
     import numpy as np
     import tvmscript
     from tvmscript import tir as T
-    from tvmscript.build import build_cache_info
+    from tvmscript.compiler.build import build_cache_info
     from backend.runtime import compile_stats
 
     @T.prim_func

@@ -15,7 +15,8 @@ from c_export_kernels import KERN_MODULE, PAIR_MODULE, doubled, gather, rowsum, 
 
 import tvmscript
 from irbuilder.ir import For, ForKind, post_order_visit
-from tvmscript.build_export import header_text, plan_export
+from backend.abi.c_header import header_text
+from tvmscript.compiler.export import plan_export
 
 CC = shutil.which("cc") or shutil.which("gcc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc/gcc) on PATH")
@@ -60,7 +61,7 @@ def test_header_declares_c_entry_with_a_comment_per_parameter() -> None:
     kernel = tvmscript.build(saxpy)
     assert kernel.spec is not None
     plan = plan_export([kernel])
-    text = header_text("libsaxpy", [("saxpy", kernel.spec)], plan)
+    text = header_text("libsaxpy", [("saxpy", kernel.spec)], plan.c_entries, plan.skipped)
     assert "int32_t saxpy(PyObject *A /* numpy.ndarray of float32 */" in text
     assert "int32_t saxpy_c(\n" in text
     assert "    const float *A, /* float32[n][4], C-contiguous, row-major; read only */" in text
@@ -78,7 +79,7 @@ def test_kernel_calling_a_kernel_has_no_c_entry_and_header_says_why() -> None:
     assert [e.name for e in plan.c_entries] == ["scale_c"]
     assert "calls kernel(s) 'scale' with ndarray handles" in plan.skipped["caller"]
     specs = [(name, mod[name].spec) for name in mod]
-    text = header_text("libpair", specs, plan)
+    text = header_text("libpair", specs, plan.c_entries, plan.skipped)
     assert "/* caller: no C entry: kernel 'caller' calls kernel(s) 'scale'" in text
 
 

@@ -107,11 +107,11 @@ def test_import_leaves_the_compiler_to_the_first_build(tmp_path: Path) -> None:
             import sys
             sys.path.insert(0, {str(ROOT)!r})
             import tvmscript
-            loaded = [m for m in ("lowering.pipeline", "backend.codegen", "tvmscript.build")
+            loaded = [m for m in ("lowering.pipeline", "backend.codegen", "tvmscript.compiler.build")
                       if m in sys.modules]
             print(",".join(loaded) or "none")
             print(tvmscript.build.__module__, callable(tvmscript.build))
-            from tvmscript.build import Kernel  # the submodule never replaces the function
+            from tvmscript.compiler.build import Kernel  # the submodule never replaces the function
             print(tvmscript.build.__module__, tvmscript.Kernel is Kernel)
             """
         )
@@ -122,3 +122,42 @@ def test_import_leaves_the_compiler_to_the_first_build(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["none", "tvmscript True", "tvmscript True"]
+
+
+def _run_code(tmp: Path, body: str, **env: str) -> list[str]:
+    script = tmp / "code.py"
+    script.write_text(textwrap.dedent(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n") + body)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split("\n")
+
+
+_COMPILER_LOADED = textwrap.dedent(
+    """
+    import tvmscript
+    from tvmscript import _prewarm
+    if _prewarm.started():
+        _prewarm._thread.join()
+    pipeline = "lower" in vars(sys.modules["lowering"]) if "lowering" in sys.modules else False
+    print("tvmscript.compiler.build" in sys.modules, pipeline, tvmscript.build.__module__)
+    """
+)
+
+
+def test_the_thread_imports_the_compiler_after_the_package(tmp_path: Path) -> None:
+    # The first build then finds lowering and code generation imported; `tvmscript.build`
+    # stays the function.
+    assert _run_code(tmp_path, _COMPILER_LOADED)[0] == "True True tvmscript"
+
+
+def test_without_the_thread_the_compiler_waits_for_the_first_build(tmp_path: Path) -> None:
+    out = _run_code(tmp_path, _COMPILER_LOADED, TVMSCRIPT_PREWARM="0")
+    assert out[0] == "False False tvmscript"
+
+
+def test_a_program_that_only_imports_ends_without_error(tmp_path: Path) -> None:
+    # Exit stops the thread between the compiler's modules (it does not wait for them all).
+    assert _run_code(tmp_path, "import tvmscript\nprint('ok')\n")[0] == "ok"

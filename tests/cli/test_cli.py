@@ -136,7 +136,7 @@ def test_inspect_after_each_pass_shows_passes_with_times(files: Path) -> None:
     lines = done.stdout.splitlines()
     headers = [line for line in lines if line.startswith("# after ")]
     names = [h.split()[2] for h in headers]
-    assert "lower_blocks" in names and "flatten_buffer" in names and "entry_checks" in names
+    assert "lower_blocks" in names and "flatten_buffer" in names and "insert_entry_checks" in names
     assert all(h.endswith(" ms)") for h in headers)
     assert any(line.startswith("# default_pipeline: ") for line in lines)
 

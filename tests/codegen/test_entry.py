@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from cgkit import Kernel, loop
 
-from backend.codegen import codegen_module
-from backend.runtime import (
+from backend.abi.pyentry import (
     BufferParam,
     EntrySpec,
     ScalarParam,
-    compile_ir,
     entry_wrapper_ir,
     make_builtin,
 )
+from backend.codegen import codegen_module
+from backend.runtime import compile_ir
 from irbuilder.ir import (
     GT,
     AssertStmt,

@@ -2,8 +2,8 @@
 
 import pytest
 
+from backend.abi.pyentry import SCALAR_DTYPES
 from backend.llvm_types import CodegenError, llvm_type, mask_type, mem_type, scalar_type
-from backend.runtime import SCALAR_DTYPES
 from irbuilder.ir import as_dtype
 
 

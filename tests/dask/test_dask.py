@@ -3,7 +3,6 @@ GIL released around the native call when built with ``release_gil=True``."""
 
 from __future__ import annotations
 
-import pickle
 import threading
 import time
 from typing import Any
@@ -78,8 +77,9 @@ def test_map_blocks_on_a_local_distributed_cluster_matches_threads() -> None:
     np.testing.assert_array_equal(result, threaded)
 
 
-def test_the_package_pickles_by_name() -> None:
-    assert pickle.loads(pickle.dumps(tvmscript)) is tvmscript
+def test_the_package_pickles_by_name_for_dask() -> None:
+    cloudpickle = pytest.importorskip("cloudpickle")
+    assert cloudpickle.loads(cloudpickle.dumps(tvmscript)) is tvmscript
 
 
 @pytest.mark.parametrize("release_gil", [True, False])

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from progen import Program, programs
 
 import lowering
-import lowering.align_streams as align_streams
-import lowering.stream_vectorize as stream_vectorize
+import lowering.late.align_streams as align_streams
+import lowering.late.stream_vectorize as stream_vectorize
 import tvmscript
 from irbuilder.ir import IfThenElse, IntImm, PrimFunc, post_order_visit, structural_equal
 
@@ -45,9 +45,9 @@ def test_llvm_matches_interpreter_and_verifier_accepts_every_stage(prog: Program
           suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_llvm_matches_interpreter_with_every_written_array_streamed(prog: Program) -> None:
-    # Every write-only parameter array counts as a stream, so that vectorize-streams,
-    # align-streams and the non-temporal stores run on these small programs (about one
-    # program in five has a loop vectorize-streams rewrites).
+    # Every write-only parameter array counts as a stream, so that vectorize_streams,
+    # align_streams and the non-temporal stores run on these small programs (about one
+    # program in five has a loop vectorize_streams rewrites).
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(align_streams, "STREAMING_MIN_BYTES", 1)
         patch.setattr(stream_vectorize, "MIN_TRIP_COUNT", 2)

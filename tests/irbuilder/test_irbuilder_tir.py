@@ -636,3 +636,10 @@ def test_buffer_load_through_subscript_is_a_load() -> None:
         a = T.Buffer((4,), "float32")
     assert isinstance(a[1], BufferLoad)
     assert isinstance(a[0:2], BufferRegion)
+
+
+def test_type_object_string_argument_is_a_number() -> None:
+    assert T.float32("inf").value == math.inf and T.int32("7").value == 7
+    with pytest.raises(TypeError, match=r"T\.int32\('n'\): a string argument is a number .*"
+                       r"a fresh variable is T\.int32\(\)"):
+        T.int32("n")

@@ -13,11 +13,11 @@ import pytest
 
 import lowering
 from irbuilder.ir import Allocate, DeclBuffer, For, ForKind, PrimFunc, Stmt
-from lowering.flatten_buffer import flatten_buffer
-from lowering.hoist_alloc import hoist_allocations
-from lowering.lower_blocks import lower_blocks
-from lowering.memory_reuse import memory_reuse
-from lowering.plan_alloc import plan_allocation_location
+from lowering.transforms.flatten_buffer import flatten_buffer
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.lower_blocks import lower_blocks
+from lowering.transforms.memory_reuse import reuse_memory
+from lowering.transforms.plan_alloc import plan_allocation_location
 from tvmscript import tir as T
 
 
@@ -317,7 +317,7 @@ def reuse_candidates(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float3
 def test_memory_reuse_never_shares_storage_with_a_parallel_body() -> None:
     planned = plan_allocation_location(lower_blocks(reuse_candidates))
     flat = flatten_buffer(planned)
-    reused = memory_reuse(hoist_allocations(flat))
+    reused = reuse_memory(hoist_allocations(flat))
     loops = {k: [n for n, _ in v] for k, v in enclosing_loops(reused).items()}
     # `outside` keeps its own storage above the loop; the two per-iteration buffers
     # share one allocation, still inside the parallel body.

@@ -1,4 +1,4 @@
-"""entry_checks: ndim/dtype/shape/stride/writability asserts and data/shape bindings."""
+"""insert_entry_checks: ndim/dtype/shape/stride/writability asserts and data/shape bindings."""
 
 # The IR constructors convert Python ints and dtype strings at run time; their
 # annotations name the converted types, so literal shapes/dtypes are fine here.
@@ -31,8 +31,8 @@ from irbuilder.ir import (
     format_message,
     make_data_var,
 )
-from lowering import entry_checks, flatten_buffer, verify_well_formed
-from lowering.verifier import ENTRY_CHECKED_ATTR
+from lowering import flatten_buffer, insert_entry_checks, verify_well_formed
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR
 
 F32 = as_dtype("float32")
 I64 = as_dtype("int64")
@@ -85,7 +85,7 @@ def test_constant_shape_checks_exact_ir() -> None:
     i = Var("i")
     body = For(i, const(0), const(16), ForKind.SERIAL, BufferStore(a, const(0.0), (i,)))
     f, (h,) = func(body, a)
-    out = entry_checks(f)
+    out = insert_entry_checks(f)
     verify_well_formed(out, lowered=True)
     expected = SeqStmt(
         (
@@ -140,7 +140,7 @@ def test_symbolic_dim_bound_once_then_checked() -> None:
     i = Var("i")
     body = For(i, const(0), n, ForKind.SERIAL, BufferStore(b, a[i, 0], (i,)))
     f, (ha, _hb) = func(body, a, b)
-    out = entry_checks(flatten_buffer(f))
+    out = insert_entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     assert messages(out.body) == [
         "TypeError: A: expected ndim == 2, got {}",
@@ -171,7 +171,7 @@ def test_symbolic_contiguity_uses_bound_dims() -> None:
     n, m = Var("n"), Var("m")
     a = buf("A", (n, m))
     f, _ = func(BufferStore(a, const(0.0), (const(0), const(0))), a)
-    out = entry_checks(flatten_buffer(f))
+    out = insert_entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     assert (
         "ValueError: A: expected a C-contiguous array (strides[0] == (4 * m) = {} bytes), "
@@ -182,7 +182,7 @@ def test_symbolic_contiguity_uses_bound_dims() -> None:
 def test_read_only_buffer_has_no_writability_check_and_unused_has_no_data() -> None:
     a, c, unused = buf("A", (4,)), buf("C", (4,)), buf("U", (4,))
     f, _ = func(BufferStore(c, a[0], (const(0),)), a, c, unused)
-    out = entry_checks(flatten_buffer(f))
+    out = insert_entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     got = messages(out.body)
     assert not any("A: expected a writable array" in m for m in got)
@@ -198,7 +198,7 @@ def test_explicit_strides_checked_or_bound() -> None:
     i = Var("i")
     body = For(i, const(0), const(4), ForKind.SERIAL, BufferStore(b, a[i, i], (i,)))
     f, (_ha, hb) = func(body, a, b)
-    out = entry_checks(flatten_buffer(f))
+    out = insert_entry_checks(flatten_buffer(f))
     verify_well_formed(out, lowered=True)
     got = messages(out.body)
     assert "ValueError: A: expected strides[0] == 32 bytes, got {}" in got
@@ -225,8 +225,8 @@ def test_scalar_params_are_untouched_and_pass_is_idempotent() -> None:
     x = Var("x", "float32")
     h = Var("a", "handle")
     f = PrimFunc((h, x), BufferStore(a, x, (const(0),)), buffer_map={h: a})
-    once = entry_checks(f)
-    assert entry_checks(once) is once
+    once = insert_entry_checks(f)
+    assert insert_entry_checks(once) is once
     assert isinstance(once.body, SeqStmt)
     assert not any("x" in m.split(":")[1] for m in messages(once.body) if ":" in m)
 
@@ -234,7 +234,7 @@ def test_scalar_params_are_untouched_and_pass_is_idempotent() -> None:
 def test_flat_alias_declarations_stay_inside_the_data_binding() -> None:
     a = buf("A", (2, 2))
     f, _ = func(BufferStore(a, const(1.0), (const(1), const(1))), a)
-    out = entry_checks(flatten_buffer(f))
+    out = insert_entry_checks(flatten_buffer(f))
     stmt: Stmt = out.body
     while not isinstance(stmt, DeclBuffer):
         stmt = stmt.seq[-1] if isinstance(stmt, SeqStmt) else stmt.body  # type: ignore[attr-defined]
@@ -246,6 +246,6 @@ def test_checks_carry_the_buffer_span() -> None:
     span = Span("k.py", 2, 10, 2, 40)
     a = Buffer("A", make_data_var("A_data", F32), (4,), F32, span=span)
     f, _ = func(BufferStore(a, const(0.0), (const(0),)), a)
-    out = entry_checks(f)
+    out = insert_entry_checks(f)
     assert isinstance(out.body, SeqStmt)
     assert all(s.span == span for s in out.body.seq)

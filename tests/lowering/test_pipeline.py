@@ -58,18 +58,19 @@ from lowering import (
     function_pass,
     lower,
 )
-from lowering.align_streams import align_streams, mark_streams
-from lowering.distribute import distribute_reductions
-from lowering.hoist_alloc import hoist_allocations
-from lowering.interchange import interchange_reductions
-from lowering.jam import jam_parallel_reductions
-from lowering.memory_reuse import memory_reuse
+from lowering.checks.race_check import check_parallel_races
+from lowering.late.align_streams import align_streams, mark_streams
+from lowering.late.distribute import distribute_reductions
+from lowering.late.interchange import interchange_reductions
+from lowering.late.jam import jam_parallel_reductions
+from lowering.late.promote import promote_accumulators
+from lowering.late.stream_vectorize import vectorize_streams
+from lowering.late.vector_remainder import vectorize_remainders
 from lowering.pipeline import LATE_STAGE
-from lowering.promote import promote_accumulators
-from lowering.race_check import check_parallel_races
-from lowering.stream_vectorize import vectorize_streams
 from lowering.target import Target
-from lowering.vector_remainder import vector_remainder
+from lowering.transforms.compact_buffer import compact_buffer_allocation
+from lowering.transforms.hoist_alloc import hoist_allocations
+from lowering.transforms.memory_reuse import reuse_memory
 
 F32 = as_dtype("float32")
 
@@ -466,37 +467,38 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
-    from lowering.reduce_vectorize import vectorize_reductions
+    from lowering.transforms.reduce_vectorize import vectorize_reductions
 
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
     names = [p.name for p in default_pipeline(target=avx2)]
     assert names[:5] == [
-        "tensor_fusion",
+        "fuse_tensors",
         "bufferize",
         "lower_scalar_return",
         "lower_allocate_const",
         "lower_blocks",
     ]
     late = [p.name.replace("-", "_") for p in default_pipeline(target=avx512)]
-    assert late[late.index("entry_checks") + 1 :] == list(LATE_STAGE)
-    assert "alias-version" not in names  # no hardware gathers: no gather fast path
+    assert late[late.index("insert_entry_checks") + 1 :] == list(LATE_STAGE)
+    assert "version_gathers" not in names  # no hardware gathers: no gather fast path
     assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
         lowering.plan_allocation_location,
         check_parallel_races,
+        compact_buffer_allocation,
         lowering.simplify,
         lowering.declare_buffers,
         lowering.flatten_buffer,
         hoist_allocations,
-        memory_reuse,
+        reuse_memory,
         lowering.unroll_loop,
         lowering.simplify,
         vectorize_reductions,
         lowering.vectorize_loop,
         lowering.simplify,
-        lowering.entry_checks,
+        lowering.insert_entry_checks,
         vectorize_streams,
-        vector_remainder,
+        vectorize_remainders,
         distribute_reductions,
         jam_parallel_reductions,
         interchange_reductions,
@@ -506,7 +508,7 @@ def test_default_pipeline_order() -> None:
         lowering.simplify,
     ]
     # opt_level 0: the straightforward translation, no late stage at all
-    assert [p.name for p in default_pipeline(0, avx512)][-1] == "entry_checks"
+    assert [p.name for p in default_pipeline(0, avx512)][-1] == "insert_entry_checks"
 
 
 def test_lower_accepts_module_and_records_pass_times() -> None:
@@ -514,7 +516,7 @@ def test_lower_accepts_module_and_records_pass_times() -> None:
     timer = TimePasses()
     out = lower(mod, verify_each=True, instruments=[timer])
     assert isinstance(out, IRModule) and sorted(out.functions) == ["elemwise", "matmul"]
-    assert timer.calls["lower_blocks"] == 1 and timer.calls["entry_checks"] == 1
+    assert timer.calls["lower_blocks"] == 1 and timer.calls["insert_entry_checks"] == 1
     assert "flatten_buffer" in timer.report()
 
 
@@ -546,7 +548,7 @@ def test_verify_each_rejects_bad_input() -> None:
 
 
 def test_disabled_passes_are_inherited() -> None:
-    with PassContext(disabled_passes=frozenset({"entry_checks"})):
+    with PassContext(disabled_passes=frozenset({"insert_entry_checks"})):
         out = lower(elemwise())
     assert lowering.ENTRY_CHECKED_ATTR not in out.attrs
 
@@ -556,7 +558,7 @@ def test_elemwise_full_pipeline_keeps_the_design_form() -> None:
     a, c = buf("A", (16, 16)), buf("C", (16, 16))
     i, j = Var("i"), Var("j")
     f = func(loop(i, 16, loop(j, 16, BufferStore(c, a[i, j], (i, j)))), a, c)
-    with PassContext(disabled_passes=frozenset({"entry_checks"})):
+    with PassContext(disabled_passes=frozenset({"insert_entry_checks"})):
         out = lower(f, verify_each=True)
     a_flat = Buffer("A_flat", a.data, (256,), "float32")
     c_flat = Buffer("C_flat", c.data, (256,), "float32")
@@ -566,14 +568,14 @@ def test_elemwise_full_pipeline_keeps_the_design_form() -> None:
 
 def test_pass_names_match_with_either_separator() -> None:
     ctx = PassContext(
-        disabled_passes=frozenset({"unroll_loop", "entry-checks"}),
+        disabled_passes=frozenset({"unroll_loop", "insert-entry-checks"}),
         config={"vectorize_loop": {"max_width": 4}},
     )
     assert not ctx.enabled(lowering.unroll_loop)
-    assert not ctx.enabled(lowering.entry_checks)
+    assert not ctx.enabled(lowering.insert_entry_checks)
     assert ctx.enabled(lowering.flatten_buffer)
-    assert ctx.option("vectorize-loop", "max_width") == 4
-    assert ctx.option("vectorize-loop", "other", 7) == 7
+    assert ctx.option("vectorize_loop", "max_width") == 4
+    assert ctx.option("vectorize_loop", "other", 7) == 7
 
 
 def _compute_matmul() -> PrimFunc:

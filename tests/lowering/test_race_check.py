@@ -1,4 +1,4 @@
-"""The static race check of ``T.parallel`` loops (``lowering/race_check.py``).
+"""The static race check of ``T.parallel`` loops (``lowering/checks/race_check.py``).
 
 Refused kernels must name the buffer and point at both the access and the parallel loop;
 the lines are found through the ``# <tag>`` comments of this file. Accepted kernels must
@@ -24,8 +24,8 @@ from irbuilder import IRBuilder
 from irbuilder import tir as IB
 from irbuilder.ir import PrimFunc
 from lowering import PassContext, default_pipeline
-from lowering.bufferize import bufferize
-from lowering.race_check import ALLOW_RACES, RaceError, find_races
+from lowering.checks.race_check import ALLOW_RACES, RaceError, find_races
+from lowering.transforms.bufferize import bufferize
 from tvmscript import tir as T
 from tvmscript.ir import assert_structural_equal
 

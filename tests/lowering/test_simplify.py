@@ -51,7 +51,7 @@ from irbuilder.ir import (
 )
 from lowering.arith import Analyzer, IntBound, simplify_expr, wrap_int
 from lowering.pass_infra import FunctionPass
-from lowering.simplify import Simplifier, is_no_op, simplify, simplify_stmt
+from lowering.transforms.simplify import Simplifier, is_no_op, simplify, simplify_stmt
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")

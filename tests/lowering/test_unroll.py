@@ -1,4 +1,4 @@
-"""Tests of the unroll-loop pass."""
+"""Tests of the unroll_loop pass."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.pass_infra import FunctionPass, PassContext
-from lowering.simplify import is_no_op, simplify_stmt
-from lowering.unroll import copy_with_fresh_vars, unroll_loop
+from lowering.transforms.simplify import is_no_op, simplify_stmt
+from lowering.transforms.unroll import copy_with_fresh_vars, unroll_loop
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")
@@ -77,7 +77,7 @@ def run(body: Stmt, params: tuple[Var, ...] = ()) -> Stmt:
 
 
 def test_pass_object() -> None:
-    assert isinstance(unroll_loop, FunctionPass) and unroll_loop.name == "unroll-loop"
+    assert isinstance(unroll_loop, FunctionPass) and unroll_loop.name == "unroll_loop"
 
 
 def test_constant_extent_becomes_copies() -> None:
@@ -152,9 +152,9 @@ def test_max_extent_option() -> None:
     A = flat("A")
     i = Var("i")
     loop = For(i, i32(0), i32(8), ForKind.UNROLLED, BufferStore(A, FloatImm(F32, 1.0), (i,)))
-    with PassContext(config={"unroll-loop": {"max_extent": 4}}):
+    with PassContext(config={"unroll_loop": {"max_extent": 4}}):
         assert isinstance(run(loop), For)
-    with PassContext(config={"unroll-loop": {"max_extent": "x"}}):
+    with PassContext(config={"unroll_loop": {"max_extent": "x"}}):
         with pytest.raises(TypeError, match="max_extent"):
             run(loop)
 

@@ -1,4 +1,4 @@
-"""Tests of the vectorize-loop pass."""
+"""Tests of the vectorize_loop pass."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.pass_infra import FunctionPass, PassContext
-from lowering.vectorize import vectorize_loop
+from lowering.transforms.vectorize import vectorize_loop
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")
@@ -58,7 +58,7 @@ def vloop(var: Var, extent: int | Var, body: Stmt) -> For:
 
 
 def test_pass_object() -> None:
-    assert isinstance(vectorize_loop, FunctionPass) and vectorize_loop.name == "vectorize-loop"
+    assert isinstance(vectorize_loop, FunctionPass) and vectorize_loop.name == "vectorize_loop"
 
 
 def test_add_16_wide_is_one_vector_store() -> None:
@@ -149,7 +149,7 @@ def test_max_width_option() -> None:
     A, C = flat("A"), flat("C")
     i = Var("i")
     loop = vloop(i, 16, BufferStore(C, BufferLoad(A, (i,)), (i,)))
-    with PassContext(config={"vectorize-loop": {"max_width": 8}}):
+    with PassContext(config={"vectorize_loop": {"max_width": 8}}):
         out = run(loop)
     assert isinstance(out, For) and structural_equal(out.extent, i32(2))
     assert isinstance(out.body, BufferStore) and out.body.value.dtype.lanes == 8

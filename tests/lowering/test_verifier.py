@@ -38,7 +38,7 @@ from irbuilder.ir import (
     make_data_var,
 )
 from lowering import WellFormedError, verify_well_formed
-from lowering.verifier import ENTRY_CHECKED_ATTR, well_formed_problems
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR, well_formed_problems
 
 F32 = as_dtype("float32")
 

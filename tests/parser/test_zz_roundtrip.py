@@ -44,10 +44,10 @@ MODULES: dict[str, Any] = _corpus.MODULES
 XFAIL: dict[str, str] = {}
 
 
-def _check(node: PrimFunc | IRModule) -> None:
+def _check(node: PrimFunc | IRModule, *, map_free_vars: bool = False) -> None:
     text = node.script()
     parsed = tvmscript.from_source(text)
-    assert_structural_equal(node, parsed)
+    assert_structural_equal(node, parsed, map_free_vars=map_free_vars)
     assert parsed.script() == text  # printing is stable across the round trip
 
 
@@ -79,7 +79,9 @@ def test_recorded_kernels_roundtrip() -> None:
     failures = []
     for label, node in RECORDED:
         try:
-            _check(node)
+            # Kernels of other test directories may be deliberately ill-formed (a view over
+            # a data pointer defined nowhere): their free variables are new after parsing.
+            _check(node, map_free_vars=True)
         except Exception as err:  # collect all, report together
             failures.append(f"{label}: {type(err).__name__}: {str(err)[:300]}")
     assert not failures, "\n".join(failures)

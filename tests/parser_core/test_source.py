@@ -207,3 +207,51 @@ def test_byte_and_char_columns_are_inverse() -> None:
     source = Source.from_text('s = "äöü" + t\n', unique_filename())
     assert source.byte_col(1, 12) == 14  # ``t`` after three 2-byte letters
     assert source.char_col(1, 14) == 12
+
+
+def _exec_cell(text: str) -> dict[str, Any]:
+    """Run ``text`` as a notebook cell or doctest runs it: its lines are in linecache under a
+    pseudo file name and its module (``__cell__``) has no file, so inspect cannot find a class."""
+    name = unique_filename("cell")
+    lines = text.splitlines(keepends=True)
+    linecache.cache[name] = (len(text), None, lines, name)
+    namespace: dict[str, Any] = {"__name__": "__cell__"}
+    exec(compile(text, name, "exec"), namespace)
+    return namespace
+
+
+def test_class_of_a_cell_is_found_through_its_methods() -> None:
+    namespace = _exec_cell(
+        "def _decorator(c):\n    return c\n\nx = 1\n\n@_decorator\nclass Module:\n"
+        "    def method(self):\n        return 1\n\n"
+        "    def other(self):\n        return 2\n\ny = 2\n"
+    )
+    cls = namespace["Module"]
+    with pytest.raises(TypeError):
+        inspect.getsourcelines(cls)
+    source = Source.from_object(cls)
+    assert source.first_line == 6 and source.lines[0] == "@_decorator"
+    assert source.lines[-1] == "        return 2"
+    klass = source.tree.body[0]
+    assert isinstance(klass, doc.ClassDef) and [f.name for f in klass.body] == ["method", "other"]
+
+
+def test_ir_module_class_in_a_cell_parses_and_builds() -> None:
+    import numpy as np
+
+    import tvmscript
+
+    namespace = _exec_cell(textwrap.dedent("""\
+        from tvmscript import ir as I
+        from tvmscript import tir as T
+
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def inc(A: T.Buffer((2,), "int32")):
+                for i in range(2):
+                    A[i] = A[i] + 1
+        """))
+    a = np.array([1, 2], dtype="int32")
+    tvmscript.build(namespace["Module"])["inc"](a)
+    assert a.tolist() == [2, 3]

@@ -18,7 +18,7 @@ for _path in (_ROOT, _HERE):
 def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every write-only parameter array of 64 bytes or more streams (the real threshold,
     16 MiB, would make the tests slow), with no build cached across the change."""
-    import lowering.align_streams as align
+    import lowering.late.align_streams as align
     import tvmscript
 
     monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)

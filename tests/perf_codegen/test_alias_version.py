@@ -1,4 +1,4 @@
-"""The alias-version rewrite: gather loops get a no-overlap fast path with scoped metadata."""
+"""The version_gathers rewrite: gather loops get a no-overlap fast path with scoped metadata."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from irbuilder.ir import (
     as_dtype,
     structural_equal,
 )
-from lowering.alias_version import MIN_TRIP_COUNT, NOALIAS_ATTR, alias_version
+from lowering.late.alias_version import MIN_TRIP_COUNT, NOALIAS_ATTR, version_gathers
 
 
 @contextmanager
@@ -105,8 +105,8 @@ def test_gather_loop_gets_a_no_overlap_fast_path() -> None:
 
 
 def test_rewrite_is_idempotent() -> None:
-    once = alias_version(lower_before_late_stage(_gather(256)))
-    twice = alias_version(once)
+    once = version_gathers(lower_before_late_stage(_gather(256)))
+    twice = version_gathers(once)
     assert structural_equal(once, twice)
     assert len(_regions(twice)) == 1
 
@@ -123,14 +123,14 @@ def test_loops_that_are_not_versioned(func: PrimFunc) -> None:
 def test_fast_path_follows_the_target() -> None:
     assert len(_regions(lower_for(_gather(256), AVX512))) == 1
     assert _regions(lower_for(_gather(256), AVX2)) == []
-    with lowering.PassContext(config={"alias_version": {"enabled": True}}):
+    with lowering.PassContext(config={"version_gathers": {"enabled": True}}):
         assert len(_regions(lower_for(_gather(256), AVX2))) == 1
-    with lowering.PassContext(config={"alias_version": {"enabled": False}}):
+    with lowering.PassContext(config={"version_gathers": {"enabled": False}}):
         assert _regions(lower_for(_gather(256), AVX512)) == []
 
 
 def test_llvm_ir_has_scoped_noalias_and_no_unroll() -> None:
-    versioned = alias_version(lower_before_late_stage(_gather(256)))
+    versioned = version_gathers(lower_before_late_stage(_gather(256)))
     text = generate([versioned], CodegenOptions(target=AVX2)).text
     loads = re.findall(r"load float, ptr [^\n]*", text)
     stores = re.findall(r"store float [^\n]*", text)
@@ -172,7 +172,7 @@ def _object_asm(path: Path) -> str:
 def gather_fast_path(request: pytest.FixtureRequest) -> Iterator[bool]:
     """Run a test with the gather fast path forced on, then off (whatever the host)."""
     tvmscript.clear_build_cache()
-    with lowering.PassContext(config={"alias_version": {"enabled": request.param}}):
+    with lowering.PassContext(config={"version_gathers": {"enabled": request.param}}):
         yield request.param
     tvmscript.clear_build_cache()
 

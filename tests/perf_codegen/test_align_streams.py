@@ -1,4 +1,4 @@
-"""The align-streams rewrite: vector loops writing streams move onto cache-line boundaries."""
+"""The align_streams rewrite: vector loops writing streams move onto cache-line boundaries."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pinned import BOTH, lower_before_late_stage, lower_for
 from stream_checks import random_inputs, run_misaligned
 
 import lowering
-import lowering.align_streams as align
+import lowering.late.align_streams as align
 import tvmscript
 from irbuilder.ir import (
     Allocate,
@@ -20,7 +20,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
     structural_equal,
 )
-from lowering.alias_version import NOALIAS_ATTR
+from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.target import Target
 from tvmscript import tir as T
 

@@ -1,4 +1,4 @@
-"""The interchange-reductions rewrite: strided reduction nests get a vectorizable inner loop."""
+"""The interchange_reductions rewrite: strided reduction nests get a vectorizable inner loop."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pinned import lower_before_late_stage, lower_for
 import lowering
 import tvmscript
 from irbuilder.ir import AttrStmt, For, IfThenElse, PrimFunc, StmtExprVisitor, structural_equal
-from lowering.alias_version import NOALIAS_ATTR
-from lowering.interchange import MIN_INNER_TRIP_COUNT, interchange_reductions
+from lowering.late.alias_version import NOALIAS_ATTR
+from lowering.late.interchange import MIN_INNER_TRIP_COUNT, interchange_reductions
 from tvmscript import tir as T
 
 M, K, N = 5, 40, 33

@@ -128,7 +128,7 @@ Case = tuple[PrimFunc, str, Callable[[str, str], bool]]
 CASES: list[Case] = [
     (stream_fill, "vectorize_streams",
      lambda b, a: "T.Ramp" not in b and "stream_vectorized" in a and "T.Ramp(" in a),
-    (remainder, "vector_remainder",
+    (remainder, "vectorize_remainders",
      lambda b, a: "T.Ramp(16, 1, 4)" not in b and "T.Ramp(16, 1, 4)" in a),
     (mixed, "distribute_reductions",
      lambda b, a: _counts(a, "for j")[0] + _counts(a, "for j_")[0] > _counts(b, "for j")[0]),
@@ -151,14 +151,14 @@ def test_late_pass_alone(func: PrimFunc, name: str, effect: Callable[[str, str],
 
 
 def test_alias_version_alone() -> None:
-    before, after = _effect(gather, "alias_version", AVX512)
+    before, after = _effect(gather, "version_gathers", AVX512)
     assert "tvms.noalias_region" not in before and "tvms.noalias_region" in after
     inputs = _all_inputs(gather, np.random.default_rng(5), 0, 97)
     want = [a.copy() for a in inputs]
     tvmscript.build(gather, target="interp")(*want)
-    config = {"alias_version": {"enabled": True}}  # runnable on any host
-    with _only("alias_version"), lowering.PassContext(
-        disabled_passes=_only("alias_version").disabled_passes, config=config
+    config = {"version_gathers": {"enabled": True}}  # runnable on any host
+    with _only("version_gathers"), lowering.PassContext(
+        disabled_passes=_only("version_gathers").disabled_passes, config=config
     ):
         kernel = tvmscript.build(gather, target=AVX2, cache=False)
     assert "tvms.noalias_region" in kernel.get_source("tir")

@@ -148,7 +148,7 @@ def test_user_buffer_accesses_claim_only_element_alignment(name: str) -> None:
     ll = tvmscript.build(ib_kernels.BUILDERS[name]()).get_source("ll")
     body = function_text(ll, f"{name}__par_0")
     # Streaming stores (backend/codegen/streaming.py) claim 16 bytes, behind a run-time test
-    # of the address, and the head/tail temporaries of lowering/align_streams.py are our own
+    # of the address, and the head/tail temporaries of lowering/late/align_streams.py are our own
     # allocations; every access to a user's array claims only the element's alignment.
     plain = "\n".join(
         line for line in body.splitlines()
@@ -219,7 +219,7 @@ def test_constant_remainder_becomes_narrow_vectors() -> None:
         s.indices[0].lanes if isinstance(s.indices[0], Ramp) else 1 for s in found.stores
     )
     assert lanes == [1, 2, 4, 16]
-    assert not any("vector_remainder" in loop.annotations for loop in found.loops)
+    assert not any("vectorize_remainders" in loop.annotations for loop in found.loops)
 
 
 @pytest.mark.parametrize("extent", [23, 56, 31, 3])
@@ -434,7 +434,7 @@ def test_overlapping_arrays_take_the_original_loop() -> None:
 
 
 def test_late_stage_is_off_at_opt_level_0() -> None:
-    # 16 + a remainder of 8: only the vector-remainder rewrite makes <8 x float> stores
+    # 16 + a remainder of 8: only the vectorize_remainders rewrite makes <8 x float> stores
     on = generate([lower_for(_axpy(24))], CodegenOptions(target=AVX2)).text
     off = generate([lower_for(_axpy(24), opt_level=0)], CodegenOptions(target=AVX2)).text
     assert "store <8 x float>" in on

@@ -1,4 +1,4 @@
-"""Declared reductions accumulate in fixed lanes (lowering/reduce_vectorize.py): the IR under
+"""Declared reductions accumulate in fixed lanes (lowering/transforms/reduce_vectorize.py): the IR under
 a pinned target, results vs the interpreter, accuracy vs float64, the same bits with 1 and 2
 threads, source order for plain loops and with ``strict_reductions=True``."""
 
@@ -16,7 +16,7 @@ from pinned import AVX2, AVX512, lower_for
 
 import tvmscript
 from irbuilder.ir import as_dtype
-from lowering.reduce_vectorize import reduction_lanes
+from lowering.transforms.reduce_vectorize import reduction_lanes
 from tvmscript import tir as T
 
 _ROOT = str(Path(tvmscript.__file__).parent.parent)

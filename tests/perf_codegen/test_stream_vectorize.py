@@ -1,4 +1,4 @@
-"""The vectorize-streams rewrite: serial loops filling large write-only arrays become vector
+"""The vectorize_streams rewrite: serial loops filling large write-only arrays become vector
 loops (so their stores can stream), versioned on a no-overlap test."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pinned import AVX2, BOTH, lower_before_late_stage, lower_for
 from stream_checks import random_inputs, run_misaligned
 
 import lowering
-import lowering.align_streams as align
-import lowering.stream_vectorize as sv
+import lowering.late.align_streams as align
+import lowering.late.stream_vectorize as sv
 import tvmscript
 from irbuilder.ir import (
     BufferStore,
@@ -22,7 +22,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
     structural_equal,
 )
-from lowering.alias_version import NOALIAS_ATTR
+from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.target import Target
 from tvmscript import tir as T
 

@@ -11,7 +11,7 @@ import lowering
 import tvmscript
 from backend.codegen.streaming import STREAMING_MIN_BYTES
 from irbuilder.ir import PrimFunc
-from lowering.align_streams import streaming_data_vars
+from lowering.late.align_streams import streaming_data_vars
 from tvmscript import tir as T
 
 BIG = STREAMING_MIN_BYTES // 4  # float32 elements in the smallest streaming array

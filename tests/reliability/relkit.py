@@ -8,7 +8,7 @@ import lowering
 from irbuilder import IRBuilder
 from irbuilder import tir as T
 from irbuilder.ir import PrimFunc
-from lowering.bounds_check import bounds_check
+from lowering.checks.bounds_check import insert_bounds_checks
 from lowering.pass_infra import Sequential
 
 __all__ = ["kernel", "lower_bounds_checked"]
@@ -26,12 +26,12 @@ def kernel(name: str, body: Callable[[], None]) -> PrimFunc:
 
 
 def bounds_checked_passes(opt_level: int = 3) -> list[lowering.Pass]:
-    """The pipeline up to ``entry_checks`` (the late stage's versioned copies are not what
-    these tests count) with ``bounds-check`` right before ``entry_checks``."""
+    """The pipeline up to ``insert_entry_checks`` (the late stage's versioned copies are not what
+    these tests count) with ``insert_bounds_checks`` right before ``insert_entry_checks``."""
     passes = lowering.pipeline.lowering_passes(
-        opt_level, extra=[(bounds_check, "before:entry_checks")]
+        opt_level, extra=[(insert_bounds_checks, "before:insert_entry_checks")]
     )
-    return passes[: passes.index(lowering.entry_checks) + 1]
+    return passes[: passes.index(lowering.insert_entry_checks) + 1]
 
 
 def lower_bounds_checked(func: PrimFunc, opt_level: int = 3) -> PrimFunc:

@@ -1,4 +1,4 @@
-"""``bounds_check=True`` tests each loop nest's affine indices once (lowering.bounds_hoist).
+"""``bounds_check=True`` tests each loop nest's affine indices once (lowering.checks.bounds_hoist).
 
 The versioned nest must behave exactly like the per-access checks: same results when every
 access is in bounds, and when one is not, the same IndexError message after the same writes.
@@ -20,7 +20,7 @@ import lowering
 import tvmscript
 from irbuilder import tir as T
 from irbuilder.ir import AssertStmt, Call, For, IfThenElse, PrimFunc, StringImm, post_order_visit
-from lowering.bounds_hoist import hoist_bounds_checks
+from lowering.checks.bounds_hoist import hoist_bounds_checks
 from lowering.pass_infra import Sequential
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
@@ -64,7 +64,7 @@ def _index_asserts(node: Any) -> list[AssertStmt]:
 
 def _unhoisted(func: PrimFunc) -> PrimFunc:
     """The per-access checks only (the reference the versioned nests must match)."""
-    with lowering.PassContext(opt_level=3, config={"bounds_check": {"hoist": False}}):
+    with lowering.PassContext(opt_level=3, config={"insert_bounds_checks": {"hoist": False}}):
         return Sequential(bounds_checked_passes(3))(func)
 
 

@@ -270,6 +270,29 @@ def test_parallel_refuses_non_injective_index():
         sch.vectorize(i)
 
 
+@T.prim_func
+def pack_columns(A: T.Buffer((8, 16), "float32"), C: T.Buffer((2, 8, 8), "float32")):
+    for p, k, lane in T.grid(2, 8, 8):
+        with T.block("pack"):
+            v0, v1, v2 = T.axis.remap("SSS", [p, k, lane])
+            C[(v0 * 8 + v2) // 8, v1, (v0 * 8 + v2) % 8] = A[v1, v0 * 8 + v2]
+
+
+def test_parallel_and_vectorize_over_a_packed_layout():
+    # transform_block_layout leaves (v0 * 8 + v2) // 8 unsimplified (as TVM does); under
+    # v2 < 8 it is v0, so distinct iterations write distinct panels and lanes. The race
+    # check of the build reads the lowered index the same way.
+    sch = _sch(pack_columns)
+    p, _, lane = sch.get_loops(sch.get_block("pack"))
+    sch.parallel(p)
+    sch.vectorize(lane)
+    assert_same_results(pack_columns, sch)
+    a = np.random.default_rng(0).standard_normal((8, 16)).astype("float32")
+    c = np.zeros((2, 8, 8), "float32")
+    tvmscript.build(scheduled(sch))(a, c)
+    np.testing.assert_array_equal(c, a.reshape(8, 2, 8).transpose(1, 0, 2))
+
+
 def test_bind_is_ir_only():
     @T.prim_func
     def expected(A: T.Buffer((16, 12), "float32"), C: T.Buffer((16, 12), "float32")):

@@ -11,7 +11,7 @@ import pytest
 import lowering
 import tvmscript
 from lowering import PrintAfterEach, TimePasses
-from lowering.alias_version import NOALIAS_ATTR
+from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.pipeline import LATE_STAGE
 from tvmscript import Target
 from tvmscript import tir as T
@@ -150,7 +150,7 @@ def test_export_library_for_another_cpu_links(tmp_path: Path) -> None:
     kernel = tvmscript.build(matvec, target=ZNVER3)
     try:
         lib = kernel.export_library(tmp_path / "libskx.so", target="llvm -mcpu=skylake-avx512")
-    except tvmscript.build_export.CompileError as exc:  # type: ignore[attr-defined]
+    except tvmscript.compiler.export.CompileError as exc:  # type: ignore[attr-defined]
         pytest.skip(f"no linker: {exc}")
     assert lib.exists() and lib.with_suffix(".h").exists()
 
@@ -163,14 +163,14 @@ def test_user_instruments_see_every_pass_including_the_late_stage() -> None:
     with lowering.PassContext(instruments=[timer]):
         tvmscript.build(matvec, target=ZNVER3, cache=False, opt_level=2)
     seen = {name.replace("-", "_") for name in timer.calls}
-    assert {"lower_blocks", "flatten_buffer", "entry_checks"} <= seen
-    assert set(LATE_STAGE) - {"alias_version"} <= seen
+    assert {"lower_blocks", "flatten_buffer", "insert_entry_checks"} <= seen
+    assert set(LATE_STAGE) - {"version_gathers"} <= seen
 
 
 def test_print_after_each_shows_the_late_rewrites() -> None:
     printed: list[str] = []
     lowering.lower(matvec, instruments=[PrintAfterEach(printed.append)], target=ZNVER3)
-    promoted = [text for text in printed if text.startswith("# after promote-accumulators")]
+    promoted = [text for text in printed if text.startswith("# after promote_accumulators")]
     assert promoted and "y_flat_acc" in promoted[0]
 
 
@@ -196,4 +196,4 @@ def test_user_instruments_see_the_export_pipeline(tmp_path: Path) -> None:
     timer = TimePasses()
     with lowering.PassContext(instruments=[timer]):
         kernel.export_object(tmp_path / "m.o", target=SKX)
-    assert "promote-accumulators" in timer.calls and "flatten_buffer" in timer.calls
+    assert "promote_accumulators" in timer.calls and "flatten_buffer" in timer.calls

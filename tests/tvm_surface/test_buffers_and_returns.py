@@ -9,7 +9,7 @@ from surface_kit import round_trip
 
 from irbuilder import IRBuilder
 from irbuilder.ir import Ramp
-from lowering.cpu_support import UnsupportedConstructError
+from lowering.cpu.support import UnsupportedConstructError
 from tvmscript import DiagnosticError, build
 from tvmscript import tir as T
 

@@ -11,9 +11,9 @@ import pytest
 from surface_kit import round_trip
 
 from irbuilder.ir import FloatImm, as_dtype
-from lowering.cpu_support import UnsupportedConstructError
-from lowering.legalize_bf16 import round_to_bfloat16
-from lowering.legalize_fp8 import E4M3_FORMAT, E5M2_FORMAT
+from lowering.cpu.legalize_bf16 import round_to_bfloat16
+from lowering.cpu.legalize_fp8 import E4M3_FORMAT, E5M2_FORMAT
+from lowering.cpu.support import UnsupportedConstructError
 from tvmscript import build
 from tvmscript import tir as T
 

@@ -9,7 +9,7 @@ import pytest
 from surface_kit import round_trip
 
 from irbuilder.ir import CommReducer, ReduceKind, structural_equal
-from lowering.cpu_support import UnsupportedConstructError
+from lowering.cpu.support import UnsupportedConstructError
 from tvmscript import build
 from tvmscript import tir as T
 

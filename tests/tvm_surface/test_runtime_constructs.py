@@ -9,8 +9,9 @@ import pytest
 from surface_kit import HEADER, round_trip, run_both
 
 from irbuilder.ir import Target
-from lowering.cpu_support import UnsupportedConstructError
-from tvmscript import build, from_source, tir as T
+from lowering.cpu.support import UnsupportedConstructError
+from tvmscript import build, from_source
+from tvmscript import tir as T
 
 _REFUSED = {
     "T.launch_thread (thread_extent)": """

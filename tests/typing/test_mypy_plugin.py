@@ -70,6 +70,21 @@ def tensors(A: T.Buffer((8,), "float32")) -> tuple[T.Buffer, T.Buffer]:
     return D, E
 
 
+@T.prim_func
+def views_and_meta(A: T.Buffer((6,), "float32"), B: T.Buffer((2,), "float32")) -> None:
+    M = T.decl_buffer((2, 3), "float32", data=A.data)
+    k = T.int32()
+    three = T.meta_var(3)
+    for i in range(2):
+        B[i] = T.reduce("sum", M[i, k], axis=[T.iter_var(k, T.Range(0, three), "CommReduce", "")])
+
+
+def constants() -> T.PrimExpr:
+    kind: T.CallKind = T.CallKind.EXTERN
+    assert isinstance(T.int32(), T.Var) and kind.value == "extern"
+    return T.const(1, T.as_dtype("int8")) + T.convert(2)
+
+
 def run() -> None:
     kernel = tvmscript.build(scale)
     a = np.ones(16, "float32")

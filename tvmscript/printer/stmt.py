@@ -39,7 +39,7 @@ from irbuilder.ir import (
 from irbuilder.regions import infer_regions
 from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
-from lowering.declare_buffers import (
+from lowering.transforms.declare_buffers import (
     buffers_used,
     implicit_buffers,
     layout_vars,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import sys
 import types
 from typing import Any
@@ -107,6 +108,9 @@ class Source:
                     pass  # not the whole definition after all: let inspect find the block
             lines, first_line = inspect.getsourcelines(target)
         except (OSError, TypeError) as err:
+            found = _class_lines(target) if inspect.isclass(target) else None
+            if found is not None:  # a class of a doctest, a REPL or a notebook cell
+                return cls("".join(found[1]), found[0], found[2])
             raise OSError(
                 f"cannot read the source of {target.__qualname__}: {err}; TVMScript "
                 "needs the source text (define it in a file, or use Source.from_text)"
@@ -235,6 +239,45 @@ class Source:
             end_line, end_col = line, col + 1
         span = Span(self.filename, line, col, end_line, end_col)
         return DiagnosticError(message, span, original=err)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _class_lines(cls: type) -> tuple[str, list[str], int] | None:
+    """The file, the lines and the first line number of ``cls``'s definition, or None.
+
+    ``inspect`` finds a class through its module's file, which a class defined in a doctest,
+    a REPL or a notebook cell does not have (its module is ``__main__`` or the doctest's).
+    The class's functions still know their file (``co_filename``, in :mod:`linecache`) and
+    line: the definition is the ``class <name>`` line above one of them, indented less,
+    with its decorators, down to the next line indented no deeper than it.
+    """
+    header = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if not isinstance(code, types.CodeType):
+            continue
+        lines = linecache.getlines(code.co_filename)
+        start = code.co_firstlineno - 1
+        if not 0 <= start < len(lines):
+            continue
+        for index in range(start - 1, -1, -1):
+            line = lines[index]
+            if header.match(line) and _indent(line) < _indent(lines[start]):
+                begin = index
+                while begin > 0 and lines[begin - 1].lstrip().startswith("@"):
+                    begin -= 1
+                end = index + 1
+                while end < len(lines) and (
+                    not lines[end].strip() or _indent(lines[end]) > _indent(line)
+                ):
+                    end += 1
+                while lines[end - 1].strip() == "":
+                    end -= 1
+                return code.co_filename, lines[begin:end], begin + 1
+    return None
 
 
 def _definition_lines(func: types.FunctionType, filename: str) -> tuple[list[str], int] | None:

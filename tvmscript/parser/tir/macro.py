@@ -145,7 +145,40 @@ def macro(
     hygienic: bool = True,
     capture: Iterable[Any] = (),
 ) -> Any:
-    """``@T.macro`` / ``@T.macro(hygienic=False, capture=[...])``: see the module doc."""
+    """``@T.macro``: a TVMScript fragment expanded where it is called inside a kernel.
+
+    The body is parsed at each call site with its parameters bound to the call's arguments
+    (expressions, buffers or Python values; no copy, no ``LetStmt``). A final
+    ``return value`` makes the call an expression. Expansions nest at most
+    ``MAX_MACRO_DEPTH`` deep.
+
+    Parameters
+    ----------
+    func : function, optional
+        The decorated function (omitted in ``@T.macro(...)`` with keywords).
+    hygienic : bool
+        True: the body sees its parameters, its own defining scope and ``T``/``I``, not the
+        caller's variables. False: it also sees the caller's variables.
+    capture : iterable
+        Extra values the body may use.
+
+    Returns
+    -------
+    TIRMacro
+        Callable only inside a kernel being parsed.
+
+    Examples
+    --------
+    >>> @T.macro
+    ... def square(x):
+    ...     return x * x
+    >>> @T.prim_func
+    ... def f(A: T.Buffer((3,), "int32")):
+    ...     for i in range(3):
+    ...         A[i] = square(A[i] + 1)
+    >>> a = np.arange(3, dtype="int32"); tvmscript.build(f)(a); print(a)
+    [1 4 9]
+    """
     frame = caller_frame()
     if func is not None:
         return TIRMacro(func, hygienic=hygienic, capture=capture, frame=frame)

@@ -65,7 +65,7 @@ from irbuilder.tir._common import ScalarType, add_stmt
 from irbuilder.tir._common import span as current_span
 from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
-from lowering.verifier import ENTRY_CHECKED_ATTR
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR
 from tvmscript.diagnostics import DiagnosticError
 from tvmscript.parser.core import FrameKind, Parser, dispatch, doc
 from tvmscript.parser.core.evaluator import BINARY_OPERATORS

@@ -1,0 +1,149 @@
+"""The C header of an exported library: both entry points of every kernel, in C.
+
+``<kernel>`` (the native Python ABI: ``PyObject*`` of exact ndarrays, :mod:`backend.abi.pyentry`)
+and ``<kernel>_c`` (plain C: raw pointers, ``int64_t`` extents, scalars by value,
+:mod:`lowering.abi.c_entry`), the ``TVMS_ERR_*`` codes a C entry returns
+(:class:`backend.codegen.ErrorKind`) and ``<kernel>_c_last_error()``
+(:mod:`backend.abi.c_errors`). Written next to the library by ``export_library``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from lowering.abi.c_entry import CEntry, CParam
+
+from ..codegen import ErrorKind
+from .c_entry import LAST_ERROR_SUFFIX
+from .pyentry import BufferParam, EntrySpec
+
+__all__ = ["C_TYPES", "header_text", "write_header"]
+
+C_TYPES: dict[str, str] = {
+    "bool": "_Bool",
+    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "float16": "_Float16", "float32": "float", "float64": "double",
+}
+"""C type of each scalar parameter dtype."""
+
+
+
+_ERROR_DOCS = {
+    ErrorKind.ASSERTION: "a T.Assert / assert in the kernel failed",
+    ErrorKind.TYPE: "TypeError-class check failed",
+    ErrorKind.VALUE: "bad argument value (e.g. a negative extent)",
+    ErrorKind.INDEX: "index out of bounds (kernels built with bounds_check=True)",
+    ErrorKind.ZERO_DIVISION: "integer division or modulo by zero",
+    ErrorKind.MEMORY: "out of memory",
+    ErrorKind.RUNTIME: "other runtime error",
+    ErrorKind.OVERFLOW: "signed integer division overflow (the minimum value divided by -1)",
+}
+
+
+def _error_codes() -> str:
+    lines = ["#ifndef TVMS_ERROR_CODES", "#define TVMS_ERROR_CODES", "#define TVMS_OK 0"]
+    for kind, pyname in sorted(ErrorKind.PY_NAMES.items()):
+        macro = "TVMS_ERR_" + re.sub(r"(?<!^)(?=[A-Z])", "_", pyname.removesuffix("Error")).upper()
+        lines.append(f"#define {macro} {kind} /* {_ERROR_DOCS.get(kind, pyname)} */")
+    return "\n".join([*lines, "#endif"]) + "\n"
+
+
+def _py_declaration(name: str, spec: EntrySpec) -> str:
+    args = []
+    for p in spec.params:
+        if isinstance(p, BufferParam):
+            args.append(f"PyObject *{p.name} /* numpy.ndarray of {p.dtype} */")
+        else:
+            args.append(f"{C_TYPES[p.dtype]} {p.name}")
+    params = ", ".join(args) if args else "void"
+    return (
+        f"/* {name}: returns 0, or nonzero with a Python exception set (GIL held). */\n"
+        f"int32_t {name}({params});\n"
+        f"/* METH_FASTCALL | METH_KEYWORDS entry: "
+        f"{name}({', '.join(p.name for p in spec.params)}) */\n"
+        f"PyObject *{name}__py(PyObject *self, PyObject *const *args, intptr_t nargs, "
+        f"PyObject *kwnames);\n"
+    )
+
+
+def _c_param(param: CParam) -> str:
+    if param.role == "buffer":
+        const = "" if param.writes else "const "
+        return f"{const}{C_TYPES[param.dtype]} *{param.name}"
+    return f"{C_TYPES[param.dtype]} {param.name}"
+
+
+def _c_declaration(entry: CEntry) -> str:
+    head = (
+        f"/* {entry.name}: plain C entry of {entry.kernel} (no Python). Returns TVMS_OK (0), or a\n"
+        f" * TVMS_ERR_* code with the message in {entry.name}{LAST_ERROR_SUFFIX}(). */\n"
+    )
+    if not entry.params:
+        decl = f"int32_t {entry.name}(void);\n"
+    else:
+        decls = [_c_param(p) for p in entry.params]
+        width = max(len(d) for d in decls) + 1
+        lines = []
+        for i, (decl_text, param) in enumerate(zip(decls, entry.params)):
+            sep = "," if i + 1 < len(decls) else ""
+            lines.append(f"    {(decl_text + sep).ljust(width)} /* {param.doc} */")
+        decl = f"int32_t {entry.name}(\n" + "\n".join(lines) + "\n);\n"
+    last = (
+        "/* The calling thread's last error message of any C entry of this library (a\n"
+        " * thread-local buffer, overwritten by the next failure; \"\" if none failed). */\n"
+        f"const char *{entry.name}{LAST_ERROR_SUFFIX}(void);\n"
+    )
+    return head + decl + last
+
+
+def header_text(
+    library: str,
+    kernels: Sequence[tuple[str, EntrySpec]],
+    c_entries: Sequence[CEntry] = (),
+    skipped: Mapping[str, str] | None = None,
+) -> str:
+    """The header declaring ``kernels`` (name, entry spec) of ``library``, their C entry
+    points ``c_entries``, and for each kernel of ``skipped`` why it has none."""
+    guard = "TVMS_" + re.sub(r"\W", "_", library).upper() + "_H"
+    entries = {e.kernel: e for e in c_entries}
+    skipped = skipped or {}
+    decls = []
+    for name, spec in kernels:
+        text = _py_declaration(name, spec)
+        if name in entries:
+            text += "\n" + _c_declaration(entries[name])
+        elif name in skipped:
+            text += f"/* {name}: no C entry: {skipped[name]} */\n"
+        decls.append(text)
+    return (
+        f"/* Generated by tvmscript for {library}.\n"
+        " * <kernel>_c: plain C entry points (raw pointers to C-contiguous row-major data,\n"
+        " *   int64_t symbolic extents, scalars by value; thread-safe; parallel loops run\n"
+        " *   serially). The library itself needs only libc and libm.\n"
+        " * <kernel>: Python ABI (buffer arguments are PyObject* of exact numpy.ndarray objects;\n"
+        " *   the tvmscript runtime symbols (tvms_*) must be provided by the process). */\n"
+        f"#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n\n"
+        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+        f"{_error_codes()}\n"
+        "typedef struct _object PyObject;\n\n"
+        + "\n".join(decls)
+        + "\n#ifdef __cplusplus\n}\n#endif\n\n"
+        f"#endif /* {guard} */\n"
+    )
+
+
+def write_header(
+    path: Path,
+    library: str,
+    kernels: Sequence[tuple[str, EntrySpec]],
+    c_entries: Sequence[CEntry] = (),
+    skipped: Mapping[str, str] | None = None,
+) -> Path:
+    """Write :func:`header_text` to ``path``; return ``path``."""
+    path.write_text(header_text(library, kernels, c_entries, skipped))
+    return path
+
+

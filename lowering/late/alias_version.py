@@ -1,0 +1,182 @@
+"""The ``version_gathers`` pass: run gather loops on a no-overlap fast path LLVM can vectorize.
+
+``for i: O[i] = T[I[i]]`` cannot be vectorized as written: the parameters are arbitrary
+numpy arrays (overlapping arguments keep sequential semantics), and LLVM's own run-time
+alias checks need the address range of every access, which a data-dependent index like
+``T[I[i]]`` does not have. Here the whole buffers' ranges are known, so the loop is
+versioned on a cheap test -- each written parameter buffer is disjoint from every other
+parameter buffer the loop touches -- and the fast copy is wrapped in
+``AttrStmt(node=data_vars, attr_key=NOALIAS_ATTR, value=k)``: the first ``k`` data vars are
+written, the rest only read. Code generation gives the accesses of those buffers scoped
+no-alias metadata inside the attribute, so LLVM forms hardware gathers. When the test fails
+(overlapping arrays) the original loop runs. Both copies perform the same operations in the
+same order on the same memory, so results are bit-identical.
+
+Applied to innermost SERIAL loops with a constant trip count of at least
+:data:`MIN_TRIP_COUNT` whose body only stores, binds and branches (no loops, allocations,
+asserts or extern calls), that load at a data-dependent index (an index reading memory)
+and store only at indices that read no memory (scatters keep their conflicts).
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    AttrStmt,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    CallKind,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    LetStmt,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    StmtExprVisitor,
+    Var,
+    as_dtype,
+    structural_equal,
+)
+
+from ..analysis.loads import reads_memory
+from ..pass_infra import FunctionPass, function_pass
+from ..transforms.unroll import copy_with_fresh_vars
+from .versioning import ByteRange, LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
+
+__all__ = [
+    "MIN_TRIP_COUNT",
+    "NOALIAS_ATTR",
+    "is_noalias_version",
+    "version_gathers",
+    "version_loop",
+]
+
+NOALIAS_ATTR = "tvms.noalias_region"
+"""AttrStmt key of a fast path whose listed buffers are known not to overlap."""
+
+MIN_TRIP_COUNT = 64
+"""Shorter loops are not worth the test and the second copy."""
+
+_U64 = as_dtype("uint64")
+
+
+class _Body(StmtExprVisitor):
+    """Buffers a loop body reads and writes, and whether it is simple enough to version."""
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.gathers = False
+        self.buffers: dict[int, list[Buffer]] = {}
+        self.written: dict[int, Var] = {}
+        self.order: list[Var] = []
+
+    def _touch(self, buffer: Buffer) -> None:
+        key = id(buffer.data)
+        if key not in self.buffers:
+            self.buffers[key] = []
+            self.order.append(buffer.data)
+        if not any(b is buffer for b in self.buffers[key]):
+            self.buffers[key].append(buffer)
+
+    def visit_stmt(self, stmt: Stmt) -> None:
+        if not isinstance(stmt, (BufferStore, SeqStmt, LetStmt, IfThenElse)):
+            self.ok = False  # loops, allocations, asserts, evaluates, attributes
+            return
+        super().visit_stmt(stmt)
+
+    def visit_buffer_store_(self, stmt: BufferStore) -> None:
+        self._touch(stmt.buffer)
+        self.written[id(stmt.buffer.data)] = stmt.buffer.data
+        if any(reads_memory(i) for i in stmt.indices):
+            self.ok = False
+        self.generic_visit(stmt)
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self._touch(node.buffer)
+        if any(reads_memory(i) for i in node.indices):
+            self.gathers = True
+        self.generic_visit(node)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.kind is CallKind.EXTERN:
+            self.ok = False
+        self.generic_visit(node)
+
+
+def _range(buffers: list[Buffer]) -> ByteRange | None:
+    """The memory of a data var seen through ``buffers`` (all the same flat view), or None."""
+    first = buffers[0]
+    for buffer in buffers:
+        if byte_range(buffer) is None or buffer.dtype != first.dtype:
+            return None
+        if not structural_equal(buffer.shape[0], first.shape[0]):
+            return None
+    return byte_range(first)
+
+
+def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
+    """The loop versioned on its buffers not overlapping (see module doc), or None."""
+    if loop.kind is not ForKind.SERIAL:
+        return None
+    if not (isinstance(loop.extent, IntImm) and loop.extent.value >= MIN_TRIP_COUNT):
+        return None
+    body = _Body()
+    body.visit_stmt(loop.body)
+    if not (body.ok and body.gathers):
+        return None
+    shared = [v for v in body.order if id(v) not in local_data]
+    written = [v for v in shared if id(v) in body.written]
+    if not written or len(shared) < 2:
+        return None
+    ranges: dict[int, ByteRange] = {}
+    for var in shared:
+        span = _range(body.buffers[id(var)])
+        if span is None:
+            return None
+        ranges[id(var)] = span
+    tests: list[PrimExpr] = []
+    done: set[tuple[int, int]] = set()
+    for w in written:
+        for other in shared:
+            pair = (min(id(w), id(other)), max(id(w), id(other)))
+            if other is w or pair in done:
+                continue
+            done.add(pair)
+            tests.append(disjoint(ranges[id(w)], ranges[id(other)]))
+    readonly = [v for v in shared if id(v) not in body.written]
+    fast = AttrStmt(
+        tuple(written + readonly),
+        NOALIAS_ATTR,
+        IntImm(as_dtype("int32"), len(written)),
+        copy_with_fresh_vars(loop),
+    )
+    return IfThenElse(all_of(tests), fast, loop, span=loop.span)
+
+
+def is_noalias_version(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a no-overlap region, or a loop versioned into one and its original."""
+    if isinstance(stmt, IfThenElse):
+        stmt = stmt.then_case
+    return isinstance(stmt, AttrStmt) and stmt.attr_key == NOALIAS_ATTR
+
+
+class _Versioner(LoopRewriter):
+    def rewrite(self, loop: For) -> Stmt | None:
+        return version_loop(loop, self.local_data)
+
+    def done(self, stmt: Stmt) -> bool:
+        return is_noalias_version(stmt)
+
+
+@function_pass("version_gathers", opt_level=1)
+def _version_gathers(func: PrimFunc) -> PrimFunc:
+    """Version gather loops on a run-time no-overlap test (see the module doc)."""
+    return rewrite_loops(func, _Versioner)
+
+
+version_gathers: FunctionPass = _version_gathers
+"""The ``version_gathers`` pass (a :class:`FunctionPass`)."""

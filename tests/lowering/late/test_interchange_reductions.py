@@ -1,0 +1,86 @@
+"""``interchange_reductions`` alone: a reduction nest walking an array with a stride in its
+reduction loop (the naive matmul's ``B[k, j]``) becomes i-k-j under a run-time no-overlap
+test, so the inner loop is unit-stride; overlapping arguments run the original nest."""
+
+from __future__ import annotations
+
+from late_kit import (
+    assert_same_numbers,
+    before_late,
+    loops,
+    one_storage,
+    run_pass,
+    runs_avx2,
+    versioning_ifs,
+)
+
+from irbuilder.ir import For, PrimFunc, SeqStmt, Stmt
+from irbuilder.ir.functor import post_order_visit
+from lowering.late.alias_version import NOALIAS_ATTR
+from tvmscript import tir as T
+
+
+@T.prim_func
+def matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+           C: T.Buffer((32, 32), "float32")):
+    for i, j in T.grid(32, 32):
+        C[i, j] = T.float32(0)
+        for k in range(32):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+def _inner_loop(loop: For) -> For | None:
+    body = loop.body.seq if isinstance(loop.body, SeqStmt) else [loop.body]
+    inner = [s for s in body if isinstance(s, For)]
+    return inner[0] if inner else None
+
+
+def _nests(func: PrimFunc, within: Stmt) -> list[list[str]]:
+    """Loop-variable names of each two-deep nest inside ``within``."""
+    found = []
+    for loop in loops(func):
+        inner = _inner_loop(loop)
+        if inner is not None and _is_inside(loop, within):
+            found.append([loop.loop_var.name, inner.loop_var.name])
+    return found
+
+
+def test_the_nest_becomes_i_k_j_behind_a_no_overlap_test() -> None:
+    before = before_late(matmul)
+    assert [f.loop_var.name for f in loops(before)][:3] == ["i", "j", "k"]
+    after = run_pass("interchange_reductions", before)
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    region = branch.then_case
+    assert [v.name[0] for v in region.node] == ["C", "A", "B"]  # type: ignore[attr-defined]
+    assert _nests(after, region) == [["k", "j"]]  # the interchanged nest, inner unit-stride
+    assert branch.else_case is not None
+    assert _nests(after, branch.else_case) == [["j", "k"]]  # the original order
+
+
+def _is_inside(loop: For, stmt: object) -> bool:
+    found: list[object] = []
+    post_order_visit(stmt, found.append)  # type: ignore[arg-type]
+    return any(node is loop for node in found)
+
+
+def test_a_unit_stride_reduction_is_left_alone() -> None:
+    @T.prim_func
+    def rowdot(A: T.Buffer((32, 32), "float32"), X: T.Buffer((32,), "float32"),
+               Y: T.Buffer((32,), "float32")):
+        for i in range(32):
+            Y[i] = T.float32(0)
+            for k in range(32):
+                Y[i] = Y[i] + A[i, k] * X[k]
+
+    before = before_late(rowdot)
+    assert run_pass("interchange_reductions", before) is before
+
+
+@runs_avx2
+def test_same_numbers_before_and_after() -> None:
+    before = before_late(matmul)
+    after = run_pass("interchange_reductions", before)
+    assert_same_numbers(matmul, before, after)
+    # C over A: the original loop order runs
+    overlapping = lambda rng: one_storage(matmul, [0, 2048, 0], rng)  # noqa: E731
+    assert_same_numbers(matmul, before, after, overlapping, reference=False)
