@@ -18,10 +18,16 @@ from _timing import report
 import tvmscript
 from tvmscript import tir as T
 
-# The register tile: ROWS x COLS of C accumulate in vector registers over the whole k loop
-# (4 x 64 floats = 16 zmm registers with AVX-512; an AVX2 host wants COLS = 32), and
-# BLOCK_ROWS tiles share each COLS-wide panel of B while it sits in L2.
-ROWS, COLS, BLOCK_ROWS = 4, 64, 8
+
+def register_tile() -> tuple[int, int]:
+    """Rows and columns of C that accumulate in vector registers over the whole k loop:
+    4 x 64 floats are 16 of the 32 zmm registers of AVX-512; with AVX2's 16 ymm registers
+    4 x 16 (8 accumulators) leaves room for the loads of B and the broadcasts of A."""
+    return (4, 64) if tvmscript.Target.host().has_feature("avx512f") else (4, 16)
+
+
+# BLOCK_ROWS register tiles share each COLS-wide panel of B while it sits in L2.
+(ROWS, COLS), BLOCK_ROWS = register_tile(), 8
 
 
 def make_matmul(n: int) -> Any:

@@ -50,7 +50,27 @@ def build(
     """
     from .compiler.build import build as build_impl
 
-    return build_impl(func_or_module, target, opt_level, **options)
+    try:
+        return build_impl(func_or_module, target, opt_level, **options)
+    except Exception as err:
+        if not _is_user_error(err):
+            raise
+        # A refusal about the user's program or options: shown without the compiler's frames.
+        if isinstance(err, DiagnosticError):
+            err = err.detach()
+        raise err.with_traceback(None) from None
+
+
+def _is_user_error(err: Exception) -> bool:
+    """Errors the compiler raises about its input (located diagnostics, constructs the CPU
+    cannot build, ``build():`` option checks), as opposed to internal failures."""
+    from lowering.cpu.support import UnsupportedConstructError
+
+    if isinstance(err, (DiagnosticError, UnsupportedConstructError)):
+        return True
+    return isinstance(err, (TypeError, ValueError, NotImplementedError)) and str(err).startswith(
+        ("build()", "unknown target")
+    )
 
 
 def explain_bufferization(func: PrimFunc, opt_level: int | None = None, **kwargs: Any) -> str:

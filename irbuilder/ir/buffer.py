@@ -314,8 +314,39 @@ def _is_one(expr: PrimExpr) -> bool:
 
 
 def _simplify_extent(stop: PrimExpr, begin: PrimExpr) -> PrimExpr:
+    """``stop - begin``, folded to a constant when the variables cancel (TVM simplifies a
+    slice's extent: ``B[v * 16 : v * 16 + 16]`` has extent 16)."""
     if isinstance(begin, IntImm) and begin.value == 0:
         return stop
+    terms: dict[int, int] = {}
+    total = [0]
+
+    def collect(expr: PrimExpr, scale: int) -> bool:
+        if isinstance(expr, IntImm):
+            total[0] += expr.value * scale
+            return True
+        if isinstance(expr, Var):
+            terms[id(expr)] = terms.get(id(expr), 0) + scale
+            return True
+        name = type(expr).__name__
+        if name in ("Add", "Sub"):
+            sign = 1 if name == "Add" else -1
+            return collect(expr.a, scale) and collect(expr.b, sign * scale)  # type: ignore[attr-defined]
+        if name == "Mul":
+            a, b = expr.a, expr.b  # type: ignore[attr-defined]
+            if isinstance(b, IntImm):
+                return collect(a, scale * b.value)
+            if isinstance(a, IntImm):
+                return collect(b, scale * a.value)
+        return False
+
+    if (
+        begin.dtype == stop.dtype
+        and collect(stop, 1)
+        and collect(begin, -1)
+        and not any(terms.values())
+    ):
+        return const(total[0], stop.dtype)
     return stop - begin
 
 

@@ -42,6 +42,10 @@ class Stmt:
 
     __hash__ = object.__hash__
 
+    def same_as(self, other: object) -> bool:
+        """TVM's object identity test (the same node, not an equal one)."""
+        return self is other
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class BufferStore(Stmt):

@@ -20,11 +20,11 @@ from typing import Any
 
 from .buffer import Buffer, IterVar
 from .dtype import DataType
-from .expr import PrimExpr, Var
+from .expr import IntImm, PrimExpr, Var
 from .function import IRModule, PrimFunc
 from .functor import DEFINITION_FIELDS
 from .span import Span
-from .stmt import Stmt
+from .stmt import BlockRealize, Stmt
 
 __all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", "structural_hash"]
 
@@ -162,8 +162,9 @@ class _Key:
 
 
 class _Equal:
-    def __init__(self, map_free_vars: bool) -> None:
+    def __init__(self, map_free_vars: bool, compare_block_names: bool = True) -> None:
         self.map_free_vars = map_free_vars
+        self.compare_block_names = compare_block_names
         self.lhs_to_rhs: dict[int, Any] = {}
         self.rhs_to_lhs: dict[int, Any] = {}
         self.keepalive: list[Any] = []
@@ -242,6 +243,8 @@ class _Equal:
             self.var(getattr(a, field), getattr(b, field), (path, "." + field), define=True)
         buffer_defs = _BUFFER_DEF_FIELDS.get(name, ())
         for field in rest:
+            if field == "name_hint" and name == "Block" and not self.compare_block_names:
+                continue
             if field in buffer_defs:
                 self.defining += 1
                 try:
@@ -270,7 +273,7 @@ class _Equal:
             self.fail((path, ".buffer_map"), a.buffer_map, b.buffer_map, "different sizes")
         self.value(a.ret_type, b.ret_type, (path, ".ret_type"))
         # The body first: attrs may name buffers the body defines (returned tensors).
-        self.value(a.body, b.body, (path, ".body"))
+        self.value(_function_body(a), _function_body(b), (path, ".body"))
         self.mapping(
             {k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS},
             {k: v for k, v in b.attrs.items() if k not in _IGNORED_ATTRS},
@@ -312,7 +315,7 @@ class _Equal:
             for name in sorted(a.functions):
                 # Each function is its own scope: a var or buffer object that several
                 # functions define (one Buffer in two buffer_maps) is several definitions.
-                inner = type(self)(self.map_free_vars)
+                inner = type(self)(self.map_free_vars, self.compare_block_names)
                 inner.value(a.functions[name], b.functions[name], (path, _Key(name)))
         elif kind == _MAP:
             self.mapping(a, b, path)
@@ -325,9 +328,26 @@ class _Equal:
             self.fail(path, a, b, lambda: f"{a!r} vs {b!r}")
 
 
-def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
-    """Raise :class:`StructuralMismatch` naming the first differing path."""
-    _Equal(map_free_vars).value(lhs, rhs, "<root>")
+def _function_body(func: PrimFunc) -> Any:
+    """The body, seen through an empty root block: TVM gives every function a root block,
+    so an explicit bare ``with T.block("root")`` and none at all are the same function."""
+    body = func.body
+    if not isinstance(body, BlockRealize) or body.iter_values:
+        return body
+    root = body.block
+    bare = (
+        root.name_hint == "root"
+        and isinstance(body.predicate, IntImm)
+        and bool(body.predicate.value)
+        and not root.iter_vars
+        and not root.reads
+        and not root.writes
+        and root.init is None
+        and not root.alloc_buffers
+        and not root.match_buffers
+        and not root.annotations
+    )
+    return root.body if bare else body
 
 
 class _Unequal(Exception):
@@ -341,14 +361,26 @@ class _EqualQuiet(_Equal):
         raise _Unequal
 
 
-def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
+def assert_structural_equal(
+    lhs: Any, rhs: Any, map_free_vars: bool = False, *, compare_block_names: bool = False
+) -> None:
+    """Raise :class:`StructuralMismatch` naming the first differing path.
+
+    Block names are not compared (TVM's rule: its ``Block`` equality skips ``name_hint``);
+    ``compare_block_names=True`` compares them too."""
+    _Equal(map_free_vars, compare_block_names).value(lhs, rhs, "<root>")
+
+
+def structural_equal(
+    lhs: Any, rhs: Any, map_free_vars: bool = False, *, compare_block_names: bool = False
+) -> bool:
     """Whether two IR values are equal up to renaming of the variables they bind."""
     if lhs is rhs and not map_free_vars:
         return True
     if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs) and not isinstance(rhs, Span):
         return False  # the comparison's first step; most of the simplifier's questions end here
     try:
-        _EqualQuiet(map_free_vars).value(lhs, rhs, "<root>")
+        _EqualQuiet(map_free_vars, compare_block_names).value(lhs, rhs, "<root>")
     except _Unequal:
         return False
     return True
@@ -445,7 +477,7 @@ class _Hasher:
                 if p in a.buffer_map:
                     self.buffer(a.buffer_map[p])
             self.value(a.ret_type)
-            self.value(a.body)
+            self.value(_function_body(a))
             self.value({k: v for k, v in a.attrs.items() if k not in _IGNORED_ATTRS})
         elif kind == _MODULE:
             self.put("IRModule")

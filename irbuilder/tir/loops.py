@@ -14,6 +14,7 @@ from ..frames import ForFrame, LoopSpec
 from ..ir import (
     ExprLike,
     ForKind,
+    IntImm,
     IterKind,
     IterVar,
     PrimExpr,
@@ -37,7 +38,9 @@ def _bounds(start: ExprLike, stop: ExprLike | None, what: str) -> tuple[PrimExpr
         begin, end = index_expr(start, what), index_expr(stop, what)
     dtype = binary_dtype(begin.dtype, end.dtype)
     begin, end = begin.astype(dtype), end.astype(dtype)
-    extent = end if stop is None else end - begin
+    # TVM's ``stop - start`` folds a zero start away (``T.serial(0, n)`` has extent ``n``).
+    zero_start = isinstance(begin, IntImm) and begin.value == 0
+    extent = end if stop is None or zero_start else end - begin
     return begin, extent
 
 

@@ -456,6 +456,7 @@ def alloc_buffer(
     [1. 3. 5.]
     """
     b = builder("T.alloc_buffer")
+    scope = scope or "global"  # TVM: the empty scope is the global one
     if data is not None:
         raise TypeError("T.alloc_buffer allocates its own data; use T.decl_buffer(data=...)")
     buffer = make_buffer(

@@ -181,21 +181,38 @@ def bindings_affine(
 
 
 def _split_expr(split: IterSplit) -> PrimExpr:
+    """TVM's spelling of one piece: the whole source, ``source // lower`` for a top piece,
+    else ``source % (lower * extent) // lower`` (its ``IterMapToExprNormalizer``)."""
     value: PrimExpr = split.source
     dtype = split.source.dtype
-    if split.lower_factor != 1:
+    upper = split.lower_factor * split.extent
+    if split.lower_factor == 1 and split.extent == split.source_extent:
+        pass
+    elif upper == split.source_extent:
         value = FloorDiv(value, const(split.lower_factor, dtype))
-    if split.lower_factor * split.extent < split.source_extent:
-        value = FloorMod(value, const(split.extent, dtype))
+    else:
+        value = FloorMod(value, const(upper, dtype))
+        if split.lower_factor != 1:
+            value = FloorDiv(value, const(split.lower_factor, dtype))
     if split.scale != 1:
         value = Mul(value, const(split.scale, dtype))
     return value
 
 
-def normalize(found: IterSum, dtype_of: PrimExpr) -> PrimExpr:
-    """The expression of ``found`` in TVM's simplified spelling, highest digit first."""
+def normalize(found: IterSum, dtype_of: PrimExpr, keep_unit_loops: bool = False) -> PrimExpr:
+    """The expression of ``found`` in TVM's simplified spelling, highest digit first.
+
+    ``keep_unit_loops`` keeps extent-1 loop variables as terms (TVM keeps them as iterators
+    unless asked to simplify trivial iterators); among equal scales they come after the
+    wider piece, as TVM's fusion of the sum places them below it."""
     dtype = dtype_of.dtype
-    terms = sorted((s for s in found.splits if s.extent != 1), key=lambda s: -s.scale)
+
+    def kept(split: IterSplit) -> bool:
+        return split.extent != 1 or (keep_unit_loops and split.source_extent == 1)
+
+    terms = sorted(
+        (s for s in found.splits if kept(s)), key=lambda s: (-s.scale, s.extent == 1)
+    )
     out: PrimExpr | None = None
     for split in terms:
         term = _split_expr(split)

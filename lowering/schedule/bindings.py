@@ -1,8 +1,8 @@
 """Rewriting the bindings of the blocks below a changed loop nest.
 
-After a loop variable is replaced (split, fuse, compute_at), block bindings are
-substituted and then printed back in TVM's simplified affine form when they are affine
-in the loops around them; predicates are simplified with those loops' ranges.
+After a loop variable is replaced (split, fuse), block bindings are substituted and then
+printed back in TVM's simplified affine form when they are affine in the loops around them;
+predicates are substituted but not simplified (TVM keeps ``(i_0 * 2 + i_1) * 3 + i_2 < n``).
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ def conjoin(old: PrimExpr, new: PrimExpr) -> PrimExpr:
     return And(old, new)
 
 
-def simplify_binding(expr: PrimExpr, loops: Sequence[For]) -> PrimExpr:
+def simplify_binding(
+    expr: PrimExpr, loops: Sequence[For], preserve_unit_iters: bool = False
+) -> PrimExpr:
     extents = constant_extents(loops)
     if extents is not None:
         found = detect(expr, extents)
         if found is not None and found.digits() is not None:
-            return normalize(found, expr)
+            return normalize(found, expr, keep_unit_loops=preserve_unit_iters)
     analyzer = Analyzer()
     for loop in loops:
         analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
@@ -53,8 +55,10 @@ class _Rewriter(StmtExprMutator):
         outer: Sequence[For],
         vmap: Mapping[Var, PrimExpr],
         predicate: PrimExpr | None,
+        preserve_unit_iters: bool,
     ) -> None:
         self.loops: list[For] = list(outer)
+        self.preserve_unit_iters = preserve_unit_iters
         self.sub = Substituter(vmap)
         self.predicate = predicate
         self.reuse: dict[Stmt, Stmt] = {}
@@ -74,16 +78,12 @@ class _Rewriter(StmtExprMutator):
 
     def visit_block_realize_(self, realize: BlockRealize) -> Stmt:
         values = tuple(
-            simplify_binding(self.sub.visit_expr(v), self.loops) for v in realize.iter_values
+            simplify_binding(self.sub.visit_expr(v), self.loops, self.preserve_unit_iters)
+            for v in realize.iter_values
         )
         predicate = self.sub.visit_expr(realize.predicate)
         if self.predicate is not None:
             predicate = conjoin(predicate, self.predicate)
-        if not (isinstance(predicate, IntImm)):
-            analyzer = Analyzer()
-            for loop in self.loops:
-                analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
-            predicate = simplify_expr(predicate, analyzer)
         saved, self.loops = self.loops, []
         saved_pred, self.predicate = self.predicate, None
         try:
@@ -101,12 +101,14 @@ def rewrite_below(
     outer: Sequence[For],
     vmap: Mapping[Var, PrimExpr],
     predicate: PrimExpr | None = None,
+    preserve_unit_iters: bool = False,
 ) -> tuple[Stmt, dict[Stmt, Stmt]]:
     """``stmt`` with ``vmap`` applied, block bindings re-simplified under ``outer`` loops.
 
-    ``predicate`` (if given) is added to every block directly below. Returns the new
-    statement and the Blocks/Fors it rebuilt (old -> new).
+    ``predicate`` (if given) is added to every block directly below. ``preserve_unit_iters``
+    keeps extent-1 loop variables in the bindings. Returns the new statement and the
+    Blocks/Fors it rebuilt (old -> new).
     """
-    rewriter = _Rewriter(outer, vmap, predicate)
+    rewriter = _Rewriter(outer, vmap, predicate, preserve_unit_iters)
     new = rewriter.visit_stmt(stmt)
     return new, rewriter.reuse

@@ -94,19 +94,29 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
                 block,
             )
         outer, inner, extent = divided
+        # TVM keeps an outer loop of extent 1 as the outer iter var's binding
+        units = (
+            [d for d in found.splits if d.source_extent == 1 and id(d.source) not in inner_ids]
+            if preserve_unit_iters and found is not None
+            else []
+        )
         if not isinstance(dom.extent, IntImm) or dom.extent.value % extent:
             raise _fail(
                 state, f"the domain of {iv.var.name!r} is not a multiple of {extent}", block
             )
         dtype = iv.var.dtype
         outer_var = Var(f"{iv.var.name}_o", dtype)
-        outer_sum = IterSum(tuple(d.with_scale(d.scale // extent) for d in outer), 0)
+        outer_sum = IterSum(tuple(d.with_scale(d.scale // extent) for d in outer + units), 0)
         outer_ivs.append(
             IterVar(
                 outer_var, Range(const(0, dtype), const(dom.extent.value // extent, dtype)), iv.kind
             )
         )
-        outer_values.append(normalize(outer_sum, value) if outer else const(0, dtype))
+        outer_values.append(
+            normalize(outer_sum, value, keep_unit_loops=preserve_unit_iters)
+            if outer or units
+            else const(0, dtype)
+        )
         inner_var: Var | None = None
         if inner:
             inner_var = Var(f"{iv.var.name}_i", dtype)
@@ -121,7 +131,6 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
         else:
             vmap[iv.var] = outer_var * const(extent, dtype) + inner_var
         parts[id(iv.var)] = (outer_var, inner_var, extent)
-    del preserve_unit_iters  # unit outer iter vars are kept, as TVM prints them
     inner_block = refresh_regions(
         rebuild(
             block,

@@ -107,14 +107,19 @@ def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: s
         raise _fail(
             state,
             name,
-            f"the loop is not in the scope of block {block.name_hint!r} (a block lies "
-            "between them)",
+            f"block {block.name_hint!r} and the loop are not in the same block scope (a "
+            "block lies between them)",
             loop,
             block,
         )
     if index.is_ancestor(loop, block):
         raise _fail(
-            state, name, f"block {block.name_hint!r} is already under the loop", loop, block
+            state,
+            name,
+            f"the loop is an ancestor of block {block.name_hint!r} (the block is already "
+            "under it)",
+            loop,
+            block,
         )
     return scope
 
@@ -295,8 +300,9 @@ def compute_at(
             raise _fail(
                 state,
                 name,
-                f"block {block.name_hint!r} writes {buf.name!r}, a parameter of the function; "
-                "computing only the part the loop needs would leave the rest unwritten",
+                f"block {block.name_hint!r} is an output block: it writes {buf.name!r}, a "
+                "parameter of the function; computing only the part the loop needs would "
+                "leave the rest unwritten",
                 block,
             )
     leaf = leaf_root(index, block)
@@ -319,8 +325,9 @@ def compute_at(
                 raise _fail(
                     state,
                     name,
-                    f"block {other.name_hint!r} reads what {block.name_hint!r} writes but is "
-                    "not under the loop",
+                    f"{name} requires all the consumers of block {block.name_hint!r} to be "
+                    f"under the target loop, but block {other.name_hint!r} (which reads what "
+                    "it writes) is not",
                     other,
                     loop,
                 )
@@ -450,6 +457,20 @@ def reverse_compute_at(
             block,
             loop,
         )
+    for other in index.child_blocks(scope):
+        if other is block or index.is_ancestor(loop, other):
+            continue
+        if any(id(w) in read_ids for w in block_access(other).write_buffers):
+            # TVM's precondition (the mirror of compute_at's consumer rule)
+            raise _fail(
+                state,
+                name,
+                f"{name} requires all the producers of block {block.name_hint!r} to be under "
+                f"the target loop, but block {other.name_hint!r} (which writes what it reads) "
+                "is not",
+                other,
+                loop,
+            )
     loop_item = _top_item(index, scope, loop)
     lo = index.order[id(loop_item)]
     for other in _affected_blocks(index, scope, block, loop, lo, leaf_pos):

@@ -23,13 +23,18 @@ class ScheduleError(ValueError):
 
     ``primitive`` names the primitive, ``reason`` says what is wrong in user terms and
     ``rendered`` (part of ``str(err)`` at the "detail" render level) shows the function
-    with the offending loop or block underlined.
+    with the offending loop or block underlined. At the "fast" level the message is
+    ``fast`` (a fixed text, as TVM's fast error strings) or the reason alone; at "none"
+    it is ``(not rendered)``.
     """
 
-    def __init__(self, primitive: str, reason: str, rendered: str = "") -> None:
+    def __init__(
+        self, primitive: str, reason: str, rendered: str = "", fast: str | None = None
+    ) -> None:
         self.primitive = primitive
         self.reason = reason
         self.rendered = rendered
+        self.fast = fast  # TVM's short "fast" text for this error, when it has one
         text = f"ScheduleError: {primitive}: {reason}"
         if rendered:
             text += "\n" + rendered

@@ -144,7 +144,13 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     if _writers(siblings, buffer) != [block]:
         raise _fail(state, name, f"{buffer.name!r} is written by more than one block", block)
     position = next(k for k, b in enumerate(siblings) if b is block)
-    early = [b for b in _readers(siblings[:position], buffer)]
+    # A block's T.where may read the buffer too (outside the block's own accesses)
+    guarded = [
+        b for b in siblings if b is not block and _loads_of(index.realize_of(b).predicate, buffer)
+    ]
+    early = [b for b in _readers(siblings[:position], buffer)] + [
+        b for b in guarded if siblings.index(b) < position
+    ]
     if early:
         raise _fail(
             state,
@@ -167,11 +173,19 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
                 block,
             )
     consumers = _readers(siblings[position + 1 :], buffer)
+    consumers += [b for b in guarded if b not in consumers]
     inliner = _InlineLoads(buffer, params, store.value)
     for consumer in consumers:
         new = inliner.visit_stmt(consumer)
         assert isinstance(new, Block)
-        replace_block(state, consumer, refresh_regions(new))
+        new = refresh_regions(new)
+        realize = state.index.realize_of(consumer)
+        predicate = inliner.visit_expr(realize.predicate)
+        state.replace(
+            realize,
+            rebuild(realize, {"block": new, "predicate": predicate}),
+            {consumer: new},
+        )
     remove_leaf(state, block, name)
     without_alloc(state, buffer)
 

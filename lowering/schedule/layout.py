@@ -301,7 +301,12 @@ def storage_align(
             state, name, f"need factor > 0 and 0 <= offset < factor, got {factor}, {offset}", block
         )
     axis %= len(buffer.shape)
-    existing = list(block.annotations.get("buffer_dim_align", []))
+    # A later alignment of the same buffer and axis replaces the earlier one (TVM)
+    existing = [
+        list(entry)
+        for entry in block.annotations.get("buffer_dim_align", [])
+        if not (entry[0] == buffer_index and entry[1] == axis)
+    ]
     existing.append([buffer_index, axis, factor, offset])
     annotations = dict(block.annotations)
     annotations["buffer_dim_align"] = existing

@@ -18,6 +18,9 @@ from irbuilder.ir import (
     BlockRealize,
     BufferRegion,
     BufferStore,
+    ExprMutator,
+    FloorDiv,
+    FloorMod,
     For,
     ForKind,
     IntImm,
@@ -86,56 +89,74 @@ def split(
         raise _fail(state, name, "at most one factor may be None (inferred)", loop)
     if any(f is not None and f <= 0 for f in factors):
         raise _fail(state, name, f"factors must be positive, got {list(factors)}", loop)
-    if not isinstance(loop.extent, IntImm):
-        raise _fail(state, name, "the loop's extent is not a constant", loop)
-    extent = loop.extent.value
+    _refuse_annotated(state, name, loop)
+    dtype = loop.loop_var.dtype
     known = 1
     for f in factors:
         if f is not None:
             known *= f
-    resolved = [(-(-extent // known) if f is None else f) for f in factors]
-    product = 1
-    for f in resolved:
-        product *= f
-    if product < extent:
-        raise _fail(
-            state,
-            name,
-            f"the product of the factors {resolved} is {product}, less than the loop's "
-            f"extent {extent}",
-            loop,
+    exact = False
+    resolved: list[PrimExpr | int]
+    if isinstance(loop.extent, IntImm):
+        extent = loop.extent.value
+        sizes_known = [(-(-extent // known) if f is None else f) for f in factors]
+        resolved = list(sizes_known)
+        product = 1
+        for count in sizes_known:
+            product *= count
+        if product < extent:
+            raise _fail(
+                state,
+                name,
+                f"the product of the factors {resolved} is {product}, less than the loop's "
+                f"extent {extent}",
+                loop,
+            )
+        exact = product == extent
+    else:
+        # A symbolic extent: the inferred factor is ceil(extent / known), TVM's
+        # ``floordiv(extent + known - 1, known)``; the predicate guards the overshoot.
+        if None not in factors:
+            raise _fail(
+                state,
+                name,
+                "the loop's extent is symbolic: one factor must be None (inferred)",
+                loop,
+            )
+        inferred = simplify_expr(
+            FloorDiv(loop.extent + const(known - 1, dtype), const(known, dtype))
         )
+        resolved = [inferred if f is None else f for f in factors]
     dtype = loop.loop_var.dtype
     new_vars = [Var(f"{loop.loop_var.name}_{k}", dtype) for k in range(len(resolved))]
+    sizes: list[PrimExpr] = [const(f, dtype) if isinstance(f, int) else f for f in resolved]
     value: PrimExpr | None = None
-    for var, factor in zip(new_vars, resolved):
-        term: PrimExpr = var if (factor != 1 or preserve_unit_iters) else const(0, dtype)
-        if value is None:
-            value = term
-        else:
-            value = value * const(factor, dtype) + term
+    for var, factor, size in zip(new_vars, resolved, sizes):
+        unit = isinstance(factor, int) and factor == 1
+        term: PrimExpr = var if (not unit or preserve_unit_iters) else const(0, dtype)
+        value = term if value is None else value * size + term
     assert value is not None
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         value = loop.min + value
     outer = _outer_loops(state, loop)
     new_loops_shell = [
-        For(v, const(0, dtype), const(f, dtype), ForKind.SERIAL, loop.body)
-        for v, f in zip(new_vars, resolved)
+        For(v, const(0, dtype), size, ForKind.SERIAL, loop.body)
+        for v, size in zip(new_vars, sizes)
     ]
     predicate = None
-    if product != extent:
+    if not exact:
         predicate = (
             value < loop.min + loop.extent
             if not isinstance(loop.min, IntImm) or loop.min.value
             else value < loop.extent
         )
     body, reuse = rewrite_below(
-        loop.body, outer + new_loops_shell, {loop.loop_var: value}, predicate
+        loop.body, outer + new_loops_shell, {loop.loop_var: value}, predicate, preserve_unit_iters
     )
     stmt: Stmt = body
     built: list[For] = []
-    for var, factor in reversed(list(zip(new_vars, resolved))):
-        stmt = For(var, const(0, dtype), const(factor, dtype), ForKind.SERIAL, stmt)
+    for var, size in reversed(list(zip(new_vars, sizes))):
+        stmt = For(var, const(0, dtype), size, ForKind.SERIAL, stmt)
         built.append(stmt)
     reuse_map = dict(reuse)
     state.replace(loop, stmt, reuse_map)
@@ -157,6 +178,7 @@ def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) 
                 inner,
             )
     for loop in loops:
+        _refuse_annotated(state, name, loop)
         if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
             raise _fail(state, name, f"loop {loop.loop_var.name!r} does not start at 0", loop)
         if any(depends_on(other.extent, loop.loop_var) for other in loops):
@@ -164,29 +186,44 @@ def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) 
     dtype = loops[0].loop_var.dtype
     fused = Var("_".join(lp.loop_var.name for lp in loops) + "_fused", dtype)
     kept = [lp for lp in loops if preserve_unit_iters or not _is_unit(lp.extent)]
+    # TVM's substitution: the innermost loop is ``fused % e``, a middle one
+    # ``fused % (lower * e) // lower``, the outermost ``fused // lower``.
     vmap: dict[Var, PrimExpr] = {}
-    stride: PrimExpr = const(1, dtype)
+    lower: PrimExpr = const(1, dtype)
     for k in range(len(loops) - 1, -1, -1):
         loop = loops[k]
         if loop not in kept:
             vmap[loop.loop_var] = const(0, dtype)
             continue
         value: PrimExpr = fused
-        if not _is_unit(stride):
-            value = value // stride
         if loop is not kept[0]:
-            value = value % loop.extent
+            value = value % _fold_mul(lower, loop.extent)
+        if not _is_unit(lower):
+            value = value // lower
         vmap[loop.loop_var] = value
-        stride = loop.extent if _is_unit(stride) else _fold_mul(stride, loop.extent)
-    total: PrimExpr = const(1, dtype)
-    for loop in kept:
-        total = loop.extent if _is_unit(total) else _fold_mul(total, loop.extent)
+        lower = _fold_mul(lower, loop.extent)
+    total = simplify_expr(lower) if not isinstance(lower, IntImm) else lower
     enclosing = _outer_loops(state, loops[0])
     shell = For(fused, const(0, dtype), total, ForKind.SERIAL, loops[-1].body)
-    body, reuse = rewrite_below(loops[-1].body, [*enclosing, shell], vmap)
+    body, reuse = rewrite_below(
+        loops[-1].body, [*enclosing, shell], vmap, None, preserve_unit_iters
+    )
     new = For(fused, const(0, dtype), total, ForKind.SERIAL, body)
     state.replace(loops[0], new, reuse)
     return new
+
+
+def _refuse_annotated(state: ScheduleState, name: str, loop: For) -> None:
+    """TVM refuses to split or fuse a loop carrying annotations or a thread binding: the
+    new loops could not all keep them."""
+    if loop.annotations or loop.thread_binding is not None or loop.kind == ForKind.THREAD_BINDING:
+        raise _fail(
+            state,
+            name,
+            f"loop {loop.loop_var.name!r} has annotations or a thread binding; "
+            "remove them before this primitive",
+            loop,
+        )
 
 
 def _is_unit(expr: PrimExpr) -> bool:
@@ -196,6 +233,10 @@ def _is_unit(expr: PrimExpr) -> bool:
 def _fold_mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     if isinstance(a, IntImm) and isinstance(b, IntImm):
         return const(a.value * b.value, a.dtype)
+    if _is_unit(a):
+        return b
+    if _is_unit(b):
+        return a
     return a * b
 
 
@@ -361,7 +402,63 @@ def _separated(state: ScheduleState, loop: For, first: Block, second: Block, buf
     for dim in range(len(buffer.shape)):
         if _dimension_separates([r.region[dim] for r in regions], var):
             return True
-    return False
+    return _digits_separate(regions, loop)
+
+
+def _digits_separate(regions: Sequence[BufferRegion], loop: For) -> bool:
+    """A fused loop ``p`` over ``[0, e)`` seen through its digits ``p // c`` and ``p % c``
+    (which determine ``p``): two iterations differ in one digit at least, so they touch
+    distinct elements when each digit separates on a dimension that the other digit does
+    not enter (``fuse(f_o, y)`` of a conv2d tile: channel block and row)."""
+    var = loop.loop_var
+    if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+        return False
+    divisors: dict[str, set[int]] = {"div": set(), "mod": set()}
+
+    def visit(node: object) -> None:
+        if isinstance(node, (FloorDiv, FloorMod)) and node.a is var:
+            if isinstance(node.b, IntImm) and node.b.value > 0:
+                divisors["div" if isinstance(node, FloorDiv) else "mod"].add(node.b.value)
+
+    for region in regions:
+        for rng in region.region:
+            post_order_visit(rng.min, visit)
+    common = divisors["div"] & divisors["mod"]
+    if len(common) != 1 or len(divisors["div"] | divisors["mod"]) != 1:
+        return False
+    factor = common.pop()
+    high, low = Var(f"{var.name}_hi", var.dtype), Var(f"{var.name}_lo", var.dtype)
+    digits = _Digits(var, factor, high, low)
+    dims: list[list[Range]] = [
+        [Range(digits.visit_expr(r.region[d].min), r.region[d].extent) for r in regions]
+        for d in range(len(regions[0].region))
+    ]
+    if any(depends_on(rng.min, var) for ranges in dims for rng in ranges):
+        return False
+    for digit, other in ((high, low), (low, high)):
+        if not any(
+            _dimension_separates(ranges, digit)
+            and not any(depends_on(rng.min, other) for rng in ranges)
+            for ranges in dims
+        ):
+            return False
+    return True
+
+
+class _Digits(ExprMutator):
+    """``p // c`` and ``p % c`` replaced by the digit vars ``high`` and ``low``."""
+
+    def __init__(self, var: Var, factor: int, high: Var, low: Var) -> None:
+        self.var, self.factor, self.high, self.low = var, factor, high, low
+
+    def _digit(self, node: FloorDiv | FloorMod) -> bool:
+        return node.a is self.var and isinstance(node.b, IntImm) and node.b.value == self.factor
+
+    def visit_floor_div_(self, node: FloorDiv) -> PrimExpr:
+        return self.high if self._digit(node) else self.generic_mutate(node)
+
+    def visit_floor_mod_(self, node: FloorMod) -> PrimExpr:
+        return self.low if self._digit(node) else self.generic_mutate(node)
 
 
 def _dimension_separates(ranges: Sequence[Range], var: Var) -> bool:

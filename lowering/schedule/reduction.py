@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from irbuilder.ir import (
     Add,
+    And,
     Block,
     BlockRealize,
     Buffer,
@@ -48,6 +49,7 @@ from irbuilder.ir import (
 from irbuilder.ir.reducer import kind_of_combiner, reduce_identity
 from lowering.analysis.substitute import substitute, substitute_expr
 from lowering.analysis.vars import depends_on
+from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
 from .analysis import constant_extents, is_reduction_block, position_dependent_vars
@@ -111,6 +113,21 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
                 loop,
                 block,
             )
+    for lp in inner:
+        # A loop bound to no iter var runs the whole reduction again at each iteration (a
+        # compute_at recomputation): the block's init restarts it every time, one init
+        # before the loop would not.
+        repeats = not (isinstance(lp.extent, IntImm) and lp.extent.value == 1)
+        if repeats and not any(depends_on(v, lp.loop_var) for v in realize.iter_values):
+            raise _fail(
+                state,
+                name,
+                f"loop {lp.loop_var.name!r} inside the given loop repeats the block without "
+                "being bound to any of its iter vars; one init before it would not restart "
+                "the reduction at each repetition",
+                loop,
+                block,
+            )
     spatial = [
         (iv, v)
         for iv, v in zip(block.iter_vars, realize.iter_values)
@@ -118,8 +135,7 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     ]
     needed = [lp for lp in inner if any(depends_on(v, lp.loop_var) for _, v in spatial)]
     reduce_vars = [lp.loop_var for lp in inner if lp not in needed]
-    if _uses_any(realize.predicate, reduce_vars):
-        raise _fail(state, name, "the block's predicate depends on a reduction loop", block)
+    init_predicate = _init_predicate(state, block, realize, inner, needed, reduce_vars)
     fresh = {lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in needed}
     init_iters, init_map = _fresh([iv for iv, _ in spatial])
     init_block = refresh_regions(
@@ -129,16 +145,26 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
             (),
             f"{block.name_hint}_init",
             substitute(block.init, init_map),
+            annotations=dict(block.annotations),
         )
     )
     init_realize = BlockRealize(
         tuple(substitute_expr(v, fresh) for _, v in spatial),
-        substitute_expr(realize.predicate, fresh),
+        substitute_expr(init_predicate, fresh),
         init_block,
     )
     init_stmt: Stmt = init_realize
     for lp in reversed(needed):
-        init_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, init_stmt)
+        # TVM copies the loop (kind, thread binding, annotations) under a fresh var
+        binding = lp.thread_binding
+        if binding is not None:  # a thread axis var is bound per loop: give it its own
+            binding = IterVar(
+                Var(binding.var.name, binding.var.dtype), binding.dom, binding.kind,
+                binding.thread_tag,
+            )
+        init_stmt = rebuild(
+            lp, {"loop_var": fresh[lp.loop_var], "body": init_stmt, "thread_binding": binding}
+        )
     update = refresh_regions(
         rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"})
     )
@@ -154,6 +180,60 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     else:
         state.replace(parent, replace_child(parent, new_loop, seq([init_stmt, new_loop])))
     return init_block
+
+
+def _conjuncts(expr: PrimExpr) -> list[PrimExpr]:
+    if isinstance(expr, And):
+        return _conjuncts(expr.a) + _conjuncts(expr.b)
+    return [expr]
+
+
+def _init_predicate(
+    state: ScheduleState,
+    block: Block,
+    realize: BlockRealize,
+    inner: list[For],
+    needed: list[For],
+    reduce_vars: list[Var],
+) -> PrimExpr:
+    """The init block's predicate: the conjuncts on its own loops. A conjunct on a reduction
+    loop is dropped, as TVM does, only when it provably holds at the instance that ran the
+    init (every reduction iter var at its minimum, reached at the loops' minima through
+    affine bindings); otherwise the init's guard would change and the primitive refuses."""
+    kept: list[PrimExpr] = []
+    reduce_conjuncts: list[PrimExpr] = []
+    for conj in _conjuncts(realize.predicate):
+        (reduce_conjuncts if _uses_any(conj, reduce_vars) else kept).append(conj)
+    if reduce_conjuncts:
+        name = "decompose_reduction"
+        extents = constant_extents(state.index.loops_above(block))
+        at_min = {lp.loop_var: lp.min for lp in inner if lp not in needed}
+        analyzer = Analyzer()
+        for lp in needed:
+            analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
+        first_instance = extents is not None and bindings_affine(
+            realize.iter_values, extents
+        ) is not None
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.kind == IterKind.REDUCE and first_instance:
+                first_instance = structural_equal(
+                    simplify_expr(substitute_expr(value, at_min) - iv.dom.min, analyzer),
+                    const(0, iv.var.dtype),
+                )
+        for conj in reduce_conjuncts:
+            holds = simplify_expr(substitute_expr(conj, at_min), analyzer)
+            if not (first_instance and isinstance(holds, IntImm) and holds.value):
+                raise _fail(
+                    state,
+                    name,
+                    "the block's predicate depends on a reduction loop and does not "
+                    "provably hold where the init ran",
+                    block,
+                )
+    out: PrimExpr = const(True)
+    for conj in kept:
+        out = conj if isinstance(out, IntImm) else And(out, conj)
+    return out
 
 
 def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:

@@ -26,6 +26,7 @@ from irbuilder.ir import (
     BlockRealize,
     Buffer,
     BufferLoad,
+    BufferRegion,
     BufferStore,
     For,
     ForKind,
@@ -45,6 +46,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute
 from lowering.analysis.vars import depends_on
+from lowering.arith import Analyzer, simplify_expr
 
 from .analysis import (
     block_access,
@@ -98,12 +100,14 @@ class _Redirect(StmtExprMutator):
 
 def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     name = "reindex"
+    if isinstance(buffer_arg, (str, Buffer)):
+        buffer_arg = _as_indexed(state, block, buffer_arg, name)
     if not (
         isinstance(buffer_arg, tuple)
         and len(buffer_arg) == 2
         and buffer_arg[0] in ("read", "write")
     ):
-        raise TypeError("reindex: buffer must be ('read' | 'write', index)")
+        raise TypeError("reindex: buffer must be ('read' | 'write', index), a name or a Buffer")
     is_write = buffer_arg[0] == "write"
     buffer = resolve_buffer(state, block, buffer_arg, name)
     index = state.index
@@ -116,8 +120,8 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
             block,
         )
     patterns = _access_indices(block, buffer)
-    first = patterns[0]
-    if not all(all(structural_equal(a, b) for a, b in zip(first, p)) for p in patterns[1:]):
+    first = _drop_constant_parts(block, patterns[0])
+    if not all(all(structural_equal(a, b) for a, b in zip(patterns[0], p)) for p in patterns[1:]):
         raise _fail(
             state,
             name,
@@ -194,7 +198,16 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
                 )
     redirected = _Redirect(buffer, new_buffer, tuple(iv.var for iv in used)).visit_stmt(block)
     assert isinstance(redirected, Block)
-    new_block = refresh_regions(redirected)
+    # TVM swaps the buffer in the declared regions (each access is exactly the new
+    # buffer at the used iter vars) instead of re-deriving them
+    point = BufferRegion(
+        new_buffer, tuple(Range(iv.var, const(1, iv.var.dtype)) for iv in used)
+    )
+
+    def swap(regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion, ...]:
+        return tuple(point if r.buffer is buffer else r for r in regions)
+
+    new_block = rebuild(redirected, {"reads": swap(block.reads), "writes": swap(block.writes)})
     state.replace(realize, rebuild(realize, {"block": new_block}), {block: new_block})
     stage = _copy_stage(used, first, buffer, new_buffer, new_name, is_write)
     scope_now = state.resolve(scope)
@@ -204,6 +217,35 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
         n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == new_name
     ]
     return found[0]
+
+
+def _as_indexed(state: ScheduleState, block: Block, buffer: Any, name: str) -> tuple[str, int]:
+    """TVM's lookup of a buffer named (or given) for reindex: its place among the block's
+    reads, then writes; a buffer both read and written counts as written."""
+    found: tuple[str, int] | None = None
+    for kind, regions in (("read", block.reads), ("write", block.writes)):
+        for k, region in enumerate(regions):
+            if region.buffer is buffer or region.buffer.name == buffer:
+                found = (kind, k)
+    if found is None:
+        raise _fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+    return found
+
+
+def _drop_constant_parts(block: Block, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+    """The access indices with parts that are constant over the iter var domains folded
+    away (``co // 64 * 3 + rc`` with ``co < 64`` is ``rc``), as TVM's simplification does;
+    an index is only replaced when the folding removes an iter var from it."""
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
+    out: list[PrimExpr] = []
+    for idx in indices:
+        folded = simplify_expr(idx, analyzer)
+        before = {id(v) for v in _vars(idx)}
+        after = {id(v) for v in _vars(folded)}
+        out.append(folded if after < before else idx)
+    return tuple(out)
 
 
 def _vars(expr: PrimExpr) -> list[Var]:

@@ -22,7 +22,20 @@ from .rv import RV, BlockRV, ExprRV, LoopRV
 from .state import ScheduleState, with_root_block
 from .trace import Instruction, Trace
 
-__all__ = ["Schedule", "set_equivalence_checker"]
+__all__ = ["Schedule", "StmtSRef", "set_equivalence_checker"]
+
+
+class StmtSRef:
+    """A schedule's reference to one of its blocks or loops (TVM's ``StmtSRef``)."""
+
+    def __init__(self, stmt: Stmt) -> None:
+        self.stmt = stmt
+
+    def same_as(self, other: object) -> bool:
+        return self is other
+
+    def __repr__(self) -> str:
+        return f"StmtSRef({type(self.stmt).__name__})"
 
 EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
 _CHECKER: list[EquivalenceChecker] = []
@@ -82,6 +95,7 @@ class Schedule:
         self._debug = _debug_enabled(debug_mask)
         self._debug_mask = debug_mask
         self._render_level = error_render_level
+        self._srefs: dict[int, StmtSRef] = {}
         self._enable_check = enable_check
         self._rand = random.Random(seed)
         self._seed = seed
@@ -115,12 +129,23 @@ class Schedule:
             return self._table[rv]
         return self._node(rv, "get")
 
+    def get_sref(self, rv_or_stmt: RV | Stmt) -> StmtSRef:
+        """TVM's ``get_sref``: a reference to the block or loop an RV (or the node itself)
+        stands for, with ``.stmt``; one per node per schedule (copies have their own)."""
+        node = rv_or_stmt if isinstance(rv_or_stmt, Stmt) else self._node(rv_or_stmt, "get_sref")
+        ref = self._srefs.get(id(node))
+        if ref is None or ref.stmt is not node:
+            ref = StmtSRef(node)
+            self._srefs[id(node)] = ref
+        return ref
+
     def copy(self) -> Schedule:
         """An independent schedule in the same state; its RVs are the same handles."""
         other = object.__new__(Schedule)
         other.__dict__.update(self.__dict__)
         other._states = {n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()}
         other._table = dict(self._table)
+        other._srefs = {}
         other._owner = dict(self._owner)
         other._trace = Trace(list(self._trace.insts))
         other._rand = random.Random()
@@ -150,7 +175,8 @@ class Schedule:
     def _state(self) -> ScheduleState:
         if self._func_name is None:
             raise ValueError(
-                "the module has several functions: call sch.work_on(name) first or pass func_name"
+                "the schedule does not know which function to be working on: the module has "
+                "several functions; call sch.work_on(name) first or pass func_name"
             )
         return self._states[self._func_name]
 
@@ -158,7 +184,8 @@ class Schedule:
         if not isinstance(rv, RV):
             raise TypeError(f"{primitive}: expected a BlockRV or LoopRV, got {type(rv).__name__}")
         if rv not in self._table:
-            raise ScheduleError(primitive, f"{rv!r} does not belong to this schedule")
+            # TVM: a lookup of an unknown (removed, or another schedule's) RV is an IndexError
+            raise IndexError(f"{primitive}: {rv!r} does not belong to this schedule")
         node = self._table[rv]
         if node is None:
             kind = "block" if isinstance(rv, BlockRV) else "loop"
@@ -189,7 +216,7 @@ class Schedule:
         return node
 
     def _block_or_loop(self, rv: Any, primitive: str) -> Block | For:
-        if isinstance(rv, BlockRV):
+        if isinstance(rv, (BlockRV, str)):
             return self._block(rv, primitive)
         if isinstance(rv, LoopRV):
             return self._loop(rv, primitive)
@@ -208,9 +235,11 @@ class Schedule:
                 self._table[rv] = state.resolve(node)
 
     def _error(self, err: ScheduleError) -> ScheduleError:
-        if self._render_level == "detail" or not err.rendered:
+        if self._render_level == "detail":
             return err
-        return ScheduleError(err.primitive, err.reason)
+        if self._render_level == "none":
+            return ScheduleError(err.primitive, "(not rendered)")
+        return ScheduleError(err.primitive, err.fast or err.reason)
 
     def _apply(
         self,
@@ -285,7 +314,12 @@ class Schedule:
                 }
             )
             raise self._error(
-                ScheduleError("get_block", f"no block named {name!r}; the blocks are {names}")
+                ScheduleError(
+                    "get_block",
+                    f"Cannot find a block with the name: {name} (no block named {name!r}; "
+                    f"the blocks are {names})",
+                    fast="Cannot find a block with the specified name",
+                )
             )
         if len(found) > 1:
             raise self._error(

@@ -26,9 +26,10 @@ _VARARGS = {"fuse": "loops", "reorder": "ordered_loops"}
 """Primitives taking ``*loops``: the recorded list is passed positionally."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Instruction:
-    """One primitive call: its name, keyword arguments, outputs and decision."""
+    """One primitive call: its name, keyword arguments, outputs and decision (an
+    instruction is itself, as in TVM: it keys ``Trace.decisions``)."""
 
     kind: str
     kwargs: dict[str, Any]
@@ -46,8 +47,9 @@ class Trace:
         self.insts.append(inst)
 
     @property
-    def decisions(self) -> dict[int, Any]:
-        return {k: i.decision for k, i in enumerate(self.insts) if i.decision is not None}
+    def decisions(self) -> dict[Instruction, Any]:
+        """The sampling instructions' decisions, keyed by instruction (TVM's map)."""
+        return {i: i.decision for i in self.insts if i.decision is not None}
 
     def _names(self) -> dict[RV, str]:
         names: dict[RV, str] = {}

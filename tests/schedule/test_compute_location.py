@@ -154,7 +154,7 @@ def test_compute_at_refuses_consumer_outside_loop():
     sch = _sch(fan_out)
     (i,) = sch.get_loops(sch.get_block("C"))
     with pytest.raises(
-        T.ScheduleError, match="block 'D' reads what 'B' writes but is not under the loop"
+        T.ScheduleError, match="requires all the consumers of block 'B' to be under the target loop, but block 'D'"
     ):
         sch.compute_at(sch.get_block("B"), i)
     assert_same_results(fan_out, sch)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sched_checks import assert_schedule
 
+from irbuilder.ir import Block, post_order_visit
 from tvmscript import tir as T
 
 
@@ -88,6 +91,39 @@ def test_decompose_reduction_refuses_loop_inside_reduction():
     sch.reorder(k, sch.get_loops(block)[1])
     with pytest.raises(T.ScheduleError, match="bound to a loop outside the given loop"):
         sch.decompose_reduction(block, sch.get_loops(block)[2])
+
+
+@T.prim_func
+def recomputed_sums(A: T.Buffer((4, 4), "int32"), B: T.Buffer((4,), "int32")):
+    for rep in range(3):  # noqa: B007 - a recomputation, as compute_at under a consumer's loop makes
+        for i, k in T.grid(4, 4):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+
+
+def test_decompose_reduction_refuses_a_repeating_loop_inside_the_given_loop():
+    # One init above `rep` would serve three passes of the reduction: the sums would triple.
+    sch = _sch(recomputed_sums)
+    block = sch.get_block("sum")
+    rep, i, _ = sch.get_loops(block)
+    with pytest.raises(T.ScheduleError, match="loop 'rep' inside the given loop repeats"):
+        sch.decompose_reduction(block, rep)
+    sch.decompose_reduction(block, i)  # below the repetition: each pass restarts
+    assert [b.name_hint for b in _block_nodes(sch)] == ["sum_init", "sum_update"]
+
+
+def _block_nodes(sch: T.Schedule) -> list[Any]:
+    found: list[Any] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, Block) and node.name_hint != "root":
+            found.append(node)
+
+    post_order_visit(sch.mod["main"].body, visit)
+    return found
 
 
 def test_rfactor():

@@ -396,6 +396,7 @@ def build(
         )
     machine = parse_target(target)
     check_runnable(machine)
+    _refuse_unchecked_entry()
     opts = dataclasses.replace(opts, target=machine)
     target = "llvm"
     ir_hash = structural_hash(func_or_module)
@@ -424,6 +425,19 @@ def build(
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return result
+
+
+def _refuse_unchecked_entry() -> None:
+    """The compiled entry trusts what ``insert_entry_checks`` verified (dtype, shape,
+    strides): without it a wrong array argument would read or write out of bounds."""
+    disabled = {name.replace("-", "_") for name in PassContext.current().disabled_passes}
+    if "insert_entry_checks" in disabled:
+        raise ValueError(
+            "build(): the pass insert_entry_checks cannot be disabled for a Python-callable "
+            "kernel: the compiled code trusts the dtype, shape and strides it checks, so a "
+            "wrong array would crash the process. export_library() writes a C entry without "
+            "them (the C caller's contract)."
+        )
 
 
 def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
