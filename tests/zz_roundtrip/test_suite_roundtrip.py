@@ -29,6 +29,22 @@ KNOWN: dict[str, str] = {
         "stop - start (TVM's does)"
     ),
 }
+# Lowered with the late stage disabled (tests/lowering/late's before_late), the IR keeps a
+# SeqStmt nested in a SeqStmt; the printer writes it as one sequence, which parses back
+# flat (TVM flattens nested SeqStmts on construction; our constructor does not).
+_NESTED_SEQ = (
+    "a SeqStmt nested in a SeqStmt (the late stage disabled) prints flat and parses back "
+    "flat: SeqStmt does not flatten on construction as TVM's does"
+)
+KNOWN.update({
+    f"lowering/late/{test} [lowered": _NESTED_SEQ
+    for test in (
+        "test_distribute_reductions.py::test_same_numbers_before_and_after",
+        "test_distribute_reductions.py::test_vectorized_exp_is_within_an_ulp_of_the_scalar_one",
+        "test_jam_parallel_reductions.py::test_same_numbers_before_and_after",
+        "test_vectorize_remainders.py::test_same_numbers_before_and_after",
+    )
+})
 
 
 def roundtrip_failure(node: PrimFunc | IRModule, text: str | None = None) -> str | None:
