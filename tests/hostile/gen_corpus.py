@@ -332,6 +332,12 @@ case("deep_bool_chain_10000", N, loop("if " + " and ".join(["i < 16"] * 10000) +
 case("deep_compare_chain", N + "|" + U, loop("if " + " < ".join(["i"] * 2000) + " < $nope:\n    B[i] = A[i]"))
 case("deep_long_line_100k_chars", N, loop("B[i] = A[i]" + " + A[i]" * 14000 + " + $nope"))
 case("deep_many_statements_20000", N, loop("\n".join(["B[i] = A[i]"] * 20000) + "\nB[i] = $nope"))
+# Prefix runs: Python 3.12's parser stops at ~3,000 levels, 3.10/3.11/3.13's near 6,000;
+# parser/core/deep_chains.py makes every version parse up to its MAX_PREFIX_RUN (5,900).
+case("deep_not_5000", N, loop("if " + "not " * 5000 + "i < $nope:\n    B[i] = A[i]"))
+case("deep_unary_run_in_chain", N,
+     loop("B[i] = A[i] + " + "-" * 3000 + "A[i]" + " + A[i]" * 5000 + " + $nope"))
+case("deep_unary_7000_too_deep", "nested too deeply", loop("B[i] = $" + "-" * 7000 + "A[i]"))
 
 
 def write(out_dir: Path) -> int:

@@ -9,6 +9,8 @@ line naming its exception type.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -79,7 +81,9 @@ def test_a_helper_needing_a_concrete_bool_reports_its_line_and_the_call() -> Non
     assert err.span is not None and (err.span.line, err.span.col) == (CALL_LINE, CALL_COL)
     ((note, span),) = [(n, s) for n, s in err.notes if s is not None]
     assert note == "TypeError raised here, in host function 'pick'"
-    assert (span.line, span.col) == (6, 8)  # `x > 2` of `if x > 2:`
+    # `x > 2` of `if x > 2:`; Python 3.10's code objects have no columns (co_positions is
+    # 3.11's), so there the note points at the line.
+    assert (span.line, span.col) == ((6, 8) if sys.version_info >= (3, 11) else (6, 1))
     shown = str(err)
     assert "if x > 2:" in shown and "A[i] = pick(i)" in shown
 
@@ -97,7 +101,7 @@ def test_a_raising_helper_reports_its_exception_type_and_line() -> None:
     assert err.span is not None and (err.span.line, err.span.col) == (CALL_LINE, CALL_COL)
     ((note, span),) = [(n, s) for n, s in err.notes if s is not None]
     assert note == "KeyError raised here, in host function 'bad'"
-    assert (span.line, span.col) == (11, 5)
+    assert (span.line, span.col) == ((11, 5) if sys.version_info >= (3, 11) else (11, 1))
     assert 'raise KeyError("no entry for " + str(x))' in str(err)
 
 

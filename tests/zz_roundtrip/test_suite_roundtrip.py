@@ -18,7 +18,7 @@ import pytest
 
 import lowering
 import tvmscript
-from irbuilder.ir import IRModule, PrimFunc
+from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
 from tvmscript.ir import assert_structural_equal
 
 # Functions that cannot round-trip, by a substring of their label, with the reason.
@@ -29,23 +29,52 @@ KNOWN: dict[str, str] = {
         "stop - start (TVM's does)"
     ),
 }
+# Lowered with the late stage disabled (tests/lowering/late's before_late), the IR keeps a
+# SeqStmt nested in a SeqStmt; the printer writes it as one sequence, which parses back
+# flat (TVM flattens nested SeqStmts on construction; our constructor does not).
+_NESTED_SEQ = (
+    "a SeqStmt nested in a SeqStmt (the late stage disabled) prints flat and parses back "
+    "flat: SeqStmt does not flatten on construction as TVM's does"
+)
+KNOWN.update({
+    f"lowering/late/{test} [lowered": _NESTED_SEQ
+    for test in (
+        "test_distribute_reductions.py::test_same_numbers_before_and_after",
+        "test_distribute_reductions.py::test_vectorized_exp_is_within_an_ulp_of_the_scalar_one",
+        "test_jam_parallel_reductions.py::test_same_numbers_before_and_after",
+        "test_vectorize_remainders.py::test_same_numbers_before_and_after",
+    )
+})
 
 
-def roundtrip_failure(node: PrimFunc | IRModule) -> str | None:
-    """None when ``node`` round-trips, else what went wrong."""
+def roundtrip_failure(node: PrimFunc | IRModule, text: str | None = None) -> str | None:
+    """None when ``node`` round-trips, else what went wrong (``text``: ``node.script()``,
+    when the caller printed it already)."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 60_000))  # deep operator chains (as the printer does)
     try:
-        return _roundtrip_failure(node)
+        return _roundtrip_failure(node, text)
     finally:
         sys.setrecursionlimit(old)
 
 
-def _roundtrip_failure(node: PrimFunc | IRModule) -> str | None:
+def _deep(function: Any, *args: Any) -> Any:
+    """``function(*args)`` with room for deep operator chains (the hash and the comparison
+    recurse, as the printer does)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 60_000))
     try:
-        text = node.script()
-    except Exception as err:  # report every kind of failure with the function's label
-        return f"print: {type(err).__name__}: {err}"
+        return function(*args)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _roundtrip_failure(node: PrimFunc | IRModule, text: str | None) -> str | None:
+    if text is None:
+        try:
+            text = node.script()
+        except Exception as err:  # report every kind of failure with the function's label
+            return f"print: {type(err).__name__}: {err}"
     try:
         parsed = tvmscript.from_source(text)
     except Exception as err:
@@ -68,10 +97,23 @@ def _records(request: pytest.FixtureRequest) -> list[tuple[str, str, Any]]:
 @pytest.mark.parametrize("kind", ["parsed", "irbuilder", "lowered"])
 def test_recorded_functions_roundtrip(request: pytest.FixtureRequest, kind: str) -> None:
     failures = []
+    # Many tests build the same kernel (one per parameter, per opt_level...): a function
+    # structurally equal to one already checked, printing to the same text, parses to the
+    # same result, so it is checked once.
+    checked: dict[tuple[int, str], list[PrimFunc | IRModule]] = {}
     for label, got, node in _records(request):
         if got != kind or any(key in label for key in KNOWN):
             continue
-        problem = roundtrip_failure(node)
+        try:
+            text = node.script()
+        except Exception:  # roundtrip_failure reports it
+            failures.append(f"{label}: {roundtrip_failure(node)}")
+            continue
+        same = checked.setdefault((_deep(structural_hash, node), text), [])
+        if any(_deep(structural_equal, node, other) for other in same):
+            continue
+        same.append(node)
+        problem = roundtrip_failure(node, text)
         if problem is not None:
             failures.append(f"{label}: {problem}")
     assert not failures, f"{len(failures)} failed:\n" + "\n\n".join(failures[:15])

@@ -333,10 +333,11 @@ def _longest_chain(text: str) -> int:
 
 
 def _parse_deep(text: str, filename: str) -> ast.Module:
-    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT; from
-    Python 3.12 on, chains past the parser's fixed C limit are parsed in pieces)."""
-    # deep_chains imports tokenize, whose regular expressions cost milliseconds to compile:
-    # only for the rare texts that need it.
+    """``ast.parse`` with room for long operator chains (see _PARSE_RECURSION_LIMIT; chains
+    and prefix-operator runs past the fixed C limits of Python 3.12 and 3.13 are parsed in
+    pieces by deep_chains)."""
+    # deep_chains compiles its scanner's regular expression on import: only for the rare
+    # texts that need it.
     deepest = 3 * _PARSE_RECURSION_LIMIT
     if sys.version_info < (3, 11) and len(text) > 2 * deepest and _longest_chain(text) > deepest:
         # Python 3.10 would build the tree (its AST construction has no depth bound): keep
