@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -206,8 +207,44 @@ def script(node: Any) -> str:
     Functions and modules print as parseable TVMScript headed by the import
     comments; a statement or expression prints alone (free vars by name).
     """
+    if _CALLS_TAKE_C_STACK:
+        return _on_deep_stack(_script, node)
     with _deep_recursion():
         return _script(node)
+
+
+# Before Python 3.11 every Python call also takes C stack: a 10_000-term chain printed on
+# the main thread's 8 MiB stack overflowed it (a crash, not a RecursionError).
+_CALLS_TAKE_C_STACK: bool = sys.version_info < (3, 11)
+_DEEP_STACK_BYTES = 512 << 20
+
+
+def _on_deep_stack(fn: Callable[[Any], str], node: Any) -> str:
+    """``fn(node)`` on a thread whose stack holds ``_PRINT_RECURSION_LIMIT`` frames."""
+    result: list[str] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with _deep_recursion():
+                result.append(fn(node))
+        except BaseException as err:  # re-raised on the caller's thread
+            failure.append(err)
+
+    with _STACK_SIZE_LOCK:
+        previous = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=run, name="tvmscript-print")
+            worker.start()
+        finally:
+            threading.stack_size(previous)
+    worker.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+_STACK_SIZE_LOCK = threading.Lock()
 
 
 def _script(node: Any) -> str:
