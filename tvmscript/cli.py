@@ -48,9 +48,7 @@ class _PrintEachPass:
 _PIPELINES = ("default_pipeline", "build_pipeline", "sequential")
 
 
-def _lower(
-    ir: PrimFunc | IRModule, opt_level: int, **kwargs: Any
-) -> PrimFunc | IRModule:
+def _lower(ir: PrimFunc | IRModule, opt_level: int, **kwargs: Any) -> PrimFunc | IRModule:
     import lowering
 
     if isinstance(ir, PrimFunc):
@@ -146,8 +144,10 @@ def _cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
         if not isinstance(ir, PrimFunc):
             raise CliError(f"{label} is an IRModule; name one of its functions (Module.func)")
         out.write(
-            bench(ir, bindings, opt_level=args.opt_level, repeat=args.repeat,
-                  min_time=args.min_time) + "\n"
+            bench(
+                ir, bindings, opt_level=args.opt_level, repeat=args.repeat, min_time=args.min_time
+            )
+            + "\n"
         )
     return 0
 
@@ -163,39 +163,75 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def opt_level(p: argparse.ArgumentParser) -> None:
-        p.add_argument("-O", "--opt-level", type=int, choices=range(4), default=3,
-                       metavar="{0,1,2,3}", help="optimisation level (default 3)")
+        p.add_argument(
+            "-O",
+            "--opt-level",
+            type=int,
+            choices=range(4),
+            default=3,
+            metavar="{0,1,2,3}",
+            help="optimisation level (default 3)",
+        )
 
-    p = sub.add_parser("inspect", help="print a kernel at one stage of compilation",
-                       description="Print the kernel(s) of FILE.py (or only FUNC) at a stage.")
+    p = sub.add_parser(
+        "inspect",
+        help="print a kernel at one stage of compilation",
+        description="Print the kernel(s) of FILE.py (or only FUNC) at a stage.",
+    )
     p.add_argument("target", metavar="FILE.py[:FUNC]")
-    p.add_argument("--stage", choices=STAGES, default="parsed",
-                   help="parsed TVMScript, lowered TIR, LLVM IR or assembly (default parsed)")
-    p.add_argument("--after-each-pass", action="store_true",
-                   help="print the IR after every lowering pass, with the pass's time")
+    p.add_argument(
+        "--stage",
+        choices=STAGES,
+        default="parsed",
+        help="parsed TVMScript, lowered TIR, LLVM IR or assembly (default parsed)",
+    )
+    p.add_argument(
+        "--after-each-pass",
+        action="store_true",
+        help="print the IR after every lowering pass, with the pass's time",
+    )
     opt_level(p)
 
-    p = sub.add_parser("explain", help="print the bufferization report of a kernel",
-                       description="Where each tensor of FUNC is computed, and why.")
+    p = sub.add_parser(
+        "explain",
+        help="print the bufferization report of a kernel",
+        description="Where each tensor of FUNC is computed, and why.",
+    )
     p.add_argument("target", metavar="FILE.py:FUNC")
     opt_level(p)
 
-    p = sub.add_parser("check", help="parse and verify every kernel of files",
-                       description="Parse and verify every kernel; print located diagnostics. "
-                       "Exit status 1 when any kernel is broken (usable as a pre-commit hook).")
+    p = sub.add_parser(
+        "check",
+        help="parse and verify every kernel of files",
+        description="Parse and verify every kernel; print located diagnostics. "
+        "Exit status 1 when any kernel is broken (usable as a pre-commit hook).",
+    )
     p.add_argument("files", nargs="+", metavar="FILE.py")
-    p.add_argument("--lower", action="store_true",
-                   help="also lower every kernel, verifying after each pass")
+    p.add_argument(
+        "--lower", action="store_true", help="also lower every kernel, verifying after each pass"
+    )
     opt_level(p)
 
-    p = sub.add_parser("bench", help="time a kernel on random inputs",
-                       description="Build FUNC and time calls on random inputs.")
+    p = sub.add_parser(
+        "bench",
+        help="time a kernel on random inputs",
+        description="Build FUNC and time calls on random inputs.",
+    )
     p.add_argument("target", metavar="FILE.py:FUNC")
-    p.add_argument("--shape", action="append", default=[], metavar="NAME=VALUE",
-                   help="a symbolic dimension or scalar parameter (repeatable, or a,b=...)")
+    p.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a symbolic dimension or scalar parameter (repeatable, or a,b=...)",
+    )
     p.add_argument("--repeat", type=int, default=5, help="timing repeats (default 5)")
-    p.add_argument("--min-time", type=float, default=0.05,
-                   help="seconds of calls per repeat, at least (default 0.05)")
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=0.05,
+        help="seconds of calls per repeat, at least (default 0.05)",
+    )
     opt_level(p)
     return parser
 

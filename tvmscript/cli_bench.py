@@ -68,9 +68,7 @@ def _random_array(shape: tuple[int, ...], dtype: np.dtype[Any], rng: np.random.G
     raise CliError(f"bench cannot make random data of dtype {dtype}")
 
 
-def random_arguments(
-    func: PrimFunc, bindings: dict[str, float], seed: int = 0
-) -> list[Any]:
+def random_arguments(func: PrimFunc, bindings: dict[str, float], seed: int = 0) -> list[Any]:
     """Arguments for ``func``'s parameters: random arrays, scalars from ``bindings`` (or 1)."""
     rng = np.random.default_rng(seed)
     args: list[Any] = []

@@ -79,9 +79,7 @@ def _user_traceback(err: BaseException, path: Path) -> str:
     """The traceback lines from the user's file on (none of the loader's frames)."""
     frames = traceback.extract_tb(err.__traceback__)
     resolved = str(path.resolve())
-    start = next(
-        (i for i, f in enumerate(frames) if os.path.abspath(f.filename) == resolved), 0
-    )
+    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == resolved), 0)
     lines = traceback.format_list(frames[start:])
     lines += traceback.format_exception_only(type(err), err)
     return "Traceback (most recent call last):\n" + "".join(lines)

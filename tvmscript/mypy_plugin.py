@@ -61,8 +61,16 @@ _PRIM_FUNC = "irbuilder.ir.PrimFunc"
 # T.Buffer(shape, dtype, data, strides, elem_offset, scope, align, offset_factor,
 # buffer_type, axis_separators): irbuilder.tir.memory._BufferFactory.__call__.
 _BUFFER_PARAMS = (
-    "shape", "dtype", "data", "strides", "elem_offset", "scope", "align", "offset_factor",
-    "buffer_type", "axis_separators",
+    "shape",
+    "dtype",
+    "data",
+    "strides",
+    "elem_offset",
+    "scope",
+    "align",
+    "offset_factor",
+    "buffer_type",
+    "axis_separators",
 )
 _DTYPE = re.compile(r"(bool|handle|(u?int|float|bfloat)(8|16|32|64)(x\d+)?)")
 
@@ -216,8 +224,10 @@ def _check_buffer_call(call: ast.Call, ctx: AnalyzeTypeContext) -> None:
     ):
         return  # *args / **kwargs: nothing to say statically
     if len(call.args) > len(_BUFFER_PARAMS):
-        fail(f"T.Buffer() takes at most {len(_BUFFER_PARAMS)} arguments "
-             f"({len(call.args)} given)", ctx.context)
+        fail(
+            f"T.Buffer() takes at most {len(_BUFFER_PARAMS)} arguments ({len(call.args)} given)",
+            ctx.context,
+        )
         return
     given: dict[str, ast.expr] = dict(zip(_BUFFER_PARAMS, call.args))
     for keyword in call.keywords:
@@ -231,20 +241,27 @@ def _check_buffer_call(call: ast.Call, ctx: AnalyzeTypeContext) -> None:
     if shape is None:
         fail('T.Buffer() missing its "shape" argument', ctx.context)
     elif isinstance(shape, ast.Constant) and not isinstance(shape.value, int):
-        fail(f"T.Buffer() shape must be a tuple of dimensions, not {type(shape.value).__name__}",
-             ctx.context)
+        fail(
+            f"T.Buffer() shape must be a tuple of dimensions, not {type(shape.value).__name__}",
+            ctx.context,
+        )
     elif isinstance(shape, (ast.Tuple, ast.List)):
         for dim in shape.elts:
             if isinstance(dim, ast.Constant) and (
                 not isinstance(dim.value, int) or isinstance(dim.value, bool) or dim.value < 0
             ):
-                fail(f"T.Buffer() dimension must be a non-negative integer or an expression, "
-                     f"not {dim.value!r}", ctx.context)
+                fail(
+                    f"T.Buffer() dimension must be a non-negative integer or an expression, "
+                    f"not {dim.value!r}",
+                    ctx.context,
+                )
     dtype = given.get("dtype")
     if isinstance(dtype, ast.Constant):
         if not isinstance(dtype.value, str):
-            fail(f"T.Buffer() dtype must be a string such as \"float32\", not {dtype.value!r}",
-                 ctx.context)
+            fail(
+                f'T.Buffer() dtype must be a string such as "float32", not {dtype.value!r}',
+                ctx.context,
+            )
         elif not _DTYPE.fullmatch(dtype.value):
             fail(f'T.Buffer() unknown dtype "{dtype.value}"', ctx.context)
 
@@ -305,7 +322,11 @@ class TvmscriptPlugin(Plugin):
             any_type = AnyType(TypeOfAny.explicit)
             function = ctx.api.named_generic_type("builtins.function", [])
             decorated = CallableType(
-                [any_type, any_type], [ARG_STAR, ARG_STAR2], [None, None], any_type, function,
+                [any_type, any_type],
+                [ARG_STAR, ARG_STAR2],
+                [None, None],
+                any_type,
+                function,
                 is_ellipsis_args=True,
             )
             return CallableType([decorated], [ARG_POS], [None], prim_func, function)

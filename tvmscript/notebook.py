@@ -40,7 +40,10 @@ def cell_label(filename: str) -> str | None:
 
 
 def _show_diagnostic(
-    shell: Any, etype: type[BaseException], value: BaseException, tb: Any,
+    shell: Any,
+    etype: type[BaseException],
+    value: BaseException,
+    tb: Any,
     tb_offset: int | None = None,
 ) -> None:
     # The report is the message; the frames (decorator, parser) are tvmscript's own.

@@ -35,7 +35,6 @@ from irbuilder.ir import (
     PrimExpr,
     Reduce,
     ReduceKind,
-    StringImm,
     Var,
     as_dtype,
     const,
@@ -52,7 +51,18 @@ from irbuilder.tir.intrin_api import *  # noqa: F403  (the same objects, typed f
 from irbuilder.tir.tvm_ops import TVM_OP_BUILDERS
 from irbuilder.tir.types import *  # noqa: F403  (the same objects: type checkers see them)
 
+from .entry_builtins import (
+    array_data,
+    array_descr,
+    array_dtype_is,
+    array_flags,
+    array_ndim,
+    array_shape,
+    array_stride,
+    format_message,
+)
 from .parser.tir.macro import TIRMacro, macro
+from .var_constructors import SizeVar, buffer_var, ptr, target, var
 
 if TYPE_CHECKING:
     from lowering.schedule import (
@@ -80,6 +90,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EQ",
@@ -394,72 +405,6 @@ def Call(dtype: str, op: str, args: Sequence[Any] = (), span: Any = None) -> Pri
     return _call_intrin(dtype, op, *args)
 
 
-def _builtin(name: str, dtype: str, *args: Any) -> PrimExpr:
-    exprs = tuple(StringImm(a) if isinstance(a, str) else convert(a) for a in args)
-    return CallNode(as_dtype(dtype), name, exprs, CallKind.BUILTIN)
-
-
-def array_data(handle: Var) -> PrimExpr:
-    """Entry builtin: the data pointer of the ndarray ``handle``."""
-    return _builtin("array_data", "handle", handle)
-
-
-def array_ndim(handle: Var) -> PrimExpr:
-    """Entry builtin: the number of dimensions of the ndarray ``handle`` (int32)."""
-    return _builtin("array_ndim", "int32", handle)
-
-
-def array_shape(handle: Var, axis: Any) -> PrimExpr:
-    """Entry builtin: the extent of ``axis`` of the ndarray ``handle`` (int64)."""
-    return _builtin("array_shape", "int64", handle, axis)
-
-
-def array_stride(handle: Var, axis: Any) -> PrimExpr:
-    """Entry builtin: the stride in bytes of ``axis`` of the ndarray ``handle`` (int64)."""
-    return _builtin("array_stride", "int64", handle, axis)
-
-
-def array_flags(handle: Var) -> PrimExpr:
-    """Entry builtin: the numpy flag bits of the ndarray ``handle`` (int32)."""
-    return _builtin("array_flags", "int32", handle)
-
-
-def array_dtype_is(handle: Var, dtype: str) -> PrimExpr:
-    """Entry builtin: whether the ndarray ``handle`` has element type ``dtype`` (bool)."""
-    return _builtin("array_dtype_is", "bool", handle, dtype)
-
-
-def array_descr(handle: Var) -> PrimExpr:
-    """Entry builtin: the dtype object of the ndarray ``handle`` (only for messages)."""
-    return _builtin("array_descr", "handle", handle)
-
-
-def format_message(template: str, *values: Any) -> PrimExpr:
-    """An assertion message with run-time values: each ``{}`` takes the next value.
-
-    ``assert n == 4, T.format_message("expected 4, got {}", n)``. Values are scalar
-    integers/bools (or ``T.array_descr(h)``); at most four; ``{{``/``}}`` are braces.
-
-    Parameters
-    ----------
-    template : str
-        The message; a ``TypeError: ``/``ValueError: ``/``IndexError: `` prefix picks the
-        exception.
-    *values : PrimExpr
-        One per ``{}``.
-
-    Returns
-    -------
-    PrimExpr
-        Valid only as the message of ``assert``/``T.Assert``.
-    """
-    if not isinstance(template, str):
-        raise TypeError(
-            f"T.format_message: the template must be a string, got {type(template).__name__}"
-        )
-    return _ir.format_message(template, *(convert(v) for v in values))
-
-
 def allocate(  # type: ignore[no-redef]  # replaces the builder's (adds shape=)
     extents: Any = None,
     dtype: Any = None,
@@ -502,7 +447,7 @@ allocate.__doc__ = _with_note(
 decl_buffer.__doc__ = _with_note(
     _decl_buffer.__doc__,
     "    A leading data var is taken as ``data=``: ``T.decl_buffer(A.data, (256,),\n"
-    "    \"float32\")``, as the DeclBuffer RFC writes it.\n",
+    '    "float32")``, as the DeclBuffer RFC writes it.\n',
 )
 
 buffer_decl = decl_buffer
@@ -523,33 +468,8 @@ buffer = Buffer  # noqa: F405
 """``T.buffer(shape, dtype, ...)``: TVM's lower-case buffer declaration, as ``T.Buffer``."""
 
 
-def target(config: Any, host: Any = None) -> _ir.Target:
-    """``T.target("llvm")`` / ``T.target({"kind": "llvm", ...}, host=None)``: a target value,
-    mostly for ``T.func_attr({"target": ...})``; kept and printed back, not used by build."""
-    return _ir.Target.make(config, host)
-
-
-def var(dtype: Any, name: str = "") -> Var:
-    """``T.var("int32")``: a fresh variable of ``dtype`` (TVM's ``tir.Var(name, dtype)``)."""
-    return Var(name or "v", as_dtype(dtype))
-
-
-def ptr(dtype: Any, storage_scope: str = "global", is_size_var: builtins.bool = False) -> Var:
-    """``T.ptr("float32")``: a handle var pointing to ``dtype`` data in ``storage_scope``."""
-    return _types.handle(dtype, storage_scope, is_size_var=is_size_var)
-
-
-buffer_var = ptr
-"""``T.buffer_var(dtype, scope)``: TVM's name for :func:`ptr`."""
-
-
 tvm_call_packed_lowered = TVM_OP_BUILDERS["call_packed_lowered"]
 tvm_call_cpacked_lowered = TVM_OP_BUILDERS["call_cpacked_lowered"]
-
-
-def SizeVar(name: str, dtype: Any) -> Var:
-    """``T.SizeVar("n", "int32")``: a variable known to be non-negative."""
-    return _ir.SizeVar(name, as_dtype(dtype))
 
 
 def BufferLoad(buffer: _ir.Buffer, indices: Sequence[Any]) -> PrimExpr:
@@ -586,9 +506,7 @@ tvm_thread_allreduce = _accepting_dtype(tvm_thread_allreduce)  # noqa: F405
 ret = _accepting_dtype(ret)  # noqa: F405
 
 
-def index_map(
-    mapping: Any, *, inverse_index_map: Any = None, index_dtype: str = "int64"
-) -> Any:
+def index_map(mapping: Any, *, inverse_index_map: Any = None, index_dtype: str = "int64") -> Any:
     """``T.index_map(lambda i, j: (j, i))``: an index map for ``Schedule.transform_layout``.
 
     The schedule library's ``IndexMap`` (its index variables are int32; TVM's default

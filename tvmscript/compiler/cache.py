@@ -50,7 +50,7 @@ def _source_fingerprint() -> str:
                 if name.endswith(".py"):
                     if entry.is_file():
                         st = entry.stat()
-                        parts.append((entry.path[len(root):], st.st_size, st.st_mtime_ns))
+                        parts.append((entry.path[len(root) :], st.st_size, st.st_mtime_ns))
                 elif name[0] not in "._" and entry.is_dir():
                     pending.append(entry.path)
     here = os.path.join(root, "tvmscript")
@@ -79,8 +79,13 @@ def build_cache_path(
 ) -> Path:
     """Path of the entry for this input (``<cache dir>/b-<sha256>.tvmb``)."""
     parts = [
-        f"tvmscript-build/{_FORMAT}", kind, f"{ir_hash:x}", target, repr(options),
-        host_target().fingerprint(), compiler_fingerprint(),
+        f"tvmscript-build/{_FORMAT}",
+        kind,
+        f"{ir_hash:x}",
+        target,
+        repr(options),
+        host_target().fingerprint(),
+        compiler_fingerprint(),
     ]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
     return (cache_dir or default_cache_dir()) / f"b-{key}.tvmb"
@@ -126,9 +131,7 @@ def _spec_from_json(data: dict[str, Any]) -> EntrySpec:
     return EntrySpec(data["name"], params, release_gil=bool(data["release_gil"]))
 
 
-def save_build(
-    path: Path, library: CompiledLibrary, kernels: list[tuple[EntrySpec, str]]
-) -> bool:
+def save_build(path: Path, library: CompiledLibrary, kernels: list[tuple[EntrySpec, str]]) -> bool:
     """Write an entry for ``library`` (kernels: (spec, lowered TVMScript)); False on I/O error."""
     header = {
         "name": library.name,
@@ -154,8 +157,12 @@ def load_build(path: Path) -> CachedBuild | None:
             CachedKernel(_spec_from_json(k["spec"]), str(k["tir"])) for k in header["kernels"]
         )
         return CachedBuild(
-            str(header["name"]), obj, ir_z, tuple(header["exports"]),
-            tuple(header["externals"]), kernels,
+            str(header["name"]),
+            obj,
+            ir_z,
+            tuple(header["exports"]),
+            tuple(header["externals"]),
+            kernels,
         )
     except (KeyError, TypeError, ValueError, IndexError):
         return None

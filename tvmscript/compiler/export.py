@@ -251,7 +251,9 @@ def export_library(
         obj_path.write_bytes(obj)
         proc = subprocess.run(
             [cc, "-shared", "-o", str(out), str(obj_path), *libs],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     if proc.returncode != 0:
         raise CompileError(f"linking {out} with {cc} failed:\n{proc.stderr.strip()}")

@@ -463,8 +463,7 @@ class ExprPrinter:
         results = [self.expr(r) for r in reducer.result]
         body = results[0] if len(results) == 1 else f"({', '.join(results)})"
         identity = ", ".join(
-            self.typed_const(i) if isinstance(i, IntImm) else self.expr(i)
-            for i in reducer.identity
+            self.typed_const(i) if isinstance(i, IntImm) else self.expr(i) for i in reducer.identity
         )
         return f"T.comm_reducer(lambda {params}: {body}, [{identity}])"
 

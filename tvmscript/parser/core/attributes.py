@@ -171,7 +171,8 @@ def text_may_refuse(text: str) -> bool:
 def first_refused_node(tree: doc.AST) -> doc.Attribute | None:
     """The refused (rules 1-2) attribute under ``tree`` that ends first in the source."""
     refused = [
-        node for node in doc.walk(tree)
+        node
+        for node in doc.walk(tree)
         if isinstance(node, doc.Attribute) and refusal(node.attr) is not None
     ]
     return min(refused, key=lambda n: (n.end_line, n.end_col)) if refused else None

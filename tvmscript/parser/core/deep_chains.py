@@ -61,11 +61,24 @@ MAX_PREFIX_RUN = 5_900
 stack of 6,000 rules), so a longer run is "nested too deeply" on every version."""
 
 _BINARY = {
-    "|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "+": 5, "-": 5,
-    "*": 6, "/": 6, "//": 6, "%": 6, "@": 6,
+    "|": 1,
+    "^": 2,
+    "&": 3,
+    "<<": 4,
+    ">>": 4,
+    "+": 5,
+    "-": 5,
+    "*": 6,
+    "/": 6,
+    "//": 6,
+    "%": 6,
+    "@": 6,
 }
 _PREFIX: dict[str, type[ast.unaryop]] = {
-    "-": ast.USub, "+": ast.UAdd, "~": ast.Invert, "not": ast.Not,
+    "-": ast.USub,
+    "+": ast.UAdd,
+    "~": ast.Invert,
+    "not": ast.Not,
 }
 _OPEN, _CLOSE = "([{", ")]}"
 _PLACEHOLDER = "_tvms_chain_"
@@ -165,9 +178,11 @@ def _chain_of(segment: list[_Token]) -> _Chain | None:
     if len(segment) < 2 * CHUNK:
         return None
     # Binary operators: those after an operand's end.
-    ops = [(i, tok) for i, tok in enumerate(segment)
-           if i > 0 and tok.kind == "op" and tok.text in _BINARY
-           and _ends_operand(segment[i - 1])]
+    ops = [
+        (i, tok)
+        for i, tok in enumerate(segment)
+        if i > 0 and tok.kind == "op" and tok.text in _BINARY and _ends_operand(segment[i - 1])
+    ]
     if len(ops) < CHUNK:
         return None
     lowest = min(_BINARY[tok.text] for _, tok in ops)
@@ -200,9 +215,13 @@ def _find(text: str) -> tuple[list[_Chain], list[_Run]]:
     for tok in _scan(text):
         # A prefix operator: one that does not follow an operand (``not`` after ``is`` is
         # the ``is not`` operator). ``not`` and the arithmetic ones never mix in a run.
-        prefix = tok is not None and tok.text in _PREFIX and tok.kind in ("op", "name") \
-            and not _ends_operand(previous) \
+        prefix = (
+            tok is not None
+            and tok.text in _PREFIX
+            and tok.kind in ("op", "name")
+            and not _ends_operand(previous)
             and not (tok.text == "not" and previous is not None and previous.text == "is")
+        )
         if tok is not None and prefix and run and (tok.text == "not") == (run[0].text == "not"):
             run.append(tok)
         else:
@@ -307,9 +326,12 @@ def _wrap_runs(module: ast.Module, runs: list[_Run], lines: list[str]) -> bool:
             wrapped: ast.expr = node
             for tok in reversed(run.ops[1:-1]):
                 wrapped = ast.UnaryOp(
-                    op=_PREFIX[tok.text](), operand=wrapped, lineno=tok.line,
+                    op=_PREFIX[tok.text](),
+                    operand=wrapped,
+                    lineno=tok.line,
                     col_offset=_byte_col(lines[tok.line - 1], tok.col),
-                    end_lineno=node.end_lineno, end_col_offset=node.end_col_offset,
+                    end_lineno=node.end_lineno,
+                    end_col_offset=node.end_col_offset,
                 )
             replace[node] = wrapped
     return len(replace) == len(runs) and _replace_all(module, replace) == len(runs)
@@ -345,7 +367,9 @@ def parse_long_chains(text: str, filename: str, max_terms: int) -> ast.Module | 
     for run in runs:
         for tok in run.ops[1:-1]:
             row = lines[tok.line - 1]
-            lines[tok.line - 1] = row[:tok.col] + " " * (tok.end_col - tok.col) + row[tok.end_col:]
+            lines[tok.line - 1] = (
+                row[: tok.col] + " " * (tok.end_col - tok.col) + row[tok.end_col :]
+            )
     grafts: dict[str, ast.expr] = {}
     counter = itertools.count()
     for chain in chains:
@@ -359,7 +383,7 @@ def parse_long_chains(text: str, filename: str, max_terms: int) -> ast.Module | 
         for stop in range(CHUNK, cut + 1, CHUNK):
             end = chain.operand_ends[stop - 1]
             try:
-                piece = ast.parse(row[chain.start:end], filename=filename, mode="eval").body
+                piece = ast.parse(row[chain.start : end], filename=filename, mode="eval").body
                 _shift(piece, chain.line, chain.start)
                 if tree is not None:
                     piece = _graft(piece, placeholder, tree)
@@ -371,14 +395,15 @@ def parse_long_chains(text: str, filename: str, max_terms: int) -> ast.Module | 
             if len(placeholder) > width:
                 return None
             placeholder = placeholder.ljust(width, "_")
-            row = row[:chain.start] + placeholder + row[end:]
+            row = row[: chain.start] + placeholder + row[end:]
         if tree is not None:
             lines[chain.line - 1] = row
             grafts[placeholder] = tree
     module = ast.parse("\n".join(lines), filename=filename, mode="exec")
     # A chain inside another's brackets is a placeholder inside the outer chain's tree.
-    replaced = sum(_replace_all(root, _placeholders(root, grafts))
-                   for root in [module, *grafts.values()])
+    replaced = sum(
+        _replace_all(root, _placeholders(root, grafts)) for root in [module, *grafts.values()]
+    )
     if replaced != len(grafts):
         return None
     if runs and not _wrap_runs(module, runs, text.split("\n")):

@@ -181,9 +181,7 @@ def _check_no_buffer_elements(parser: Parser, whole: doc.expr, target: doc.expr)
         inner = elt.value if isinstance(elt, doc.Starred) else elt
         if isinstance(inner, (doc.Tuple, doc.List)):
             _check_no_buffer_elements(parser, whole, inner)
-        elif isinstance(inner, doc.Subscript) and isinstance(
-            parser.eval_expr(inner.value), Buffer
-        ):
+        elif isinstance(inner, doc.Subscript) and isinstance(parser.eval_expr(inner.value), Buffer):
             parser.report_error(
                 whole,
                 "tuple assignment to buffer elements is not supported; store each element "
@@ -245,8 +243,10 @@ def _slice_indices(buffer: Buffer, items: list[Any]) -> list[Any]:
         if not isinstance(step, int) or step <= 0:
             raise ValueError("a slice step must be a positive integer constant")
         count = stop if isinstance(start, IntImm) and start.value == 0 else stop - start
-        if isinstance(count, Sub) and isinstance(count.a, Add) and structural_equal(
-            count.a.a, count.b
+        if (
+            isinstance(count, Sub)
+            and isinstance(count.a, Add)
+            and structural_equal(count.a.a, count.b)
         ):
             count = count.a.b  # (x + 4) - x
         if not isinstance(count, IntImm):
