@@ -31,6 +31,7 @@ from ..analysis import substitute_expr
 from ..arith import Analyzer, IntBound, LinearForm, from_linear, supports_linear, to_linear
 from ..transforms.flatten_buffer import flat_index
 from .race_accesses import Access, InnerLoop, has_memory, mentions
+from .race_digits import Digit, covers, pinned_digits
 
 __all__ = ["PairCheck", "same_layout"]
 
@@ -103,12 +104,30 @@ class PairCheck:
             return True
         if any(self._separates(ia, ib) for ia, ib in zip(self.a.indices, self.b.indices)):
             return True
+        if self._digits_separate():
+            return True
         if self.layout == "nd" and len(self.a.indices) > 1:
             # Dimensions may only separate together: B[f // 64, f % 64] is B_flat[f].
             flat_a = _flat(self.a.buffer, self.a.indices)
             flat_b = _flat(self.b.buffer, self.b.indices)
             return flat_a is not None and flat_b is not None and self._separates(flat_a, flat_b)
         return False
+
+    def _digits_separate(self) -> bool:
+        """Whether the dimensions together pin every digit of the iteration variable
+        (:mod:`lowering.checks.race_digits`)."""
+        pinned: set[Digit] = set()
+        for ia, ib in zip(self.a.indices, self.b.indices):
+            pinned |= pinned_digits(
+                self.analyzer,
+                ia,
+                self.a.p,
+                ib,
+                self.b.p,
+                lambda e: _varies(e, self.written),
+            )
+        extent = self.analyzer.const_int_bound(self.loop.extent).hi
+        return bool(pinned) and covers(pinned, extent)
 
     def _always_run(self) -> bool:
         """Whether both accesses run in every iteration (no condition, no inner loop that

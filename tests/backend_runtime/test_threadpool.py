@@ -201,6 +201,8 @@ def test_runtime_symbols() -> None:
     assert set(syms) == {"tvms_parallel_for"} and syms["tvms_parallel_for"] > 0
 
 
+# Forking a process whose pool threads are running is the case under test (3.12+ warn).
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_fork_child_runs_parallel_region(lib: CompiledLibrary) -> None:
     set_num_threads(2)
     assert _run_sum(lib, 1000).acc == 499500  # parent has live workers now
