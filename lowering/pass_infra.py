@@ -17,6 +17,8 @@ from typing import Any, Protocol, overload
 
 from irbuilder.ir import IRModule, PrimFunc
 
+from .target import Target
+
 __all__ = [
     "FunctionPass",
     "ModulePass",
@@ -90,7 +92,9 @@ class PassContext:
     """Options for running passes; use as ``with PassContext(opt_level=2): ...``.
 
     ``config`` maps a pass name to its options dict (read with :meth:`option`).
-    ``verify_each`` runs the well-formedness verifier after every pass.
+    ``verify_each`` runs the well-formedness verifier after every pass. ``target`` is the
+    Target being compiled for (``lower()`` sets it; passes that size code by the machine,
+    such as ``tile_reduction_panels``, read it; None means the host).
     """
 
     opt_level: int = 3
@@ -99,6 +103,7 @@ class PassContext:
     instruments: Sequence[PassInstrument] = ()
     verify_each: bool = False
     verifier: Callable[[PrimFunc], None] | None = None
+    target: Target | None = None
     current_pass: str = field(default="", init=False, repr=False)
     """The pass whose result is being verified (set while ``verifier`` runs)."""
 

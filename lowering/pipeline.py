@@ -36,6 +36,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     vectorize_remainders    constant remainders of vectorized loops become narrower vectors
     distribute_reductions   element-wise stores split from scalar reductions
     jam_parallel_reductions parallel reduction chains interleaved
+    tile_reduction_panels   row-by-row reduction nests computed in register tiles (under a
+                            no-overlap test; the tile follows the Target's registers)
     interchange_reductions  strided reduction nests interchanged (under a no-overlap test)
     promote_accumulators    accumulators kept in registers (under a no-overlap test)
     version_gathers         gather loops get a no-alias fast path (AVX-512 targets only)
@@ -62,6 +64,7 @@ from .late.align_streams import align_streams, mark_streams
 from .late.distribute import distribute_reductions
 from .late.interchange import interchange_reductions
 from .late.jam import jam_parallel_reductions
+from .late.panel_tile import tile_reduction_panels
 from .late.promote import promote_accumulators
 from .late.stream_vectorize import vectorize_streams
 from .late.vector_remainder import vectorize_remainders
@@ -119,6 +122,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "vectorize_remainders",
     "distribute_reductions",
     "jam_parallel_reductions",
+    "tile_reduction_panels",
     "interchange_reductions",
     "promote_accumulators",
     "version_gathers",
@@ -181,6 +185,7 @@ def lowering_passes(
         "vectorize_remainders": vectorize_remainders,
         "distribute_reductions": distribute_reductions,
         "jam_parallel_reductions": jam_parallel_reductions,
+        "tile_reduction_panels": tile_reduction_panels,
         "interchange_reductions": interchange_reductions,
         "promote_accumulators": promote_accumulators,
         "version_gathers": version_gathers,
@@ -259,6 +264,7 @@ def lower(
         instruments=(*outer.instruments, *instruments),
         verify_each=verify_each,
         verifier=_VerifyEach(),
+        target=as_target(target),
     )
     funcs = [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
     if verify_each:

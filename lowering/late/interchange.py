@@ -62,7 +62,12 @@ from ..transforms.unroll import copy_with_fresh_vars
 from .alias_version import NOALIAS_ATTR, is_noalias_version
 from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
 
-__all__ = ["MIN_INNER_TRIP_COUNT", "interchange_loop", "interchange_reductions"]
+__all__ = [
+    "MIN_INNER_TRIP_COUNT",
+    "interchange_loop",
+    "interchange_reductions",
+    "split_reduction_nest",
+]
 
 MIN_INNER_TRIP_COUNT = 16
 """Shorter ``j`` loops would not fill a vector: leave them alone."""
@@ -70,7 +75,7 @@ MIN_INNER_TRIP_COUNT = 16
 _U64 = as_dtype("uint64")
 
 
-def _split(loop: For) -> tuple[BufferStore | None, For, BufferStore] | None:
+def split_reduction_nest(loop: For) -> tuple[BufferStore | None, For, BufferStore] | None:
     """``(init store or None, inner k loop, accumulating store)`` of a ``j`` loop of the
     matched shape: ``init; for k: update``, or the lowered block form
     ``for k: (if k == k_min: init); update`` (the init taken out with ``k = k_min``)."""
@@ -124,7 +129,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     else:
         trip_checks.append(GE(loop.extent, IntImm(loop.extent.dtype, MIN_INNER_TRIP_COUNT)))
-    parts = _split(loop)
+    parts = split_reduction_nest(loop)
     if parts is None:
         return None
     init, inner, store = parts

@@ -47,6 +47,7 @@ def test_late_stage_names() -> None:
         "vectorize_remainders",
         "distribute_reductions",
         "jam_parallel_reductions",
+        "tile_reduction_panels",
         "interchange_reductions",
         "promote_accumulators",
         "version_gathers",

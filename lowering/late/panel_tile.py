@@ -1,0 +1,328 @@
+"""The ``tile_reduction_panels`` pass: register tiles for a row-by-row reduction nest.
+
+The naive matmul, as loops or as a block with ``T.init``, lowers to ::
+
+    for i in range(M):                 # serial or T.parallel
+        for j in range(N):
+            C[i*N + j] = init(i, j)
+            for k in range(K):
+                C[i*N + j] = C[i*N + j] + f(i, j, k)
+
+``interchange_reductions`` makes its inner loop contiguous, but each ``k`` step still loads
+and stores a whole row of ``C`` and reads a row of ``B`` once per row of ``C``. This pass
+computes an ``R x W`` tile of ``C`` at a time in local vectors that LLVM keeps in registers
+(``R`` rows share every vector of ``f``'s ``j``-dependent operands, ``R*W`` independent
+accumulators hide the latency of the adds), and walks ``RB`` rows per iteration of the
+``i`` loop so that a ``K x W`` panel of ``B`` is reused from cache ::
+
+    for io in range(M // RB):          # the i loop's kind and annotations
+        for jo in range(N // W):
+            for im in range(RB // R):
+                acc[r, 0:W] = init(i_r, jo*W + 0:W)            for each row r < R
+                for k in range(K):
+                    acc[r, 0:W] = acc[r, 0:W] + f(i_r, jo*W + 0:W, k)   for each r
+                C[i_r*N + jo*W + 0:W] = acc[r, 0:W]            for each r
+
+with ``i_r = io*RB + im*R + r``. Every element of ``C`` still gets its init and then its
+updates in ascending ``k``: results are bit-identical. Elements of different ``(i, j)`` are
+distinct (the ``i`` stride is at least ``N``) and nothing else is written, so the order
+across elements is free -- given that ``C`` overlaps no array the nest reads, which is
+tested at run time: the tiled copy runs under a no-overlap test (and, for the block form,
+a non-empty ``k`` loop), the original nest otherwise.
+
+Applies when ``M`` is a multiple of ``R``, ``N`` of ``W`` (both constants), loops start at
+0, the value is pure and vectorizes along ``j``, and it reads ``C`` only at the element
+being written. The tile follows the target's registers: 4 rows of 4 vectors with 32 vector
+registers (AVX-512), 4 rows of 2 vectors with 16.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irbuilder.ir import (
+    GT,
+    Allocate,
+    AttrStmt,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    DeclBuffer,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    Var,
+    as_dtype,
+    make_data_var,
+    structural_equal,
+)
+
+from ..analysis.loads import LoadCollector, reads_memory
+from ..analysis.substitute import substitute_expr
+from ..analysis.vars import depends_on
+from ..arith.canonical import linear_coefficient
+from ..pass_infra import FunctionPass, PassContext, function_pass
+from ..target import Target, as_target
+from ..transforms.unroll import copy_with_fresh_vars
+from ..transforms.vectorize import CannotVectorize, vectorize_for
+from .alias_version import NOALIAS_ATTR, is_noalias_version
+from .interchange import split_reduction_nest
+from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
+
+__all__ = ["TileShape", "tile_reduction_nest", "tile_reduction_panels", "tile_shape"]
+
+_TRUE = IntImm(as_dtype("bool"), 1)
+_I32 = as_dtype("int32")
+
+
+@dataclass(frozen=True)
+class TileShape:
+    """``rows`` x ``vectors`` registers of ``vector_bytes`` each accumulate one tile."""
+
+    rows: int
+    vectors: int
+    vector_bytes: int
+
+
+def tile_shape(target: Target) -> TileShape:
+    """The register tile for ``target``: 16 accumulators of 32 registers, 8 of 16."""
+    vector_bytes = target.vector_bits // 8
+    return TileShape(4, 4 if target.has_feature("avx512f") else 2, vector_bytes)
+
+
+@dataclass
+class _Nest:
+    rows: For
+    cols: For
+    init: BufferStore | None
+    steps: For
+    store: BufferStore
+    others: dict[int, Buffer]
+
+
+def _match(loop: For, local_data: set[int]) -> _Nest | None:
+    cols = loop.body
+    if not (isinstance(cols, For) and cols.kind is ForKind.SERIAL):
+        return None
+    parts = split_reduction_nest(cols)
+    if parts is None:
+        return None
+    init, steps, store = parts
+    i, j, k = loop.loop_var, cols.loop_var, steps.loop_var
+    if steps.kind is not ForKind.SERIAL or loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL):
+        return None
+    for lp in (loop, cols):
+        if not (isinstance(lp.extent, IntImm) and _is_zero(lp.min)):
+            return None
+    for bound in (steps.min, steps.extent):
+        if reads_memory(bound) or depends_on(bound, i) or depends_on(bound, j):
+            return None
+    target = store.buffer
+    if id(target.data) in local_data or len(store.indices) != 1:
+        return None
+    if store.value.dtype.lanes != 1 or target.dtype.lanes != 1 or target.dtype.is_bool:
+        return None
+    (index,) = store.indices
+    if reads_memory(index) or depends_on(index, k) or linear_coefficient(index, j) != 1:
+        return None
+    row_stride = linear_coefficient(index, i)
+    if row_stride is None or abs(row_stride) < cols.extent.value:  # type: ignore[attr-defined]
+        return None  # two (i, j) could meet at one element
+    if init is not None and not (
+        init.buffer.data is target.data
+        and len(init.indices) == 1
+        and structural_equal(init.indices[0], index)
+    ):
+        return None
+    found = LoadCollector(traps_are_effects=True)
+    found.visit_expr(store.value)
+    init_loads = LoadCollector(traps_are_effects=True)
+    if init is not None:
+        init_loads.visit_expr(init.value)
+    if found.impure or init_loads.impure:
+        return None
+    reads_self = False
+    others: dict[int, Buffer] = {}
+    for load in found.loads:
+        if load.buffer.data is target.data:
+            if len(load.indices) != 1 or not structural_equal(load.indices[0], index):
+                return None
+            reads_self = True
+        elif id(load.buffer.data) not in local_data:
+            others.setdefault(id(load.buffer.data), load.buffer)
+    for load in init_loads.loads:
+        if load.buffer.data is target.data:
+            return None
+        if id(load.buffer.data) not in local_data:
+            others.setdefault(id(load.buffer.data), load.buffer)
+    if not reads_self:
+        return None
+    return _Nest(loop, cols, init, steps, store, others)
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0
+
+
+class _ToAccumulator(StmtExprMutator):
+    """Loads of the element being accumulated become loads of its lane of the tile."""
+
+    def __init__(self, target: Buffer, index: PrimExpr, lane: PrimExpr, acc: Buffer) -> None:
+        self.target, self.index, self.lane, self.acc = target, index, lane, acc
+
+    def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
+        if node.buffer.data is self.target.data and structural_equal(node.indices[0], self.index):
+            return BufferLoad(self.acc, (self.lane,))
+        return self.generic_mutate(node)
+
+
+def _vector(lane: Var, width: int, body: Stmt) -> Stmt:
+    """``for lane in T.vectorized(width): body`` as vector statements."""
+    loop = copy_with_fresh_vars(
+        For(lane, IntImm(lane.dtype, 0), IntImm(lane.dtype, width), ForKind.VECTORIZED, body)
+    )
+    assert isinstance(loop, For)
+    return vectorize_for(loop, max_width=width, strict=True)
+
+
+def _rows_per_iteration(rows: int, tile_rows: int) -> int:
+    """Rows per iteration of the tiled i loop: up to 8 tiles, keeping 16+ iterations."""
+    best = tile_rows
+    for tiles in (2, 4, 8):
+        block = tile_rows * tiles
+        if rows % block == 0 and rows // block >= 16:
+            best = block
+    return best
+
+
+def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape) -> Stmt | None:
+    """The versioned, tiled nest (module doc), or None when it does not apply."""
+    nest = _match(loop, local_data)
+    if nest is None:
+        return None
+    target, store = nest.store.buffer, nest.store
+    width = shape.vectors * shape.vector_bytes // target.dtype.itemsize
+    rows, cols = nest.rows.extent.value, nest.cols.extent.value  # type: ignore[attr-defined]
+    if width < 2 or rows % shape.rows or cols % width:
+        return None
+    written = byte_range(target)
+    checks = None if written is None else no_overlap_checks(written, nest.others.values())
+    if checks is None:
+        return None
+    if nest.init is not None and not isinstance(nest.steps.extent, IntImm):
+        checks.append(GT(nest.steps.extent, IntImm(nest.steps.extent.dtype, 0)))
+    elif isinstance(nest.steps.extent, IntImm) and nest.steps.extent.value <= 0:
+        return None
+    block = _rows_per_iteration(rows, shape.rows)
+    i, j = nest.rows.loop_var, nest.cols.loop_var
+    idt, jdt = i.dtype, j.dtype
+    io, im = Var(i.name + "_o", idt), Var(i.name + "_m", idt)
+    jo, lane = Var(j.name + "_o", jdt), Var(j.name + "_l", jdt)
+    acc_data = make_data_var(f"{target.name}_tile", target.dtype, "local")
+    acc = Buffer(
+        f"{target.name}_tile",
+        acc_data,
+        (IntImm(_I32, shape.rows * width),),
+        target.dtype,
+        scope="local",
+    )
+    (index,) = store.indices
+    fill: list[Stmt] = []
+    update: list[Stmt] = []
+    drain: list[Stmt] = []
+    try:
+        for r in range(shape.rows):
+            row = io * IntImm(idt, block) + IntImm(idt, r)
+            if block > shape.rows:
+                row = row + im * IntImm(idt, shape.rows)
+            at = {i: row, j: jo * IntImm(jdt, width) + lane}
+            slot = IntImm(jdt, r * width) + lane
+            where = substitute_expr(index, at)
+            start = (
+                substitute_expr(nest.init.value, at)
+                if nest.init is not None
+                else BufferLoad(target, (where,))
+            )
+            value = _ToAccumulator(target, index, slot, acc).visit_expr(store.value)
+            moved = substitute_expr(value, at)
+            fill.append(_vector(lane, width, BufferStore(acc, start, (slot,))))
+            update.append(_vector(lane, width, BufferStore(acc, moved, (slot,))))
+            back = BufferStore(target, BufferLoad(acc, (slot,)), (where,))
+            drain.append(_vector(lane, width, back))
+    except CannotVectorize:
+        return None
+    steps = nest.steps
+    accumulate = For(
+        steps.loop_var,
+        steps.min,
+        steps.extent,
+        steps.kind,
+        SeqStmt(tuple(update)),
+        steps.thread_binding,
+        steps.annotations,
+        span=steps.span,
+    )
+    tile = Allocate(
+        acc_data,
+        target.dtype,
+        IntImm(_I32, shape.rows * width),
+        _TRUE,
+        DeclBuffer(acc, SeqStmt((*fill, accumulate, *drain))),
+    )
+    tiles: Stmt = tile
+    if block > shape.rows:
+        tiles = For(im, IntImm(idt, 0), IntImm(idt, block // shape.rows), ForKind.SERIAL, tile)
+    panels = For(jo, IntImm(jdt, 0), IntImm(jdt, cols // width), ForKind.SERIAL, tiles)
+    outer = nest.rows
+    tiled = For(
+        io,
+        IntImm(idt, 0),
+        IntImm(idt, rows // block),
+        outer.kind,
+        panels,
+        outer.thread_binding,
+        outer.annotations,
+        span=outer.span,
+    )
+    readonly = [b.data for b in nest.others.values()]
+    fast = AttrStmt(
+        (target.data, *readonly),
+        NOALIAS_ATTR,
+        IntImm(_I32, 1),
+        copy_with_fresh_vars(tiled),
+    )
+    if not checks:
+        return fast
+    return IfThenElse(all_of(checks), fast, loop, span=loop.span)
+
+
+class _Tiler(LoopRewriter):
+    inner_first = False
+
+    def __init__(self, local_data: set[int], shape: TileShape) -> None:
+        super().__init__(local_data)
+        self.shape = shape
+
+    def rewrite(self, loop: For) -> Stmt | None:
+        return tile_reduction_nest(loop, self.local_data, self.shape)
+
+    def done(self, stmt: Stmt) -> bool:
+        return is_noalias_version(stmt)
+
+
+@function_pass("tile_reduction_panels", opt_level=1)
+def _tile_reduction_panels(func: PrimFunc) -> PrimFunc:
+    """Compute row-by-row reduction nests in register tiles (module doc), sized for the
+    PassContext's target (the host when none)."""
+    shape = tile_shape(as_target(PassContext.current().target))
+    return rewrite_loops(func, lambda local: _Tiler(local, shape))
+
+
+tile_reduction_panels: FunctionPass = _tile_reduction_panels
+"""The ``tile_reduction_panels`` pass (a :class:`FunctionPass`)."""

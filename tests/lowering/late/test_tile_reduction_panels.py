@@ -1,0 +1,181 @@
+"""``tile_reduction_panels`` alone: a row-by-row reduction nest (the naive matmul, as loops
+or as a block with ``T.init``) is computed in register tiles under a run-time no-overlap
+test, bit-identically; overlapping arguments and shapes the tile does not divide keep the
+original nest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from late_kit import (
+    AVX2,
+    AVX512,
+    assert_same_numbers,
+    before_late,
+    one_storage,
+    run_pass,
+    runs_avx2,
+    stmts,
+    versioning_ifs,
+)
+
+import lowering
+import tvmscript
+from irbuilder.ir import DeclBuffer, For, ForKind, PrimFunc
+from lowering.late.alias_version import NOALIAS_ATTR
+from lowering.late.panel_tile import tile_reduction_panels, tile_shape
+from tvmscript import tir as T
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 24), "float32"), B: T.Buffer((24, 32), "float32"),
+           C: T.Buffer((16, 32), "float32")):
+    for i, j in T.grid(16, 32):
+        C[i, j] = T.float32(0)
+        for k in range(24):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@T.prim_func
+def block_matmul(A: T.Buffer((8, 16), "float32"), B: T.Buffer((16, 64), "float32"),
+                 C: T.Buffer((8, 64), "float32")):
+    for i in T.parallel(8):
+        for j, k in T.grid(64, 16):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def biased(A: T.Buffer((12, 8), "float64"), B: T.Buffer((8, 16), "float64"),
+           bias: T.Buffer((16,), "float64"), C: T.Buffer((12, 16), "float64")):
+    for i, j in T.grid(12, 16):
+        C[i, j] = bias[j] * T.float64(0.5)
+        for k in range(8):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@T.prim_func
+def accumulate_int(A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 32), "int32"),
+                   C: T.Buffer((8, 32), "int32")):
+    for i, j in T.grid(8, 32):
+        for k in range(8):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]  # no init: C's own values are the start
+
+
+def _tiled(before: PrimFunc, target: lowering.Target = AVX2) -> PrimFunc:
+    """``before`` after the pass as built for ``target`` (the tile follows the target)."""
+    with lowering.PassContext(opt_level=3, target=target):
+        return tile_reduction_panels(before)
+
+
+def _tiles(func: PrimFunc) -> list[DeclBuffer]:
+    return [s for s in stmts(func) if isinstance(s, DeclBuffer) and s.buffer.name.endswith("_tile")]
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_the_nest_is_tiled_behind_a_no_overlap_test(target: lowering.Target) -> None:
+    before = before_late(block_matmul, target)
+    after = _tiled(before, target)
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    (tile,) = _tiles(after)
+    shape = tile_shape(target)
+    width = shape.vectors * shape.vector_bytes // 4
+    assert int(tile.buffer.shape[0]) == shape.rows * width  # type: ignore[call-overload]
+    tiled = [s for s in stmts(branch.then_case) if isinstance(s, For)]
+    outer = tiled[-1]  # the tiled i loop keeps its kind
+    assert outer.kind is ForKind.PARALLEL and int(outer.extent) == 8 // shape.rows  # type: ignore[call-overload]
+    assert branch.else_case is not None and not _tiles_in(branch.else_case)
+
+
+def _tiles_in(stmt: Any) -> bool:
+    from irbuilder.ir.functor import post_order_visit
+
+    found: list[bool] = []
+    post_order_visit(
+        stmt, lambda n: found.append(True) if isinstance(n, DeclBuffer) else None
+    )
+    return bool(found)
+
+
+def test_the_avx512_tile_is_four_rows_of_four_registers() -> None:
+    assert tile_shape(AVX512).rows * tile_shape(AVX512).vectors == 16
+    assert tile_shape(AVX2).rows * tile_shape(AVX2).vectors == 8  # 16 ymm registers in all
+
+
+@pytest.mark.parametrize("func", [matmul, block_matmul, biased, accumulate_int],
+                         ids=lambda f: f.name)
+@runs_avx2
+def test_same_numbers_before_and_after(func: PrimFunc) -> None:
+    before = before_late(func)
+    after = _tiled(before)
+    assert _tiles(after), after.script()
+    assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_overlapping_arguments_run_the_original_nest() -> None:
+    before = before_late(matmul)
+    after = _tiled(before)
+    assert _tiles(after)
+    overlapping = lambda rng: one_storage(matmul, [0, 384, 100], rng)  # noqa: E731
+    assert_same_numbers(matmul, before, after, overlapping, reference=False)
+
+
+@T.prim_func
+def ragged(A: T.Buffer((6, 8), "float32"), B: T.Buffer((8, 40), "float32"),
+           C: T.Buffer((6, 40), "float32")):
+    for i, j in T.grid(6, 40):
+        C[i, j] = T.float32(0)
+        for k in range(8):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@T.prim_func
+def shared_row(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 64), "float32"),
+               C: T.Buffer((64,), "float32")):
+    for i, j in T.grid(8, 64):
+        for k in range(8):
+            C[j] = C[j] + A[i, k] * B[k, j]  # every row i accumulates into the same C[j]
+
+
+@pytest.mark.parametrize("func", [ragged, shared_row], ids=lambda f: f.name)
+def test_nests_the_tile_does_not_fit_are_left_alone(func: PrimFunc) -> None:
+    before = before_late(func, AVX2)
+    assert run_pass("tile_reduction_panels", before) is before  # the registered pass
+    assert not _tiles(_tiled(before))
+
+
+@T.prim_func
+def symbolic_depth(a: T.handle, b: T.handle, c: T.handle):
+    K = T.int32()
+    A = T.match_buffer(a, (8, K), "float32")
+    B = T.match_buffer(b, (K, 64), "float32")
+    C = T.match_buffer(c, (8, 64), "float32")
+    for i, j, k in T.grid(8, 64, K):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 5])
+@runs_avx2
+def test_an_empty_reduction_leaves_the_output_as_the_block_form_does(depth: int) -> None:
+    # the block's init runs with the first update: no update, no init (C keeps its values)
+    kernel = tvmscript.build(symbolic_depth, target=AVX2)
+    reference = tvmscript.build(symbolic_depth, target="interp")
+    rng = np.random.default_rng(depth)
+    a = rng.standard_normal((8, depth)).astype("float32")
+    b = rng.standard_normal((depth, 64)).astype("float32")
+    c = rng.standard_normal((8, 64)).astype("float32")
+    want = c.copy()
+    kernel(a, b, c)
+    reference(a, b, want)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)  # FMA vs separate rounding
+    assert "_tile" in kernel.get_source("tir")
