@@ -18,6 +18,10 @@ from tvmscript import Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.kernels import KERNELS
+from benchmarks.user_kernels import USER_KERNELS
+
+SUITE = {**KERNELS, **{name: kernel for name, (kernel, _) in USER_KERNELS.items()}}
+"""The suite's kernels and its user-style rows (blocks with T.init, alloc_buffer, T.compute)."""
 
 TARGETS = [Target("llvm -mcpu=znver3"), Target("llvm -mcpu=skylake-avx512")]
 
@@ -29,9 +33,9 @@ def _machine_code(func: PrimFunc, target: Target) -> str:
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.mcpu)
-@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("name", sorted(SUITE))
 def test_lowered_tir_reparses_to_the_same_function_and_code(name: str, target: Target) -> None:
-    lowered = lowering.lower(KERNELS[name], target=target)
+    lowered = lowering.lower(SUITE[name], target=target)
     reparsed = tvmscript.from_source(lowered.script())
     assert_structural_equal(reparsed, lowered)
     assert _machine_code(reparsed, target) == _machine_code(lowered, target)
