@@ -65,6 +65,7 @@ from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rew
 __all__ = [
     "MIN_INNER_TRIP_COUNT",
     "interchange_loop",
+    "interchange_nests",
     "interchange_reductions",
     "split_reduction_nest",
 ]
@@ -231,6 +232,11 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
     )
     return IfThenElse(all_of(checks), fast, loop, span=loop.span) if checks else fast
+
+
+def interchange_nests(stmt: Stmt, local_data: set[int]) -> Stmt:
+    """``stmt`` with every qualifying nest inside it interchanged (the pass on a statement)."""
+    return _Interchanger(local_data).visit_stmt(stmt)
 
 
 class _Interchanger(LoopRewriter):

@@ -30,10 +30,11 @@ across elements is free -- given that ``C`` overlaps no array the nest reads, wh
 tested at run time: the tiled copy runs under a no-overlap test (and, for the block form,
 a non-empty ``k`` loop), the original nest otherwise.
 
-Applies when ``M`` is a multiple of ``R``, ``N`` of ``W`` (both constants), loops start at
-0, the value is pure and vectorizes along ``j``, and it reads ``C`` only at the element
-being written. The tile follows the target's registers: 4 rows of 4 vectors with 32 vector
-registers (AVX-512), 4 rows of 2 vectors with 16.
+Applies when ``M`` is a multiple of ``R`` and ``N`` of ``W`` (symbolic extents: tested at run
+time, with ``RB = R``, and a failed test runs the nest the way ``interchange_reductions``
+rewrites it), loops start at 0, the value is pure and vectorizes along ``j``, and it reads
+``C`` only at the element being written. The tile follows the target's registers: 4 rows
+of 4 vectors with 32 vector registers (AVX-512), 4 rows of 2 vectors with 16.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irbuilder.ir import (
+    EQ,
     GT,
     Allocate,
     AttrStmt,
@@ -48,10 +50,13 @@ from irbuilder.ir import (
     BufferLoad,
     BufferStore,
     DeclBuffer,
+    FloorDiv,
+    FloorMod,
     For,
     ForKind,
     IfThenElse,
     IntImm,
+    Mul,
     PrimExpr,
     PrimFunc,
     SeqStmt,
@@ -66,13 +71,14 @@ from irbuilder.ir import (
 from ..analysis.loads import LoadCollector, reads_memory
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
+from ..arith import to_linear
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_for
 from .alias_version import NOALIAS_ATTR, is_noalias_version
-from .interchange import split_reduction_nest
+from .interchange import interchange_nests, split_reduction_nest
 from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
 
 __all__ = ["TileShape", "tile_reduction_nest", "tile_reduction_panels", "tile_shape"]
@@ -118,8 +124,10 @@ def _match(loop: For, local_data: set[int]) -> _Nest | None:
     if steps.kind is not ForKind.SERIAL or loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL):
         return None
     for lp in (loop, cols):
-        if not (isinstance(lp.extent, IntImm) and _is_zero(lp.min)):
+        if not _is_zero(lp.min) or reads_memory(lp.extent) or not lp.extent.dtype.is_int:
             return None
+    if depends_on(cols.extent, i):
+        return None
     for bound in (steps.min, steps.extent):
         if reads_memory(bound) or depends_on(bound, i) or depends_on(bound, j):
             return None
@@ -131,8 +139,7 @@ def _match(loop: For, local_data: set[int]) -> _Nest | None:
     (index,) = store.indices
     if reads_memory(index) or depends_on(index, k) or linear_coefficient(index, j) != 1:
         return None
-    row_stride = linear_coefficient(index, i)
-    if row_stride is None or abs(row_stride) < cols.extent.value:  # type: ignore[attr-defined]
+    if not _rows_apart(index, i, cols.extent):
         return None  # two (i, j) could meet at one element
     if init is not None and not (
         init.buffer.data is target.data
@@ -164,6 +171,22 @@ def _match(loop: For, local_data: set[int]) -> _Nest | None:
     if not reads_self:
         return None
     return _Nest(loop, cols, init, steps, store, others)
+
+
+def _rows_apart(index: PrimExpr, i: Var, cols: PrimExpr) -> bool:
+    """Whether the rows ``index`` writes are at least ``cols`` elements apart: a constant
+    stride of ``i`` not below a constant ``cols``, or the term ``i * cols`` itself."""
+    stride = linear_coefficient(index, i)
+    if stride is not None:
+        return isinstance(cols, IntImm) and abs(stride) >= cols.value
+    terms = [(atom, coef) for atom, coef in to_linear(index).live_terms() if depends_on(atom, i)]
+    if len(terms) != 1 or terms[0][1] != 1 or not isinstance(terms[0][0], Mul):
+        return False
+    atom = terms[0][0]
+    for var, factor in ((atom.a, atom.b), (atom.b, atom.a)):
+        if var is i and structural_equal(factor, cols):
+            return True
+    return False
 
 
 def _is_zero(expr: PrimExpr) -> bool:
@@ -208,18 +231,32 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape) -> St
         return None
     target, store = nest.store.buffer, nest.store
     width = shape.vectors * shape.vector_bytes // target.dtype.itemsize
-    rows, cols = nest.rows.extent.value, nest.cols.extent.value  # type: ignore[attr-defined]
-    if width < 2 or rows % shape.rows or cols % width:
+    if width < 2:
         return None
+    rows, cols = nest.rows.extent, nest.cols.extent
+    # symbolic extents: the tiles must divide them, tested at run time
+    shape_checks: list[PrimExpr] = []
+    if isinstance(rows, IntImm):
+        if rows.value % shape.rows:
+            return None
+        block = _rows_per_iteration(rows.value, shape.rows)
+    else:
+        block = shape.rows
+        shape_checks.append(EQ(FloorMod(rows, IntImm(rows.dtype, block)), IntImm(rows.dtype, 0)))
+    if isinstance(cols, IntImm):
+        if cols.value % width:
+            return None
+    else:
+        shape_checks.append(EQ(FloorMod(cols, IntImm(cols.dtype, width)), IntImm(cols.dtype, 0)))
     written = byte_range(target)
     checks = None if written is None else no_overlap_checks(written, nest.others.values())
     if checks is None:
         return None
+    checks = [*shape_checks, *checks]
     if nest.init is not None and not isinstance(nest.steps.extent, IntImm):
         checks.append(GT(nest.steps.extent, IntImm(nest.steps.extent.dtype, 0)))
     elif isinstance(nest.steps.extent, IntImm) and nest.steps.extent.value <= 0:
         return None
-    block = _rows_per_iteration(rows, shape.rows)
     i, j = nest.rows.loop_var, nest.cols.loop_var
     idt, jdt = i.dtype, j.dtype
     io, im = Var(i.name + "_o", idt), Var(i.name + "_m", idt)
@@ -278,12 +315,12 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape) -> St
     tiles: Stmt = tile
     if block > shape.rows:
         tiles = For(im, IntImm(idt, 0), IntImm(idt, block // shape.rows), ForKind.SERIAL, tile)
-    panels = For(jo, IntImm(jdt, 0), IntImm(jdt, cols // width), ForKind.SERIAL, tiles)
+    panels = For(jo, IntImm(jdt, 0), _divided(cols, width), ForKind.SERIAL, tiles)
     outer = nest.rows
     tiled = For(
         io,
         IntImm(idt, 0),
-        IntImm(idt, rows // block),
+        _divided(rows, block),
         outer.kind,
         panels,
         outer.thread_binding,
@@ -299,7 +336,15 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape) -> St
     )
     if not checks:
         return fast
-    return IfThenElse(all_of(checks), fast, loop, span=loop.span)
+    # the original nest still gets the interchange when the tiles do not apply
+    fallback = interchange_nests(loop, local_data)
+    return IfThenElse(all_of(checks), fast, fallback, span=loop.span)
+
+
+def _divided(extent: PrimExpr, by: int) -> PrimExpr:
+    if isinstance(extent, IntImm):
+        return IntImm(extent.dtype, extent.value // by)
+    return FloorDiv(extent, IntImm(extent.dtype, by))
 
 
 class _Tiler(LoopRewriter):

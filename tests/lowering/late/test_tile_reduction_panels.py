@@ -81,7 +81,11 @@ def _tiles(func: PrimFunc) -> list[DeclBuffer]:
 def test_the_nest_is_tiled_behind_a_no_overlap_test(target: lowering.Target) -> None:
     before = before_late(block_matmul, target)
     after = _tiled(before, target)
-    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    # the tiled nest's test, and inside its else branch the interchange's own (stmts are
+    # listed in post order: the outer one last)
+    inner, branch = versioning_ifs(after, NOALIAS_ATTR)
+    assert branch.else_case is not None
+    assert any(node is inner for node in stmts_of(branch.else_case))
     (tile,) = _tiles(after)
     shape = tile_shape(target)
     width = shape.vectors * shape.vector_bytes // 4
@@ -90,6 +94,14 @@ def test_the_nest_is_tiled_behind_a_no_overlap_test(target: lowering.Target) -> 
     outer = tiled[-1]  # the tiled i loop keeps its kind
     assert outer.kind is ForKind.PARALLEL and int(outer.extent) == 8 // shape.rows  # type: ignore[call-overload]
     assert branch.else_case is not None and not _tiles_in(branch.else_case)
+
+
+def stmts_of(stmt: Any) -> list[Any]:
+    from irbuilder.ir.functor import post_order_visit
+
+    found: list[Any] = []
+    post_order_visit(stmt, found.append)
+    return found
 
 
 def _tiles_in(stmt: Any) -> bool:
@@ -179,3 +191,35 @@ def test_an_empty_reduction_leaves_the_output_as_the_block_form_does(depth: int)
     reference(a, b, want)
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)  # FMA vs separate rounding
     assert "_tile" in kernel.get_source("tir")
+
+
+@T.prim_func
+def square(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, n), "float32")
+    B = T.match_buffer(b, (n, n), "float32")
+    C = T.match_buffer(c, (n, n), "float32")
+    for i, j in T.grid(n, n):
+        C[i, j] = T.float32(0)
+        for k in range(n):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@pytest.mark.parametrize("n", [0, 4, 20, 32, 48])
+@runs_avx2
+def test_symbolic_extents_are_tested_at_run_time(n: int) -> None:
+    # AVX2 tiles are 4 x 16: n = 32 and 48 run the tiles, 20 the interchanged nest
+    kernel = tvmscript.build(square, target=AVX2)
+    source = kernel.get_source("tir")
+    assert "_tile" in source and "n % 16 == 0" in source and "n % 4 == 0" in source
+    with lowering.PassContext(disabled_passes=frozenset({"tile_reduction_panels"})):
+        plain = tvmscript.build(square, target=AVX2, cache=False)
+    reference = tvmscript.build(square, target="interp")
+    rng = np.random.default_rng(n)
+    a, b = (rng.standard_normal((n, n)).astype("float32") for _ in range(2))
+    c, c_plain, want = (np.full((n, n), np.nan, "float32") for _ in range(3))
+    kernel(a, b, c)
+    plain(a, b, c_plain)
+    reference(a, b, want)
+    np.testing.assert_array_equal(c, c_plain)  # bit-identical to the untiled nest
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
