@@ -24,6 +24,7 @@ __all__ = [
     "ModulePass",
     "Pass",
     "PassContext",
+    "PassInfo",
     "PassInstrument",
     "PrintAfterEach",
     "Sequential",
@@ -34,11 +35,103 @@ __all__ = [
 
 
 class PassInstrument(Protocol):
-    """Observes pass execution; every method is optional in spirit (no-op defaults)."""
+    """Observes pass execution.
+
+    An instrument given to :class:`PassContext` may define either method or both (a missing
+    one does nothing), and optionally ``should_run(name, ir) -> bool`` (False skips the
+    pass). TVM-style instruments (``run_before_pass(mod, info)``, ``run_after_pass(mod,
+    info)``, ``should_run(mod, info)``, ``enter_pass_ctx()``, ``exit_pass_ctx()``, as
+    ``tvm.instrument.pass_instrument`` classes define them) are accepted too: ``info`` has
+    ``name`` and ``opt_level``.
+    """
 
     def before_pass(self, name: str, ir: PrimFunc | IRModule) -> None: ...
 
     def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    """What a TVM-style instrument is told about a pass (TVM's ``tvm.transform.PassInfo``)."""
+
+    name: str
+    opt_level: int
+    required: tuple[str, ...] = ()
+
+
+_OWN_HOOKS = ("before_pass", "after_pass")
+_TVM_HOOKS = ("run_before_pass", "run_after_pass", "should_run", "enter_pass_ctx", "exit_pass_ctx")
+
+
+class _Hooks:
+    """One user instrument with every hook present: ours as given, TVM's translated."""
+
+    def __init__(self, instrument: Any) -> None:
+        self.instrument = instrument
+        self._tvm = not any(hasattr(instrument, h) for h in _OWN_HOOKS)
+        self._levels: dict[str, int] = {}
+        self._depth = 0
+
+    def note_pass(self, p: Pass) -> None:
+        self._levels[p.name] = p.opt_level
+
+    def _info(self, name: str) -> PassInfo:
+        return PassInfo(name, self._levels.get(name, 0))
+
+    def should_run(self, name: str, ir: PrimFunc | IRModule) -> bool:
+        hook = getattr(self.instrument, "should_run", None)
+        if hook is None:
+            return True
+        return bool(hook(ir, self._info(name)) if self._tvm else hook(name, ir))
+
+    def before_pass(self, name: str, ir: PrimFunc | IRModule) -> None:
+        if self._tvm:
+            hook = getattr(self.instrument, "run_before_pass", None)
+            if hook is not None:
+                hook(ir, self._info(name))
+            return
+        hook = getattr(self.instrument, "before_pass", None)
+        if hook is not None:
+            hook(name, ir)
+
+    def after_pass(self, name: str, ir: PrimFunc | IRModule, seconds: float) -> None:
+        if self._tvm:
+            hook = getattr(self.instrument, "run_after_pass", None)
+            if hook is not None:
+                hook(ir, self._info(name))
+            return
+        hook = getattr(self.instrument, "after_pass", None)
+        if hook is not None:
+            hook(name, ir, seconds)
+
+    def after_phase(self, name: str, seconds: float) -> None:
+        hook = getattr(self.instrument, "after_phase", None)
+        if hook is not None:
+            hook(name, seconds)
+
+    def enter(self) -> None:
+        self._depth += 1
+        hook = getattr(self.instrument, "enter_pass_ctx", None)
+        if self._depth == 1 and hook is not None:
+            hook()
+
+    def exit(self) -> None:
+        self._depth -= 1
+        hook = getattr(self.instrument, "exit_pass_ctx", None)
+        if self._depth == 0 and hook is not None:
+            hook()
+
+
+def _hooks(instrument: Any) -> _Hooks:
+    if isinstance(instrument, _Hooks):
+        return instrument
+    if not any(hasattr(instrument, h) for h in (*_OWN_HOOKS, *_TVM_HOOKS)):
+        raise TypeError(
+            f"PassContext: instrument {instrument!r} has none of the instrument methods "
+            "(before_pass(name, ir), after_pass(name, ir, seconds), or TVM's "
+            "run_before_pass(mod, info), run_after_pass(mod, info), should_run(mod, info))"
+        )
+    return _Hooks(instrument)
 
 
 @dataclass
@@ -109,6 +202,10 @@ class PassContext:
 
     def __post_init__(self) -> None:
         self.disabled_passes = frozenset(self.disabled_passes)
+        self._hooks = tuple(_hooks(i) for i in self.instruments)
+        # Contexts made inside the compiler inherit ``instruments``: they pass the hooks on,
+        # so a TVM-style instrument's enter/exit_pass_ctx runs once, around the outermost.
+        self.instruments = self._hooks
 
     @staticmethod
     def current() -> PassContext:
@@ -119,9 +216,13 @@ class PassContext:
         if not hasattr(_local, "stack"):
             _local.stack = []
         _local.stack.append(self)
+        for hooks in self._hooks:
+            hooks.enter()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for hooks in reversed(self._hooks):
+            hooks.exit()
         _local.stack.pop()
 
     def option(self, pass_name: str, key: str, default: Any = None) -> Any:
@@ -176,14 +277,19 @@ class Pass:
         ctx = PassContext.current()
         if not ctx.enabled(self):
             return ir
-        for instrument in ctx.instruments:
-            instrument.before_pass(self.name, ir)
+        hooks = ctx._hooks
+        for hook in hooks:
+            hook.note_pass(self)
+            if not hook.should_run(self.name, ir):
+                return ir
+        for hook in hooks:
+            hook.before_pass(self.name, ir)
         start = time.perf_counter()
         result: PrimFunc | IRModule
         result = self.run_func(ir) if isinstance(ir, PrimFunc) else self.run_module(ir)
         elapsed = time.perf_counter() - start
-        for instrument in ctx.instruments:
-            instrument.after_pass(self.name, result, elapsed)
+        for hook in hooks:
+            hook.after_pass(self.name, result, elapsed)
         if ctx.verify_each and ctx.verifier is not None and not isinstance(self, Sequential):
             saved, ctx.current_pass = ctx.current_pass, self.name
             try:

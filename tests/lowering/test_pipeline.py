@@ -524,6 +524,53 @@ def test_lower_accepts_module_and_records_pass_times() -> None:
     assert "flatten_buffer" in timer.report()
 
 
+def test_tvm_style_instruments_see_every_pass_and_can_skip_one() -> None:
+    """An instrument written for TVM (run_before_pass(mod, info), should_run, enter/exit)."""
+    events: list[str] = []
+
+    class TVMStyle:
+        def enter_pass_ctx(self) -> None:
+            events.append("enter")
+
+        def exit_pass_ctx(self) -> None:
+            events.append("exit")
+
+        def should_run(self, mod: Any, info: Any) -> bool:
+            return bool(info.name != "unroll_loop")
+
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            events.append(f"before {info.name} {info.opt_level}")
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            events.append(f"after {info.name}")
+
+    with PassContext(instruments=[TVMStyle()]):
+        lower(elemwise())
+        lower(elemwise())
+    assert events[0] == "enter" and events[-1] == "exit" and events.count("enter") == 1
+    assert "before lower_blocks 0" in events and "after insert_entry_checks" in events
+    assert "before hoist_allocations 1" in events
+    assert not any("unroll_loop" in e for e in events)
+    assert events.count("before flatten_buffer 0") == 2
+
+
+def test_an_instrument_may_define_one_hook() -> None:
+    seen: list[str] = []
+
+    class AfterOnly:
+        def after_pass(self, name: str, ir: Any, seconds: float) -> None:
+            seen.append(name)
+
+    lower(elemwise(), instruments=[AfterOnly()])
+    assert "flatten_buffer" in seen and "insert_entry_checks" in seen
+    assert seen[-1] == "default_pipeline"  # the Sequential itself, after its passes
+
+
+def test_an_object_without_instrument_methods_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"PassContext: instrument 42 has none of the instrument"):
+        PassContext(instruments=[42])  # type: ignore[list-item]
+
+
 def test_verify_each_names_the_breaking_pass() -> None:
     @function_pass("break_scope")
     def break_scope(f: PrimFunc) -> PrimFunc:
