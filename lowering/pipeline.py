@@ -67,6 +67,7 @@ from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
 from .late.promote import promote_accumulators
 from .late.stream_vectorize import vectorize_streams
+from .late.transpose_tiles import transpose_tiles
 from .late.vector_remainder import vectorize_remainders
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
 from .target import Target, TargetLike, as_target
@@ -118,6 +119,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "simplify",
     "insert_entry_checks",
     # the late stage (LATE_STAGE)
+    "transpose_tiles",
     "vectorize_streams",
     "vectorize_remainders",
     "distribute_reductions",
@@ -181,6 +183,7 @@ def lowering_passes(
         "vectorize_reductions": vectorize_reductions,
         "vectorize_loop": vectorize_loop,
         "insert_entry_checks": insert_entry_checks,
+        "transpose_tiles": transpose_tiles,
         "vectorize_streams": vectorize_streams,
         "vectorize_remainders": vectorize_remainders,
         "distribute_reductions": distribute_reductions,

@@ -43,6 +43,7 @@ def _defining_module(p: Pass) -> object:
 
 def test_late_stage_names() -> None:
     assert LATE_STAGE == (
+        "transpose_tiles",
         "vectorize_streams",
         "vectorize_remainders",
         "distribute_reductions",

@@ -66,6 +66,7 @@ from lowering.late.jam import jam_parallel_reductions
 from lowering.late.panel_tile import tile_reduction_panels
 from lowering.late.promote import promote_accumulators
 from lowering.late.stream_vectorize import vectorize_streams
+from lowering.late.transpose_tiles import transpose_tiles
 from lowering.late.vector_remainder import vectorize_remainders
 from lowering.pipeline import LATE_STAGE
 from lowering.target import Target
@@ -500,6 +501,7 @@ def test_default_pipeline_order() -> None:
         lowering.vectorize_loop,
         lowering.simplify,
         lowering.insert_entry_checks,
+        transpose_tiles,
         vectorize_streams,
         vectorize_remainders,
         distribute_reductions,

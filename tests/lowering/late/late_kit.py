@@ -54,9 +54,12 @@ def late_pass(name: str) -> Pass:
     return passes[name]
 
 
-def run_pass(name: str, func: PrimFunc, **config: Any) -> PrimFunc:
-    """``func`` after the late pass ``name`` alone (``config``: that pass's options)."""
-    with lowering.PassContext(opt_level=3, config={name: config} if config else {}):
+def run_pass(name: str, func: PrimFunc, target: Target | None = None, **config: Any) -> PrimFunc:
+    """``func`` after the late pass ``name`` alone, for ``target`` (passes that size code by
+    the machine read it; default: the host) (``config``: that pass's options)."""
+    with lowering.PassContext(
+        opt_level=3, config={name: config} if config else {}, target=target
+    ):
         return late_pass(name)(func)
 
 

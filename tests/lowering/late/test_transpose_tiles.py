@@ -1,0 +1,188 @@
+"""``transpose_tiles`` alone: a nest ``B[j, i] = A[i, j]`` becomes L x L tiles loaded as rows
+of A, transposed by two-vector shuffles and stored as rows of B (L: the Target's lanes), under
+run-time tests that the arrays do not overlap and, for symbolic shapes, that the trip counts
+are multiples of L and no element of B is written twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from late_kit import (
+    AVX2,
+    AVX512,
+    assert_same_numbers,
+    before_late,
+    loops,
+    one_storage,
+    run_pass,
+    runs_avx2,
+    stmts,
+    versioning_ifs,
+)
+
+import lowering
+import tvmscript
+from irbuilder.ir import AttrStmt, BufferLoad, BufferStore, LetStmt, Ramp, Shuffle, Var
+from irbuilder.ir.functor import post_order_visit
+from lowering.late.alias_version import NOALIAS_ATTR
+from lowering.late.transpose_tiles import transpose_shuffles
+from lowering.target import Target
+from tvmscript import tir as T
+
+
+@T.prim_func
+def transpose_static(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 64), "float32")):
+    for i in T.parallel(64):
+        for j in range(48):
+            B[j, i] = A[i, j]
+
+
+@T.prim_func
+def transpose_symbolic(a: T.handle, b: T.handle):
+    n = T.int32()
+    m = T.int32()
+    A = T.match_buffer(a, (n, m), "float32")
+    B = T.match_buffer(b, (m, n), "float32")
+    for i in T.parallel(n):
+        for j in range(m):
+            B[j, i] = A[i, j]
+
+
+@T.prim_func
+def transpose_tiled_f64(A: T.Buffer((64, 64), "float64"), B: T.Buffer((64, 64), "float64")):
+    for io in T.parallel(4):
+        for jo in range(4):
+            for i in range(16):
+                for j in range(16):
+                    B[jo * 16 + j, io * 16 + i] = A[io * 16 + i, jo * 16 + j]
+
+
+def _counts(func: Any) -> dict[str, int]:
+    found = {"shuffle": 0, "vector_load": 0, "vector_store": 0}
+
+    def visit(node: object) -> None:
+        if isinstance(node, Shuffle):
+            found["shuffle"] += 1
+        elif isinstance(node, BufferLoad) and isinstance(node.indices[-1], Ramp):
+            found["vector_load"] += 1
+        elif isinstance(node, BufferStore) and isinstance(node.indices[-1], Ramp):
+            found["vector_store"] += 1
+
+    post_order_visit(func.body, visit)
+    return found
+
+
+@pytest.mark.parametrize(("target", "lanes"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
+def test_tiles_follow_the_targets_lanes(target: Target, lanes: int) -> None:
+    before = before_late(transpose_static, target)
+    after = run_pass("transpose_tiles", before, target)
+    counts = _counts(after)
+    rounds = lanes.bit_length() - 1
+    assert counts == {"shuffle": lanes * rounds, "vector_load": lanes, "vector_store": lanes}
+    # constant shapes: only the no-overlap test remains
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    assert "%" not in str(branch.condition) and "n >=" not in after.script()
+    tile_loops = [lp for lp in loops(after) if lp.loop_var.name.endswith("_tile")]
+    assert [int(lp.extent) for lp in tile_loops] == [64 // lanes, 48 // lanes]  # type: ignore[call-overload]
+    lets = [s for s in stmts(after) if isinstance(s, LetStmt) and s.var.dtype.lanes > 1]
+    assert len(lets) == lanes + lanes * rounds
+    assert all(s.var.dtype.lanes == lanes for s in lets)
+
+
+def test_symbolic_shapes_are_tested_at_run_time() -> None:
+    before = before_late(transpose_symbolic, AVX512)
+    after = run_pass("transpose_tiles", before, AVX512)
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    text = after.script()
+    assert "n % 16 == 0" in text and "m % 16 == 0" in text
+    assert "n <=" in text or ">= n" in text or "n >=" in text  # the stride (n) covers i's extent
+    assert isinstance(branch.then_case, AttrStmt)
+    assert branch.else_case is not None  # the original nest
+
+
+def test_shuffle_rounds_transpose_a_matrix() -> None:
+    """The rounds on symbolic rows, evaluated lane by lane: column k holds element k of
+    every row."""
+    for lanes in (2, 4, 8, 16):
+        rows = [Var(f"r{k}", f"float32x{lanes}") for k in range(lanes)]
+        columns = transpose_shuffles(list(rows))
+
+        def lane(expr: Any, index: int) -> tuple[int, int]:
+            if isinstance(expr, Var):
+                return next(k for k, r in enumerate(rows) if r is expr), index
+            source = expr.indices[index]
+            first, second = expr.vectors
+            width = first.dtype.lanes
+            return lane(first, source) if source < width else lane(second, source - width)
+
+        for k, column in enumerate(columns):
+            assert [lane(column, c) for c in range(lanes)] == [(c, k) for c in range(lanes)]
+
+
+@pytest.mark.parametrize(
+    "func", [transpose_static, transpose_tiled_f64], ids=["float32", "float64"]
+)
+@runs_avx2
+def test_same_numbers_before_and_after(func: Any) -> None:
+    for target in (AVX2, AVX512):
+        before = before_late(func, target)
+        after = run_pass("transpose_tiles", before, target)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_overlapping_arrays_take_the_original_nest() -> None:
+    """B over A (a caller's in-place transpose) must see the sequential semantics."""
+    @T.prim_func
+    def square(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
+        for i in range(32):
+            for j in range(32):
+                B[j, i] = A[i, j]
+
+    before = before_late(square, AVX2)
+    after = run_pass("transpose_tiles", before, AVX2)
+    assert after is not before
+    for offset in (0, 5, 40):
+        assert_same_numbers(
+            square, before, after, lambda rng, o=offset: one_storage(square, [0, o], rng)
+        )
+
+
+@runs_avx2
+def test_symbolic_transpose_computes_the_transpose_at_any_size() -> None:
+    kernel = tvmscript.build(transpose_symbolic, target=AVX2, cache=False)
+    assert "T.Shuffle" in kernel.get_source("tir")
+    rng = np.random.default_rng(0)
+    for n, m in [(64, 32), (16, 48), (37, 64), (64, 5), (1, 1), (0, 8)]:
+        a = rng.standard_normal((n, m)).astype("float32")
+        b = np.full((m, n), np.nan, "float32")
+        kernel(a, b)
+        np.testing.assert_array_equal(b, a.T)
+
+
+def test_nests_it_must_not_tile_are_left_alone() -> None:
+    @T.prim_func
+    def colliding(A: T.Buffer((16, 16), "float32"), B: T.Buffer((80,), "float32")):
+        # B[4 * j + i]: (i, j) and (i + 4, j - 1) write the same element; order matters
+        for i in range(16):
+            for j in range(16):
+                B[4 * j + i] = A[i, j]
+
+    @T.prim_func
+    def not_a_copy(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        for i in range(16):
+            for j in range(16):
+                B[j, i] = A[i, j] + T.float32(1)
+
+    @T.prim_func
+    def odd_extent(A: T.Buffer((12, 16), "float32"), B: T.Buffer((16, 12), "float32")):
+        for i in range(12):
+            for j in range(16):
+                B[j, i] = A[i, j]
+
+    for func in (colliding, not_a_copy, odd_extent):
+        before = before_late(func, AVX2)
+        assert run_pass("transpose_tiles", before, AVX2) is before, func.name
