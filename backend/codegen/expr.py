@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from backend.llvm_types import mask_type
@@ -73,8 +73,9 @@ _FLOAT_CMP = {EQ: "oeq", NE: "une", LT: "olt", LE: "ole", GT: "ogt", GE: "oge"}
 class ExprEmitter(FunctionBuilder):
     """Translates expressions; each ``visit`` returns an LLVM value (SSA name or literal)."""
 
-    streaming: frozenset[int] = frozenset()
-    """Data vars (by id) whose contiguous vector stores stream (:mod:`.streaming`)."""
+    streaming: Mapping[int, PrimExpr | None] = {}
+    """Data vars (by id) whose contiguous vector stores stream, each with its run-time size
+    test or None (:func:`.streaming.stream_conditions`); replaced per function."""
     streamed: bool = False
     """Whether a streaming store was emitted (the function must end with a fence)."""
     alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place

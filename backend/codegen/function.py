@@ -6,7 +6,7 @@ from irbuilder.ir import Call, CallKind, PrimFunc, as_dtype
 
 from .context import CodegenError, ModuleContext, llvm_type
 from .stmt import StmtEmitter
-from .streaming import STREAMING_FENCE, streamed_data_vars
+from .streaming import STREAMING_FENCE, stream_conditions
 
 __all__ = ["emit_primfunc", "kernel_signature"]
 
@@ -31,7 +31,7 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
     em = StmtEmitter(ctx)
     em.func_name = func.name
     em.buffer_handles = frozenset(id(handle) for handle in func.buffer_map)
-    em.streaming = streamed_data_vars(func)
+    em.streaming = stream_conditions(func)
     params = []
     for param, ty in zip(func.params, kernel_signature(func)):
         value = em.tmp(param.name)

@@ -17,6 +17,7 @@ outlined body directly over the whole range, in order, when ``cond`` is false at
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from irbuilder.ir import (
@@ -45,8 +46,11 @@ __all__ = ["captured_vars", "emit_parallel"]
 _HEADER_FIELDS = 3  # err kind, err message, loop min
 
 
-def captured_vars(node: For, bound: dict[int, Any]) -> list[Var]:
-    """Variables the loop reads from the enclosing scope, in first-use order (by identity)."""
+def captured_vars(
+    node: For, bound: dict[int, Any], streams: Mapping[int, PrimExpr | None] | None = None
+) -> list[Var]:
+    """Variables the loop reads from the enclosing scope, in first-use order (by identity);
+    with ``streams``, also those of the size tests of streamed arrays the loop stores to."""
     used: dict[int, Var] = {}
     defined: set[int] = {id(node.loop_var)}
 
@@ -63,6 +67,10 @@ def captured_vars(node: For, bound: dict[int, Any]) -> list[Var]:
         if isinstance(item, (BufferLoad, BufferStore, DeclBuffer)):
             used.setdefault(id(item.buffer.data), item.buffer.data)
             use_expr(item.buffer.elem_offset)
+        if isinstance(item, BufferStore) and streams:
+            size_test = streams.get(id(item.buffer.data))
+            if size_test is not None:
+                use_expr(size_test)
 
     post_order_visit(node.body, visit)
     return [v for key, v in used.items() if key not in defined and key in bound]
@@ -72,7 +80,7 @@ def emit_parallel(em: StmtEmitter, node: For) -> None:
     """Outline ``node``'s body and run it through ``tvms_parallel_for``."""
     ctx = em.ctx
     var = node.loop_var
-    captures = captured_vars(node, em.vars)
+    captures = captured_vars(node, em.vars, em.streaming)
     start = em.cast(em.expr(node.min), node.min.dtype, var.dtype)
     extent = em.cast(em.expr(node.extent), node.extent.dtype, var.dtype)
     start64 = em.to_i64(start, var.dtype)

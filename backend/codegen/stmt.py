@@ -232,7 +232,9 @@ def _buffer_store(em: StmtEmitter, node: BufferStore) -> None:
         assert isinstance(index, Ramp)
         ptr = em.index_pointer(buffer, index.base)
         md = em.alias_md(buffer)
-        if id(buffer.data) in em.streaming and emit_streaming_store(em, ptr, value, vector, md):
+        if id(buffer.data) in em.streaming and emit_streaming_store(
+            em, ptr, value, vector, md, em.streaming[id(buffer.data)]
+        ):
             return
         em.store_at(ptr, value, vector, md)
         return

@@ -5,10 +5,12 @@ ownership), so ``C = A + B`` over arrays far larger than the caches moves four b
 every three it needs. A non-temporal store writes whole lines around the caches instead:
 ``vadd`` and the stencil run up to a third faster once DRAM bandwidth is the limit.
 
-A parameter array qualifies when the function never reads it and its constant size is at
-least :data:`~lowering.late.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark_streams``
+A parameter array qualifies when the function never reads it and its size is at least
+:data:`~lowering.late.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark_streams``
 lists those in the function attribute :data:`~lowering.late.align_streams.STREAMS_ATTR`, which is
-all this module reads (:func:`~lowering.late.align_streams.streamed_data_vars`). Only explicit
+all this module reads (:func:`stream_conditions`). An array of symbolic size is listed too; its
+stores stream only when its size, computed from its shape at run time, reaches the threshold
+(one comparison LLVM hoists out of the loops). Only explicit
 contiguous vector stores of at least 16 bytes stream (LLVM's own vectorizer refuses loops
 holding non-temporal scalar stores, so the ``vectorize_streams`` pass makes serial loops
 filling such arrays explicit vector loops first: :mod:`lowering.late.stream_vectorize`); each
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from irbuilder.ir import DataType
+from irbuilder.ir import GE, Cast, DataType, IntImm, Mul, PrimExpr, PrimFunc, as_dtype
+from lowering.late import align_streams
 from lowering.late.align_streams import STREAMING_MIN_BYTES, streamed_data_vars
 
 from .context import llvm_type
@@ -35,6 +38,7 @@ __all__ = [
     "STREAMING_FENCE",
     "STREAMING_MIN_BYTES",
     "emit_streaming_store",
+    "stream_conditions",
     "streamed_data_vars",
 ]
 
@@ -43,10 +47,37 @@ STREAMING_FENCE = "  fence seq_cst"
 (``mfence`` on x86; ``fence release`` would emit nothing there)."""
 
 
+_I64 = as_dtype("int64")
+
+
+def stream_conditions(func: PrimFunc) -> dict[int, PrimExpr | None]:
+    """The data vars (by id) of the arrays listed in ``func``'s streams attribute, each with
+    the run-time test of its size (``None``: a constant size, already large enough)."""
+    streamed = streamed_data_vars(func)
+    out: dict[int, PrimExpr | None] = {}
+    for buffer in func.buffer_map.values():
+        if id(buffer.data) not in streamed:
+            continue
+        if all(isinstance(extent, IntImm) for extent in buffer.shape):
+            out[id(buffer.data)] = None
+            continue
+        size: PrimExpr = IntImm(_I64, buffer.dtype.itemsize)
+        for extent in buffer.shape:
+            size = Mul(size, extent if extent.dtype == _I64 else Cast(_I64, extent))
+        out[id(buffer.data)] = GE(size, IntImm(_I64, align_streams.STREAMING_MIN_BYTES))
+    return out
+
+
 def emit_streaming_store(
-    em: ExprEmitter, ptr: str, value: str, dtype: DataType, md: str = ""
+    em: ExprEmitter,
+    ptr: str,
+    value: str,
+    dtype: DataType,
+    md: str = "",
+    size_test: PrimExpr | None = None,
 ) -> bool:
-    """Store vector ``value`` at ``ptr`` non-temporally when aligned (see the module doc).
+    """Store vector ``value`` at ``ptr`` non-temporally when aligned and ``size_test`` (the
+    array's run-time size test, if any) holds (see the module doc).
 
     Returns False (emitting nothing) when ``dtype`` is not a whole number of 16-byte pieces.
     """
@@ -59,6 +90,8 @@ def emit_streaming_store(
     addr = em.assign("st.addr", f"ptrtoint ptr {ptr} to i64")
     low = em.assign("st.low", f"and i64 {addr}, 15")
     aligned = em.assign("st.aligned", f"icmp eq i64 {low}, 0")
+    if size_test is not None:
+        aligned = em.assign("st.big", f"and i1 {aligned}, {em.expr(size_test)}")
     stream, plain, done = em.new_label("st.nt"), em.new_label("st.plain"), em.new_label("st.end")
     em.cond_br(aligned, stream, plain)
     em.label(stream)

@@ -67,7 +67,7 @@ from irbuilder.ir import (
     post_order_visit,
 )
 
-from ..analysis.loads import LoadCollector
+from ..analysis.loads import LoadCollector, reads_memory
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on, free_vars
 from ..arith.canonical import linear_coefficient
@@ -107,16 +107,22 @@ and partly by non-temporal ones is flushed from the cache mid-way (measured: slo
 streaming at all)."""
 
 
-def streaming_data_vars(func: PrimFunc) -> frozenset[int]:
+def streaming_data_vars(func: PrimFunc, symbolic: bool = False) -> frozenset[int]:
     """Ids of the data vars of ``func``'s write-only parameter arrays of at least
-    :data:`STREAMING_MIN_BYTES` (never loaded, never handed to a call)."""
+    :data:`STREAMING_MIN_BYTES` (never loaded, never handed to a call). With ``symbolic``,
+    arrays whose size is symbolic too (code generation tests their size at run time)."""
     candidates: set[int] = set()
     for buffer in func.buffer_map.values():
         if buffer.dtype.is_bool or buffer.dtype.lanes != 1:
             continue
         size = buffer.dtype.itemsize
         for extent in buffer.shape:
-            size = size * extent.value if isinstance(extent, IntImm) else 0
+            if isinstance(extent, IntImm):
+                size *= extent.value
+            elif symbolic and extent.dtype.is_int and not reads_memory(extent):
+                size = max(size, STREAMING_MIN_BYTES)  # decided at run time
+            else:
+                size = 0
         if size and size >= STREAMING_MIN_BYTES:
             candidates.add(id(buffer.data))
     if not candidates:
@@ -380,8 +386,9 @@ align_streams: FunctionPass = _align_streams
 @function_pass("mark_streams", opt_level=1)
 def _mark_streams(func: PrimFunc) -> PrimFunc:
     """Record the function's streaming arrays in attr :data:`STREAMS_ATTR` (code generation
-    reads it and analyses nothing itself)."""
-    streams = streaming_data_vars(func)
+    reads it and analyses nothing itself; a listed array of symbolic size streams when its
+    size is at least :data:`STREAMING_MIN_BYTES` at run time)."""
+    streams = streaming_data_vars(func, symbolic=True)
     positions = [
         i for i, param in enumerate(func.params)
         if param in func.buffer_map and id(func.buffer_map[param].data) in streams
