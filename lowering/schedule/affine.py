@@ -19,7 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from irbuilder.ir import (
+    GE,
+    GT,
+    LE,
+    LT,
     Add,
+    And,
     FloorDiv,
     FloorMod,
     IntImm,
@@ -29,8 +34,17 @@ from irbuilder.ir import (
     Var,
     const,
 )
+from lowering.analysis.vars import depends_on
 
-__all__ = ["IterSplit", "IterSum", "bindings_affine", "detect", "normalize"]
+__all__ = [
+    "IterSplit",
+    "IterSum",
+    "bindings_affine",
+    "detect",
+    "drop_outer_terms",
+    "normalize",
+    "predicate_matches_bindings",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,3 +238,79 @@ def normalize(found: IterSum, dtype_of: PrimExpr, keep_unit_loops: bool = False)
     elif found.base < 0:
         out = Sub(out, const(-found.base, dtype))
     return out
+
+
+def _terms(expr: PrimExpr, sign: int, out: list[tuple[int, PrimExpr]]) -> None:
+    if isinstance(expr, Add):
+        _terms(expr.a, sign, out)
+        _terms(expr.b, sign, out)
+    elif isinstance(expr, Sub):
+        _terms(expr.a, sign, out)
+        _terms(expr.b, -sign, out)
+    else:
+        out.append((sign, expr))
+
+
+def drop_outer_terms(expr: PrimExpr, inner: Mapping[Var, int]) -> PrimExpr:
+    """``expr`` without its additive terms that use none of the ``inner`` loop vars.
+
+    Seen from inside loops whose enclosing loops are fixed, such terms are a constant
+    offset (TVM treats the vars of loops outside a primitive's loops as symbols); a term
+    mixing inner and outer vars is kept, so detection over ``inner`` fails on it."""
+    terms: list[tuple[int, PrimExpr]] = []
+    _terms(expr, 1, terms)
+    out: PrimExpr | None = None
+    for sign, term in terms:
+        if not any(depends_on(term, var) for var in inner):
+            continue
+        if out is None:
+            out = term if sign > 0 else Mul(term, const(-1, term.dtype))
+        else:
+            out = Add(out, term) if sign > 0 else Sub(out, term)
+    return const(0, expr.dtype) if out is None else out
+
+
+def same_digits(a: IterSum, b: IterSum) -> bool:
+    """Whether two sums are made of the same loop pieces at the same scales."""
+
+    def key(s: IterSum) -> list[tuple[int, int, int, int]]:
+        return sorted(
+            (id(p.source), p.lower_factor, p.extent, p.scale) for p in s.splits if p.extent != 1
+        )
+
+    return key(a) == key(b)
+
+
+def _conjuncts(expr: PrimExpr, out: list[PrimExpr]) -> None:
+    if isinstance(expr, And):
+        _conjuncts(expr.a, out)
+        _conjuncts(expr.b, out)
+    else:
+        out.append(expr)
+
+
+def predicate_matches_bindings(
+    predicate: PrimExpr, bindings: Sequence[PrimExpr], extents: Mapping[Var, int]
+) -> bool:
+    """Whether each conjunct of a block's predicate that uses the ``extents`` loops only
+    bounds one of the bindings (``binding_expr < n`` as ``split`` leaves it): TVM's
+    ``DetectIterMap`` absorbs such bounds, and refuses a predicate bounding a sum of
+    pieces that no binding is made of (``i * 128 + j < 100`` under ``vi = i``, ``vj = j``)."""
+    sums = [found for b in bindings if (found := detect(b, extents)) is not None]
+    parts: list[PrimExpr] = []
+    _conjuncts(predicate, parts)
+    for part in parts:
+        if not any(depends_on(part, var) for var in extents):
+            continue
+        if not isinstance(part, (LT, LE, GE, GT)):
+            return False
+        matched = False
+        for side, other in ((part.a, part.b), (part.b, part.a)):
+            if any(depends_on(other, var) for var in extents):
+                continue
+            found = detect(drop_outer_terms(side, extents), extents)
+            if found is not None and any(same_digits(found, s) for s in sums):
+                matched = True
+        if not matched:
+            return False
+    return True

@@ -45,6 +45,7 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
@@ -203,8 +204,17 @@ def _build_nest(
     outer: Sequence[For],
 ) -> Stmt:
     analyzer = Analyzer()
+    # a loop running once is its min there (TVM's analyzer binds such a var to a constant)
+    single: dict[Var, PrimExpr] = {}
     for lp in outer:
         analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
+        if isinstance(lp.extent, IntImm) and lp.extent.value == 1:
+            single[lp.loop_var] = lp.min
+    if single:
+        ranges = {
+            key: Range(substitute_expr(r.min, single), substitute_expr(r.extent, single))
+            for key, r in ranges.items()
+        }
     values: list[PrimExpr] = []
     loops: list[tuple[Var, PrimExpr]] = []
     conditions: list[PrimExpr] = []

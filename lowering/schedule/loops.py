@@ -38,7 +38,7 @@ from irbuilder.ir import (
 from lowering.analysis.vars import depends_on
 from lowering.arith import Analyzer, simplify_expr
 
-from .affine import bindings_affine, detect
+from .affine import bindings_affine, detect, drop_outer_terms, predicate_matches_bindings
 from .analysis import (
     access_regions,
     block_access,
@@ -308,6 +308,7 @@ def _check_blocks_below(
     *,
     moving: Sequence[Var],
     parallel: bool,
+    cross_thread: bool = False,
 ) -> None:
     """The blocks below ``top`` tolerate reordering (or concurrent runs) of ``moving``."""
     index = state.index
@@ -326,8 +327,27 @@ def _check_blocks_below(
     moving_ids = {id(v) for v in moving}
     for block in blocks:
         realize = index.realize_of(block)
-        extents = constant_extents(index.loops_above(block))
-        if extents is None or not _affine_enough(realize.iter_values, extents, parallel):
+        bindings: Sequence[PrimExpr] = realize.iter_values
+        if parallel:
+            extents = constant_extents(index.loops_above(block))
+        else:
+            # reordering loops inside ``top`` keeps every enclosing loop fixed: their vars
+            # are symbols there (TVM), so only the loops from ``top`` down must be affine
+            extents = constant_extents(
+                [lp for lp in index.loops_above(block) if lp is top or index.is_ancestor(top, lp)]
+            )
+            if extents is not None:
+                bindings = [drop_outer_terms(v, extents) for v in bindings]
+                if not predicate_matches_bindings(realize.predicate, bindings, extents):
+                    raise _fail(
+                        state,
+                        name,
+                        f"the predicate of block {block.name_hint!r} bounds loops the "
+                        "bindings do not combine that way; its iterations are not an affine "
+                        "map of the loops",
+                        block,
+                    )
+        if extents is None or not _affine_enough(bindings, extents, parallel):
             raise _fail(
                 state,
                 name,
@@ -348,6 +368,17 @@ def _check_blocks_below(
                 block,
             )
         if parallel:
+            reduce_only = cross_thread and is_reduction_block(index, block, sole_writer=False)
+            feeds = [
+                iv.kind
+                for iv, value in zip(block.iter_vars, realize.iter_values)
+                if any(depends_on(value, var) for var in moving)
+            ]
+            if reduce_only and feeds and all(kind == IterKind.REDUCE for kind in feeds):
+                # a cross-thread reduction (TVM): threads of a threadIdx loop combine their
+                # partial results; this CPU build refuses thread-bound loops, and the
+                # interpreter runs the threads in turn, so the sum is the serial one
+                continue
             for iv, value in zip(block.iter_vars, realize.iter_values):
                 uses = any(depends_on(value, var) for var in moving)
                 if uses and iv.kind != IterKind.SPATIAL:
@@ -600,7 +631,14 @@ def set_loop_kind(
     if kind in (ForKind.PARALLEL, ForKind.VECTORIZED, ForKind.THREAD_BINDING):
         if kind == ForKind.VECTORIZED and not isinstance(loop.extent, IntImm):
             raise _fail(state, name, "a vectorized loop needs a constant extent", loop)
-        _check_blocks_below(state, loop, name, moving=[loop.loop_var], parallel=True)
+        _check_blocks_below(
+            state,
+            loop,
+            name,
+            moving=[loop.loop_var],
+            parallel=True,
+            cross_thread=thread_axis is not None and thread_axis.startswith("threadIdx."),
+        )
     binding = None
     if kind == ForKind.THREAD_BINDING:
         assert thread_axis is not None
