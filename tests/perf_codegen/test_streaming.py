@@ -11,7 +11,7 @@ import lowering
 import tvmscript
 from backend.codegen.streaming import STREAMING_MIN_BYTES
 from irbuilder.ir import PrimFunc
-from lowering.late.align_streams import streaming_data_vars
+from lowering.late.align_streams import STREAMS_ATTR, streaming_data_vars
 from tvmscript import tir as T
 
 BIG = STREAMING_MIN_BYTES // 4  # float32 elements in the smallest streaming array
@@ -98,3 +98,45 @@ def test_float64_serial_stream() -> None:
     c = np.empty_like(a)
     tvmscript.build(scale_serial)(a, c)
     np.testing.assert_array_equal(c, a * 3)
+
+
+@T.prim_func
+def add_symbolic(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 64), "float32")
+    C = T.match_buffer(c, (n, 64), "float32")
+    for i in T.parallel(n):
+        for j in T.vectorized(64):
+            C[i, j] = A[i, j] + T.float32(1)
+
+
+def test_a_symbolic_size_array_streams_when_large_at_run_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The streams attribute lists the symbolic output; the outlined parallel body tests
+    ``n * 64 * 4 >= 4096`` bytes (the threshold here) and streams only then, reading the shape
+    variable captured from the caller; below the threshold the stores are ordinary ones."""
+    import lowering.late.align_streams as align
+    from pinned import AVX2
+
+    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 4096)
+    kernel = tvmscript.build(add_symbolic, target=AVX2, cache=False)
+    assert kernel.lowered is not None and kernel.lowered.attrs[STREAMS_ATTR] == [1]
+    body = _function_text(kernel.get_source("ll"), "add_symbolic__par_0")
+    stores = re.findall(r"^\s*store <\d+ x float>[^\n]*", body, re.M)
+    assert any("!nontemporal" in st for st in stores)
+    assert any("!nontemporal" not in st for st in stores)
+    for rows in (0, 1, 3, 15, 16, 40):  # 16 rows: 4096 bytes, the first size that streams
+        a = np.random.default_rng(rows).standard_normal((rows, 64)).astype("float32")
+        c = np.full((rows, 64), np.nan, "float32")
+        kernel(a, c)
+        np.testing.assert_array_equal(c, a + np.float32(1))
+
+
+def test_symbolic_size_arrays_are_not_stream_candidates_of_the_loop_rewrites() -> None:
+    """vectorize_streams and align_streams still want constant sizes (symbolic=False)."""
+    lowered = lowering.lower(add_symbolic)
+    assert streaming_data_vars(lowered) == frozenset()
+    assert streaming_data_vars(lowered, symbolic=True) == frozenset(
+        {id(lowered.buffer_map[lowered.params[1]].data)}
+    )
