@@ -48,10 +48,10 @@ from irbuilder.ir import (
     Var,
     as_dtype,
 )
-from irbuilder.ir.functor import post_order_visit
 
 from ..analysis.loads import reads_memory
 from ..analysis.substitute import substitute_expr
+from ..analysis.vars import depends_on
 from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
@@ -61,23 +61,12 @@ from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rew
 __all__ = ["transpose_nest", "transpose_round", "transpose_shuffles", "transpose_tiles"]
 
 
-def _mentions(expr: PrimExpr, var: Var) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        found = found or node is var
-
-    post_order_visit(expr, visit)
-    return found
-
-
 def _coefficient(expr: PrimExpr, var: Var) -> PrimExpr | None:
     """``c`` such that ``expr == c * var + (terms without var)``, ``c`` free of ``var``; None
     when ``var`` stands anywhere but in sums and products with ``var``-free factors."""
     if expr is var:
         return IntImm(expr.dtype, 1)
-    if not _mentions(expr, var):
+    if not depends_on(expr, var):
         return IntImm(expr.dtype, 0)
     if isinstance(expr, (Add, Sub)):
         a, b = _coefficient(expr.a, var), _coefficient(expr.b, var)
@@ -85,10 +74,10 @@ def _coefficient(expr: PrimExpr, var: Var) -> PrimExpr | None:
             return None
         return Add(a, b) if isinstance(expr, Add) else Sub(a, b)
     if isinstance(expr, Mul):
-        if not _mentions(expr.b, var):
+        if not depends_on(expr.b, var):
             a = _coefficient(expr.a, var)
             return None if a is None else Mul(a, expr.b)
-        if not _mentions(expr.a, var):
+        if not depends_on(expr.a, var):
             b = _coefficient(expr.b, var)
             return None if b is None else Mul(expr.a, b)
     return None
@@ -167,7 +156,7 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
     if at_dst.dtype.lanes != 1 or reads_memory(at_dst) or reads_memory(at_src):
         return None
     i, j = loop.loop_var, inner.loop_var
-    if _mentions(inner.extent, i) or _mentions(inner.min, i):
+    if depends_on(inner.extent, i) or depends_on(inner.min, i):
         return None
     dst_i, dst_j, src_j = (_coefficient(at_dst, i), _coefficient(at_dst, j),
                            _coefficient(at_src, j))
@@ -176,7 +165,7 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
     stride = simplify_expr(dst_j)
     if not (_is_const(simplify_expr(dst_i), 1) and _is_const(simplify_expr(src_j), 1)):
         return None
-    if _mentions(stride, i) or reads_memory(stride):
+    if depends_on(stride, i) or reads_memory(stride):
         return None
     rows, cols = _extent_checks(loop.extent, lanes), _extent_checks(inner.extent, lanes)
     if rows is None or cols is None:
