@@ -61,6 +61,12 @@ def compare(want: Outcome, got: Outcome, inexact: bool) -> str | None:
             if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
                 return f"arg {i}: float mismatch\ninterp={w!r}\nllvm  ={g!r}"
         elif not np.array_equal(g, w):
+            # an integer cast of a transcendental result may move by one when the vector
+            # library and the interpreter round that result an ulp apart
+            if inexact and w.dtype.kind in "iu" and np.allclose(
+                g.astype(np.float64), w.astype(np.float64), rtol=1e-4, atol=1
+            ):
+                continue
             return f"arg {i}: int mismatch\ninterp={w!r}\nllvm  ={g!r}"
     return None
 
