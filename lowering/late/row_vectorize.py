@@ -4,8 +4,9 @@ reduction chain per row computes ``L`` rows at once, one vector lane per row.
 ``for i in T.parallel(n): acc = 0; for j in range(m): acc = acc + A[i, j]; B[i] = acc`` is
 bound by the latency of one scalar add per element: without reassociation the chain of a
 row cannot be split. But iterations of a parallel loop are independent (the promise
-``T.parallel`` makes, checked by the race check), so ``L`` of them -- ``L`` the Target's
-vector lanes for the accumulator's dtype: 16 float32 on AVX-512, 8 on AVX2 -- may run
+``T.parallel`` makes, checked by the race check), so ``L`` of them -- ``L`` the lanes of
+the Target's vectors, at most 256 bits (:data:`MAX_VECTOR_BITS`): 8 float32 with AVX2 or
+AVX-512, 4 with SSE only -- may run
 together, row ``i0 + u`` in lane ``u``: each vector operation performs column ``j`` of the
 ``L`` rows, and every row still adds its elements in source order, so results are
 bit-identical::
@@ -89,17 +90,25 @@ from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from .jam import merge_copies
 
-__all__ = ["row_lanes", "vectorize_row_loop", "vectorize_row_reductions"]
+__all__ = ["MAX_VECTOR_BITS", "row_lanes", "vectorize_row_loop", "vectorize_row_reductions"]
 
 _OPS: tuple[type, ...] = (Add, Sub, Mul, Div, Max, Min)
 _I32 = as_dtype("int32")
 _TRUE = IntImm(as_dtype("bool"), 1)
 
 
-def row_lanes(target: Target, dtype: DataType) -> int:
+MAX_VECTOR_BITS = 256
+"""Widest vectors the transposes use by default: on a Zen 5 (AVX-512) a row sum in 8-lane
+(256-bit) vectors ran twice as fast from L2 as in 16-lane ones (52 vs 25 GB/s per core: the
+512-bit shuffles of a 16 x 16 transpose cost twice as much), and as fast from DRAM.
+``PassContext(config={"vectorize_row_reductions": {"vector_bits": 512}})`` overrides it."""
+
+
+def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) -> int:
     """Rows computed together for an accumulator of ``dtype``: the lanes of one of
-    ``target``'s widest vector registers (16 float32 with AVX-512, 8 with AVX2)."""
-    return max(1, target.vector_bits // 8 // dtype.itemsize)
+    ``target``'s vector registers, at most ``max_bits`` wide (8 float32 with AVX2 or
+    AVX-512, 4 with SSE only)."""
+    return max(1, min(target.vector_bits, max_bits) // 8 // dtype.itemsize)
 
 
 class _Chain:
@@ -407,7 +416,7 @@ class _ReplaceChain(StmtExprMutator):
         return seq([self.visit_stmt(s) for s in stmt.seq])
 
 
-def vectorize_row_loop(loop: For, target: Target) -> Stmt | None:
+def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BITS) -> Stmt | None:
     """The row-vectorized form of a qualifying parallel loop (module doc), or None."""
     if loop.kind is not ForKind.PARALLEL or loop.annotations or loop.thread_binding is not None:
         return None
@@ -415,7 +424,7 @@ def vectorize_row_loop(loop: For, target: Target) -> Stmt | None:
     if found is None:
         return None
     wrappers, stmts, chain = found
-    lanes = row_lanes(target, chain.acc.dtype)
+    lanes = row_lanes(target, chain.acc.dtype, max_bits)
     if lanes < 2 or lanes & (lanes - 1):
         return None
     n, m = loop.extent, chain.loop.extent
@@ -475,15 +484,15 @@ def vectorize_row_loop(loop: For, target: Target) -> Stmt | None:
 
 
 class _Rows(StmtExprMutator):
-    def __init__(self, target: Target) -> None:
-        self.target = target
+    def __init__(self, target: Target, max_bits: int) -> None:
+        self.target, self.max_bits = target, max_bits
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
         if stmt.kind is ForKind.PARALLEL:
-            out = vectorize_row_loop(stmt, self.target)
+            out = vectorize_row_loop(stmt, self.target, self.max_bits)
             if out is not None:
                 return out
         return self.generic_mutate(stmt)
@@ -499,8 +508,9 @@ class _Rows(StmtExprMutator):
 def _vectorize_row_reductions(func: PrimFunc) -> PrimFunc:
     """Run parallel rows' scalar reduction chains in vector lanes, one row per lane (module
     doc), as wide as the PassContext's target (the host when none) allows."""
-    target = as_target(PassContext.current().target)
-    body = _Rows(target).visit_stmt(func.body)
+    ctx = PassContext.current()
+    max_bits = ctx.option("vectorize_row_reductions", "vector_bits")
+    body = _Rows(as_target(ctx.target), int(max_bits or MAX_VECTOR_BITS)).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 
