@@ -359,7 +359,7 @@ class _Vectorizer:
             row_vars: list[Var] = []
             for u in range(self.lanes):
                 at = self.index_at(load, start, u)
-                var = Var(f"{name}_row{u}", self.dtype)
+                var = Var(f"{name}_row{u}", load.dtype.with_lanes(self.lanes))
                 ramp = Ramp(at, IntImm(at.dtype, 1), self.lanes)
                 lets.append(LetStmt(var, BufferLoad(load.buffer, (ramp,)), _NOP))
                 row_vars.append(var)

@@ -153,7 +153,7 @@ def test_rows_in_lanes_with_a_transposed_tile(target: Target, bits: int | None,
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
 def test_printed_form_parses_back(target: Target) -> None:
-    for func in (row_sums, sym_sums, mixed):
+    for func in (row_sums, sym_sums, mixed, every_other_row):
         after = _vectorized(func, target)
         parsed = tvmscript.from_source(after.script())
         assert structural_equal(parsed, after), func
