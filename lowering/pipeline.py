@@ -35,6 +35,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     vectorize_streams       serial loops filling large write-only arrays become vector loops
     vectorize_remainders    constant remainders of vectorized loops become narrower vectors
     distribute_reductions   element-wise stores split from scalar reductions
+    vectorize_row_reductions
+                            parallel rows' scalar reduction chains run one row per vector
+                            lane (as wide as the Target's vectors), each in source order
     jam_parallel_reductions parallel reduction chains interleaved
     tile_reduction_panels   row-by-row reduction nests computed in register tiles (under a
                             no-overlap test; the tile follows the Target's registers)
@@ -66,6 +69,7 @@ from .late.interchange import interchange_reductions
 from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
 from .late.promote import promote_accumulators
+from .late.row_vectorize import vectorize_row_reductions
 from .late.stream_vectorize import vectorize_streams
 from .late.transpose_tiles import transpose_tiles
 from .late.vector_remainder import vectorize_remainders
@@ -123,6 +127,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "vectorize_streams",
     "vectorize_remainders",
     "distribute_reductions",
+    "vectorize_row_reductions",
     "jam_parallel_reductions",
     "tile_reduction_panels",
     "interchange_reductions",
@@ -187,6 +192,7 @@ def lowering_passes(
         "vectorize_streams": vectorize_streams,
         "vectorize_remainders": vectorize_remainders,
         "distribute_reductions": distribute_reductions,
+        "vectorize_row_reductions": vectorize_row_reductions,
         "jam_parallel_reductions": jam_parallel_reductions,
         "tile_reduction_panels": tile_reduction_panels,
         "interchange_reductions": interchange_reductions,

@@ -78,6 +78,8 @@ class ExprEmitter(FunctionBuilder):
     test or None (:func:`.streaming.stream_conditions`); replaced per function."""
     streamed: bool = False
     """Whether a streaming store was emitted (the function must end with a fence)."""
+    hardware_gathers: bool = False
+    """Whether vector loads at per-lane indices become hardware gathers (AVX-512 targets)."""
     alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place
     """Per data var (by id): metadata suffix of its accesses inside a no-overlap region
     (see :mod:`lowering.late.alias_version`)."""
@@ -598,7 +600,11 @@ def _buffer_load(em: ExprEmitter, node: BufferLoad) -> str:
         assert isinstance(index, Ramp)
         ptr = em.index_pointer(buffer, index.base)
         return em.load_scalar_at(ptr, node.dtype, md)
-    # Gather: one scalar load per lane (LLVM forms a hardware gather when profitable).
+    if (em.hardware_gathers and not isinstance(index, (Ramp, Broadcast))
+            and buffer.dtype.lanes == 1 and not buffer.dtype.is_bool):
+        return _hardware_gather(em, node, index, md)
+    # Gather: one scalar load per lane (LLVM keeps them scalar unless its cost model, which
+    # rates gathers expensive on AMD CPUs, forms a hardware gather).
     acc = "poison"
     vty = llvm_type(node.dtype)
     elem_dtype = buffer.dtype
@@ -610,6 +616,42 @@ def _buffer_load(em: ExprEmitter, node: BufferLoad) -> str:
             "gather", f"insertelement {vty} {acc}, {llvm_type(elem_dtype)} {value}, i64 {lane}"
         )
     return acc
+
+
+def _hardware_gather(em: ExprEmitter, node: BufferLoad, index: PrimExpr, md: str) -> str:
+    """``llvm.masked.gather`` of every lane (all lanes on) at a data-dependent index
+    (``T[I[Ramp]]``; strided Ramps keep per-lane loads, which LLVM turns into shuffles of
+    contiguous loads): one ``vgatherdps``-style instruction on AVX-512 targets, where LLVM's
+    cost model keeps per-lane loads and inserts, which measured slower on the suite's
+    16M-element gather (docs/performance.md). The lanes load the same elements, so the
+    result is the same."""
+    buffer = node.buffer
+    lanes = index.dtype.lanes
+    idx_elem = index.dtype.element_of()
+    vec = em.expr(index)
+    wide = f"<{lanes} x i64>"
+    if idx_elem.bits < 64:
+        ext = "zext" if idx_elem.is_uint or idx_elem.is_bool else "sext"
+        vec = em.assign("gidx", f"{ext} {llvm_type(index.dtype)} {vec} to {wide}")
+    offset = const_int(buffer.elem_offset)
+    if offset != 0:
+        off = em.to_i64(em.expr(buffer.elem_offset), buffer.elem_offset.dtype)
+        offsets = em.broadcast(off, _I64.with_lanes(lanes))
+        vec = em.assign("gidx", f"add nsw {wide} {vec}, {offsets}")
+    base = em.buffer_pointer(buffer)
+    ptrs = em.assign(
+        "gptr", f"getelementptr inbounds {mem_type(buffer.dtype)}, ptr {base}, {wide} {vec}"
+    )
+    vty = llvm_type(node.dtype)
+    name = f"llvm.masked.gather.{intrinsic_suffix(node.dtype)}.v{lanes}p0"
+    em.ctx.declare(name, vty, [f"<{lanes} x ptr>", "i32", f"<{lanes} x i1>", vty])
+    ones = "<" + ", ".join(["i1 true"] * lanes) + ">"
+    align = align_of(buffer.dtype)
+    return em.assign(
+        "gather",
+        f"call {vty} @{name}(<{lanes} x ptr> {ptrs}, i32 {align}, <{lanes} x i1> {ones}, "
+        f"{vty} poison){md}",
+    )
 
 
 def _call(em: ExprEmitter, node: Call) -> str:

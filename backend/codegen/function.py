@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from irbuilder.ir import Call, CallKind, PrimFunc, as_dtype
+from lowering.target import as_target
 
 from .context import CodegenError, ModuleContext, llvm_type
 from .stmt import StmtEmitter
@@ -32,6 +33,7 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
     em.func_name = func.name
     em.buffer_handles = frozenset(id(handle) for handle in func.buffer_map)
     em.streaming = stream_conditions(func)
+    em.hardware_gathers = as_target(ctx.options.target).has_feature("avx512f")
     params = []
     for param, ty in zip(func.params, kernel_signature(func)):
         value = em.tmp(param.name)

@@ -60,6 +60,7 @@ class StmtEmitter(ExprEmitter):
         child.func_name = self.func_name
         child.buffer_handles = self.buffer_handles
         child.streaming = self.streaming
+        child.hardware_gathers = self.hardware_gathers
         return child
 
     def scoped_bind(self, var: Var, value: str, body: Callable[[], None]) -> None:

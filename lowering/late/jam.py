@@ -43,7 +43,7 @@ from ..analysis.vars import free_vars
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["DEFAULT_FACTOR", "jam_parallel_loop", "jam_parallel_reductions"]
+__all__ = ["DEFAULT_FACTOR", "jam_parallel_loop", "jam_parallel_reductions", "merge_copies"]
 
 DEFAULT_FACTOR = 4
 _REDUCTION = "tvmscript.reduction"  # lower_blocks' mark of a declared reduction: mergeable
@@ -92,12 +92,12 @@ def _same(a: PrimExpr, b: PrimExpr) -> bool:
     return a is b or structural_equal(a, b)
 
 
-def _merge(copies: list[Stmt]) -> Stmt:
+def merge_copies(copies: list[Stmt]) -> Stmt:
     """One statement running every copy, interleaved where their structures agree."""
     first = copies[0]
     if all(isinstance(c, SeqStmt) and len(c.seq) == len(first.seq) for c in copies):  # type: ignore[attr-defined]
         seqs = [c.seq for c in copies]  # type: ignore[attr-defined]
-        return SeqStmt(tuple(_merge([s[k] for s in seqs]) for k in range(len(seqs[0]))))
+        return SeqStmt(tuple(merge_copies([s[k] for s in seqs]) for k in range(len(seqs[0]))))
     if isinstance(first, For) and all(
         isinstance(c, For) and c.kind is first.kind and _same(c.min, first.min)
         and _same(c.extent, first.extent) and not set(c.annotations) - {_REDUCTION}
@@ -109,25 +109,25 @@ def _merge(copies: list[Stmt]) -> Stmt:
             copy_with_fresh_vars(c.body, {c.loop_var: var}) for c in loops[1:]
         ]
         return For(
-            var, first.min, first.extent, first.kind, _merge(bodies), first.thread_binding,
+            var, first.min, first.extent, first.kind, merge_copies(bodies), first.thread_binding,
             first.annotations, span=first.span,
         )
     if isinstance(first, Allocate) and all(isinstance(c, Allocate) for c in copies):
         allocs = [c for c in copies if isinstance(c, Allocate)]
-        out = _merge([a.body for a in allocs])
+        out = merge_copies([a.body for a in allocs])
         for a in reversed(allocs):
             out = Allocate(a.buffer_var, a.dtype, a.extent, a.condition, out, a.annotations,
                            span=a.span)
         return out
     if isinstance(first, DeclBuffer) and all(isinstance(c, DeclBuffer) for c in copies):
         decls = [c for c in copies if isinstance(c, DeclBuffer)]
-        out = _merge([d.body for d in decls])
+        out = merge_copies([d.body for d in decls])
         for d in reversed(decls):
             out = DeclBuffer(d.buffer, out, span=d.span)
         return out
     if isinstance(first, LetStmt) and all(isinstance(c, LetStmt) for c in copies):
         lets = [c for c in copies if isinstance(c, LetStmt)]
-        out = _merge([let.body for let in lets])
+        out = merge_copies([let.body for let in lets])
         for let in reversed(lets):
             out = LetStmt(let.var, let.value, out, span=let.span)
         return out
@@ -161,7 +161,7 @@ def jam_parallel_loop(loop: For, factor: int = DEFAULT_FACTOR) -> Stmt | None:
     jammed = For(
         outer, IntImm(dtype, 0), FloorDiv(loop.extent, step) if symbolic
         else IntImm(dtype, count // factor), ForKind.PARALLEL,
-        _merge(copies), loop.thread_binding, loop.annotations, span=loop.span,
+        merge_copies(copies), loop.thread_binding, loop.annotations, span=loop.span,
     )
     if not symbolic:
         return jammed

@@ -58,7 +58,13 @@ from ..target import Target, as_target
 from .alias_version import NOALIAS_ATTR, is_noalias_version
 from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
 
-__all__ = ["transpose_nest", "transpose_round", "transpose_shuffles", "transpose_tiles"]
+__all__ = [
+    "transpose_bindings",
+    "transpose_nest",
+    "transpose_round",
+    "transpose_shuffles",
+    "transpose_tiles",
+]
 
 
 def _coefficient(expr: PrimExpr, var: Var) -> PrimExpr | None:
@@ -218,25 +224,35 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
     return IfThenElse(all_of(checks), fast, loop, span=loop.span)
 
 
-def _tile_body(
-    dst: Buffer, loads: list[tuple[Var, PrimExpr]], targets: list[tuple[PrimExpr, ...]]
-) -> Stmt:
-    """``let`` the loaded rows and every shuffle round's vectors (a round reads each vector
-    of the one before twice), then store the last round's vectors at ``targets``."""
-    bindings = list(loads)
-    current: list[PrimExpr] = [var for var, _ in loads]
+def transpose_bindings(
+    rows: list[PrimExpr], name: str
+) -> tuple[list[tuple[Var, PrimExpr]], list[PrimExpr]]:
+    """:func:`transpose_shuffles` with every round's vectors bound to variables (a round
+    reads each vector of the one before twice): the ``(var, value)`` bindings in order, and
+    the columns (the last round's variables)."""
+    bindings: list[tuple[Var, PrimExpr]] = []
+    current = list(rows)
     d, round_no = 1, 0
     while d < len(current):
         named: list[PrimExpr] = []
         for k, expr in enumerate(transpose_round(current, d)):
-            var = Var(f"t{round_no}_{k}", expr.dtype)
+            var = Var(f"{name}_t{round_no}_{k}", expr.dtype)
             bindings.append((var, expr))
             named.append(var)
         current, d, round_no = named, d * 2, round_no + 1
+    return bindings, current
+
+
+def _tile_body(
+    dst: Buffer, loads: list[tuple[Var, PrimExpr]], targets: list[tuple[PrimExpr, ...]]
+) -> Stmt:
+    """``let`` the loaded rows and the shuffle rounds, then store the columns at
+    ``targets``."""
+    rounds, columns = transpose_bindings([var for var, _ in loads], "t")
     body: Stmt = SeqStmt(
-        tuple(BufferStore(dst, column, at) for column, at in zip(current, targets, strict=True))
+        tuple(BufferStore(dst, column, at) for column, at in zip(columns, targets, strict=True))
     )
-    for var, value in reversed(bindings):
+    for var, value in reversed([*loads, *rounds]):
         body = LetStmt(var, value, body)
     return body
 

@@ -66,9 +66,11 @@ def lowered_loops(func: PrimFunc, opt_level: int) -> dict[str, list[str]]:
     """The same, after the whole pipeline at ``opt_level``, verified after every pass (the
     late stage's jam of a parallel reduction loop renames ``i`` to ``i_jam`` and gives each
     jammed iteration its own copy of the allocation: the copies are named after the
-    original)."""
+    original; ``vectorize_row_reductions`` turns ``i`` into ``i_rows`` with one lane buffer
+    ``<name>_rows`` for the rows it computes together)."""
     result = lowering.lower(func, opt_level=opt_level, verify_each=True)
-    return {k: [name.removesuffix("_jam") for name, _ in v]
+    return {k.removesuffix("_rows"): [name.removesuffix("_jam").removesuffix("_rows")
+                                      for name, _ in v]
             for k, v in enclosing_loops(result).items()}
 
 
@@ -98,9 +100,10 @@ def test_get_source_shows_the_allocation_inside_the_parallel_loop() -> None:
 
     text = tvmscript.build(row_sums).get_source("tir")
     lines = text.splitlines()
-    # The late stage jams four iterations (T.parallel(256)) at opt_level 3.
+    # The late stage computes 8 rows per iteration (T.parallel(128)) at opt_level 3.
     loop = next(n for n, line in enumerate(lines) if "in T.parallel(" in line)
-    decl = next(n for n, line in enumerate(lines) if line.lstrip().startswith("t = T.decl_buffer"))
+    decl = next(n for n, line in enumerate(lines)
+                if line.lstrip().startswith(("t = T.decl_buffer", "t_rows = T.decl_buffer")))
     assert decl > loop
     indent = len(lines[decl]) - len(lines[decl].lstrip())
     assert indent > len(lines[loop]) - len(lines[loop].lstrip())

@@ -47,6 +47,7 @@ def test_late_stage_names() -> None:
         "vectorize_streams",
         "vectorize_remainders",
         "distribute_reductions",
+        "vectorize_row_reductions",
         "jam_parallel_reductions",
         "tile_reduction_panels",
         "interchange_reductions",

@@ -63,6 +63,7 @@ from lowering.late.align_streams import align_streams, mark_streams
 from lowering.late.distribute import distribute_reductions
 from lowering.late.interchange import interchange_reductions
 from lowering.late.jam import jam_parallel_reductions
+from lowering.late.row_vectorize import vectorize_row_reductions
 from lowering.late.panel_tile import tile_reduction_panels
 from lowering.late.promote import promote_accumulators
 from lowering.late.stream_vectorize import vectorize_streams
@@ -505,6 +506,7 @@ def test_default_pipeline_order() -> None:
         vectorize_streams,
         vectorize_remainders,
         distribute_reductions,
+        vectorize_row_reductions,
         jam_parallel_reductions,
         tile_reduction_panels,
         interchange_reductions,

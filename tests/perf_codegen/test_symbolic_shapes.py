@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from pinned import AVX2, lower_for
 
+import lowering
 import tvmscript
 from tvmscript import tir as T
 
@@ -38,7 +39,13 @@ def matmul(a: T.handle, b: T.handle, c: T.handle):
 
 
 def test_symbolic_parallel_reduction_is_jammed_with_a_leftover_loop() -> None:
+    # rows in vector lanes (8 float32 on AVX2), the columns in tiles of 8, leftovers after
     text = lower_for(rowsum, AVX2).script()
+    assert "for i_rows in T.parallel(m // 8):" in text
+    assert "for j_tile in range(n // 8):" in text
+    assert "for i_rest in range(m % 8):" in text
+    with lowering.PassContext(disabled_passes={"vectorize_row_reductions"}):
+        text = lower_for(rowsum, AVX2).script()
     assert "for i_jam in T.parallel(m // 4):" in text
     assert "for i_rest in range(m % 4):" in text
 

@@ -1,0 +1,503 @@
+"""The ``vectorize_row_reductions`` pass: a parallel loop whose body runs one scalar
+reduction chain per row computes ``L`` rows at once, one vector lane per row.
+
+``for i in T.parallel(n): acc = 0; for j in range(m): acc = acc + A[i, j]; B[i] = acc`` is
+bound by the latency of one scalar add per element: without reassociation the chain of a
+row cannot be split. But iterations of a parallel loop are independent (the promise
+``T.parallel`` makes, checked by the race check), so ``L`` of them -- ``L`` the lanes of
+the Target's vectors, at most 256 bits (:data:`MAX_VECTOR_BITS`): 8 float32 with AVX2 or
+AVX-512, 4 with SSE only -- may run
+together, row ``i0 + u`` in lane ``u``: each vector operation performs column ``j`` of the
+``L`` rows, and every row still adds its elements in source order, so results are
+bit-identical::
+
+    for i_rows in T.parallel(n // L):
+        acc_rows = T.decl_buffer((L,))                  # lane u: row i_rows * L + u
+        <each row's statements before the loop, acc[0] -> acc_rows[u]>
+        for j_tile in range(m // L):                    # an L x L tile per iteration
+            r_u = A[T.Ramp(<row u, column j_tile * L>, 1, L)]   # contiguous row loads
+            <transpose: log2(L) stages of two-vector shuffles> -> c_0 .. c_{L-1}
+            acc_rows[0:L] = acc_rows[0:L] + c_0          # column j_tile * L + 0
+            ...
+            acc_rows[0:L] = acc_rows[0:L] + c_{L-1}
+        for j_rest in range(m % L):                     # strided loads, in order
+            acc_rows[0:L] = acc_rows[0:L] + A[T.Ramp(<row 0, column>, <row stride>, L)]
+        <each row's statements after the loop>
+    for i_rest in range(n % L):                         # the leftover rows, as written
+        <the body>
+
+A column ``c_k`` is built from contiguous row loads (a transpose in registers) instead of a
+gather; a load that does not depend on the row is broadcast, one that does not depend on
+the column is a strided vector load.
+
+Applied to PARALLEL loops without annotations whose body (under allocations, buffer
+declarations and bindings) is a sequence of stores and exactly one serial loop whose only
+statement updates a function-local one-element float accumulator declared in the body,
+``acc[0] = acc[0] <op> x`` or ``acc[0] = x <op> acc[0]`` (``op``: ``+ - * /``, ``T.max``,
+``T.min``), where ``x`` is built of loads, casts, constants, outer variables and those
+operations (no multiply feeding an add or subtract, so FMA contraction cannot differ
+between the scalar and the vector code), reads no function-local buffer, and loads at
+indices that step 0 or 1 element per column (a row's columns are contiguous) and do not
+read memory; how they depend on the row is free (a symbolic row stride is fine).
+The loop's bounds must not depend on the row. Symbolic row and column counts are handled
+(``n // L``, ``n % L``, ``m // L``, ``m % L`` at run time).
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    Add,
+    Allocate,
+    Broadcast,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Cast,
+    DataType,
+    DeclBuffer,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    For,
+    ForKind,
+    IntImm,
+    LetStmt,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    PrimFunc,
+    Ramp,
+    SeqStmt,
+    Shuffle,
+    Stmt,
+    StmtExprMutator,
+    Sub,
+    Var,
+    as_dtype,
+    seq,
+    structural_equal,
+)
+from irbuilder.ir.buffer import make_data_var
+
+from ..analysis.loads import reads_memory
+from ..analysis.substitute import substitute_expr
+from ..analysis.vars import depends_on, free_vars
+from ..arith.canonical import linear_coefficient
+from ..pass_infra import FunctionPass, PassContext, function_pass
+from ..target import Target, as_target
+from ..transforms.unroll import copy_with_fresh_vars
+from .jam import merge_copies
+from .transpose_tiles import transpose_bindings
+
+__all__ = ["MAX_VECTOR_BITS", "row_lanes", "vectorize_row_loop", "vectorize_row_reductions"]
+
+_OPS: tuple[type, ...] = (Add, Sub, Mul, Div, Max, Min)
+_I32 = as_dtype("int32")
+_TRUE = IntImm(as_dtype("bool"), 1)
+
+
+MAX_VECTOR_BITS = 256
+"""Widest vectors the transposes use by default: on a Zen 5 (AVX-512) a row sum in 8-lane
+(256-bit) vectors ran twice as fast from L2 as in 16-lane ones (52 vs 25 GB/s per core: the
+512-bit shuffles of a 16 x 16 transpose cost twice as much), and as fast from DRAM.
+``PassContext(config={"vectorize_row_reductions": {"vector_bits": 512}})`` overrides it."""
+
+
+def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) -> int:
+    """Rows computed together for an accumulator of ``dtype``: the lanes of one of
+    ``target``'s vector registers, at most ``max_bits`` wide (8 float32 with AVX2 or
+    AVX-512, 4 with SSE only)."""
+    return max(1, min(target.vector_bits, max_bits) // 8 // dtype.itemsize)
+
+
+class _Chain:
+    """The matched reduction: its loop, accumulator, operation and the operand ``x``."""
+
+    def __init__(self, loop: For, acc: Buffer, op: type, acc_first: bool, x: PrimExpr) -> None:
+        self.loop, self.acc, self.op, self.acc_first, self.x = loop, acc, op, acc_first, x
+
+
+def _peel(body: Stmt) -> tuple[list[Stmt], Stmt]:
+    """The allocations, declarations and bindings wrapping ``body``, and what they wrap."""
+    wrappers: list[Stmt] = []
+    while isinstance(body, (Allocate, DeclBuffer, LetStmt)):
+        wrappers.append(body)
+        body = body.body
+    return wrappers, body
+
+
+def _is_acc(expr: PrimExpr, acc: Buffer) -> bool:
+    return (
+        isinstance(expr, BufferLoad)
+        and expr.buffer.data is acc.data
+        and len(expr.indices) == 1
+        and isinstance(expr.indices[0], IntImm)
+        and expr.indices[0].value == 0
+    )
+
+
+class _Operand:
+    """Checks ``x`` (module doc) and collects its loads."""
+
+    def __init__(self, row: Var, col: Var, inner: set[int]) -> None:
+        self.row, self.col, self.inner = row, col, inner
+        self.loads: list[BufferLoad] = []
+
+    def ok(self, expr: PrimExpr) -> bool:
+        if isinstance(expr, (FloatImm, IntImm)):
+            return True
+        if isinstance(expr, Var):
+            return expr is not self.row and expr is not self.col and id(expr) not in self.inner
+        if isinstance(expr, Cast):
+            return expr.dtype.lanes == 1 and self.ok(expr.value)
+        if isinstance(expr, _OPS):
+            assert isinstance(expr, (Add, Sub, Mul, Div, Max, Min))
+            if (isinstance(expr, (Add, Sub)) and isinstance(expr.a, Mul)) \
+                    or (isinstance(expr, (Add, Sub)) and isinstance(expr.b, Mul)):
+                return False  # a contractible multiply-add
+            return self.ok(expr.a) and self.ok(expr.b)
+        if isinstance(expr, BufferLoad):
+            if len(expr.indices) != 1 or expr.dtype.lanes != 1 or expr.buffer.dtype.lanes != 1:
+                return False
+            if id(expr.buffer.data) in self.inner or expr.buffer.dtype.is_bool:
+                return False
+            (index,) = expr.indices
+            if index.dtype.lanes != 1:
+                return False
+            if any(id(v) in self.inner for v in free_vars(index)) or reads_memory(index):
+                return False
+            if linear_coefficient(index, self.col) not in (0, 1):
+                return False
+            self.loads.append(expr)
+            return True
+        return False
+
+
+def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
+    """The body's wrappers, its statements and its one reduction chain, or None."""
+    wrappers, inner_body = _peel(loop.body)
+    stmts = list(inner_body.seq) if isinstance(inner_body, SeqStmt) else [inner_body]
+    inner: set[int] = set()
+    locals_: dict[int, Allocate] = {}
+    for w in wrappers:
+        if isinstance(w, Allocate):
+            inner.add(id(w.buffer_var))
+            locals_[id(w.buffer_var)] = w
+        elif isinstance(w, LetStmt):
+            inner.add(id(w.var))
+    reductions = [s for s in stmts if isinstance(s, For)]
+    if len(reductions) != 1 or not all(isinstance(s, (For, BufferStore)) for s in stmts):
+        return None
+    (red,) = reductions
+    if red.kind is not ForKind.SERIAL or red.annotations or red.thread_binding is not None:
+        return None
+    row = loop.loop_var
+    for bound in (red.min, red.extent):
+        if any(v is row or id(v) in inner for v in free_vars(bound)):
+            return None
+    store = red.body
+    if not isinstance(store, BufferStore) or len(store.indices) != 1:
+        return None
+    acc = store.buffer
+    alloc = locals_.get(id(acc.data))
+    dtype = acc.dtype
+    if alloc is None or not dtype.is_float or dtype.lanes != 1 or dtype.bits not in (32, 64):
+        return None
+    if not (isinstance(alloc.extent, IntImm) and alloc.extent.value == 1):
+        return None
+    if not _is_acc(BufferLoad(acc, store.indices), acc):
+        return None
+    value = store.value
+    if not isinstance(value, _OPS):
+        return None
+    assert isinstance(value, (Add, Sub, Mul, Div, Max, Min))
+    if _is_acc(value.a, acc):
+        acc_first, x = True, value.b
+    elif _is_acc(value.b, acc):
+        acc_first, x = False, value.a
+    else:
+        return None
+    if isinstance(value, (Add, Sub)) and isinstance(x, Mul):
+        return None  # acc + a * b: contractible into an FMA
+    operand = _Operand(row, red.loop_var, inner)
+    if not operand.ok(x):
+        return None
+    return wrappers, stmts, _Chain(red, acc, type(value), acc_first, x)
+
+
+class _ToLane(StmtExprMutator):
+    """Accesses of the accumulator ``acc[k]`` become ``rows[lane + k]``."""
+
+    def __init__(self, acc: Buffer, rows: Buffer, lane: int) -> None:
+        self.acc, self.rows, self.lane = acc, rows, lane
+
+    def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
+        if node.buffer.data is self.acc.data:
+            (k,) = node.indices
+            return BufferLoad(self.rows, (IntImm(k.dtype, self.lane) + k,))
+        return self.generic_mutate(node)
+
+    def visit_buffer_store_(self, stmt: BufferStore) -> Stmt:
+        if stmt.buffer.data is self.acc.data:
+            (k,) = stmt.indices
+            value = self.visit_expr(stmt.value)
+            return BufferStore(self.rows, value, (IntImm(k.dtype, self.lane) + k,), span=stmt.span)
+        return self.generic_mutate(stmt)
+
+
+def _transpose(rows: list[Var], name: str) -> tuple[list[LetStmt], list[PrimExpr]]:
+    """Bindings transposing ``rows`` (vectors of as many lanes as there are rows) by
+    two-vector shuffles (:func:`.transpose_tiles.transpose_bindings`), and the columns: lane
+    ``u`` of column ``k`` is lane ``k`` of row ``u``."""
+    bindings, columns = transpose_bindings(list(rows), name)
+    return [LetStmt(var, value, _NOP) for var, value in bindings], columns
+
+
+_NOP = SeqStmt(())
+
+
+def _nest(lets: list[LetStmt], body: Stmt) -> Stmt:
+    for let in reversed(lets):
+        body = LetStmt(let.var, let.value, body, span=let.span)
+    return body
+
+
+class _Vectorizer:
+    """Builds the vector form of one chain for the rows ``first + u``, ``u < lanes``."""
+
+    def __init__(self, chain: _Chain, rows: Buffer, lanes: int, first: PrimExpr,
+                 row: Var) -> None:
+        self.chain, self.rows, self.lanes, self.first, self.row = chain, rows, lanes, first, row
+        self.dtype = chain.acc.dtype.with_lanes(lanes)
+
+    def index_at(self, load: BufferLoad, col: PrimExpr, u: int = 0) -> PrimExpr:
+        (index,) = load.indices
+        row_at: PrimExpr = self.first if u == 0 else self.first + IntImm(self.first.dtype, u)
+        return substitute_expr(index, {self.row: row_at, self.chain.loop.loop_var: col})
+
+    def lanes_of(self, load: BufferLoad, col: PrimExpr) -> PrimExpr:
+        """The load for every row at column ``col``: broadcast, strided, or one load per
+        row (a row stride that is not a constant)."""
+        (index,) = load.indices
+        if not depends_on(index, self.row):
+            return Broadcast(BufferLoad(load.buffer, (self.index_at(load, col),)), self.lanes)
+        stride = linear_coefficient(index, self.row)
+        at = self.index_at(load, col)
+        if stride is not None:
+            return BufferLoad(load.buffer, (Ramp(at, IntImm(at.dtype, stride), self.lanes),))
+        per_row = tuple(BufferLoad(load.buffer, (self.index_at(load, col, u),))
+                        for u in range(self.lanes))
+        return Shuffle(per_row, tuple(range(self.lanes)))
+
+    def vector(self, expr: PrimExpr, col: PrimExpr, columns: dict[int, PrimExpr]) -> PrimExpr:
+        """``expr`` for every row at column ``col`` (``columns``: loads already transposed)."""
+        if isinstance(expr, (FloatImm, IntImm, Var)):
+            return Broadcast(expr, self.lanes)
+        if isinstance(expr, Cast):
+            return Cast(expr.dtype.with_lanes(self.lanes), self.vector(expr.value, col, columns))
+        if isinstance(expr, BufferLoad):
+            if id(expr) in columns:
+                return columns[id(expr)]
+            return self.lanes_of(expr, col)
+        assert isinstance(expr, (Add, Sub, Mul, Div, Max, Min))
+        return type(expr)(self.vector(expr.a, col, columns), self.vector(expr.b, col, columns))
+
+    def update(self, value: PrimExpr) -> Stmt:
+        """``rows[0:L] = rows[0:L] <op> value`` (operands in the source's order)."""
+        ramp = Ramp(IntImm(_I32, 0), IntImm(_I32, 1), self.lanes)
+        acc = BufferLoad(self.rows, (ramp,))
+        a, b = (acc, value) if self.chain.acc_first else (value, acc)
+        return BufferStore(self.rows, self.chain.op(a, b), (ramp,))
+
+    def tiled_loads(self) -> list[BufferLoad]:
+        """The loads transposed from row tiles: stepping with the column and the row."""
+        out: list[BufferLoad] = []
+        for load in _loads(self.chain.x):
+            (index,) = load.indices
+            if linear_coefficient(index, self.chain.loop.loop_var) != 1:
+                continue
+            if not depends_on(index, self.row):
+                continue
+            if not any(structural_equal(load, seen) for seen in out):
+                out.append(load)
+        return out
+
+    def loops(self) -> Stmt:
+        """The tile loop and the remainder loop replacing the chain's loop."""
+        red = self.chain.loop
+        j = red.loop_var
+        jdt = j.dtype
+        width = IntImm(jdt, self.lanes)
+        tiles = FloorDiv(red.extent, width) if not isinstance(red.extent, IntImm) \
+            else IntImm(jdt, red.extent.value // self.lanes)
+        rest = FloorMod(red.extent, width) if not isinstance(red.extent, IntImm) \
+            else IntImm(jdt, red.extent.value % self.lanes)
+        jo = Var(f"{j.name}_tile", jdt)
+        start = red.min + jo * width
+        lets: list[LetStmt] = []
+        by_load: dict[int, list[PrimExpr]] = {}
+        for n, load in enumerate(self.tiled_loads()):
+            name = f"{load.buffer.name}_{n}" if n else load.buffer.name
+            row_vars: list[Var] = []
+            for u in range(self.lanes):
+                at = self.index_at(load, start, u)
+                var = Var(f"{name}_row{u}", load.dtype.with_lanes(self.lanes))
+                ramp = Ramp(at, IntImm(at.dtype, 1), self.lanes)
+                lets.append(LetStmt(var, BufferLoad(load.buffer, (ramp,)), _NOP))
+                row_vars.append(var)
+            stage_lets, transposed = _transpose(row_vars, name)
+            lets.extend(stage_lets)
+            by_load[id(load)] = transposed
+        updates: list[Stmt] = []
+        for k in range(self.lanes):
+            col = start + IntImm(jdt, k)
+            columns: dict[int, PrimExpr] = {}
+            for load in _loads(self.chain.x):
+                for tiled in self.tiled_loads():
+                    if structural_equal(load, tiled):
+                        columns[id(load)] = by_load[id(tiled)][k]
+            updates.append(self.update(self.vector(self.chain.x, col, columns)))
+        tile_loop = For(jo, IntImm(jdt, 0), tiles, ForKind.SERIAL,
+                        _nest(lets, SeqStmt(tuple(updates))), span=red.span)
+        jr = Var(f"{j.name}_rest", jdt)
+        col = red.min + tiles * width + jr
+        rest_loop = For(jr, IntImm(jdt, 0), rest, ForKind.SERIAL,
+                        self.update(self.vector(self.chain.x, col, {})), span=red.span)
+        parts: list[Stmt] = []
+        if not (isinstance(tiles, IntImm) and tiles.value == 0):
+            parts.append(tile_loop)
+        if not (isinstance(rest, IntImm) and rest.value == 0):
+            parts.append(rest_loop)
+        return seq(parts)
+
+
+def _loads(expr: PrimExpr) -> list[BufferLoad]:
+    if isinstance(expr, BufferLoad):
+        return [expr]
+    if isinstance(expr, Cast):
+        return _loads(expr.value)
+    if isinstance(expr, (Add, Sub, Mul, Div, Max, Min)):
+        return _loads(expr.a) + _loads(expr.b)
+    return []
+
+
+class _ReplaceChain(StmtExprMutator):
+    """The merged chain loop (the one loop of the merged body) becomes ``replacement``."""
+
+    def __init__(self, rows: Buffer, replacement: Stmt) -> None:
+        self.rows, self.replacement, self.count = rows, replacement, 0
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        self.count += 1
+        return self.replacement
+
+    def visit_seq_stmt_(self, stmt: SeqStmt) -> Stmt:
+        return seq([self.visit_stmt(s) for s in stmt.seq])
+
+
+def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BITS) -> Stmt | None:
+    """The row-vectorized form of a qualifying parallel loop (module doc), or None."""
+    if loop.kind is not ForKind.PARALLEL or loop.annotations or loop.thread_binding is not None:
+        return None
+    found = _match(loop)
+    if found is None:
+        return None
+    wrappers, stmts, chain = found
+    lanes = row_lanes(target, chain.acc.dtype, max_bits)
+    if lanes < 2 or lanes & (lanes - 1):
+        return None
+    n, m = loop.extent, chain.loop.extent
+    if isinstance(n, IntImm) and n.value < lanes:
+        return None
+    if isinstance(m, IntImm) and m.value < lanes:
+        return None
+    row = loop.loop_var
+    idt = row.dtype
+    rows_data = make_data_var(f"{chain.acc.name}_rows", chain.acc.dtype, "local")
+    rows = Buffer(f"{chain.acc.name}_rows", rows_data, (IntImm(_I32, lanes),), chain.acc.dtype,
+                  scope="local")
+    # the body without the accumulator's allocation and declaration
+    kept = [w for w in wrappers
+            if not (isinstance(w, Allocate) and w.buffer_var is chain.acc.data)
+            and not (isinstance(w, DeclBuffer) and w.buffer.data is chain.acc.data)]
+    body: Stmt = SeqStmt(tuple(stmts)) if len(stmts) != 1 else stmts[0]
+    for w in reversed(kept):
+        if isinstance(w, Allocate):
+            body = Allocate(w.buffer_var, w.dtype, w.extent, w.condition, body, w.annotations,
+                            span=w.span)
+        elif isinstance(w, DeclBuffer):
+            body = DeclBuffer(w.buffer, body, span=w.span)
+        else:
+            assert isinstance(w, LetStmt)
+            body = LetStmt(w.var, w.value, body, span=w.span)
+    group = Var(f"{row.name}_rows", idt)
+    width = IntImm(idt, lanes)
+    first = loop.min + group * width
+    copies = [
+        _ToLane(chain.acc, rows, u).visit_stmt(
+            copy_with_fresh_vars(body, {row: first if u == 0 else first + IntImm(idt, u)})
+        )
+        for u in range(lanes)
+    ]
+    merged = merge_copies(copies)
+    vector = _Vectorizer(chain, rows, lanes, first, row).loops()
+    replacer = _ReplaceChain(rows, vector)
+    merged = replacer.visit_stmt(merged)
+    if replacer.count != 1:
+        return None  # the copies' loops did not merge into one
+    groups = FloorDiv(n, width) if not isinstance(n, IntImm) else IntImm(idt, n.value // lanes)
+    vectorized = For(
+        group, IntImm(idt, 0), groups, ForKind.PARALLEL,
+        Allocate(rows_data, chain.acc.dtype, IntImm(_I32, lanes), _TRUE,
+                 DeclBuffer(rows, merged)),
+        span=loop.span,
+    )
+    if isinstance(n, IntImm) and n.value % lanes == 0:
+        return vectorized
+    rest = Var(f"{row.name}_rest", idt)
+    done = loop.min + groups * width
+    left = FloorMod(n, width) if not isinstance(n, IntImm) else IntImm(idt, n.value % lanes)
+    leftover = For(rest, IntImm(idt, 0), left, ForKind.SERIAL,
+                   copy_with_fresh_vars(loop.body, {row: done + rest}), span=loop.span)
+    return SeqStmt((vectorized, leftover), span=loop.span)
+
+
+class _Rows(StmtExprMutator):
+    def __init__(self, target: Target, max_bits: int) -> None:
+        self.target, self.max_bits = target, max_bits
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        if stmt.kind is ForKind.PARALLEL:
+            out = vectorize_row_loop(stmt, self.target, self.max_bits)
+            if out is not None:
+                return out
+        return self.generic_mutate(stmt)
+
+    def visit_seq_stmt_(self, stmt: SeqStmt) -> Stmt:
+        parts = [self.visit_stmt(s) for s in stmt.seq]
+        if all(p is s for p, s in zip(parts, stmt.seq)):
+            return stmt
+        return seq(parts)  # a loop with leftover rows became two statements: one flat sequence
+
+
+@function_pass("vectorize_row_reductions", opt_level=1)
+def _vectorize_row_reductions(func: PrimFunc) -> PrimFunc:
+    """Run parallel rows' scalar reduction chains in vector lanes, one row per lane (module
+    doc), as wide as the PassContext's target (the host when none) allows."""
+    ctx = PassContext.current()
+    max_bits = ctx.option("vectorize_row_reductions", "vector_bits")
+    body = _Rows(as_target(ctx.target), int(max_bits or MAX_VECTOR_BITS)).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+vectorize_row_reductions: FunctionPass = _vectorize_row_reductions
+"""The ``vectorize_row_reductions`` pass (a :class:`FunctionPass`)."""
+
