@@ -120,9 +120,14 @@ def _self_reads_ok(block: Block, allowed_same: bool) -> bool:
     """Reads of a buffer the block writes happen only at the written indices."""
     stores: dict[int, list[tuple[PrimExpr, ...]]] = {}
     loads: list[BufferLoad] = []
+    # Buffers allocated inside the block are private to each instance: reading them at
+    # other indices than written creates no dependence between instances.
+    local = {id(b) for b in block.alloc_buffers}
 
     def visit(node: object) -> None:
-        if isinstance(node, BufferStore):
+        if isinstance(node, Block):
+            local.update(id(b) for b in node.alloc_buffers)
+        elif isinstance(node, BufferStore):
             stores.setdefault(id(node.buffer), []).append(node.indices)
         elif isinstance(node, BufferLoad):
             loads.append(node)
@@ -132,7 +137,7 @@ def _self_reads_ok(block: Block, allowed_same: bool) -> bool:
         post_order_visit(block.init, visit)
     for load in loads:
         written = stores.get(id(load.buffer))
-        if written is None:
+        if written is None or id(load.buffer) in local:
             continue
         if not allowed_same:
             return False

@@ -168,6 +168,16 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     update = refresh_regions(
         rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"})
     )
+    # Without its init the update reads the element it accumulates into: TVM lists those
+    # reads first (the written regions joined to the block's reads).
+    written = {id(r.buffer) for r in update.writes}
+    update = rebuild(
+        update,
+        {
+            "reads": tuple(r for r in update.reads if id(r.buffer) in written)
+            + tuple(r for r in update.reads if id(r.buffer) not in written)
+        },
+    )
     state.replace(realize, rebuild(realize, {"block": update}), {block: update})
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
@@ -342,10 +352,13 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             state, name, "the loop is not bound to any reduction iter var of the block", loop
         )
     out = update.buffer
-    if not 0 <= factor_axis <= len(out.shape):
+    ndim = len(out.shape)
+    if not -(ndim + 1) <= factor_axis <= ndim:
         raise _fail(
             state, name, f"factor_axis {factor_axis} is out of range for {out.name!r}", block
         )
+    if factor_axis < 0:  # counted from the end of the rf buffer's shape, as in TVM
+        factor_axis += ndim + 1
     reduce_loops = [
         lp
         for lp in loops
@@ -358,6 +371,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         if iv.kind == IterKind.SPATIAL
     ):
         raise _fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
+    not_serial = [lp for lp in reduce_loops if lp.kind != ForKind.SERIAL]
+    if not_serial:
+        # The rf block keeps the loops, the write-back makes them serial: a parallel or
+        # vectorized reduction loop's kind would be lost or would race on the rf buffer.
+        raise _fail(
+            state,
+            name,
+            f"reduction loop {not_serial[0].loop_var.name!r} is not serial",
+            not_serial[0],
+        )
     # rf block: iter vars = rf var (S), spatial vars, other reduction loops' vars (R).
     new_iv = {lp.loop_var: Var(f"v{lp.loop_var.name}", lp.loop_var.dtype) for lp in reduce_loops}
     rf_var = new_iv[loop.loop_var]
@@ -383,9 +406,14 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     rf_buffer = Buffer(rf_name, make_data_var(rf_name, out.dtype), rf_shape, out.dtype)
     rf_indices = (*update.indices[:factor_axis], rf_var, *update.indices[factor_axis:])
     rf_value = kind(BufferLoad(rf_buffer, rf_indices), substitute_expr(value, reduce_sub))
-    rf_body = BufferStore(rf_buffer, rf_value, rf_indices)
     assert isinstance(block.init, BufferStore)
-    rf_init = BufferStore(rf_buffer, block.init.value, rf_indices)
+    rf_init: BufferStore | None = BufferStore(rf_buffer, block.init.value, rf_indices)
+    rf_body = BufferStore(rf_buffer, rf_value, rf_indices)
+    if all(iv.kind == IterKind.SPATIAL for iv in rf_iters):
+        # Nothing left to reduce: each rf element is the identity combined with one value,
+        # which is that value (identity op x == x for + * min max).
+        rf_init = None
+        rf_body = BufferStore(rf_buffer, substitute_expr(value, reduce_sub), rf_indices)
     rf_block = refresh_regions(
         Block(
             tuple(rf_iters),
@@ -394,6 +422,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             unique_name(state, f"{block.name_hint}_rf"),
             rf_body,
             rf_init,
+            annotations=dict(block.annotations),
         )
     )
     rf_stmt: Stmt = BlockRealize(tuple(rf_values), const(True), rf_block)

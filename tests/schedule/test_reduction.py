@@ -197,3 +197,116 @@ def test_rfactor_refuses_spatial_loop_and_bad_init():
     _, k = sch.get_loops(sch.get_block("C"))
     with pytest.raises(T.ScheduleError, match="not the identity of its reduction"):
         sch.rfactor(k, 0)
+
+
+@T.prim_func
+def blocked_colsum(A: T.Buffer((3, 12), "float32"), S: T.Buffer((3,), "float32")):
+    for r, c_o in T.grid(3, 3):
+        with T.block("tile"):
+            vr, vco = T.axis.remap("SR", [r, c_o])
+            tmp = T.alloc_buffer((4,), "float32")
+            with T.init():
+                S[vr] = T.float32(0)
+            for t in range(4):
+                with T.block("stage"):
+                    vt = T.axis.spatial(4, t)
+                    tmp[vt] = A[vr, vco * 4 + vt] * T.float32(2)
+            for t in range(4):
+                with T.block("acc"):
+                    vt = T.axis.reduce(4, t)
+                    S[vr] = S[vr] + tmp[vt]
+
+
+def test_decompose_reduction_with_block_local_scratch():
+    # A buffer allocated inside the reduction block is private to each instance: its writes
+    # and reads at other indices do not make the block a non-reduction. The update lists the
+    # element it accumulates into first among its reads.
+    @T.prim_func
+    def expected(A: T.Buffer((3, 12), "float32"), S: T.Buffer((3,), "float32")):
+        for r in range(3):
+            with T.block("tile_init"):
+                vr = T.axis.spatial(3, r)
+                T.reads()
+                T.writes(S[vr])
+                S[vr] = T.float32(0)
+            for c_o in range(3):
+                with T.block("tile_update"):
+                    vr, vco = T.axis.remap("SR", [r, c_o])
+                    T.reads(S[vr], A[vr, vco * 4 : vco * 4 + 4])
+                    T.writes(S[vr])
+                    tmp = T.alloc_buffer((4,), "float32")
+                    for t in range(4):
+                        with T.block("stage"):
+                            vt = T.axis.spatial(4, t)
+                            tmp[vt] = A[vr, vco * 4 + vt] * T.float32(2)
+                    for t in range(4):
+                        with T.block("acc"):
+                            vt = T.axis.reduce(4, t)
+                            S[vr] = S[vr] + tmp[vt]
+
+    sch = _sch(blocked_colsum)
+    block = sch.get_block("tile")
+    _, c_o = sch.get_loops(block)
+    sch.decompose_reduction(block, c_o)
+    assert_schedule(blocked_colsum, sch, expected)
+
+
+@T.prim_func
+def tagged_sum(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 6):
+        with T.block("C"):
+            T.block_attr({"tag": 7})
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+
+
+def test_rfactor_negative_axis_spatial_only_rf_block_keeps_annotations():
+    # factor_axis -1 counts from the end of the rf buffer's shape (axis 1 of (4, 6)); with
+    # every reduction loop factored out, the rf block has nothing left to reduce and stores
+    # the value directly; both blocks keep the original's annotations.
+    @T.prim_func
+    def expected(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4,), "float32")):
+        C_rf = T.alloc_buffer((4, 6))
+        for i, k in T.grid(4, 6):
+            with T.block("C_rf"):
+                T.block_attr({"tag": 7})
+                vk, vi = T.axis.remap("SS", [k, i])
+                C_rf[vi, vk] = A[vi, vk]
+        for i, k in T.grid(4, 6):
+            with T.block("C"):
+                T.block_attr({"tag": 7})
+                vk, vi = T.axis.remap("RS", [k, i])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + C_rf[vi, vk]
+
+    sch = _sch(tagged_sum)
+    _, k = sch.get_loops(sch.get_block("C"))
+    sch.rfactor(k, -1)
+    assert_schedule(tagged_sum, sch, expected)
+    for axis in (2, -3):
+        sch2 = _sch(tagged_sum)
+        _, k2 = sch2.get_loops(sch2.get_block("C"))
+        with pytest.raises(T.ScheduleError, match=f"factor_axis {axis} is out of range"):
+            sch2.rfactor(k2, axis)
+
+
+def test_rfactor_refuses_parallel_reduction_loop():
+    @T.prim_func
+    def par_sum(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4,), "float32")):
+        for i in range(4):
+            for k_0 in T.parallel(2):
+                for k_1 in range(3):
+                    with T.block("C"):
+                        vi = T.axis.spatial(4, i)
+                        vk = T.axis.reduce(6, k_0 * 3 + k_1)
+                        with T.init():
+                            C[vi] = T.float32(0)
+                        C[vi] = C[vi] + A[vi, vk]
+
+    sch = _sch(par_sum)
+    _, _, k_1 = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="reduction loop 'k_0' is not serial"):
+        sch.rfactor(k_1, 0)
