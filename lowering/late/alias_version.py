@@ -45,7 +45,16 @@ from irbuilder.ir import (
 from ..analysis.loads import reads_memory
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
-from .versioning import ByteRange, LoopRewriter, all_of, byte_range, disjoint, rewrite_loops
+from .versioning import (
+    NOALIAS_ATTR,
+    ByteRange,
+    LoopRewriter,
+    all_of,
+    byte_range,
+    disjoint,
+    is_noalias_version,
+    rewrite_loops,
+)
 
 __all__ = [
     "MIN_TRIP_COUNT",
@@ -54,9 +63,6 @@ __all__ = [
     "version_gathers",
     "version_loop",
 ]
-
-NOALIAS_ATTR = "tvms.noalias_region"
-"""AttrStmt key of a fast path whose listed buffers are known not to overlap."""
 
 MIN_TRIP_COUNT = 64
 """Shorter loops are not worth the test and the second copy."""
@@ -155,13 +161,6 @@ def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
         copy_with_fresh_vars(loop),
     )
     return IfThenElse(all_of(tests), fast, loop, span=loop.span)
-
-
-def is_noalias_version(stmt: Stmt) -> bool:
-    """Whether ``stmt`` is a no-overlap region, or a loop versioned into one and its original."""
-    if isinstance(stmt, IfThenElse):
-        stmt = stmt.then_case
-    return isinstance(stmt, AttrStmt) and stmt.attr_key == NOALIAS_ATTR
 
 
 class _Versioner(LoopRewriter):

@@ -59,8 +59,14 @@ from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
-from .alias_version import NOALIAS_ATTR, is_noalias_version
-from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
+from .versioning import (
+    NOALIAS_ATTR,
+    VersionedLoopRewriter,
+    all_of,
+    byte_range,
+    no_overlap_checks,
+    rewrite_versioned_loops,
+)
 
 __all__ = [
     "MIN_INNER_TRIP_COUNT",
@@ -236,23 +242,13 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
 
 def interchange_nests(stmt: Stmt, local_data: set[int]) -> Stmt:
     """``stmt`` with every qualifying nest inside it interchanged (the pass on a statement)."""
-    return _Interchanger(local_data).visit_stmt(stmt)
-
-
-class _Interchanger(LoopRewriter):
-    inner_first = False
-
-    def rewrite(self, loop: For) -> Stmt | None:
-        return interchange_loop(loop, self.local_data)
-
-    def done(self, stmt: Stmt) -> bool:
-        return is_noalias_version(stmt)
+    return VersionedLoopRewriter(local_data, interchange_loop).visit_stmt(stmt)
 
 
 @function_pass("interchange_reductions", opt_level=1)
 def _interchange_reductions(func: PrimFunc) -> PrimFunc:
     """Interchange strided reduction nests on a run-time no-overlap test (module doc)."""
-    return rewrite_loops(func, _Interchanger)
+    return rewrite_versioned_loops(func, interchange_loop)
 
 
 interchange_reductions: FunctionPass = _interchange_reductions

@@ -77,9 +77,14 @@ from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_for
-from .alias_version import NOALIAS_ATTR, is_noalias_version
 from .interchange import interchange_nests, split_reduction_nest
-from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
+from .versioning import (
+    NOALIAS_ATTR,
+    all_of,
+    byte_range,
+    no_overlap_checks,
+    rewrite_versioned_loops,
+)
 
 __all__ = ["TileShape", "tile_reduction_nest", "tile_reduction_panels", "tile_shape"]
 
@@ -347,26 +352,14 @@ def _divided(extent: PrimExpr, by: int) -> PrimExpr:
     return FloorDiv(extent, IntImm(extent.dtype, by))
 
 
-class _Tiler(LoopRewriter):
-    inner_first = False
-
-    def __init__(self, local_data: set[int], shape: TileShape) -> None:
-        super().__init__(local_data)
-        self.shape = shape
-
-    def rewrite(self, loop: For) -> Stmt | None:
-        return tile_reduction_nest(loop, self.local_data, self.shape)
-
-    def done(self, stmt: Stmt) -> bool:
-        return is_noalias_version(stmt)
-
-
 @function_pass("tile_reduction_panels", opt_level=1)
 def _tile_reduction_panels(func: PrimFunc) -> PrimFunc:
     """Compute row-by-row reduction nests in register tiles (module doc), sized for the
     PassContext's target (the host when none)."""
     shape = tile_shape(as_target(PassContext.current().target))
-    return rewrite_loops(func, lambda local: _Tiler(local, shape))
+    return rewrite_versioned_loops(
+        func, lambda loop, local: tile_reduction_nest(loop, local, shape)
+    )
 
 
 tile_reduction_panels: FunctionPass = _tile_reduction_panels

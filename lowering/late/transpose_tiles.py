@@ -55,8 +55,13 @@ from ..analysis.vars import depends_on
 from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
-from .alias_version import NOALIAS_ATTR, is_noalias_version
-from .versioning import LoopRewriter, all_of, byte_range, no_overlap_checks, rewrite_loops
+from .versioning import (
+    NOALIAS_ATTR,
+    all_of,
+    byte_range,
+    no_overlap_checks,
+    rewrite_versioned_loops,
+)
 
 __all__ = [
     "transpose_bindings",
@@ -257,26 +262,12 @@ def _tile_body(
     return body
 
 
-class _Transposer(LoopRewriter):
-    inner_first = False
-
-    def __init__(self, local_data: set[int], target: Target) -> None:
-        super().__init__(local_data)
-        self.target = target
-
-    def rewrite(self, loop: For) -> Stmt | None:
-        return transpose_nest(loop, self.local_data, self.target)
-
-    def done(self, stmt: Stmt) -> bool:
-        return is_noalias_version(stmt)
-
-
 @function_pass("transpose_tiles", opt_level=1)
 def _transpose_tiles(func: PrimFunc) -> PrimFunc:
     """Run transposing copy nests as register-transposed vector tiles (module doc), sized
     for the PassContext's target (the host when none)."""
     target = as_target(PassContext.current().target)
-    return rewrite_loops(func, lambda local: _Transposer(local, target))
+    return rewrite_versioned_loops(func, lambda loop, local: transpose_nest(loop, local, target))
 
 
 transpose_tiles: FunctionPass = _transpose_tiles

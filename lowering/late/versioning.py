@@ -12,9 +12,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from irbuilder.ir import (
     LE,
     Add,
+    AttrStmt,
     Buffer,
     Cast,
     For,
+    IfThenElse,
     IntImm,
     Mul,
     Or,
@@ -29,15 +31,22 @@ from irbuilder.ir import And as AndNode
 from ..analysis.loads import LocalAllocations
 
 __all__ = [
+    "NOALIAS_ATTR",
     "ByteRange",
     "LoopRewriter",
+    "VersionedLoopRewriter",
     "all_of",
     "byte_range",
     "disjoint",
     "element_range",
+    "is_noalias_version",
     "no_overlap_checks",
     "rewrite_loops",
+    "rewrite_versioned_loops",
 ]
+
+NOALIAS_ATTR = "tvms.noalias_region"
+"""AttrStmt key of a fast path whose listed buffers are known not to overlap."""
 
 ByteRange = tuple[PrimExpr, PrimExpr]
 """``[lo, hi)`` addresses, as ``uint64`` expressions."""
@@ -145,3 +154,36 @@ def rewrite_loops(func: PrimFunc, rewriter: Callable[[set[int]], LoopRewriter]) 
     finder.visit_stmt(func.body)
     body = rewriter(finder.vars).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
+
+
+def is_noalias_version(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a no-overlap region, or a loop versioned into one and its original."""
+    if isinstance(stmt, IfThenElse):
+        stmt = stmt.then_case
+    return isinstance(stmt, AttrStmt) and stmt.attr_key == NOALIAS_ATTR
+
+
+class VersionedLoopRewriter(LoopRewriter):
+    """Offers every loop, outermost first, to ``rewrite(loop, local_data)``; a no-overlap
+    version made earlier (by this pass or another) is left alone whole."""
+
+    inner_first = False
+
+    def __init__(
+        self, local_data: set[int], rewrite: Callable[[For, set[int]], Stmt | None]
+    ) -> None:
+        super().__init__(local_data)
+        self._rewrite = rewrite
+
+    def rewrite(self, loop: For) -> Stmt | None:
+        return self._rewrite(loop, self.local_data)
+
+    def done(self, stmt: Stmt) -> bool:
+        return is_noalias_version(stmt)
+
+
+def rewrite_versioned_loops(
+    func: PrimFunc, rewrite: Callable[[For, set[int]], Stmt | None]
+) -> PrimFunc:
+    """``func`` with :class:`VersionedLoopRewriter` applied to its body."""
+    return rewrite_loops(func, lambda local_data: VersionedLoopRewriter(local_data, rewrite))
