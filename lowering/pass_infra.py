@@ -197,11 +197,17 @@ class PassContext:
     verify_each: bool = False
     verifier: Callable[[PrimFunc], None] | None = None
     target: Target | None = None
+    disabled_pass: Sequence[str] = ()
+    """TVM's spelling of ``disabled_passes`` (merged into it)."""
     current_pass: str = field(default="", init=False, repr=False)
     """The pass whose result is being verified (set while ``verifier`` runs)."""
 
     def __post_init__(self) -> None:
-        self.disabled_passes = frozenset(self.disabled_passes)
+        given: object = self.disabled_passes  # annotated frozenset; callers may pass anything
+        if isinstance(self.disabled_pass, str) or isinstance(given, str):
+            raise TypeError("PassContext: disabled_passes is a collection of pass names, not a str")
+        self.disabled_passes = frozenset(self.disabled_passes) | frozenset(self.disabled_pass)
+        self.disabled_pass = ()
         self._hooks = tuple(_hooks(i) for i in self.instruments)
         # Contexts made inside the compiler inherit ``instruments``: they pass the hooks on,
         # so a TVM-style instrument's enter/exit_pass_ctx runs once, around the outermost.

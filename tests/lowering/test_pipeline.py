@@ -570,6 +570,14 @@ def test_an_instrument_may_define_one_hook() -> None:
     assert seen[-1] == "default_pipeline"  # the Sequential itself, after its passes
 
 
+def test_tvm_spelling_disabled_pass() -> None:
+    with PassContext(disabled_pass=["insert_entry_checks"]):
+        out = lower(elemwise())
+    assert lowering.ENTRY_CHECKED_ATTR not in out.attrs
+    with pytest.raises(TypeError, match="a collection of pass names, not a str"):
+        PassContext(disabled_passes="unroll_loop")  # type: ignore[arg-type]
+
+
 def test_an_object_without_instrument_methods_is_refused() -> None:
     with pytest.raises(TypeError, match=r"PassContext: instrument 42 has none of the instrument"):
         PassContext(instruments=[42])  # type: ignore[list-item]
