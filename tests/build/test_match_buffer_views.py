@@ -16,7 +16,7 @@ TARGETS = [tvmscript.Target("llvm -mcpu=znver3"), "interp"]
 
 
 @T.prim_func
-def tile_offsets(A: T.Buffer((6, 8), "float32"), O: T.Buffer((3, 2, 4), "int32")):
+def tile_offsets(A: T.Buffer((6, 8), "float32"), Out: T.Buffer((3, 2, 4), "int32")):
     for i, j in T.grid(3, 2):
         with T.block("tile"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -27,10 +27,10 @@ def tile_offsets(A: T.Buffer((6, 8), "float32"), O: T.Buffer((3, 2, 4), "int32")
                 strides=[t0, t1], offset_factor=1,
             )
             S[1, 3] = T.float32(1)
-            O[vi, vj, 0] = S.elem_offset
-            O[vi, vj, 1] = S.strides[0]
-            O[vi, vj, 2] = S.strides[1]
-            O[vi, vj, 3] = S.shape[1]
+            Out[vi, vj, 0] = S.elem_offset
+            Out[vi, vj, 1] = S.strides[0]
+            Out[vi, vj, 2] = S.strides[1]
+            Out[vi, vj, 3] = S.shape[1]
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=str)
@@ -44,13 +44,13 @@ def test_offset_factor_gives_the_view_its_region_offset(target: object) -> None:
 
 
 @T.prim_func
-def point_offsets(O: T.Buffer((4, 4), "int32"), B: T.Buffer((4, 4), "float32")):
+def point_offsets(Out: T.Buffer((4, 4), "int32"), B: T.Buffer((4, 4), "float32")):
     for i, j in T.grid(4, 4):
         with T.block("pt"):
             vi, vj = T.axis.remap("SS", [i, j])
             P = T.match_buffer(B[vi, vj], (), offset_factor=1)
             P[()] = T.float32(2)
-            O[vi, vj] = P.elem_offset
+            Out[vi, vj] = P.elem_offset
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=str)
