@@ -34,6 +34,7 @@ from .ir import (
     Var,
     While,
     as_dtype,
+    post_order_visit,
 )
 from .regions import infer_regions
 
@@ -415,8 +416,27 @@ class BlockFrame(Frame):
             builder.add_stmt(block, self.kind)
             return
         predicate = _TRUE if self.predicate is None else self.predicate
+        _check_predicate_vars(self.name, predicate, self.iter_vars)
         realize = BlockRealize(tuple(self.iter_values), predicate, block, span=self.span)
         builder.add_stmt(realize, self.kind)
+
+
+def _check_predicate_vars(name: str, predicate: PrimExpr, iter_vars: Sequence[IterVar]) -> None:
+    """A block predicate is over the variables outside the block (the loop variables), as TVM's
+    well-formedness check requires: an iter var of the block itself is not defined there."""
+    own = {id(iv.var): iv.var for iv in iter_vars}
+    found: list[Var] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Var) and id(node) in own and not found:
+            found.append(node)
+
+    post_order_visit(predicate, visit)
+    if found:
+        raise IRBuilderError(
+            f"T.where of block {name!r} uses the block's own iter var {found[0].name!r}; "
+            "a block predicate is written over the loop variables (the iter var's binding)"
+        )
 
 
 def _visible(builder: IRBuilder) -> list[Buffer]:

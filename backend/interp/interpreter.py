@@ -104,6 +104,7 @@ class Interpreter:
         self.module: Mapping[str, PrimFunc] = module or {}
         self._env: dict[int, tuple[Var, Any]] = {}
         self._const_strides: dict[int, list[int]] = {}
+        self._view_strides: dict[int, list[int]] = {}
 
     # -- entry -----------------------------------------------------------------
     def run(self, args: Sequence[Any], *, check_args: bool = True) -> Any:
@@ -285,6 +286,9 @@ class Interpreter:
 
     # -- buffers ---------------------------------------------------------------------
     def _strides(self, buffer: Buffer) -> list[int]:
+        view = self._view_strides.get(id(buffer))
+        if view is not None:
+            return view
         cached = self._const_strides.get(id(buffer))
         if cached is not None:
             return cached
@@ -376,10 +380,14 @@ class Interpreter:
             if isinstance(dim, Var) and self._lookup_opt(dim) is None:
                 bind(dim, extent)
         used_strides = src_strides[len(src_strides) - ndim :]
-        if buffer.strides:
-            for stride, actual in zip(buffer.strides, used_strides):
-                if isinstance(stride, Var) and self._lookup_opt(stride) is None:
-                    bind(stride, actual)
+        if not buffer.strides:
+            # TVM's LowerMatchBuffer: a match buffer declared without strides indexes
+            # its source region (each index added to the region's start), whatever
+            # the source's strides; the view walks the source with them.
+            self._view_strides[id(buffer)] = list(used_strides)
+        for stride, actual in zip(buffer.strides, used_strides):
+            if isinstance(stride, Var) and self._lookup_opt(stride) is None:
+                bind(stride, actual)
         wanted = self._strides(buffer)
         shape = [self.eval_int(s, f"shape of buffer {buffer.name!r}") for s in buffer.shape]
         for k, (want, have, n) in enumerate(zip(wanted, used_strides, shape)):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from irbuilder.ir import PrimFunc
+from lowering.abi.entry_checks import check_layout_vars_defined
 
 from ..abi.call_args import CallBinder
 from .arguments import bind_arguments, written_data_vars
@@ -57,4 +58,6 @@ def make_interp_kernel(
 ) -> InterpKernel:
     """A callable running ``func`` in the interpreter, with compiled-kernel argument checks;
     ``module`` holds the functions it may call (the other kernels of its IRModule)."""
+    if isinstance(func, PrimFunc):
+        check_layout_vars_defined(func)
     return InterpKernel(func, module)

@@ -8,6 +8,8 @@ from typing import TypeVar, Union
 from ..builder import Frame, IRBuilder, IRBuilderError, current_span
 from ..frames import BlockFrame
 from ..ir import (
+    BufferLoad,
+    BufferRegion,
     DataType,
     DataTypeLike,
     ExprLike,
@@ -15,6 +17,7 @@ from ..ir import (
     IntImm,
     PointerType,
     PrimExpr,
+    Ramp,
     SizeVar,
     Span,
     Stmt,
@@ -79,6 +82,27 @@ def as_expr(value: object, what: str) -> PrimExpr:
     if isinstance(value, (PrimExpr, bool, int, float)):
         return convert(value)
     raise TypeError(f"{what}: expected an expression or a number, got {type(value).__name__}")
+
+
+def call_operand(value: object, what: str) -> PrimExpr:
+    """An argument of a call node: as :func:`as_expr`, and a region such as ``A[0:16]``
+    is its vector load (TVM's ``tir.Call``: a dimension of extent 1 is indexed by its start,
+    a constant extent by a unit-stride ``Ramp``)."""
+    if not isinstance(value, BufferRegion):
+        return as_expr(value, what)
+    indices: list[PrimExpr] = []
+    for rng in value.region:
+        extent = rng.extent
+        if isinstance(extent, IntImm) and extent.value == 1:
+            indices.append(rng.min)
+        elif isinstance(extent, IntImm) and extent.value > 1:
+            indices.append(Ramp(rng.min, IntImm(rng.min.dtype, 1), extent.value))
+        else:
+            raise TypeError(
+                f"{what}: cannot read the region of {value.buffer.name!r} with extent "
+                f"{extent} as a vector (a constant extent is needed)"
+            )
+    return BufferLoad(value.buffer, tuple(indices))
 
 
 def as_condition(value: object, what: str) -> PrimExpr:

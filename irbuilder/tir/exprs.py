@@ -26,7 +26,7 @@ from ..ir import (
     as_dtype,
     const,
 )
-from ._common import DTypeArg, as_condition, as_expr, to_dtype
+from ._common import DTypeArg, as_condition, as_expr, call_operand, to_dtype
 from .arith import _pair
 from .tvm_ops import TVM_OPS
 
@@ -223,7 +223,7 @@ def reinterpret(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
     if len(args) != 2:
         raise TypeError("T.reinterpret takes (dtype, value)")
     target, x = to_dtype(args[0]), args[1]
-    expr = as_expr(x, "T.reinterpret")
+    expr = call_operand(x, "T.reinterpret")
     if target.bits * target.lanes != expr.dtype.bits * expr.dtype.lanes:
         raise TypeError(f"T.reinterpret: cannot reinterpret {expr.dtype} as {target}")
     return Call(target, "reinterpret", (expr,), CallKind.BUILTIN)
@@ -351,7 +351,7 @@ def Shuffle_(vectors: Sequence[PrimExpr], indices: Sequence[int | IntImm]) -> Pr
 
 
 def _call_args(args: Sequence[Any], what: str) -> tuple[PrimExpr, ...]:
-    return tuple(as_expr(a, what) if not isinstance(a, str) else _string(a) for a in args)
+    return tuple(call_operand(a, what) if not isinstance(a, str) else _string(a) for a in args)
 
 
 def _string(text: str) -> PrimExpr:

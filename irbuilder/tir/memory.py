@@ -545,6 +545,11 @@ def match_buffer(
     if isinstance(top, BlockFrame):
         region = _as_region(param)
         extents = [r.extent for r in region.region] if shape is None else shape
+        if elem_offset is None and offset_factor != 0:
+            # As in TVM: with an offset_factor and no elem_offset, the view's offset is a
+            # new variable, bound to where its region starts (``sub.elem_offset``).
+            dims = as_shape(extents, "T.match_buffer")
+            elem_offset = Var("elem_offset", dims[0].dtype if dims else to_dtype("int32"))
         buffer = make_buffer(
             "T.match_buffer",
             extents,

@@ -238,6 +238,33 @@ def _expected(expr: PrimExpr) -> tuple[str, tuple[PrimExpr, ...]]:
     return f"{text} = {{}}", (_i64(expr),)
 
 
+def check_layout_vars_defined(func: PrimFunc) -> None:
+    """Refuse a variable used only inside a compound shape or stride (``(n * 32,)``).
+
+    Nothing defines it: a scalar parameter, or a dimension, stride or elem_offset of a
+    parameter buffer that is exactly the variable, does. TVM refuses such a function when it
+    builds it; so do both our targets, naming it (a ``ValueError``).
+    """
+    bound = {p for p in func.params if p not in func.buffer_map}
+    for buffer in func.buffer_map.values():
+        for expr in (*buffer.shape, *buffer.strides, buffer.elem_offset):
+            if isinstance(expr, Var):
+                bound.add(expr)
+    for buffer in func.buffer_map.values():
+        fields = [("shape", d) for d in buffer.shape] + [("strides", s) for s in buffer.strides]
+        counts: dict[str, int] = {}
+        for field, expr in fields:
+            k = counts.get(field, 0)
+            counts[field] = k + 1
+            for var in free_vars(expr):
+                if var not in bound:
+                    raise ValueError(
+                        f"buffer {buffer.name!r}: {field}[{k}] = {expr_text(expr, casts=False)} "
+                        f"uses {var.name!r}, which no parameter defines (make {var.name!r} a "
+                        f"scalar parameter, or a dimension of its own)"
+                    )
+
+
 @function_pass("insert_entry_checks")
 def insert_entry_checks(func: PrimFunc) -> PrimFunc:
     """Prepend argument checks and data/shape bindings for every buffer param (see module)."""
@@ -263,5 +290,6 @@ def insert_entry_checks(func: PrimFunc) -> PrimFunc:
     for buffer in func.buffer_map.values():
         if isinstance(buffer.elem_offset, Var) and buffer.elem_offset not in builder.bound:
             builder.bind(buffer.elem_offset, const(0, buffer.elem_offset.dtype))
+    check_layout_vars_defined(func)
     body = builder.build(func.body)
     return func.with_body(body).with_attr(ENTRY_CHECKED_ATTR, True)

@@ -1,14 +1,16 @@
 """bfloat16 on the CPU, as TVM legalises it: storage in uint16, arithmetic in float32.
 
-Every bfloat16 buffer becomes a uint16 buffer of the same shape (a numpy caller passes
-``uint16`` arrays holding the bfloat16 bits, e.g. ``(f32.view(np.uint32) >> 16).astype(np.uint16)``
-for truncation). A load widens the bits to float32 (``bits << 16``), a store narrows with
-round-to-nearest-even (NaN stays a quiet NaN). Every bfloat16 operation (arithmetic, casts,
-calls, constants) computes in float32 and its result is rounded to bfloat16 precision, so
-each operation rounds once as it would in bfloat16; a reduction accumulates in float32.
-Vector bfloat16 values and bfloat16 scalar parameters are refused
-(:class:`UnsupportedConstructError`). Applied before lowering and before the interpreter,
-so both run the same float32 program.
+Every bfloat16 buffer of the function's boundary, and every internal one TVM would not
+promote, becomes a uint16 buffer of the same shape (a numpy caller passes ``uint16`` arrays
+holding the bfloat16 bits, e.g. ``(f32.view(np.uint32) >> 16).astype(np.uint16)`` for
+truncation). A load widens the bits to float32 (``bits << 16``), a store narrows with
+round-to-nearest-even (NaN stays a quiet NaN). As TVM's BF16ComputeLegalize does, every
+bfloat16 operation (arithmetic, casts, calls, constants) computes in float32 *without*
+rounding: a value is rounded to bfloat16 only when it is stored into bfloat16 storage, and
+an internal bfloat16 allocation of constant size whose data pointer is never used directly
+is promoted to a float32 buffer (no rounding at all). Vector bfloat16 values and bfloat16
+scalar parameters are refused (:class:`UnsupportedConstructError`). Applied before lowering
+and before the interpreter, so both run the same float32 program.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from irbuilder.ir import (
     Allocate,
+    Block,
     Buffer,
     BufferLoad,
     BufferStore,
@@ -33,10 +36,10 @@ from irbuilder.ir import (
     IntImm,
     Let,
     LetStmt,
+    MatchBufferRegion,
     PointerType,
     PrimExpr,
     PrimFunc,
-    Reduce,
     Select,
     Stmt,
     Var,
@@ -147,12 +150,58 @@ def uses_bfloat16(func: PrimFunc) -> bool:
     return uses_type(func, _BF16)
 
 
+def _promoted_data_vars(func: PrimFunc, dtype: DataType) -> set[int]:
+    """Ids of the data vars of internal ``dtype`` allocations computed in float32 storage.
+
+    TVM's compute legalisation promotes a constant-size allocation (here also a block's
+    ``alloc_buffer``, an allocation once blocks are lowered) unless its data var is used as
+    a value (passed to an extern, ...); views (match buffers) of a promoted buffer follow it.
+    """
+    allocated: set[int] = set()
+    opaque: set[int] = set()
+    views: list[MatchBufferRegion] = []
+
+    class _Plan(StmtExprMutator):
+        def visit_allocate_(self, node: Allocate) -> Stmt:
+            if node.dtype.element_of() == dtype and isinstance(node.extent, IntImm):
+                allocated.add(id(node.buffer_var))
+            return self.generic_mutate(node)
+
+        def visit_block_(self, node: Block) -> Stmt:
+            for buf in node.alloc_buffers:
+                constant = all(isinstance(d, IntImm) for d in buf.shape)
+                if buf.dtype.element_of() == dtype and constant:
+                    allocated.add(id(buf.data))
+            views.extend(node.match_buffers)
+            return self.generic_mutate(node)
+
+        def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+            if isinstance(expr, Var) and expr.dtype.is_handle:
+                opaque.add(id(expr))
+            return super().visit_expr(expr)
+
+    _Plan().visit_stmt(func.body)
+    promoted = allocated - opaque
+    changed = True
+    while changed:
+        changed = False
+        for match in views:
+            if id(match.source.buffer.data) in promoted and id(match.buffer.data) not in promoted:
+                promoted.add(id(match.buffer.data))
+                changed = True
+    return promoted
+
+
 class _Legalize(StmtExprMutator):
     def __init__(self, func: PrimFunc, codec: Codec) -> None:
         self.func = func
         self.codec = codec
         self.buffers: dict[int, Buffer] = {}
         self.vars: dict[int, Var] = {}
+        self.promoted = _promoted_data_vars(func, codec.dtype)
+
+    def storage_of(self, data: Var) -> DataType:
+        return _F32 if id(data) in self.promoted else self.codec.storage
 
     def refuse(self, what: str) -> None:
         raise UnsupportedConstructError(what, self.func.span, self.func.name)
@@ -162,7 +211,7 @@ class _Legalize(StmtExprMutator):
         if mapped is None:
             pointer = var.type_annotation
             assert pointer is not None
-            mapped = Var(var.name, var.dtype, PointerType(self.codec.storage, pointer.scope))
+            mapped = Var(var.name, var.dtype, PointerType(self.storage_of(var), pointer.scope))
             self.vars[id(var)] = mapped
         return mapped
 
@@ -175,7 +224,8 @@ class _Legalize(StmtExprMutator):
         if mapped is None:
             shape = tuple(self.visit_expr(d) for d in buffer.shape)
             mapped = dataclasses.replace(
-                buffer, data=self.data_var(buffer.data), dtype=self.codec.storage, shape=shape
+                buffer, data=self.data_var(buffer.data), dtype=self.storage_of(buffer.data),
+                shape=shape,
             )
             self.buffers[id(buffer)] = mapped
         return mapped
@@ -188,7 +238,7 @@ class _Legalize(StmtExprMutator):
         return dataclasses.replace(
             node,
             buffer_var=self.data_var(node.buffer_var),
-            dtype=self.codec.storage,
+            dtype=self.storage_of(node.buffer_var),
             extent=extent,
             body=body,
         )
@@ -203,6 +253,8 @@ class _Legalize(StmtExprMutator):
         store = self.generic_mutate(node)
         if node.buffer.dtype.element_of() != self.codec.dtype:
             return store
+        if id(node.buffer.data) in self.promoted:
+            return store  # float32 storage: the value as computed
         return dataclasses.replace(store, value=self.codec.narrow(store.value))
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
@@ -216,7 +268,7 @@ class _Legalize(StmtExprMutator):
         if expr.dtype.is_vector:
             self.refuse(f"a {expr.dtype} value")
         if isinstance(expr, FloatImm):
-            return FloatImm(_F32, self.codec.round_constant(expr.value))
+            return FloatImm(_F32, expr.value)
         if isinstance(expr, Var):
             mapped = self.vars.get(id(expr))
             if mapped is None:
@@ -225,10 +277,12 @@ class _Legalize(StmtExprMutator):
             return mapped
         if isinstance(expr, BufferLoad):
             load = self.generic_mutate(expr)
+            if id(expr.buffer.data) in self.promoted:
+                return load
             return self.codec.widen(load)
         if isinstance(expr, Cast):
             value = self.visit_expr(expr.value)
-            return self.codec.round(value if value.dtype == _F32 else Cast(_F32, value))
+            return value if value.dtype == _F32 else Cast(_F32, value)
         if isinstance(expr, Call) and expr.op == "reinterpret":
             (source,) = expr.args
             return self.codec.widen(Cast(self.codec.storage, self.visit_expr(source)))
@@ -237,9 +291,7 @@ class _Legalize(StmtExprMutator):
             new = dataclasses.replace(new, dtype=_F32)
             if new.kind is CallKind.BUILTIN:
                 return new  # if_then_else, likely: the value of a bfloat16 operand
-        if isinstance(new, (Select, Let, Reduce)):
-            return new  # a bfloat16 operand's value, or a float32 accumulation
-        return self.codec.round(new)
+        return new  # computed in float32, rounded only where it is stored
 
 
 def legalize_bfloat16(func: PrimFunc) -> PrimFunc:

@@ -1,9 +1,10 @@
-"""The float8 types on the CPU: uint8 storage, float32 arithmetic rounded to float8.
+"""The float8 types on the CPU: uint8 storage, float32 arithmetic rounded to float8 at stores.
 
 ``e5m2_float8`` (5 exponent bits, bias 15, infinities) and ``e4m3_float8`` (the ``fn``
 variant: 4 exponent bits, bias 7, no infinities, NaN ``0x7F``, largest 448) are legalised
-like bfloat16 (:mod:`lowering.cpu.legalize_bf16`): each operation computes in float32 and its
-result is rounded to the float8 type, to nearest with ties to even (subnormals included). A
+like bfloat16 (:mod:`lowering.cpu.legalize_bf16`): operations compute in float32 and a value
+is rounded to the float8 type where it is stored into float8 memory, to nearest with ties to
+even (subnormals included); internal constant-size float8 allocations hold float32. A
 value too large becomes infinity for e5m2 and NaN for e4m3 (as ml_dtypes converts).
 """
 

@@ -446,7 +446,7 @@ def test_block_with_axes_reads_writes_where_init_attr() -> None:
                 T.axis.opaque(8, i, dtype="int64")
                 T.reads(a[vi, vk], [c[vi]])
                 T.writes(c[vi : vi + 1])
-                T.where(vi < 7)
+                T.where(i < 7)
                 T.block_attr({"meta": 1})
                 with T.init():
                     T.buffer_store(c, 0.0, [vi])

@@ -243,3 +243,32 @@ def test_the_recursion_limit_is_restored() -> None:
     before = sys.getrecursionlimit()
     from_source(kernel("B[0] = " + " + ".join(["A[0]"] * 5000)))
     assert sys.getrecursionlimit() == before
+
+
+# --------------------------------------------------------------- block predicates
+
+
+def test_block_predicate_over_its_own_iter_var_is_rejected() -> None:
+    # TVM's well-formedness check refuses it too; the loop variable is what T.where names.
+    body = (
+        "for i in range(16):\n    with T.block('b'):\n        vi = T.axis.spatial(16, i)\n"
+        "        T.where(vi < 6)\n        B[vi] = A[vi]"
+    )
+    err = error(kernel(body))
+    assert "T.where of block 'b' uses the block's own iter var 'vi'" in err.message
+
+
+def test_block_predicate_over_the_loop_variable_works() -> None:
+    import numpy as np
+
+    import tvmscript
+
+    body = (
+        "for i in range(16):\n    with T.block('b'):\n        vi = T.axis.spatial(16, i)\n"
+        "        T.where(i < 6)\n        B[vi] = A[vi]"
+    )
+    func = from_source(kernel(body))
+    assert isinstance(func, PrimFunc)
+    a, b = np.arange(16, dtype="float32"), np.zeros(16, "float32")
+    tvmscript.build(func, target="interp")(a, b)
+    np.testing.assert_array_equal(b, np.where(np.arange(16) < 6, a, 0))
