@@ -176,3 +176,105 @@ def test_refuses_split_digit_the_producer_overfills():
     sch = _sch(overfull)
     with pytest.raises(T.ScheduleError, match="not an injective affine map"):
         sch.reverse_compute_inline(sch.get_block("C"))
+
+
+@T.prim_func
+def digit_read(A: T.Buffer((8, 16), "float32"), Y: T.Buffer((128,), "float32")):
+    tmp = T.alloc_buffer((8, 16))
+    for i, j in T.grid(8, 16):
+        with T.block("A"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            tmp[vi, vj] = A[vi, vj] + 1.0
+    for i in range(128):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i)
+            Y[vi] = tmp[vi // 16, vi % 16] * 2.0
+
+
+def test_reverse_compute_at_through_digit_indices():
+    @T.prim_func
+    def expected(A: T.Buffer((8, 16), "float32"), Y: T.Buffer((128,), "float32")):
+        tmp = T.alloc_buffer((8, 16))
+        for i in range(8):
+            for j in range(16):
+                with T.block("A"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    tmp[vi, vj] = A[vi, vj] + 1.0
+            for ax0 in range(16):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i * 16 + ax0)
+                    Y[vi] = tmp[vi // 16, vi % 16] * 2.0
+
+    sch = _sch(digit_read)
+    sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("A"))[0])
+    assert_schedule(digit_read, sch, expected)
+
+
+def test_reverse_compute_at_under_the_inner_loop_reads_one_point():
+    """One iteration of the inner loop writes tmp[i, j]: the one instance reading it is
+    vi = i * 16 + j."""
+    sch = _sch(digit_read)
+    inner = sch.get_loops(sch.get_block("A"))[1]
+    sch.reverse_compute_at(sch.get_block("B"), inner)
+    assert_same_results(digit_read, sch)
+    assert "vi_1 = T.axis.spatial(128, i * 16 + j)" in sch.mod["main"].script()
+
+
+def test_compute_at_through_digit_store():
+    @T.prim_func
+    def digit_store(A: T.Buffer((64,), "float32"), C: T.Buffer((4, 16), "float32")):
+        B = T.alloc_buffer((4, 16))
+        for i in range(64):
+            with T.block("B"):
+                v = T.axis.spatial(64, i)
+                B[v // 16, v % 16] = A[v] * 2.0
+        for i, j in T.grid(4, 16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+
+    sch = _sch(digit_store)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    assert_same_results(digit_store, sch)
+    assert "v = T.axis.spatial(64, i * 16 + ax0)" in sch.mod["main"].script()
+
+
+def test_compute_at_needing_part_of_the_low_digit():
+    """Each iteration needs B[i, 0:8]: exactly the instances v = i * 16 + 0..7."""
+
+    @T.prim_func
+    def half(A: T.Buffer((64,), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((4, 16))
+        for i in range(64):
+            with T.block("B"):
+                v = T.axis.spatial(64, i)
+                B[v // 16, v % 16] = A[v] * 2.0
+        for i, j in T.grid(4, 8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+
+    sch = _sch(half)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    assert_same_results(half, sch)
+    assert "for ax0 in range(8)" in sch.mod["main"].script()
+
+
+def test_compute_at_refuses_rows_of_part_of_the_low_digit():
+    """Each iteration needs B[2a:2a+2, 0:8]: not one interval of v (refused)."""
+
+    @T.prim_func
+    def rows(A: T.Buffer((64,), "float32"), C: T.Buffer((2, 2, 8), "float32")):
+        B = T.alloc_buffer((4, 16))
+        for i in range(64):
+            with T.block("B"):
+                v = T.axis.spatial(64, i)
+                B[v // 16, v % 16] = A[v] * 2.0
+        for a, b, c in T.grid(2, 2, 8):
+            with T.block("C"):
+                va, vb, vc = T.axis.remap("SSS", [a, b, c])
+                C[va, vb, vc] = B[va * 2 + vb, vc] + 1.0
+
+    sch = _sch(rows)
+    with pytest.raises(T.ScheduleError, match="does not store 'B' at distinct iter vars"):
+        sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
