@@ -63,6 +63,7 @@ from .analysis import (
 )
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, render_error
+from .region_inverse import digit_iter_ranges
 from .state import ScheduleState, TreeIndex
 
 __all__ = ["compute_at", "reverse_compute_at"]
@@ -117,8 +118,7 @@ def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: s
         raise _fail(
             state,
             name,
-            f"the loop is an ancestor of block {block.name_hint!r} (the block is already "
-            "under it)",
+            f"the loop is an ancestor of block {block.name_hint!r} (the block is already under it)",
             loop,
             block,
         )
@@ -388,7 +388,11 @@ def compute_at(
         if not needed_regions:
             continue
         needed = union_regions(needed_regions)
-        mapped = None if stores is None else _iter_ranges_from_indices(block, stores, needed)
+        mapped = None
+        if stores is not None:
+            mapped = _iter_ranges_from_indices(block, stores, needed)
+            if mapped is None:
+                mapped = digit_iter_ranges(block, stores, needed)
         if mapped is None:
             raise _fail(
                 state,
@@ -532,7 +536,10 @@ def reverse_compute_at(
                 f"{block.name_hint!r} reads",
                 block,
             )
-        mapped = _iter_ranges_from_indices(block, first, union_regions(per_iter))
+        written = union_regions(per_iter)
+        mapped = _iter_ranges_from_indices(block, first, written)
+        if mapped is None:
+            mapped = digit_iter_ranges(block, first, written)
         if mapped is None:
             raise _fail(
                 state,

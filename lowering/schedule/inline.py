@@ -9,10 +9,11 @@ B's value reads, or when a block reads B's buffer before B runs.
 
 reverse_compute_inline(C) folds a consumer C into its producer: C's store is made in the
 producer's block with the producer's value substituted for C's load of it. It needs C to be
-one store reading the producer's buffer once, at distinct iter vars covering all of C's iter
-vars, over the same domain; the producer to be one store too and the only writer; C the only
-reader of the producer's buffer; and nothing between the two touching what C reads or
-writes.
+one store reading the producer's buffer at one set of indices that is an injective affine
+map of C's iter vars (:mod:`.inverse_index` inverts it, so each producer instance makes the
+consumer instance reading its point, under an ``if`` when C covers fewer points); the
+producer to be one store at its distinct iter vars and the only writer; C the only reader
+of the producer's buffer; and nothing between the two touching what C reads or writes.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferStore,
+    IfThenElse,
     IntImm,
     PrimExpr,
+    Stmt,
     StmtExprMutator,
     Var,
     post_order_visit,
@@ -35,6 +38,7 @@ from lowering.analysis.substitute import substitute_expr
 from .analysis import block_access, position_dependent_vars
 from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
 from .error import ScheduleError, render_error
+from .inverse_index import invert_load
 from .state import ScheduleState
 
 __all__ = ["compute_inline", "reverse_compute_inline"]
@@ -240,14 +244,6 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         )
     buffer = produced[0]
     producer_store = _single_store(state, producer, name)
-    producer_params = _iter_indices(producer, producer_store.indices)
-    if producer_params is None:
-        raise _fail(
-            state,
-            name,
-            f"producer {producer.name_hint!r} does not store at its distinct iter vars",
-            producer,
-        )
     loads = _loads_of(store.value, buffer)
     if not loads or any(_loads_of(i, buffer) for i in store.indices):
         raise _fail(
@@ -264,30 +260,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
             f"block {block.name_hint!r} reads {buffer.name!r} at several indices",
             block,
         )
-    consumer_params = _iter_indices(block, first.indices)
-    if consumer_params is None:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} reads {buffer.name!r} at indices that are not its "
-            "distinct iter vars (all of them)",
-            block,
-        )
-    by_var = {id(iv.var): iv for iv in block.iter_vars}
-    prod_by_var = {id(iv.var): iv for iv in producer.iter_vars}
-    for cvar, pvar in zip(consumer_params, producer_params):
-        cdom, pdom = by_var[id(cvar)].dom, prod_by_var[id(pvar)].dom
-        if not (
-            structural_equal(cdom.min, pdom.min) and structural_equal(cdom.extent, pdom.extent)
-        ):
-            raise _fail(
-                state,
-                name,
-                f"iter var {cvar.name!r} of {block.name_hint!r} and {pvar.name!r} of "
-                f"{producer.name_hint!r} range over different domains",
-                block,
-                producer,
-            )
+    vmap, predicate = _consumer_in_producer(state, block, first.indices, producer, producer_store)
     if not is_allocated(state.func, index, buffer):
         raise _fail(
             state,
@@ -328,7 +301,6 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
             f"producer {producer.name_hint!r} reads what {block.name_hint!r} writes",
             producer,
         )
-    vmap: dict[Var, PrimExpr] = dict(zip(consumer_params, producer_params))
 
     class _Value(StmtExprMutator):
         def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
@@ -341,8 +313,52 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
 
     value = _Value().visit_expr(store.value)
     indices = tuple(substitute_expr(i, vmap) for i in store.indices)
-    new_store = BufferStore(store.buffer, value, indices, span=store.span)
-    new_producer = refresh_regions(rebuild(producer, {"body": new_store}))
+    new_body: Stmt = BufferStore(store.buffer, value, indices, span=store.span)
+    if predicate is not None:
+        new_body = IfThenElse(predicate, new_body)
+    new_producer = refresh_regions(rebuild(producer, {"body": new_body}))
     replace_block(state, producer, new_producer)
     remove_leaf(state, block, name)
     without_alloc(state, buffer)
+
+
+def _same_domain(a: Block, b: Block, a_vars: list[Var], b_vars: list[Var]) -> bool:
+    a_dom = {id(iv.var): iv.dom for iv in a.iter_vars}
+    b_dom = {id(iv.var): iv.dom for iv in b.iter_vars}
+    return all(
+        structural_equal(a_dom[id(x)].min, b_dom[id(y)].min)
+        and structural_equal(a_dom[id(x)].extent, b_dom[id(y)].extent)
+        for x, y in zip(a_vars, b_vars)
+    )
+
+
+def _consumer_in_producer(
+    state: ScheduleState,
+    block: Block,
+    load_indices: tuple[PrimExpr, ...],
+    producer: Block,
+    producer_store: BufferStore,
+) -> tuple[dict[Var, PrimExpr], PrimExpr | None]:
+    """Each consumer iter var as an expression of the producer's iter vars, and the
+    condition for that consumer instance to exist (None: always)."""
+    consumer_params = _iter_indices(block, load_indices)
+    producer_params = _iter_indices(producer, producer_store.indices)
+    if (
+        consumer_params is not None
+        and producer_params is not None
+        and _same_domain(block, producer, consumer_params, producer_params)
+    ):
+        # the same points over the same domains (also when the domains are symbolic)
+        return dict(zip(consumer_params, producer_params)), None
+    inverse = invert_load(block.iter_vars, load_indices, producer.iter_vars, producer_store.indices)
+    if inverse is None:
+        raise _fail(
+            state,
+            "reverse_compute_inline",
+            f"block {block.name_hint!r} reads {producer_store.buffer.name!r} at indices that "
+            "are not an injective affine map of its iter vars onto points "
+            f"{producer.name_hint!r} writes",
+            block,
+            producer,
+        )
+    return {iv.var: v for iv, v in zip(block.iter_vars, inverse.values)}, inverse.predicate
