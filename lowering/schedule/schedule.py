@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, Buffer, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.checks.verifier import well_formed_problems
 
-from . import blockize, cache, compute_at, inline, layout, reduction, reindex
+from . import blockize, cache, compute_at, inline, layout, reduction, reindex, reindex_cache
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -595,6 +595,56 @@ class Schedule:
             kwargs["consumer_blocks"] = list(consumer_blocks)
         return self._apply(  # type: ignore[no-any-return]
             name, kwargs, lambda st: primitive(st, node, index, storage_scope, others)
+        )
+
+    def reindex_cache_read(
+        self,
+        block: BlockRV,
+        read_buffer_index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        """Copy what the block reads of a buffer into a cache laid out by ``index_map`` of
+        its iter vars, before it."""
+        return self._reindex_cache(
+            reindex_cache.reindex_cache_read, "reindex_cache_read", "read_buffer_index",
+            block, read_buffer_index, storage_scope, index_map,
+        )
+
+    def reindex_cache_write(
+        self,
+        block: BlockRV,
+        write_buffer_index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        """Make the block write a cache laid out by ``index_map`` of its iter vars, copied
+        back after it."""
+        return self._reindex_cache(
+            reindex_cache.reindex_cache_write, "reindex_cache_write", "write_buffer_index",
+            block, write_buffer_index, storage_scope, index_map,
+        )
+
+    def _reindex_cache(
+        self,
+        primitive: Any,
+        name: str,
+        index_name: str,
+        block: BlockRV,
+        index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        node = self._block(block, name)
+        mapping = layout.as_index_map(index_map, 0)
+        kwargs: dict[str, Any] = {
+            "block": block,
+            index_name: index,
+            "storage_scope": storage_scope,
+            "index_map": mapping,
+        }
+        return self._apply(  # type: ignore[no-any-return]
+            name, kwargs, lambda st: primitive(st, node, index, storage_scope, mapping)
         )
 
     def set_scope(
