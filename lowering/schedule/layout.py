@@ -147,19 +147,25 @@ def digits_inverse(
     result: list[PrimExpr] = []
     for var in index_map.initial_indices:
         recovered: PrimExpr | None = None
+        unit: PrimExpr | None = None
         for out_var, found in zip(outputs, sums):
             for split in found.splits:
+                if split.source is var and found.extent == 1 and len(found.splits) == 1:
+                    unit = out_var  # an output that is this extent-1 index itself (always 0)
                 if split.source is not var or split.extent == 1:
                     continue
+                # TVM's digit form: (x % (scale * extent)) // scale
                 term: PrimExpr = out_var
+                if split.scale * split.extent < found.extent:
+                    term = term % (split.scale * split.extent)
                 if split.scale != 1:
                     term = term // split.scale
-                if split.scale * split.extent < found.extent:
-                    term = term % split.extent
                 if split.lower_factor != 1:
                     term = term * split.lower_factor
                 recovered = term if recovered is None else recovered + term
-        result.append(recovered if recovered is not None else const(0, var.dtype))
+        if recovered is None:
+            recovered = unit if unit is not None else const(0, var.dtype)
+        result.append(recovered)
     return result
 
 
@@ -266,7 +272,8 @@ def transform_layout(
             state,
             name,
             f"the index map is not a bijection of {buffer.name!r}'s indices onto a new shape "
-            "(each output must be an affine piece of the indices, none overlapping)",
+            "(each output must be an affine piece of the indices, none overlapping; "
+            "padding with pad_value is not supported)",
             block,
         )
     shape = tuple(const(s.extent, "int32") for s in sums)

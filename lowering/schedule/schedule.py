@@ -664,15 +664,16 @@ class Schedule:
         buffer: Any,
         index_map: Any,
         pad_value: Any = None,
+        *,
+        assume_injective_transform: bool = False,
     ) -> None:
-        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices)."""
+        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices).
+
+        The map must be a bijection of the buffer's index box, so there is no padding and
+        ``pad_value`` changes nothing (it is accepted, as in TVM, and not recorded);
+        ``assume_injective_transform`` is accepted and ignored: the bijection is checked."""
+        del pad_value, assume_injective_transform
         node = self._block(block, "transform_layout")
-        if pad_value is not None:
-            raise self._error(
-                ScheduleError(
-                    "transform_layout", "pad_value is not supported: the map must be a bijection"
-                )
-            )
         mapping = layout.as_index_map(index_map, 0)
         kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
         self._apply(
