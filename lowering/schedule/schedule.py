@@ -363,6 +363,24 @@ class Schedule:
         )
         return rvs  # type: ignore[return-value]
 
+    def get_output_blocks(self, scope_block: BlockRV | str) -> list[BlockRV]:
+        """The blocks under ``scope_block`` (at any depth, in execution order) that write a
+        buffer of the function's parameters."""
+        from .analysis import block_access
+
+        node = self._block(scope_block, "get_output_blocks")
+        outputs = set(map(id, self._state.func.buffer_map.values()))
+        blocks = [
+            b
+            for b in self._state.index.blocks_below(node, direct=False)
+            if any(id(w) in outputs for w in block_access(b).write_buffers)
+        ]
+        rvs = [self._wrap(b) for b in blocks]
+        self._trace.append(
+            Instruction("get_output_blocks", {"scope_block": scope_block}, list(rvs))
+        )
+        return rvs  # type: ignore[return-value]
+
     def _neighbours(self, block: BlockRV, producers: bool) -> list[BlockRV]:
         from .analysis import block_access
 
