@@ -22,6 +22,7 @@ from irbuilder.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferLoad,
     BufferRegion,
     BufferStore,
     Cast,
@@ -37,6 +38,7 @@ from irbuilder.ir import (
     Range,
     SeqStmt,
     Stmt,
+    StmtExprMutator,
     Var,
     const,
     make_data_var,
@@ -88,11 +90,106 @@ def unique_name(state: ScheduleState, base: str) -> str:
     return name
 
 
-def make_cache_buffer(state: ScheduleState, buffer: Buffer, scope: str) -> Buffer:
+def make_cache_buffer(
+    state: ScheduleState, buffer: Buffer, scope: str, region: BufferRegion | None = None
+) -> Buffer:
+    """The cache: the buffer's shape, or ``region``'s extents (a compacted cache)."""
     name = unique_name(state, cache_name(buffer, scope))
-    return Buffer(
-        name, make_data_var(name, buffer.dtype, scope), buffer.shape, buffer.dtype, scope=scope
-    )
+    shape = buffer.shape if region is None else tuple(r.extent for r in region.region)
+    return Buffer(name, make_data_var(name, buffer.dtype, scope), shape, buffer.dtype, scope=scope)
+
+
+def _compactable(
+    state: ScheduleState,
+    scope_block: Block,
+    holder: Stmt,
+    region: BufferRegion,
+    buffer: Buffer,
+    users: Sequence[Block],
+) -> bool:
+    """TVM allocates a cache under a non-root block with the copied region's shape. Done
+    when the region is the same in every iteration of the scope's loops around the copy
+    (constant extents, a start free of those loops) and the blocks using the cache access
+    the buffer only by loads and stores (indices can then be shifted)."""
+    if scope_block is state.root:
+        return False
+    if not all(isinstance(r.extent, IntImm) for r in region.region):
+        return False
+    loops: dict[int, For] = {}
+    for node in state.index.ancestors(holder):
+        if node is scope_block:
+            break
+        if isinstance(node, For):
+            loops[id(node.loop_var)] = node
+    if any(_mentions(r.min, loops) for r in region.region):
+        return False
+    return not any(_opaque_use(user, buffer) for user in users)
+
+
+def _opaque_use(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
+    a match_buffer view)."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if node is buffer.data:
+            found = True
+        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
+            found = True
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found or any(m.source.buffer is buffer for m in block.match_buffers)
+
+
+class _Shift(StmtExprMutator):
+    """Loads and stores of ``old`` read/write ``new`` at the indices minus ``mins``."""
+
+    def __init__(self, old: Buffer, new: Buffer, mins: Sequence[PrimExpr]) -> None:
+        self.old, self.new, self.mins = old, new, list(mins)
+
+    def _shift(self, indices: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
+        return tuple(
+            simplify_expr(self.visit_expr(i) - m) if not _is_zero(m) else self.visit_expr(i)
+            for i, m in zip(indices, self.mins)
+        )
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        if load.buffer is self.old:
+            return BufferLoad(self.new, self._shift(load.indices))
+        return self.generic_mutate(load)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        if store.buffer is self.old:
+            value = self.visit_expr(store.value)
+            return BufferStore(self.new, value, self._shift(store.indices), span=store.span)
+        return self.generic_mutate(store)
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0
+
+
+def _redirect(
+    state: ScheduleState,
+    blocks: Sequence[Block],
+    buffer: Buffer,
+    cache: Buffer,
+    region: BufferRegion | None,
+) -> None:
+    """Make ``blocks`` use ``cache`` for ``buffer`` (shifted by ``region``'s start when the
+    cache is compacted)."""
+    for target in blocks:
+        if region is None:
+            new = Substituter(bmap={buffer: cache}).visit_stmt(target)
+        else:
+            new = _Shift(buffer, cache, [r.min for r in region.region]).visit_stmt(target)
+        assert isinstance(new, Block)
+        new = refresh_regions(new)
+        realize = state.index.realize_of(target)
+        state.replace(realize, rebuild(realize, {"block": new}), {target: new})
 
 
 def block_region(state: ScheduleState, block: Block, region: BufferRegion) -> BufferRegion:
@@ -121,8 +218,16 @@ def clip(region: BufferRegion) -> BufferRegion:
     return BufferRegion(region.buffer, tuple(ranges))
 
 
-def copy_stage(region: BufferRegion, source: Buffer, target: Buffer, name: str) -> Stmt:
-    """Loops ``ax*`` over ``region`` around a block copying ``source`` into ``target``."""
+def copy_stage(
+    region: BufferRegion, source: Buffer, target: Buffer, name: str, compact: str | None = None
+) -> Stmt:
+    """Loops ``ax*`` over ``region`` around a block copying ``source`` into ``target``.
+
+    ``compact`` names the side ("source" or "target") that is a cache of the region's
+    shape: the block's iter vars then run over the region's extents, that side is indexed
+    by them and the other by the region's start plus them."""
+    if compact is not None:
+        return _compact_copy_stage(region, source, target, name, compact)
     loop_vars: list[Var] = []
     iter_vars: list[IterVar] = []
     values: list[PrimExpr] = []
@@ -143,6 +248,30 @@ def copy_stage(region: BufferRegion, source: Buffer, target: Buffer, name: str) 
     for loop_var, rng in reversed(list(zip(loop_vars, region.region))):
         extent = _as_dtype(rng.extent, loop_var.dtype)
         stmt = For(loop_var, const(0, loop_var.dtype), extent, ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _compact_copy_stage(
+    region: BufferRegion, source: Buffer, target: Buffer, name: str, compact: str
+) -> Stmt:
+    loop_vars: list[Var] = []
+    iter_vars: list[IterVar] = []
+    full: list[PrimExpr] = []
+    for k, (rng, dim) in enumerate(zip(region.region, region.buffer.shape)):
+        dtype = dim.dtype
+        extent = _as_dtype(rng.extent, dtype)
+        loop_vars.append(Var(f"ax{k}", dtype))
+        iv = IterVar(Var(f"v{k}", dtype), Range(const(0, dtype), extent), IterKind.SPATIAL)
+        iter_vars.append(iv)
+        lo = _as_dtype(rng.min, dtype)
+        full.append(iv.var if _is_zero(lo) else simplify_expr(lo + iv.var))
+    local = tuple(iv.var for iv in iter_vars)
+    src_idx, dst_idx = (local, tuple(full)) if compact == "source" else (tuple(full), local)
+    store = BufferStore(target, source[src_idx], dst_idx)
+    block = refresh_regions(Block(tuple(iter_vars), (), (), name, store))
+    stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), block)
+    for loop_var, iv in reversed(list(zip(loop_vars, iter_vars))):
+        stmt = For(loop_var, const(0, loop_var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
     return stmt
 
 
@@ -275,7 +404,16 @@ def cache_read(
     siblings = index.child_blocks(scope_block)
     readers = [b for b in siblings if any(r is buffer for r in block_access(b).read_buffers)]
     # as TVM: ``consumer_blocks`` names exactly the blocks that read the cache
-    chosen = list(consumers) if consumers else list(readers)
+    # (by default, the readers but the producer: a block also writing the buffer)
+    chosen = (
+        list(consumers)
+        if consumers
+        else [
+            r for r in readers if not any(w is buffer for w in block_access(r).write_buffers)
+        ]
+    )
+    if not chosen:
+        chosen = [block]
     for consumer in chosen:
         if not any(b is consumer for b in readers):
             raise _fail(
@@ -299,6 +437,12 @@ def cache_read(
         holder: Stmt = _scope_seq(scope_block)
         position = 0
         region = BufferRegion(buffer, tuple(Range(const(0, d.dtype), d) for d in buffer.shape))
+        if scope_block is not state.root:
+            # under a block: what the consumers read of it there
+            reads = [
+                _region_at(state, c, access_regions(c, buffer), buffer, holder) for c in chosen
+            ]
+            region = clip(union_regions(reads))
     else:
         # right after the producer, before the first consumer that follows it, in the
         # innermost statement list holding both (TVM's location)
@@ -307,19 +451,14 @@ def cache_read(
         first = min(chosen, key=lambda c: index.order[id(index.realize_of(c))])
         holder, _, position = _split_point(state, writer, first)
         region = _region_at(state, writer, block_access(writer).writes, buffer, holder)
-    cache = make_cache_buffer(state, buffer, scope)
+    compact = _compactable(state, scope_block, holder, region, buffer, chosen)
+    cache = make_cache_buffer(state, buffer, scope, region if compact else None)
     stage_name = cache.name
-    sub = Substituter(bmap={buffer: cache})
-
-    for consumer in chosen:
-        new = sub.visit_stmt(consumer)
-        assert isinstance(new, Block)
-        new = refresh_regions(new)
-        realize = state.index.realize_of(consumer)
-        state.replace(realize, rebuild(realize, {"block": new}), {consumer: new})
+    _redirect(state, [*chosen], buffer, cache, region if compact else None)
     holder_now = state.resolve(holder)
     assert holder_now is not None
-    _insert_at(state, holder_now, position, copy_stage(region, buffer, cache, stage_name))
+    stage = copy_stage(region, buffer, cache, stage_name, "target" if compact else None)
+    _insert_at(state, holder_now, position, stage)
     _allocate(state, _resolve(state, scope_block), cache)
     return _find_stage(state, stage_name)
 
@@ -446,18 +585,17 @@ def _resolve(state: ScheduleState, node: Block) -> Block:
     return found
 
 
-def _stores_at_iter_vars(block: Block, buffer: Buffer) -> bool:
-    iter_ids = {id(iv.var) for iv in block.iter_vars}
+def _stores_at(block: Block, buffer: Buffer, point: Sequence[PrimExpr]) -> bool:
+    """Every store of ``buffer`` in the block is at the indices ``point``."""
     ok = True
 
     def visit(node: object) -> None:
         nonlocal ok
         if isinstance(node, BufferStore) and node.buffer is buffer:
-            seen: set[int] = set()
-            for idx in node.indices:
-                if not isinstance(idx, Var) or id(idx) not in iter_ids or id(idx) in seen:
-                    ok = False
-                seen.add(id(idx))
+            if len(node.indices) != len(point) or not all(
+                structural_equal(a, b) for a, b in zip(node.indices, point)
+            ):
+                ok = False
 
     post_order_visit(block.body, visit)
     if block.init is not None:
@@ -531,17 +669,13 @@ def cache_write(
         position = len(holder.seq) if isinstance(holder, SeqStmt) else 1
     _check_exact_writes(state, block, buffer, holder)
     region = _region_at(state, block, block_access(block).writes, buffer, holder)
-    cache = make_cache_buffer(state, buffer, scope)
-    sub = Substituter(bmap={buffer: cache})
-    for target in [block, *readers]:
-        new = sub.visit_stmt(target)
-        assert isinstance(new, Block)
-        new = refresh_regions(new)
-        target_realize = state.index.realize_of(target)
-        state.replace(target_realize, rebuild(target_realize, {"block": new}), {target: new})
+    compact = _compactable(state, scope_block, holder, region, buffer, [block, *readers])
+    cache = make_cache_buffer(state, buffer, scope, region if compact else None)
+    _redirect(state, [block, *readers], buffer, cache, region if compact else None)
     holder_now = state.resolve(holder)
     assert holder_now is not None
-    _insert_at(state, holder_now, position, copy_stage(region, cache, buffer, cache.name))
+    stage = copy_stage(region, cache, buffer, cache.name, "source" if compact else None)
+    _insert_at(state, holder_now, position, stage)
     _allocate(state, _resolve(state, scope_block), cache)
     return _find_stage(state, cache.name)
 
@@ -551,8 +685,12 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     (so a copy of that region from the cache copies only written values): stores at distinct
     iter vars, not under a condition, with bindings that step the loops below ``holder`` as
     one mixed radix per dimension."""
-    ok = _stores_at_iter_vars(block, buffer) and not _conditional_store(block, buffer)
     regions = [r for r in block_access(block).writes if r.buffer is buffer]
+    ok = (
+        len(regions) == 1
+        and _stores_at(block, buffer, [r.min for r in regions[0].region])
+        and not _conditional_store(block, buffer)
+    )
     binding = {
         iv.var: v for iv, v in zip(block.iter_vars, state.index.realize_of(block).iter_values)
     }
@@ -575,7 +713,8 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
             state,
             "cache_write",
             f"block {block.name_hint!r} must write every element of the {buffer.name!r} region "
-            "it spans (stores at iter vars, affine bindings stepping its loops, no condition), "
+            "it spans (stores at one point per instance, affine bindings stepping its loops, "
+            "no condition), "
             "so that the copy back writes only what it computed",
             block,
         )

@@ -402,3 +402,79 @@ def test_cache_copies_of_int64_buffers_loop_in_int64():
     loop = sch.mod["main"].body.block.body.seq[0]
     assert str(loop.loop_var.dtype) == "int64"
     assert_same_results(wide, sch)
+
+
+@T.prim_func
+def tiles(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    for t in range(4):
+        with T.block("tile"):
+            vt = T.axis.spatial(4, t)
+            for r, c in T.grid(4, 8):
+                with T.block("C"):
+                    vr, vc = T.axis.remap("SS", [r, c])
+                    C[vt * 4 + vr, vc] = A[vt * 4 + vr, vc] * 2.0
+
+
+def test_cache_read_under_a_block_has_the_shape_of_the_region_read():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+        for t in range(4):
+            with T.block("tile"):
+                vt = T.axis.spatial(4, t)
+                A_local = T.alloc_buffer((4, 8), scope="local")
+                for ax0, ax1 in T.grid(4, 8):
+                    with T.block("A_local"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        A_local[v0, v1] = A[vt * 4 + v0, v1]
+                for r, c in T.grid(4, 8):
+                    with T.block("C"):
+                        vr, vc = T.axis.remap("SS", [r, c])
+                        C[vt * 4 + vr, vc] = A_local[vr, vc] * 2.0
+
+    sch = _sch(tiles)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    assert_schedule(tiles, sch, expected)
+
+
+def test_cache_write_under_a_block_has_the_shape_of_the_region_written():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+        for t in range(4):
+            with T.block("tile"):
+                vt = T.axis.spatial(4, t)
+                C_local = T.alloc_buffer((4, 8), scope="local")
+                for r, c in T.grid(4, 8):
+                    with T.block("C"):
+                        vr, vc = T.axis.remap("SS", [r, c])
+                        C_local[vr, vc] = A[vt * 4 + vr, vc] * 2.0
+                for ax0, ax1 in T.grid(4, 8):
+                    with T.block("C_local"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        C[vt * 4 + v0, v1] = C_local[v0, v1]
+
+    sch = _sch(tiles)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert_schedule(tiles, sch, expected)
+
+
+def test_cache_read_by_default_leaves_the_producer_reading_the_buffer():
+    @T.prim_func
+    def row_sum(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for i, k in T.grid(8, 4):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] * 2.0
+
+    sch = _sch(row_sum)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    text = sch.mod["main"].script()
+    assert "B[vi] = B[vi] + A[vi, vk]" in text
+    assert "B_local[v0] = B[v0]" in text
+    assert_same_results(row_sum, sch)
