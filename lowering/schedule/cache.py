@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
+    LT,
     Allocate,
+    And,
     Block,
     BlockRealize,
     Buffer,
@@ -615,14 +617,6 @@ def cache_write(
     buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
     index = state.index
     realize = index.realize_of(block)
-    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} has a predicate (T.where): the copied-back region "
-            "could hold elements it never writes",
-            block,
-        )
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
     if reads_self and block.init is None:
         raise _fail(
@@ -696,18 +690,22 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     }
     loops = {id(lp.loop_var): lp for lp in _loops_between(state, block, holder)}
     used: set[int] = set()
+    values: list[PrimExpr] = []
     if ok and len(regions) == 1:
         for rng in regions[0].region:
             if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
                 ok = False
                 break
             value = substitute_expr(rng.min, binding)
+            values.append(value)
             steps = _radix_steps(value, loops, used)
             if steps is None:
                 ok = False
                 break
     else:
         ok = False
+    if ok:
+        ok = _predicate_keeps_region(state, block, buffer, holder, values)
     if not ok:
         raise _fail(
             state,
@@ -718,6 +716,43 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
             "so that the copy back writes only what it computed",
             block,
         )
+
+
+def _predicate_keeps_region(
+    state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt, values: list[PrimExpr]
+) -> bool:
+    """A predicate is allowed when it only drops instances outside the copied region: a
+    conjunction of ``index < c`` where ``index`` is what the block stores at in one dimension
+    and that dimension of the (clipped) region ends by ``c`` (the guard ``split`` writes)."""
+    predicate = state.index.realize_of(block).predicate
+    if isinstance(predicate, IntImm) and predicate.value == 1:
+        return True
+    region = _region_at(state, block, block_access(block).writes, buffer, holder)
+    conjuncts: list[PrimExpr] = []
+    pending = [predicate]
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, And):
+            pending.extend([expr.a, expr.b])
+        else:
+            conjuncts.append(expr)
+    indices = [simplify_expr(v) for v in values]
+    for cond in conjuncts:
+        if not (isinstance(cond, LT) and isinstance(cond.b, IntImm)):
+            return False
+        bound = cond.b.value
+        lhs = simplify_expr(cond.a)
+        dims = [d for d, idx in enumerate(indices) if structural_equal(idx, lhs)]
+        ends = [_const_end(region.region[d]) for d in dims]
+        if not any(end is not None and end <= bound for end in ends):
+            return False
+    return True
+
+
+def _const_end(rng: Range) -> int | None:
+    if isinstance(rng.min, IntImm) and isinstance(rng.extent, IntImm):
+        return rng.min.value + rng.extent.value
+    return None
 
 
 def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool | None:

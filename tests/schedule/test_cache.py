@@ -478,3 +478,44 @@ def test_cache_read_by_default_leaves_the_producer_reading_the_buffer():
     assert "B[vi] = B[vi] + A[vi, vk]" in text
     assert "B_local[v0] = B[v0]" in text
     assert_same_results(row_sum, sch)
+
+
+def test_cache_write_of_a_guarded_split_copies_back_the_guarded_range():
+    @T.prim_func
+    def guarded(A: T.Buffer((10,), "float32"), C: T.Buffer((10,), "float32")):
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(o * 4 + e < 10)
+                vc = T.axis.spatial(10, o * 4 + e)
+                C[vc] = A[vc] + 1.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((10,), "float32"), C: T.Buffer((10,), "float32")):
+        C_local = T.alloc_buffer((10,), scope="local")
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(o * 4 + e < 10)
+                vc = T.axis.spatial(10, o * 4 + e)
+                C_local[vc] = A[vc] + 1.0
+        for ax0 in range(10):
+            with T.block("C_local"):
+                v0 = T.axis.spatial(10, ax0)
+                C[v0] = C_local[v0]
+
+    sch = _sch(guarded)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert_schedule(guarded, sch, expected)
+
+
+def test_cache_write_refuses_a_predicate_that_skips_elements():
+    @T.prim_func
+    def holes(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(e < 2)
+                vc = T.axis.spatial(12, o * 4 + e)
+                C[vc] = A[vc] + 1.0
+
+    sch = _sch(holes)
+    with pytest.raises(T.ScheduleError, match="must write every element"):
+        sch.cache_write(sch.get_block("C"), 0, "local")
