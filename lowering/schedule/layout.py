@@ -61,9 +61,25 @@ class IndexMap:
     @staticmethod
     def from_func(func: Callable[..., Any], ndim: int | None = None) -> IndexMap:
         """Build from a Python function of the indices returning a tuple of expressions."""
+        params = list(inspect.signature(func).parameters.values())
+        star = [p for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL]
+        if star and ndim is not None:
+            # TVM's sugar: ``lambda *indices, k: ...`` takes the leading indices in
+            # ``indices`` and the trailing ones by the keyword-only names
+            before = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+            after = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+            count = ndim - len(before) - len(after)
+            if count < 0:
+                raise ValueError(f"the index map takes at least {ndim - count} indices")
+            names = before + [f"i{k}" for k in range(count)] + after
+            variables = [Var(name, as_dtype("int32")) for name in names]
+            cut = len(before) + count
+            kw = {name: var for name, var in zip(after, variables[cut:])}
+            result = func(*variables[:cut], **kw)
+            finals = list(result) if isinstance(result, (tuple, list)) else [result]
+            return IndexMap(variables, finals)
         if ndim is None:
-            params = inspect.signature(func).parameters
-            names = list(params)
+            names = [p.name for p in params]
         else:
             names = [f"i{k}" for k in range(ndim)]
         variables = [Var(name, as_dtype("int32")) for name in names]
@@ -169,11 +185,22 @@ def digits_inverse(
     return result
 
 
+def takes_varargs(value: Any) -> bool:
+    """Whether ``value`` is a function with ``*indices`` (its rank comes from the buffer)."""
+    if isinstance(value, IndexMap) or not callable(value):
+        return False
+    try:
+        params = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+
+
 def as_index_map(value: IndexMap | Callable[..., Any], ndim: int) -> IndexMap:
     if isinstance(value, IndexMap):
         return value
     if callable(value):
-        return IndexMap.from_func(value)
+        return IndexMap.from_func(value, ndim or None)
     raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
 
 

@@ -692,7 +692,13 @@ class Schedule:
         ``assume_injective_transform`` is accepted and ignored: the bijection is checked."""
         del pad_value, assume_injective_transform
         node = self._block(block, "transform_layout")
-        mapping = layout.as_index_map(index_map, 0)
+        ndim = 0
+        if layout.takes_varargs(index_map):
+            try:  # the buffer's rank, for ``lambda *indices: ...`` maps
+                ndim = len(layout.resolve_buffer(self._state, node, buffer, "").shape)
+            except ScheduleError:
+                ndim = 0
+        mapping = layout.as_index_map(index_map, ndim)
         kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
         self._apply(
             "transform_layout",

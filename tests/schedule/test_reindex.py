@@ -199,3 +199,23 @@ def test_transform_layout_accepts_a_pad_value_when_there_is_no_padding():
     sch = _sch(fill)
     with pytest.raises(T.ScheduleError, match="padding with pad_value is not supported"):
         sch.transform_layout(sch.get_block("A"), "A", lambda i: (i // 5, i % 5), pad_value=7)
+
+
+def test_transform_layout_takes_a_map_with_star_indices():
+    @T.prim_func
+    def planes(A: T.Buffer((2, 3, 8), "float32"), C: T.Buffer((2, 3, 8), "float32")):
+        B = T.alloc_buffer((2, 3, 8))
+        for i, j, k in T.grid(2, 3, 8):
+            with T.block("B"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                B[vi, vj, vk] = A[vi, vj, vk] * 2.0
+        for i, j, k in T.grid(2, 3, 8):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                C[vi, vj, vk] = B[vi, vj, vk] + 1.0
+
+    sch = _sch(planes)
+    sch.transform_layout(sch.get_block("B"), "B", lambda *lead, k: [*lead, k // 4, k % 4])
+    text = sch.mod["main"].script()
+    assert "B[vi, vj, vk // 4, vk % 4] = A[vi, vj, vk]" in text
+    assert "T.alloc_buffer((2, 3, 2, 4)" in text
