@@ -654,7 +654,8 @@ class Schedule:
         index_map: Any,
     ) -> BlockRV:
         node = self._block(block, name)
-        mapping = layout.as_index_map(index_map, 0)
+        ndim = len(node.iter_vars) if layout.takes_varargs(index_map) else 0
+        mapping = layout.as_index_map(index_map, ndim)
         kwargs: dict[str, Any] = {
             "block": block,
             index_name: index,

@@ -116,3 +116,10 @@ def test_reindex_cache_read_refuses_an_outer_block():
         sch.reindex_cache_read(sch.get_block("outer"), 0, "local", lambda p: (p,))
     sch.reindex_cache_read(sch.get_block("C"), 0, "local", lambda p: (p,))
     assert_same_results(tiled, sch)
+
+
+def test_reindex_cache_takes_a_map_with_star_indices():
+    sch = _sch(scale_add)
+    sch.reindex_cache_read(sch.get_block("D"), 0, "local", lambda *vs: tuple(reversed(vs)))
+    assert "D[vi_2, vj_2] = B_local[vj_2, vi_2] + T.float32(2" in sch.mod["main"].script()
+    assert_same_results(scale_add, sch)
