@@ -662,6 +662,7 @@ def cache_write(
         holder = _scope_seq(scope_block)
         position = len(holder.seq) if isinstance(holder, SeqStmt) else 1
     _check_exact_writes(state, block, buffer, holder)
+    _check_later_iterations(state, scope_block, block, buffer, holder, readers)
     region = _region_at(state, block, block_access(block).writes, buffer, holder)
     compact = _compactable(state, scope_block, holder, region, buffer, [block, *readers])
     cache = make_cache_buffer(state, buffer, scope, region if compact else None)
@@ -672,6 +673,47 @@ def cache_write(
     _insert_at(state, holder_now, position, stage)
     _allocate(state, _resolve(state, scope_block), cache)
     return _find_stage(state, cache.name)
+
+
+def _check_later_iterations(
+    state: ScheduleState,
+    scope_block: Block,
+    block: Block,
+    buffer: Buffer,
+    holder: Stmt,
+    consumers: Sequence[Block],
+) -> None:
+    """A block reading the buffer before the writer in a loop they share reads, from the
+    next iteration on, what the writer wrote: the copy back must then run inside that loop
+    (``holder`` at or below their common statement list)."""
+    index = state.index
+    for reader in index.child_blocks(scope_block):
+        if reader is block or any(reader is c for c in consumers):
+            continue
+        if not any(r is buffer for r in block_access(reader).read_buffers):
+            continue
+        try:
+            common, writer_item, reader_item = _split_point(state, block, reader)
+        except ValueError:
+            common, writer_item, reader_item = block, 0, 0
+        if reader_item > writer_item:
+            continue  # after the writer: the copy back is placed before the first such reader
+        in_loop = False
+        for node in index.ancestors(common):
+            if node is scope_block:
+                break
+            in_loop = in_loop or isinstance(node, For)
+        inside = holder is common or index.is_ancestor(common, holder)
+        if reader_item == writer_item or (in_loop and not inside):
+            raise _fail(
+                state,
+                "cache_write",
+                f"block {reader.name_hint!r} reads {buffer.name!r} in a loop shared with "
+                f"{block.name_hint!r}, before it: from the next iteration on it would miss "
+                "what the cache holds",
+                reader,
+                block,
+            )
 
 
 def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt) -> None:

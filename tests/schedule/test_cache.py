@@ -519,3 +519,22 @@ def test_cache_write_refuses_a_predicate_that_skips_elements():
     sch = _sch(holes)
     with pytest.raises(T.ScheduleError, match="must write every element"):
         sch.cache_write(sch.get_block("C"), 0, "local")
+
+
+def test_cache_write_refuses_a_reader_of_the_next_iteration_before_the_copy_back():
+    @T.prim_func
+    def carried(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((8,))
+        for t in range(4):
+            for i in range(8):
+                with T.block("R"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    C[vt, vi] = B[vi]
+            for i in range(8):
+                with T.block("W"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    B[vi] = A[vt, vi]
+
+    sch = _sch(carried)
+    with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
+        sch.cache_write(sch.get_block("W"), 0, "local")
