@@ -47,6 +47,7 @@ from .analysis import block_access
 from .cache import (
     _allocate,
     _buffer_at,
+    _check_later_iterations,
     _check_reads_after,
     _check_single_writer,
     _conditional_store,
@@ -305,6 +306,7 @@ def reindex_cache_write(
         holder = _scope_seq(scope_block)
         items = getattr(holder, "seq", None)
         position = len(items) if items is not None else 1
+    _check_later_iterations(state, scope_block, block, buffer, holder, [])
     # every loop below the copy's place that the copy does not repeat must run at least once
     for lp in _loops_between(state, block, holder):
         if not (isinstance(lp.extent, IntImm) and lp.extent.value > 0):

@@ -123,3 +123,22 @@ def test_reindex_cache_takes_a_map_with_star_indices():
     sch.reindex_cache_read(sch.get_block("D"), 0, "local", lambda *vs: tuple(reversed(vs)))
     assert "D[vi_2, vj_2] = B_local[vj_2, vi_2] + T.float32(2" in sch.mod["main"].script()
     assert_same_results(scale_add, sch)
+
+
+def test_reindex_cache_write_refuses_a_reader_of_the_next_iteration():
+    @T.prim_func
+    def carried(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((8,))
+        for t in range(4):
+            for i in range(8):
+                with T.block("R"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    C[vt, vi] = B[vi]
+            for i in range(8):
+                with T.block("W"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[0, vi]
+
+    sch = _sch(carried)
+    with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
+        sch.reindex_cache_write(sch.get_block("W"), 0, "local", lambda p: (p,))
