@@ -83,6 +83,9 @@ def test_work_on_module_functions():
     with pytest.raises(ValueError, match=r"call sch.work_on"):
         sch.get_block("B")
     sch.work_on("second")
+    assert sch.func_working_on == sch.mod.get_global_var("second")
+    with pytest.raises(ValueError, match="no function 'third'"):
+        sch.mod.get_global_var("third")
     sch.compute_inline(sch.get_block("B"))
     assert structural_equal(sch.mod["first"], pipeline)
     assert not structural_equal(sch.mod["second"], pipeline)
