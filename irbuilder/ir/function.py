@@ -137,6 +137,13 @@ class IRModule:
     def items(self) -> Iterator[tuple[str, PrimFunc]]:
         return iter(self.functions.items())
 
+    def get_global_var(self, name: str) -> str:
+        """The handle of the function ``name`` (TVM's GlobalVar; here functions are named
+        by their string, as ``Schedule.func_working_on`` gives it)."""
+        if name not in self.functions:
+            raise ValueError(f"the module has no function {name!r}")
+        return name
+
     def with_function(self, name: str, func: PrimFunc) -> IRModule:
         functions = dict(self.functions)
         functions[name] = func

@@ -18,13 +18,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
+    LT,
+    Allocate,
+    And,
     Block,
     BlockRealize,
     Buffer,
+    BufferLoad,
     BufferRegion,
     BufferStore,
+    Cast,
+    DataType,
+    DeclBuffer,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IterKind,
     IterVar,
@@ -32,20 +40,21 @@ from irbuilder.ir import (
     Range,
     SeqStmt,
     Stmt,
+    StmtExprMutator,
     Var,
     const,
     make_data_var,
     post_order_visit,
     rebuild,
     seq,
+    structural_equal,
 )
-from lowering.analysis.substitute import Substituter
-from lowering.arith import simplify_expr
+from lowering.analysis.substitute import Substituter, substitute_expr
+from lowering.arith import simplify_expr, supports_linear, to_linear
 
 from .analysis import (
     access_regions,
     block_access,
-    is_affine_block,
     relax_region,
     union_regions,
 )
@@ -83,11 +92,106 @@ def unique_name(state: ScheduleState, base: str) -> str:
     return name
 
 
-def make_cache_buffer(state: ScheduleState, buffer: Buffer, scope: str) -> Buffer:
+def make_cache_buffer(
+    state: ScheduleState, buffer: Buffer, scope: str, region: BufferRegion | None = None
+) -> Buffer:
+    """The cache: the buffer's shape, or ``region``'s extents (a compacted cache)."""
     name = unique_name(state, cache_name(buffer, scope))
-    return Buffer(
-        name, make_data_var(name, buffer.dtype, scope), buffer.shape, buffer.dtype, scope=scope
-    )
+    shape = buffer.shape if region is None else tuple(r.extent for r in region.region)
+    return Buffer(name, make_data_var(name, buffer.dtype, scope), shape, buffer.dtype, scope=scope)
+
+
+def _compactable(
+    state: ScheduleState,
+    scope_block: Block,
+    holder: Stmt,
+    region: BufferRegion,
+    buffer: Buffer,
+    users: Sequence[Block],
+) -> bool:
+    """TVM allocates a cache under a non-root block with the copied region's shape. Done
+    when the region is the same in every iteration of the scope's loops around the copy
+    (constant extents, a start free of those loops) and the blocks using the cache access
+    the buffer only by loads and stores (indices can then be shifted)."""
+    if scope_block is state.root:
+        return False
+    if not all(isinstance(r.extent, IntImm) for r in region.region):
+        return False
+    loops: dict[int, For] = {}
+    for node in state.index.ancestors(holder):
+        if node is scope_block:
+            break
+        if isinstance(node, For):
+            loops[id(node.loop_var)] = node
+    if any(_mentions(r.min, loops) for r in region.region):
+        return False
+    return not any(_opaque_use(user, buffer) for user in users)
+
+
+def _opaque_use(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
+    a match_buffer view)."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if node is buffer.data:
+            found = True
+        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
+            found = True
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found or any(m.source.buffer is buffer for m in block.match_buffers)
+
+
+class _Shift(StmtExprMutator):
+    """Loads and stores of ``old`` read/write ``new`` at the indices minus ``mins``."""
+
+    def __init__(self, old: Buffer, new: Buffer, mins: Sequence[PrimExpr]) -> None:
+        self.old, self.new, self.mins = old, new, list(mins)
+
+    def _shift(self, indices: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
+        return tuple(
+            simplify_expr(self.visit_expr(i) - m) if not _is_zero(m) else self.visit_expr(i)
+            for i, m in zip(indices, self.mins)
+        )
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        if load.buffer is self.old:
+            return BufferLoad(self.new, self._shift(load.indices))
+        return self.generic_mutate(load)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        if store.buffer is self.old:
+            value = self.visit_expr(store.value)
+            return BufferStore(self.new, value, self._shift(store.indices), span=store.span)
+        return self.generic_mutate(store)
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 0
+
+
+def _redirect(
+    state: ScheduleState,
+    blocks: Sequence[Block],
+    buffer: Buffer,
+    cache: Buffer,
+    region: BufferRegion | None,
+) -> None:
+    """Make ``blocks`` use ``cache`` for ``buffer`` (shifted by ``region``'s start when the
+    cache is compacted)."""
+    for target in blocks:
+        if region is None:
+            new = Substituter(bmap={buffer: cache}).visit_stmt(target)
+        else:
+            new = _Shift(buffer, cache, [r.min for r in region.region]).visit_stmt(target)
+        assert isinstance(new, Block)
+        new = refresh_regions(new)
+        realize = state.index.realize_of(target)
+        state.replace(realize, rebuild(realize, {"block": new}), {target: new})
 
 
 def block_region(state: ScheduleState, block: Block, region: BufferRegion) -> BufferRegion:
@@ -116,13 +220,22 @@ def clip(region: BufferRegion) -> BufferRegion:
     return BufferRegion(region.buffer, tuple(ranges))
 
 
-def copy_stage(region: BufferRegion, source: Buffer, target: Buffer, name: str) -> Stmt:
-    """Loops ``ax*`` over ``region`` around a block copying ``source`` into ``target``."""
+def copy_stage(
+    region: BufferRegion, source: Buffer, target: Buffer, name: str, compact: str | None = None
+) -> Stmt:
+    """Loops ``ax*`` over ``region`` around a block copying ``source`` into ``target``.
+
+    ``compact`` names the side ("source" or "target") that is a cache of the region's
+    shape: the block's iter vars then run over the region's extents, that side is indexed
+    by them and the other by the region's start plus them."""
+    if compact is not None:
+        return _compact_copy_stage(region, source, target, name, compact)
     loop_vars: list[Var] = []
     iter_vars: list[IterVar] = []
     values: list[PrimExpr] = []
     for k, (rng, dim) in enumerate(zip(region.region, region.buffer.shape)):
-        dtype = rng.min.dtype
+        dtype = dim.dtype
+        rng = Range(_as_dtype(rng.min, dtype), _as_dtype(rng.extent, dtype))
         loop_var = Var(f"ax{k}", dtype)
         loop_vars.append(loop_var)
         iter_vars.append(
@@ -135,8 +248,41 @@ def copy_stage(region: BufferRegion, source: Buffer, target: Buffer, name: str) 
     block = refresh_regions(Block(tuple(iter_vars), (), (), name, store))
     stmt: Stmt = BlockRealize(tuple(values), const(True), block)
     for loop_var, rng in reversed(list(zip(loop_vars, region.region))):
-        stmt = For(loop_var, const(0, loop_var.dtype), rng.extent, ForKind.SERIAL, stmt)
+        extent = _as_dtype(rng.extent, loop_var.dtype)
+        stmt = For(loop_var, const(0, loop_var.dtype), extent, ForKind.SERIAL, stmt)
     return stmt
+
+
+def _compact_copy_stage(
+    region: BufferRegion, source: Buffer, target: Buffer, name: str, compact: str
+) -> Stmt:
+    loop_vars: list[Var] = []
+    iter_vars: list[IterVar] = []
+    full: list[PrimExpr] = []
+    for k, (rng, dim) in enumerate(zip(region.region, region.buffer.shape)):
+        dtype = dim.dtype
+        extent = _as_dtype(rng.extent, dtype)
+        loop_vars.append(Var(f"ax{k}", dtype))
+        iv = IterVar(Var(f"v{k}", dtype), Range(const(0, dtype), extent), IterKind.SPATIAL)
+        iter_vars.append(iv)
+        lo = _as_dtype(rng.min, dtype)
+        full.append(iv.var if _is_zero(lo) else simplify_expr(lo + iv.var))
+    local = tuple(iv.var for iv in iter_vars)
+    src_idx, dst_idx = (local, tuple(full)) if compact == "source" else (tuple(full), local)
+    store = BufferStore(target, source[src_idx], dst_idx)
+    block = refresh_regions(Block(tuple(iter_vars), (), (), name, store))
+    stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), block)
+    for loop_var, iv in reversed(list(zip(loop_vars, iter_vars))):
+        stmt = For(loop_var, const(0, loop_var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _as_dtype(value: PrimExpr, dtype: DataType) -> PrimExpr:
+    if value.dtype == dtype:
+        return value
+    if isinstance(value, IntImm):
+        return const(value.value, dtype)
+    return Cast(dtype, value)
 
 
 def _top_level(state: ScheduleState, scope: Block, node: Stmt) -> int:
@@ -149,17 +295,17 @@ def _top_level(state: ScheduleState, scope: Block, node: Stmt) -> int:
 
 
 def _items(scope: Block) -> list[Stmt]:
-    body = scope.body
+    body = _scope_seq(scope)
     return list(body.seq) if isinstance(body, SeqStmt) else [body]
 
 
 def _insert(state: ScheduleState, scope: Block, position: int, stage: Stmt, alloc: Buffer) -> Block:
-    items = _items(scope)
-    items.insert(position, stage)
-    new_scope = rebuild(scope, {"body": seq(items), "alloc_buffers": (*scope.alloc_buffers, alloc)})
-    realize = state.index.realize_of(scope)
-    state.replace(realize, rebuild(realize, {"block": new_scope}), {scope: new_scope})
-    return new_scope  # type: ignore[no-any-return]
+    """Insert ``stage`` as top-level statement ``position`` of ``scope``, which allocates
+    ``alloc``; returns the new scope block."""
+    _insert_at(state, _scope_seq(scope), position, stage)
+    new_scope = _resolve(state, scope)
+    _allocate(state, new_scope, alloc)
+    return _resolve(state, new_scope)
 
 
 def _find_stage(state: ScheduleState, name: str) -> Block:
@@ -224,6 +370,26 @@ def check_scope(state: ScheduleState, prim: str, scope: str, block: Block) -> No
     raise _fail(state, prim, f"{scope!r} is not a storage scope", block)
 
 
+def _check_single_writer(
+    state: ScheduleState, prim: str, scope_block: Block, buffer: Buffer
+) -> Block | None:
+    """TVM requires at most one block of the scope to write the cached buffer."""
+    writers = [
+        b
+        for b in state.index.child_blocks(scope_block)
+        if any(w is buffer for w in block_access(b).write_buffers)
+    ]
+    if len(writers) > 1:
+        raise _fail(
+            state,
+            prim,
+            f"{buffer.name!r} is written by {len(writers)} blocks of the scope; "
+            "a cache needs a single producer",
+            *writers,
+        )
+    return writers[0] if writers else None
+
+
 def cache_read(
     state: ScheduleState,
     block: Block,
@@ -236,11 +402,20 @@ def cache_read(
     buffer = _buffer_at(state, name, block.reads, read_index, "reads", block)
     index = state.index
     scope_block = index.scope_block(index.realize_of(block))
+    writer = _check_single_writer(state, name, scope_block, buffer)
     siblings = index.child_blocks(scope_block)
     readers = [b for b in siblings if any(r is buffer for r in block_access(b).read_buffers)]
-    chosen = list(consumers) if consumers is not None else readers
-    if not any(b is block for b in chosen):
-        chosen.append(block)
+    # as TVM: ``consumer_blocks`` names exactly the blocks that read the cache
+    # (by default, the readers but the producer: a block also writing the buffer)
+    chosen = (
+        list(consumers)
+        if consumers
+        else [
+            r for r in readers if not any(w is buffer for w in block_access(r).write_buffers)
+        ]
+    )
+    if not chosen:
+        chosen = [block]
     for consumer in chosen:
         if not any(b is consumer for b in readers):
             raise _fail(
@@ -254,33 +429,156 @@ def cache_read(
                 "it would read a stale copy",
                 consumer,
             )
-    positions = [_top_level(state, scope_block, index.realize_of(c)) for c in chosen]
-    first, last = min(positions), max(positions)
-    writers = [b for b in siblings if any(w is buffer for w in block_access(b).write_buffers)]
-    writer_positions = [_top_level(state, scope_block, index.realize_of(w)) for w in writers]
-    if any(first <= p <= last for p in writer_positions):
+    if writer is not None:
+        # consumers that all run before the producer's nest read the scope's input
+        writer_item = _top_level(state, scope_block, index.realize_of(writer))
+        if all(_top_level(state, scope_block, index.realize_of(c)) < writer_item for c in chosen):
+            writer = None
+    if writer is None:
+        # an input of the scope: copied whole at the start of the scope
+        holder: Stmt = _scope_seq(scope_block)
+        position = 0
+        region = BufferRegion(buffer, tuple(Range(const(0, d.dtype), d) for d in buffer.shape))
+        if scope_block is not state.root:
+            # under a block: what the consumers read of it there
+            reads = [
+                _region_at(state, c, access_regions(c, buffer), buffer, holder) for c in chosen
+            ]
+            region = clip(union_regions(reads))
+    else:
+        # right after the producer, before the first consumer that follows it, in the
+        # innermost statement list holding both (TVM's location)
+        for consumer in chosen:
+            _check_reads_after(state, name, writer, buffer, consumer)
+        first = min(chosen, key=lambda c: index.order[id(index.realize_of(c))])
+        holder, _, position = _split_point(state, writer, first)
+        region = _region_at(state, writer, block_access(writer).writes, buffer, holder)
+    compact = _compactable(state, scope_block, holder, region, buffer, chosen)
+    cache = make_cache_buffer(state, buffer, scope, region if compact else None)
+    stage_name = cache.name
+    _redirect(state, [*chosen], buffer, cache, region if compact else None)
+    holder_now = state.resolve(holder)
+    assert holder_now is not None
+    stage = copy_stage(region, buffer, cache, stage_name, "target" if compact else None)
+    _insert_at(state, holder_now, position, stage)
+    _allocate(state, _resolve(state, scope_block), cache)
+    return _find_stage(state, stage_name)
+
+
+def _scope_seq(scope: Block) -> Stmt:
+    """The scope block's statement list, below buffer declarations and allocations."""
+    body = scope.body
+    while isinstance(body, (Allocate, DeclBuffer)):
+        body = body.body
+    return body
+
+
+def _insert_at(state: ScheduleState, holder: Stmt, position: int, stage: Stmt) -> None:
+    """Insert ``stage`` as item ``position`` of ``holder`` (a SeqStmt or a single statement)."""
+    items = list(holder.seq) if isinstance(holder, SeqStmt) else [holder]
+    items.insert(position, stage)
+    state.replace(holder, seq(items))
+
+
+def _allocate(state: ScheduleState, scope: Block, buffer: Buffer) -> None:
+    new_scope = rebuild(scope, {"alloc_buffers": (*scope.alloc_buffers, buffer)})
+    realize = state.index.realize_of(scope)
+    state.replace(realize, rebuild(realize, {"block": new_scope}), {scope: new_scope})
+
+
+def _split_point(state: ScheduleState, before: Block, after: Block) -> tuple[Stmt, int, int]:
+    """The innermost SeqStmt holding both blocks, and the positions of the items holding
+    each (callers check their order)."""
+    index = state.index
+    lower = index.realize_of(after)
+    upper = index.realize_of(before)
+    child: Stmt = lower
+    for node in index.ancestors(lower):
+        if node is upper or index.is_ancestor(node, upper):
+            if not isinstance(node, SeqStmt):
+                raise ValueError("no statement list holds both blocks")
+            items = list(node.seq)
+            up = next(
+                k for k, it in enumerate(items) if it is upper or index.is_ancestor(it, upper)
+            )
+            low = next(k for k, it in enumerate(items) if it is child)
+            return node, up, low
+        child = node
+    raise ValueError("blocks are not in one scope")
+
+
+def _loops_between(state: ScheduleState, block: Block, holder: Stmt) -> list[For]:
+    loops: list[For] = []
+    for node in state.index.ancestors(state.index.realize_of(block)):
+        if isinstance(node, Block):
+            break
+        if isinstance(node, For):
+            loops.append(node)
+        if node is holder:
+            # a single statement as holder becomes an item beside the stage: all of it
+            break
+    return loops
+
+
+def _region_at(
+    state: ScheduleState,
+    block: Block,
+    regions: Sequence[BufferRegion],
+    buffer: Buffer,
+    holder: Stmt,
+) -> BufferRegion:
+    """The union of ``block``'s regions of ``buffer`` over all instances below ``holder``
+    (the loops above ``holder`` stay symbols)."""
+    realize = state.index.realize_of(block)
+    binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    loops = {lp.loop_var: Range(lp.min, lp.extent) for lp in _loops_between(state, block, holder)}
+    found = [clip(relax_region(r, binding, loops)) for r in regions if r.buffer is buffer]
+    return clip(union_regions(found))
+
+
+def _region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+    for a, b in zip(outer.region, inner.region):
+        if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
+            continue
+        shift = simplify_expr(b.min - a.min)
+        if not (
+            isinstance(shift, IntImm)
+            and isinstance(a.extent, IntImm)
+            and isinstance(b.extent, IntImm)
+        ):
+            return False
+        if not (0 <= shift.value and shift.value + b.extent.value <= a.extent.value):
+            return False
+    return True
+
+
+def _check_reads_after(
+    state: ScheduleState, prim: str, source: Block, buffer: Buffer, reader: Block
+) -> None:
+    """``reader`` runs after ``source`` in every iteration they share and reads only what
+    ``source`` wrote there (regions taken over the loops below their common statement)."""
+    try:
+        holder, src_item, reader_item = _split_point(state, source, reader)
+    except ValueError:
+        holder, src_item, reader_item = source, 0, -1
+    if reader_item <= src_item:
         raise _fail(
             state,
-            name,
-            f"{buffer.name!r} is written between the place of the copy and a consumer "
-            "(or in the same loop nest as a consumer); the consumers would read a stale copy",
-            *[w for w, p in zip(writers, writer_positions) if first <= p <= last],
+            prim,
+            f"block {reader.name_hint!r} does not run after {source.name_hint!r}, which "
+            f"produces the {buffer.name!r} it reads",
+            reader,
         )
-    regions = [block_region(state, c, r) for c in chosen for r in access_regions(c, buffer)]
-    region = clip(union_regions(regions))
-    cache = make_cache_buffer(state, buffer, scope)
-    stage_name = cache.name
-    sub = Substituter(bmap={buffer: cache})
-
-    for consumer in chosen:
-        new = sub.visit_stmt(consumer)
-        assert isinstance(new, Block)
-        new = refresh_regions(new)
-        realize = state.index.realize_of(consumer)
-        state.replace(realize, rebuild(realize, {"block": new}), {consumer: new})
-    scope_block = _resolve(state, scope_block)
-    _insert(state, scope_block, first, copy_stage(region, buffer, cache, stage_name), cache)
-    return _find_stage(state, stage_name)
+    written = _region_at(state, source, block_access(source).writes, buffer, holder)
+    read = _region_at(state, reader, access_regions(reader, buffer), buffer, holder)
+    if not _region_covers(written, read):
+        raise _fail(
+            state,
+            prim,
+            f"block {reader.name_hint!r} may read {buffer.name!r} outside what "
+            f"{source.name_hint!r} produces before it",
+            reader,
+        )
 
 
 def _resolve(state: ScheduleState, node: Block) -> Block:
@@ -289,18 +587,17 @@ def _resolve(state: ScheduleState, node: Block) -> Block:
     return found
 
 
-def _stores_at_iter_vars(block: Block, buffer: Buffer) -> bool:
-    iter_ids = {id(iv.var) for iv in block.iter_vars}
+def _stores_at(block: Block, buffer: Buffer, point: Sequence[PrimExpr]) -> bool:
+    """Every store of ``buffer`` in the block is at the indices ``point``."""
     ok = True
 
     def visit(node: object) -> None:
         nonlocal ok
         if isinstance(node, BufferStore) and node.buffer is buffer:
-            seen: set[int] = set()
-            for idx in node.indices:
-                if not isinstance(idx, Var) or id(idx) not in iter_ids or id(idx) in seen:
-                    ok = False
-                seen.add(id(idx))
+            if len(node.indices) != len(point) or not all(
+                structural_equal(a, b) for a, b in zip(node.indices, point)
+            ):
+                ok = False
 
     post_order_visit(block.body, visit)
     if block.init is not None:
@@ -320,22 +617,6 @@ def cache_write(
     buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
     index = state.index
     realize = index.realize_of(block)
-    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} has a predicate (T.where): the copied-back region "
-            "could hold elements it never writes",
-            block,
-        )
-    if not is_affine_block(index, block) or not _stores_at_iter_vars(block, buffer):
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} must store {buffer.name!r} at distinct iter vars "
-            "with affine bindings, so that the copied-back region is exactly what it writes",
-            block,
-        )
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
     if reads_self and block.init is None:
         raise _fail(
@@ -346,95 +627,227 @@ def cache_write(
             block,
         )
     scope_block = index.scope_block(realize)
-    position = _top_level(state, scope_block, realize)
-    item = _items(scope_block)[position]
-    others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
-    for other in others:
-        access = block_access(other)
-        if any(b is buffer for b in access.read_buffers + access.write_buffers):
-            raise _fail(
-                state,
-                name,
-                f"block {other.name_hint!r} in the same loop nest also accesses "
-                f"{buffer.name!r} before the copy back",
-                other,
-            )
-    region = clip(
-        union_regions(
-            [
-                block_region(state, block, r)
-                for r in block_access(block).writes
-                if r.buffer is buffer
-            ]
-        )
-    )
+    _check_single_writer(state, name, scope_block, buffer)
     readers = list(consumers or [])
-    _check_cache_readers(state, scope_block, position, buffer, region, readers)
-    cache = make_cache_buffer(state, buffer, scope)
-    sub = Substituter(bmap={buffer: cache})
-    for target in [block, *readers]:
-        new = sub.visit_stmt(target)
-        assert isinstance(new, Block)
-        new = refresh_regions(new)
-        target_realize = state.index.realize_of(target)
-        state.replace(target_realize, rebuild(target_realize, {"block": new}), {target: new})
-    scope_block = _resolve(state, scope_block)
-    _insert(state, scope_block, position + 1, copy_stage(region, cache, buffer, cache.name), cache)
-    return _find_stage(state, cache.name)
-
-
-def _check_cache_readers(
-    state: ScheduleState,
-    scope: Block,
-    position: int,
-    buffer: Buffer,
-    region: BufferRegion,
-    readers: Sequence[Block],
-) -> None:
-    """``consumer_blocks`` of cache_write may read the cache instead of the buffer: each is
-    a later block of the scope reading only the copied region, with no write of the buffer
-    between the copy and it (it would not see that write)."""
-    from .compute_at import _covers
-
-    name = "cache_write"
-    index = state.index
-    siblings = index.child_blocks(scope)
     for reader in readers:
-        if not any(b is reader for b in siblings):
+        if not any(b is reader for b in index.child_blocks(scope_block)):
             raise _fail(state, name, f"block {reader.name_hint!r} is not in the same scope", reader)
-        reader_pos = _top_level(state, scope, index.realize_of(reader))
-        if reader_pos <= position:
-            raise _fail(
-                state, name, f"block {reader.name_hint!r} does not run after the writer", reader
-            )
         if any(w is buffer for w in block_access(reader).write_buffers):
             raise _fail(
                 state, name, f"block {reader.name_hint!r} also writes {buffer.name!r}", reader
             )
-        reads = [block_region(state, reader, r) for r in access_regions(reader, buffer)]
-        if not reads:
+        if not access_regions(reader, buffer):
             raise _fail(
                 state, name, f"block {reader.name_hint!r} does not read {buffer.name!r}", reader
             )
-        if not _covers(region, union_regions(reads)):
+        holder_r, _, _ = _split_point(state, block, reader)
+        _check_exact_writes(state, block, buffer, holder_r)
+        _check_reads_after(state, name, block, buffer, reader)
+    # the copy back goes right before the first later block reading the buffer itself, in
+    # the innermost statement list holding both (TVM's location); at the end of the scope
+    # when there is none
+    own = index.order[id(realize)]
+    related = [
+        b
+        for b in index.child_blocks(scope_block)
+        if b is not block
+        and not any(b is r for r in readers)
+        and any(r is buffer for r in block_access(b).read_buffers)
+        and index.order[id(index.realize_of(b))] > own
+    ]
+    holder: Stmt
+    if related:
+        holder, _, position = _split_point(state, block, related[0])
+    else:
+        holder = _scope_seq(scope_block)
+        position = len(holder.seq) if isinstance(holder, SeqStmt) else 1
+    _check_exact_writes(state, block, buffer, holder)
+    _check_later_iterations(state, scope_block, block, buffer, holder, readers)
+    region = _region_at(state, block, block_access(block).writes, buffer, holder)
+    compact = _compactable(state, scope_block, holder, region, buffer, [block, *readers])
+    cache = make_cache_buffer(state, buffer, scope, region if compact else None)
+    _redirect(state, [block, *readers], buffer, cache, region if compact else None)
+    holder_now = state.resolve(holder)
+    assert holder_now is not None
+    stage = copy_stage(region, cache, buffer, cache.name, "source" if compact else None)
+    _insert_at(state, holder_now, position, stage)
+    _allocate(state, _resolve(state, scope_block), cache)
+    return _find_stage(state, cache.name)
+
+
+def _check_later_iterations(
+    state: ScheduleState,
+    scope_block: Block,
+    block: Block,
+    buffer: Buffer,
+    holder: Stmt,
+    consumers: Sequence[Block],
+) -> None:
+    """A block reading the buffer before the writer in a loop they share reads, from the
+    next iteration on, what the writer wrote: the copy back must then run inside that loop
+    (``holder`` at or below their common statement list)."""
+    index = state.index
+    for reader in index.child_blocks(scope_block):
+        if reader is block or any(reader is c for c in consumers):
+            continue
+        if not any(r is buffer for r in block_access(reader).read_buffers):
+            continue
+        try:
+            common, writer_item, reader_item = _split_point(state, block, reader)
+        except ValueError:
+            common, writer_item, reader_item = block, 0, 0
+        if reader_item > writer_item:
+            continue  # after the writer: the copy back is placed before the first such reader
+        in_loop = False
+        for node in index.ancestors(common):
+            if node is scope_block:
+                break
+            in_loop = in_loop or isinstance(node, For)
+        inside = holder is common or index.is_ancestor(common, holder)
+        if reader_item == writer_item or (in_loop and not inside):
             raise _fail(
                 state,
-                name,
-                f"block {reader.name_hint!r} may read {buffer.name!r} outside what the cache holds",
+                "cache_write",
+                f"block {reader.name_hint!r} reads {buffer.name!r} in a loop shared with "
+                f"{block.name_hint!r}, before it: from the next iteration on it would miss "
+                "what the cache holds",
                 reader,
+                block,
             )
-        for other in siblings:
-            other_pos = _top_level(state, scope, index.realize_of(other))
-            writes = any(w is buffer for w in block_access(other).write_buffers)
-            if writes and position < other_pos <= reader_pos and other is not reader:
-                raise _fail(
-                    state,
-                    name,
-                    f"block {other.name_hint!r} writes {buffer.name!r} between the copy and "
-                    f"{reader.name_hint!r}, which would read the cache",
-                    other,
-                    reader,
-                )
+
+
+def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt) -> None:
+    """The block's instances below ``holder`` write every element of the region they span
+    (so a copy of that region from the cache copies only written values): stores at distinct
+    iter vars, not under a condition, with bindings that step the loops below ``holder`` as
+    one mixed radix per dimension."""
+    regions = [r for r in block_access(block).writes if r.buffer is buffer]
+    ok = (
+        len(regions) == 1
+        and _stores_at(block, buffer, [r.min for r in regions[0].region])
+        and not _conditional_store(block, buffer)
+    )
+    binding = {
+        iv.var: v for iv, v in zip(block.iter_vars, state.index.realize_of(block).iter_values)
+    }
+    loops = {id(lp.loop_var): lp for lp in _loops_between(state, block, holder)}
+    used: set[int] = set()
+    values: list[PrimExpr] = []
+    if ok and len(regions) == 1:
+        for rng in regions[0].region:
+            if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
+                ok = False
+                break
+            value = substitute_expr(rng.min, binding)
+            values.append(value)
+            steps = _radix_steps(value, loops, used)
+            if steps is None:
+                ok = False
+                break
+    else:
+        ok = False
+    if ok:
+        ok = _predicate_keeps_region(state, block, buffer, holder, values)
+    if not ok:
+        raise _fail(
+            state,
+            "cache_write",
+            f"block {block.name_hint!r} must write every element of the {buffer.name!r} region "
+            "it spans (stores at one point per instance, affine bindings stepping its loops, "
+            "no condition), "
+            "so that the copy back writes only what it computed",
+            block,
+        )
+
+
+def _predicate_keeps_region(
+    state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt, values: list[PrimExpr]
+) -> bool:
+    """A predicate is allowed when it only drops instances outside the copied region: a
+    conjunction of ``index < c`` where ``index`` is what the block stores at in one dimension
+    and that dimension of the (clipped) region ends by ``c`` (the guard ``split`` writes)."""
+    predicate = state.index.realize_of(block).predicate
+    if isinstance(predicate, IntImm) and predicate.value == 1:
+        return True
+    region = _region_at(state, block, block_access(block).writes, buffer, holder)
+    conjuncts: list[PrimExpr] = []
+    pending = [predicate]
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, And):
+            pending.extend([expr.a, expr.b])
+        else:
+            conjuncts.append(expr)
+    indices = [simplify_expr(v) for v in values]
+    for cond in conjuncts:
+        if not (isinstance(cond, LT) and isinstance(cond.b, IntImm)):
+            return False
+        bound = cond.b.value
+        lhs = simplify_expr(cond.a)
+        dims = [d for d, idx in enumerate(indices) if structural_equal(idx, lhs)]
+        ends = [_const_end(region.region[d]) for d in dims]
+        if not any(end is not None and end <= bound for end in ends):
+            return False
+    return True
+
+
+def _const_end(rng: Range) -> int | None:
+    if isinstance(rng.min, IntImm) and isinstance(rng.extent, IntImm):
+        return rng.min.value + rng.extent.value
+    return None
+
+
+def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool | None:
+    if not supports_linear(value.dtype):
+        return None
+    form = to_linear(value)
+    steps: list[tuple[int, For]] = []
+    for atom, coef in form.live_terms():
+        if isinstance(atom, Var) and id(atom) in loops:
+            if id(atom) in used:
+                return None
+            used.add(id(atom))
+            steps.append((coef, loops[id(atom)]))
+        elif _mentions(atom, loops):
+            return None
+    expected = 1
+    for coef, loop in sorted(steps, key=lambda t: t[0]):
+        if coef != expected or not isinstance(loop.extent, IntImm):
+            return None
+        expected *= loop.extent.value
+    return True
+
+
+def _mentions(expr: PrimExpr, ids: dict[int, For]) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, Var) and id(node) in ids:
+            found = True
+
+    post_order_visit(expr, visit)
+    return found
+
+
+def _conditional_store(block: Block, buffer: Buffer) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, IfThenElse):
+
+            def inner(n: object) -> None:
+                nonlocal found
+                if isinstance(n, BufferStore) and n.buffer is buffer:
+                    found = True
+
+            post_order_visit(node, inner)
+        if isinstance(node, Block):
+            found = True  # a nested block: its stores are not read here
+
+    post_order_visit(block.body, visit)
+    return found
 
 
 def set_scope(

@@ -61,9 +61,25 @@ class IndexMap:
     @staticmethod
     def from_func(func: Callable[..., Any], ndim: int | None = None) -> IndexMap:
         """Build from a Python function of the indices returning a tuple of expressions."""
+        params = list(inspect.signature(func).parameters.values())
+        star = [p for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL]
+        if star and ndim is not None:
+            # TVM's sugar: ``lambda *indices, k: ...`` takes the leading indices in
+            # ``indices`` and the trailing ones by the keyword-only names
+            before = [p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+            after = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+            count = ndim - len(before) - len(after)
+            if count < 0:
+                raise ValueError(f"the index map takes at least {ndim - count} indices")
+            names = before + [f"i{k}" for k in range(count)] + after
+            variables = [Var(name, as_dtype("int32")) for name in names]
+            cut = len(before) + count
+            kw = {name: var for name, var in zip(after, variables[cut:])}
+            result = func(*variables[:cut], **kw)
+            finals = list(result) if isinstance(result, (tuple, list)) else [result]
+            return IndexMap(variables, finals)
         if ndim is None:
-            params = inspect.signature(func).parameters
-            names = list(params)
+            names = [p.name for p in params]
         else:
             names = [f"i{k}" for k in range(ndim)]
         variables = [Var(name, as_dtype("int32")) for name in names]
@@ -147,27 +163,44 @@ def digits_inverse(
     result: list[PrimExpr] = []
     for var in index_map.initial_indices:
         recovered: PrimExpr | None = None
+        unit: PrimExpr | None = None
         for out_var, found in zip(outputs, sums):
             for split in found.splits:
+                if split.source is var and found.extent == 1 and len(found.splits) == 1:
+                    unit = out_var  # an output that is this extent-1 index itself (always 0)
                 if split.source is not var or split.extent == 1:
                     continue
+                # TVM's digit form: (x % (scale * extent)) // scale
                 term: PrimExpr = out_var
+                if split.scale * split.extent < found.extent:
+                    term = term % (split.scale * split.extent)
                 if split.scale != 1:
                     term = term // split.scale
-                if split.scale * split.extent < found.extent:
-                    term = term % split.extent
                 if split.lower_factor != 1:
                     term = term * split.lower_factor
                 recovered = term if recovered is None else recovered + term
-        result.append(recovered if recovered is not None else const(0, var.dtype))
+        if recovered is None:
+            recovered = unit if unit is not None else const(0, var.dtype)
+        result.append(recovered)
     return result
+
+
+def takes_varargs(value: Any) -> bool:
+    """Whether ``value`` is a function with ``*indices`` (its rank comes from the buffer)."""
+    if isinstance(value, IndexMap) or not callable(value):
+        return False
+    try:
+        params = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
 
 
 def as_index_map(value: IndexMap | Callable[..., Any], ndim: int) -> IndexMap:
     if isinstance(value, IndexMap):
         return value
     if callable(value):
-        return IndexMap.from_func(value)
+        return IndexMap.from_func(value, ndim or None)
     raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
 
 
@@ -266,7 +299,8 @@ def transform_layout(
             state,
             name,
             f"the index map is not a bijection of {buffer.name!r}'s indices onto a new shape "
-            "(each output must be an affine piece of the indices, none overlapping)",
+            "(each output must be an affine piece of the indices, none overlapping; "
+            "padding with pad_value is not supported)",
             block,
         )
     shape = tuple(const(s.extent, "int32") for s in sums)

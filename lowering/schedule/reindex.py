@@ -47,6 +47,7 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute
 from lowering.analysis.vars import depends_on
 from lowering.arith import Analyzer, simplify_expr
+from lowering.arith.analyzer import IntBound
 
 from .analysis import (
     block_access,
@@ -361,13 +362,21 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
         )
     inverse = dict(zip(index_map.initial_indices, digits_inverse(index_map, sums, new_vars)))
     old_to_new = {iv.var: inverse[v] for v, iv in zip(index_map.initial_indices, block.iter_vars)}
+    # indices simplified under the new iter vars' domains, as TVM does
+    analyzer = Analyzer()
+    for iv in new_ivs:
+        assert isinstance(iv.dom.extent, IntImm)
+        analyzer.bind(iv.var, IntBound(0, iv.dom.extent.value - 1))
+    tidy = _SimplifyIndices(analyzer)
     new_block = refresh_regions(
         rebuild(
             block,
             {
                 "iter_vars": tuple(new_ivs),
-                "body": substitute(block.body, old_to_new),
-                "init": None if block.init is None else substitute(block.init, old_to_new),
+                "body": tidy.visit_stmt(substitute(block.body, old_to_new)),
+                "init": None
+                if block.init is None
+                else tidy.visit_stmt(substitute(block.init, old_to_new)),
             },
         )
     )
@@ -377,6 +386,19 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
         stmt = For(var, const(0, var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
     top: Stmt = loops[0] if loops else realize
     state.replace(top, stmt, {block: new_block})
+
+
+class _SimplifyIndices(StmtExprMutator):
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        indices = tuple(simplify_expr(self.visit_expr(i), self.analyzer) for i in load.indices)
+        return BufferLoad(load.buffer, indices)
+
+    def visit_buffer_store_(self, store: BufferStore) -> Stmt:
+        indices = tuple(simplify_expr(self.visit_expr(i), self.analyzer) for i in store.indices)
+        return BufferStore(store.buffer, self.visit_expr(store.value), indices, span=store.span)
 
 
 def _ordered_values(realize: BlockRealize, loops: Sequence[For]) -> list[PrimExpr]:

@@ -15,7 +15,7 @@ from typing import Any
 from irbuilder.ir import Block, Buffer, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.checks.verifier import well_formed_problems
 
-from . import blockize, cache, compute_at, inline, layout, reduction, reindex
+from . import blockize, cache, compute_at, inline, layout, reduction, reindex, reindex_cache
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -363,6 +363,24 @@ class Schedule:
         )
         return rvs  # type: ignore[return-value]
 
+    def get_output_blocks(self, scope_block: BlockRV | str) -> list[BlockRV]:
+        """The blocks under ``scope_block`` (at any depth, in execution order) that write a
+        buffer of the function's parameters."""
+        from .analysis import block_access
+
+        node = self._block(scope_block, "get_output_blocks")
+        outputs = set(map(id, self._state.func.buffer_map.values()))
+        blocks = [
+            b
+            for b in self._state.index.blocks_below(node, direct=False)
+            if any(id(w) in outputs for w in block_access(b).write_buffers)
+        ]
+        rvs = [self._wrap(b) for b in blocks]
+        self._trace.append(
+            Instruction("get_output_blocks", {"scope_block": scope_block}, list(rvs))
+        )
+        return rvs  # type: ignore[return-value]
+
     def _neighbours(self, block: BlockRV, producers: bool) -> list[BlockRV]:
         from .analysis import block_access
 
@@ -597,6 +615,57 @@ class Schedule:
             name, kwargs, lambda st: primitive(st, node, index, storage_scope, others)
         )
 
+    def reindex_cache_read(
+        self,
+        block: BlockRV,
+        read_buffer_index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        """Copy what the block reads of a buffer into a cache laid out by ``index_map`` of
+        its iter vars, before it."""
+        return self._reindex_cache(
+            reindex_cache.reindex_cache_read, "reindex_cache_read", "read_buffer_index",
+            block, read_buffer_index, storage_scope, index_map,
+        )
+
+    def reindex_cache_write(
+        self,
+        block: BlockRV,
+        write_buffer_index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        """Make the block write a cache laid out by ``index_map`` of its iter vars, copied
+        back after it."""
+        return self._reindex_cache(
+            reindex_cache.reindex_cache_write, "reindex_cache_write", "write_buffer_index",
+            block, write_buffer_index, storage_scope, index_map,
+        )
+
+    def _reindex_cache(
+        self,
+        primitive: Any,
+        name: str,
+        index_name: str,
+        block: BlockRV,
+        index: int | str | Buffer,
+        storage_scope: str,
+        index_map: Any,
+    ) -> BlockRV:
+        node = self._block(block, name)
+        ndim = len(node.iter_vars) if layout.takes_varargs(index_map) else 0
+        mapping = layout.as_index_map(index_map, ndim)
+        kwargs: dict[str, Any] = {
+            "block": block,
+            index_name: index,
+            "storage_scope": storage_scope,
+            "index_map": mapping,
+        }
+        return self._apply(  # type: ignore[no-any-return]
+            name, kwargs, lambda st: primitive(st, node, index, storage_scope, mapping)
+        )
+
     def set_scope(
         self, block: BlockRV | str, buffer_index: int | str | Buffer, storage_scope: str
     ) -> None:
@@ -614,16 +683,23 @@ class Schedule:
         buffer: Any,
         index_map: Any,
         pad_value: Any = None,
+        *,
+        assume_injective_transform: bool = False,
     ) -> None:
-        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices)."""
+        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices).
+
+        The map must be a bijection of the buffer's index box, so there is no padding and
+        ``pad_value`` changes nothing (it is accepted, as in TVM, and not recorded);
+        ``assume_injective_transform`` is accepted and ignored: the bijection is checked."""
+        del pad_value, assume_injective_transform
         node = self._block(block, "transform_layout")
-        if pad_value is not None:
-            raise self._error(
-                ScheduleError(
-                    "transform_layout", "pad_value is not supported: the map must be a bijection"
-                )
-            )
-        mapping = layout.as_index_map(index_map, 0)
+        ndim = 0
+        if layout.takes_varargs(index_map):
+            try:  # the buffer's rank, for ``lambda *indices: ...`` maps
+                ndim = len(layout.resolve_buffer(self._state, node, buffer, "").shape)
+            except ScheduleError:
+                ndim = 0
+        mapping = layout.as_index_map(index_map, ndim)
         kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
         self._apply(
             "transform_layout",

@@ -116,6 +116,8 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             "reverse_compute_inline",
             "cache_read",
             "cache_write",
+            "reindex_cache_read",
+            "reindex_cache_write",
             "decompose_reduction",
             "rfactor",
             "add_unit_loop",
@@ -150,6 +152,15 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
         readers = [other] if rng.random() < 0.4 else None
         return choice, lambda: sch.cache_write(
             block, 0, _pick(rng, ["local", "global"]), consumer_blocks=readers
+        )
+    if choice in ("reindex_cache_read", "reindex_cache_write"):
+        reverse = rng.random() < 0.5
+
+        def permuted(*vs):
+            return tuple(reversed(vs)) if reverse else vs
+
+        return choice, lambda: getattr(sch, choice)(
+            block, rng.randrange(2) if choice == "reindex_cache_read" else 0, "local", permuted
         )
     if choice == "decompose_reduction" and loops:
         loop = _pick(rng, loops)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule
+from sched_checks import assert_same_results, assert_schedule
 
 from tvmscript import tir as T
 
@@ -152,7 +152,7 @@ def test_cache_read_refuses_write_between_copy_and_consumer():
                 C[vi] = C[vi] + B[vi]
 
     sch = _sch(overwrite)
-    with pytest.raises(T.ScheduleError, match="is written between the place of the copy"):
+    with pytest.raises(T.ScheduleError, match="written by 2 blocks of the scope"):
         sch.cache_read(sch.get_block("C0"), 0, "local", consumer_blocks=[sch.get_block("C1")])
 
 
@@ -187,14 +187,14 @@ def test_cache_write_consumer_blocks_read_the_cache():
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 B_local[vi, vj] = A[vi, vj] * 2.0
-        for ax0, ax1 in T.grid(16, 8):
-            with T.block("B_local"):
-                v0, v1 = T.axis.remap("SS", [ax0, ax1])
-                B[v0, v1] = B_local[v0, v1]
         for i, j in T.grid(16, 8):
             with T.block("C"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 C[vi, vj] = B_local[vi, vj] + 1.0
+        for ax0, ax1 in T.grid(16, 8):
+            with T.block("B_local"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                B[v0, v1] = B_local[v0, v1]
 
     sch = _sch(two_stage)
     sch.cache_write(sch.get_block("B"), 0, "local", consumer_blocks=[sch.get_block("C")])
@@ -218,8 +218,323 @@ def test_cache_write_consumer_blocks_refusals():
                 vi = T.axis.spatial(8, i)
                 C[vi] = B[vi]
 
+    @T.prim_func
+    def partial(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for i in range(4):
+            with T.block("B1"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi] * 2.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi]
+
     sch = _sch(rewritten)
-    with pytest.raises(T.ScheduleError, match="writes 'B' between the copy and 'C'"):
+    with pytest.raises(T.ScheduleError, match="'B' is written by 2 blocks of the scope"):
         sch.cache_write(sch.get_block("B0"), 0, "local", consumer_blocks=[sch.get_block("C")])
-    with pytest.raises(T.ScheduleError, match="may read 'B' outside what the cache holds"):
+    sch = _sch(partial)
+    with pytest.raises(T.ScheduleError, match="may read 'B' outside what 'B1' produces"):
         sch.cache_write(sch.get_block("B1"), 0, "local", consumer_blocks=[sch.get_block("C")])
+
+
+@T.prim_func
+def tiled_pipeline(A: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+    B = T.alloc_buffer((32,))
+    C = T.alloc_buffer((32,))
+    for t in range(4):
+        for e in range(8):
+            with T.block("B"):
+                vb = T.axis.spatial(32, t * 8 + e)
+                B[vb] = A[vb] + 1.0
+        for e in range(8):
+            with T.block("C"):
+                vc = T.axis.spatial(32, t * 8 + e)
+                C[vc] = B[vc] * 3.0
+    for k in range(32):
+        with T.block("D"):
+            vd = T.axis.spatial(32, k)
+            D[vd] = B[vd] - C[vd]
+
+
+def test_cache_read_goes_after_its_producer_inside_the_shared_loop():
+    @T.prim_func
+    def expected(A: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+        B = T.alloc_buffer((32,))
+        C = T.alloc_buffer((32,))
+        B_local = T.alloc_buffer((32,), scope="local")
+        for t in range(4):
+            for e in range(8):
+                with T.block("B"):
+                    vb = T.axis.spatial(32, t * 8 + e)
+                    B[vb] = A[vb] + 1.0
+            for ax0 in range(8):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(32, t * 8 + ax0)
+                    B_local[v0] = B[v0]
+            for e in range(8):
+                with T.block("C"):
+                    vc = T.axis.spatial(32, t * 8 + e)
+                    C[vc] = B_local[vc] * 3.0
+        for k in range(32):
+            with T.block("D"):
+                vd = T.axis.spatial(32, k)
+                D[vd] = B_local[vd] - C[vd]
+
+    sch = _sch(tiled_pipeline)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    assert_schedule(tiled_pipeline, sch, expected)
+
+
+def test_cache_read_of_only_the_named_consumers():
+    # consumer_blocks names exactly the blocks that read the cache: C keeps reading B,
+    # and the copy goes after the producer's loop, before D
+    sch = _sch(tiled_pipeline)
+    sch.cache_read(sch.get_block("C"), 0, "local", consumer_blocks=[sch.get_block("D")])
+    func = sch.mod["main"]
+    root = func.body.block.body
+    assert [type(s).__name__ for s in root.seq] == ["For", "For", "For"]
+    assert "B_local[v0] = B[v0]" in func.script()
+    assert "C[vc] = B[vc] * T.float32(3" in func.script()
+    assert "D[vd] = B_local[vd] - C[vd]" in func.script()
+
+
+def test_cache_write_copies_back_before_the_first_reader_in_the_loop():
+    @T.prim_func
+    def expected(A: T.Buffer((32,), "float32"), D: T.Buffer((32,), "float32")):
+        B = T.alloc_buffer((32,))
+        C = T.alloc_buffer((32,))
+        B_local = T.alloc_buffer((32,), scope="local")
+        for t in range(4):
+            for e in range(8):
+                with T.block("B"):
+                    vb = T.axis.spatial(32, t * 8 + e)
+                    B_local[vb] = A[vb] + 1.0
+            for ax0 in range(8):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(32, t * 8 + ax0)
+                    B[v0] = B_local[v0]
+            for e in range(8):
+                with T.block("C"):
+                    vc = T.axis.spatial(32, t * 8 + e)
+                    C[vc] = B[vc] * 3.0
+        for k in range(32):
+            with T.block("D"):
+                vd = T.axis.spatial(32, k)
+                D[vd] = B[vd] - C[vd]
+
+    sch = _sch(tiled_pipeline)
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    assert_schedule(tiled_pipeline, sch, expected)
+
+
+def test_cache_of_a_buffer_with_two_producers_is_refused():
+    @T.prim_func
+    def two_writers(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for i in range(8):
+            with T.block("B0"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+        for i in range(8):
+            with T.block("B1"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = B[vi] * 2.0
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi]
+
+    sch = _sch(two_writers)
+    with pytest.raises(T.ScheduleError, match="'B' is written by 2 blocks of the scope"):
+        sch.cache_read(sch.get_block("C"), 0, "local")
+    with pytest.raises(T.ScheduleError, match="'B' is written by 2 blocks of the scope"):
+        sch.cache_write(sch.get_block("B0"), 0, "local")
+
+
+def test_cache_read_of_an_input_read_before_its_producer():
+    @T.prim_func
+    def swap_in(X: T.Buffer((8,), "int32"), Y: T.Buffer((8,), "int32")):
+        for i in range(8):
+            with T.block("load"):
+                vi = T.axis.spatial(8, i)
+                Y[vi] = X[vi]
+        for i in range(8):
+            with T.block("store"):
+                vi = T.axis.spatial(8, i)
+                X[vi] = Y[vi] + 1
+
+    sch = _sch(swap_in)
+    sch.cache_read(sch.get_block("load"), 0, "local")
+    text = sch.mod["main"].script()
+    assert text.index("X_local[v0] = X[v0]") < text.index("Y[vi] = X_local[vi]")
+    assert_same_results(swap_in, sch)
+
+
+def test_cache_write_refuses_a_writer_that_skips_elements_of_its_span():
+    @T.prim_func
+    def strided(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+        B = T.alloc_buffer((16,))
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i * 2)
+                B[vi] = A[vi]
+        for i in range(16):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                C[vi] = B[vi]
+
+    sch = _sch(strided)
+    with pytest.raises(T.ScheduleError, match="must write every element"):
+        sch.cache_write(sch.get_block("B"), 0, "local")
+
+
+def test_cache_copies_of_int64_buffers_loop_in_int64():
+    @T.prim_func
+    def wide(A: T.Buffer((T.int64(8),), "float32"), C: T.Buffer((T.int64(8),), "float32")):
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = A[vi] * 2.0
+
+    sch = _sch(wide)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    loop = sch.mod["main"].body.block.body.seq[0]
+    assert str(loop.loop_var.dtype) == "int64"
+    assert_same_results(wide, sch)
+
+
+@T.prim_func
+def tiles(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    for t in range(4):
+        with T.block("tile"):
+            vt = T.axis.spatial(4, t)
+            for r, c in T.grid(4, 8):
+                with T.block("C"):
+                    vr, vc = T.axis.remap("SS", [r, c])
+                    C[vt * 4 + vr, vc] = A[vt * 4 + vr, vc] * 2.0
+
+
+def test_cache_read_under_a_block_has_the_shape_of_the_region_read():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+        for t in range(4):
+            with T.block("tile"):
+                vt = T.axis.spatial(4, t)
+                A_local = T.alloc_buffer((4, 8), scope="local")
+                for ax0, ax1 in T.grid(4, 8):
+                    with T.block("A_local"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        A_local[v0, v1] = A[vt * 4 + v0, v1]
+                for r, c in T.grid(4, 8):
+                    with T.block("C"):
+                        vr, vc = T.axis.remap("SS", [r, c])
+                        C[vt * 4 + vr, vc] = A_local[vr, vc] * 2.0
+
+    sch = _sch(tiles)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    assert_schedule(tiles, sch, expected)
+
+
+def test_cache_write_under_a_block_has_the_shape_of_the_region_written():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+        for t in range(4):
+            with T.block("tile"):
+                vt = T.axis.spatial(4, t)
+                C_local = T.alloc_buffer((4, 8), scope="local")
+                for r, c in T.grid(4, 8):
+                    with T.block("C"):
+                        vr, vc = T.axis.remap("SS", [r, c])
+                        C_local[vr, vc] = A[vt * 4 + vr, vc] * 2.0
+                for ax0, ax1 in T.grid(4, 8):
+                    with T.block("C_local"):
+                        v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                        C[vt * 4 + v0, v1] = C_local[v0, v1]
+
+    sch = _sch(tiles)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert_schedule(tiles, sch, expected)
+
+
+def test_cache_read_by_default_leaves_the_producer_reading_the_buffer():
+    @T.prim_func
+    def row_sum(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for i, k in T.grid(8, 4):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] * 2.0
+
+    sch = _sch(row_sum)
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    text = sch.mod["main"].script()
+    assert "B[vi] = B[vi] + A[vi, vk]" in text
+    assert "B_local[v0] = B[v0]" in text
+    assert_same_results(row_sum, sch)
+
+
+def test_cache_write_of_a_guarded_split_copies_back_the_guarded_range():
+    @T.prim_func
+    def guarded(A: T.Buffer((10,), "float32"), C: T.Buffer((10,), "float32")):
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(o * 4 + e < 10)
+                vc = T.axis.spatial(10, o * 4 + e)
+                C[vc] = A[vc] + 1.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((10,), "float32"), C: T.Buffer((10,), "float32")):
+        C_local = T.alloc_buffer((10,), scope="local")
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(o * 4 + e < 10)
+                vc = T.axis.spatial(10, o * 4 + e)
+                C_local[vc] = A[vc] + 1.0
+        for ax0 in range(10):
+            with T.block("C_local"):
+                v0 = T.axis.spatial(10, ax0)
+                C[v0] = C_local[v0]
+
+    sch = _sch(guarded)
+    sch.cache_write(sch.get_block("C"), 0, "local")
+    assert_schedule(guarded, sch, expected)
+
+
+def test_cache_write_refuses_a_predicate_that_skips_elements():
+    @T.prim_func
+    def holes(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
+        for o, e in T.grid(3, 4):
+            with T.block("C"):
+                T.where(e < 2)
+                vc = T.axis.spatial(12, o * 4 + e)
+                C[vc] = A[vc] + 1.0
+
+    sch = _sch(holes)
+    with pytest.raises(T.ScheduleError, match="must write every element"):
+        sch.cache_write(sch.get_block("C"), 0, "local")
+
+
+def test_cache_write_refuses_a_reader_of_the_next_iteration_before_the_copy_back():
+    @T.prim_func
+    def carried(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((8,))
+        for t in range(4):
+            for i in range(8):
+                with T.block("R"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    C[vt, vi] = B[vi]
+            for i in range(8):
+                with T.block("W"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    B[vi] = A[vt, vi]
+
+    sch = _sch(carried)
+    with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
+        sch.cache_write(sch.get_block("W"), 0, "local")

@@ -138,3 +138,84 @@ def test_transform_block_layout_refusals():
     sch.split(sch.get_loops(block)[0], [None, 4])
     with pytest.raises(T.ScheduleError, match="bound one to one"):
         sch.transform_block_layout(block, lambda i, j, k: (k, i, j))
+
+
+def test_transform_block_layout_keeps_a_unit_iter_var_and_writes_tvm_digits():
+    @T.prim_func
+    def box(A: T.Buffer((1, 4, 6), "float32"), B: T.Buffer((1, 4, 6), "float32")):
+        for u, p, q in T.grid(1, 4, 6):
+            with T.block("B"):
+                vu, vp, vq = T.axis.remap("SSS", [u, p, q])
+                B[vu, vp, vq] = A[vu, vp, vq] + 1.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((1, 4, 6), "float32"), B: T.Buffer((1, 4, 6), "float32")):
+        for ax0, ax1 in T.grid(24, 1):
+            with T.block("B"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                B[v1, v0 // 6, v0 % 6] = A[v1, v0 // 6, v0 % 6] + 1.0
+
+    sch = _sch(box)
+    sch.transform_block_layout(sch.get_block("B"), lambda u, p, q: (p * 6 + q, u))
+    assert_schedule(box, sch, expected)
+
+
+def test_transform_block_layout_middle_digit_and_bounded_indices():
+    @T.prim_func
+    def cube(A: T.Buffer((2, 3, 4), "float32"), B: T.Buffer((2, 3, 4), "float32")):
+        for p, q, r in T.grid(2, 3, 4):
+            with T.block("B"):
+                vp, vq, vr = T.axis.remap("SSS", [p, q, r])
+                B[vp, vq, vr] = A[vp, vq + vr // 4, vr] * 2.0
+
+    @T.prim_func
+    def expected(A: T.Buffer((2, 3, 4), "float32"), B: T.Buffer((2, 3, 4), "float32")):
+        for ax0 in range(24):
+            with T.block("B"):
+                v0 = T.axis.spatial(24, ax0)
+                B[v0 // 12, v0 % 12 // 4, v0 % 4] = A[v0 // 12, v0 % 12 // 4, v0 % 4] * 2.0
+
+    sch = _sch(cube)
+    sch.transform_block_layout(sch.get_block("B"), lambda p, q, r: (p * 12 + q * 4 + r,))
+    assert_schedule(cube, sch, expected)
+
+
+def test_transform_layout_accepts_a_pad_value_when_there_is_no_padding():
+    @T.prim_func
+    def fill(out: T.Buffer((12,), "int32")):
+        A = T.alloc_buffer((12,), "int32")
+        for i in range(12):
+            with T.block("A"):
+                vi = T.axis.spatial(12, i)
+                A[vi] = vi
+        for i in range(12):
+            with T.block("out"):
+                vi = T.axis.spatial(12, i)
+                out[vi] = A[vi]
+
+    sch = _sch(fill)
+    sch.transform_layout(sch.get_block("A"), "A", lambda i: (i // 4, i % 4), pad_value=7)
+    assert "A[vi // 4, vi % 4] = vi" in sch.mod["main"].script()
+    sch = _sch(fill)
+    with pytest.raises(T.ScheduleError, match="padding with pad_value is not supported"):
+        sch.transform_layout(sch.get_block("A"), "A", lambda i: (i // 5, i % 5), pad_value=7)
+
+
+def test_transform_layout_takes_a_map_with_star_indices():
+    @T.prim_func
+    def planes(A: T.Buffer((2, 3, 8), "float32"), C: T.Buffer((2, 3, 8), "float32")):
+        B = T.alloc_buffer((2, 3, 8))
+        for i, j, k in T.grid(2, 3, 8):
+            with T.block("B"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                B[vi, vj, vk] = A[vi, vj, vk] * 2.0
+        for i, j, k in T.grid(2, 3, 8):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                C[vi, vj, vk] = B[vi, vj, vk] + 1.0
+
+    sch = _sch(planes)
+    sch.transform_layout(sch.get_block("B"), "B", lambda *lead, k: [*lead, k // 4, k % 4])
+    text = sch.mod["main"].script()
+    assert "B[vi, vj, vk // 4, vk % 4] = A[vi, vj, vk]" in text
+    assert "T.alloc_buffer((2, 3, 2, 4)" in text

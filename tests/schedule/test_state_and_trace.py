@@ -83,6 +83,9 @@ def test_work_on_module_functions():
     with pytest.raises(ValueError, match=r"call sch.work_on"):
         sch.get_block("B")
     sch.work_on("second")
+    assert sch.func_working_on == sch.mod.get_global_var("second")
+    with pytest.raises(ValueError, match="no function 'third'"):
+        sch.mod.get_global_var("third")
     sch.compute_inline(sch.get_block("B"))
     assert structural_equal(sch.mod["first"], pipeline)
     assert not structural_equal(sch.mod["second"], pipeline)
@@ -200,3 +203,23 @@ def test_trace_with_another_decision_replays_it():
     changed.apply_to_schedule(other)
     loops = other.get_loops(other.get_block("C"))
     assert [other.get(lp).extent.value for lp in loops[:2]] == [2, 8]
+
+
+def test_get_output_blocks_lists_writers_of_parameters_at_any_depth():
+    @T.prim_func
+    def nested(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        tmp = T.alloc_buffer((8,))
+        for i in range(8):
+            with T.block("tmp"):
+                vi = T.axis.spatial(8, i)
+                tmp[vi] = A[vi] + 1.0
+        with T.block("outer"):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = tmp[vi] * 2.0
+
+    sch = T.Schedule(nested)
+    assert _names(sch, sch.get_output_blocks("root")) == ["outer", "B"]
+    assert _names(sch, sch.get_output_blocks(sch.get_block("outer"))) == ["B"]
+    assert [i.kind for i in sch.trace.insts][-1] == "get_output_blocks"

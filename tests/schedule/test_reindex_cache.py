@@ -1,0 +1,144 @@
+"""reindex_cache_read, reindex_cache_write."""
+
+from __future__ import annotations
+
+import pytest
+from sched_checks import assert_same_results, assert_schedule
+
+from tvmscript import tir as T
+
+
+@T.prim_func
+def scale_add(A: T.Buffer((8, 6), "float32"), D: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((8, 6))
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 3.0
+    for i, j in T.grid(8, 6):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] + 2.0
+
+
+@T.prim_func
+def row_sums(A: T.Buffer((4, 6, 5), "float32"), D: T.Buffer((4, 6), "float32")):
+    S = T.alloc_buffer((4, 6))
+    for a, b, r in T.grid(4, 6, 5):
+        with T.block("S"):
+            va, vb, vr = T.axis.remap("SSR", [a, b, r])
+            with T.init():
+                S[va, vb] = T.float32(0)
+            S[va, vb] = S[va, vb] + A[va, vb, vr]
+    for a, b in T.grid(4, 6):
+        with T.block("D"):
+            va, vb = T.axis.remap("SS", [a, b])
+            D[va, vb] = S[va, vb] * 0.5
+
+
+def _sch(func):
+    return T.Schedule(func, debug_mask="all")
+
+
+def test_reindex_cache_read_lays_the_copy_out_by_the_iter_vars():
+    @T.prim_func
+    def expected(A: T.Buffer((8, 6), "float32"), D: T.Buffer((8, 6), "float32")):
+        B = T.alloc_buffer((8, 6))
+        B_local = T.alloc_buffer((6, 4, 2), scope="local")
+        for i, j in T.grid(8, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * 3.0
+        for i, j in T.grid(8, 6):
+            with T.block("B_local"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B_local[vj, vi // 2, vi % 2] = B[vi, vj]
+        for i, j in T.grid(8, 6):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = B_local[vj, vi // 2, vi % 2] + 2.0
+
+    sch = _sch(scale_add)
+    stage = sch.reindex_cache_read(sch.get_block("D"), 0, "local", lambda p, q: (q, p // 2, p % 2))
+    assert sch.get(stage).name_hint == "B_local"
+    assert_schedule(scale_add, sch, expected)
+
+
+def test_reindex_cache_write_of_a_reduction_copies_back_before_the_reader():
+    @T.prim_func
+    def expected(A: T.Buffer((4, 6, 5), "float32"), D: T.Buffer((4, 6), "float32")):
+        S = T.alloc_buffer((4, 6))
+        S_local = T.alloc_buffer((6, 4), scope="local")
+        for a, b, r in T.grid(4, 6, 5):
+            with T.block("S"):
+                va, vb, vr = T.axis.remap("SSR", [a, b, r])
+                with T.init():
+                    S_local[vb, va] = T.float32(0)
+                S_local[vb, va] = S_local[vb, va] + A[va, vb, vr]
+        for a, b in T.grid(4, 6):
+            with T.block("S_local"):
+                va, vb = T.axis.remap("SS", [a, b])
+                S[va, vb] = S_local[vb, va]
+        for a, b in T.grid(4, 6):
+            with T.block("D"):
+                va, vb = T.axis.remap("SS", [a, b])
+                D[va, vb] = S[va, vb] * 0.5
+
+    sch = _sch(row_sums)
+    sch.reindex_cache_write(sch.get_block("S"), 0, "local", lambda p, q, r: (q, p))
+    assert_schedule(row_sums, sch, expected)
+
+
+def test_reindex_cache_refusals():
+    sch = _sch(scale_add)
+    with pytest.raises(T.ScheduleError, match="not a bijection"):
+        sch.reindex_cache_read(sch.get_block("D"), 0, "local", lambda p, q: (q,))
+    with pytest.raises(T.ScheduleError, match="not a bijection"):
+        sch.reindex_cache_write(sch.get_block("B"), 0, "local", lambda p, q: (p * 2, q))
+    sch = _sch(row_sums)
+    with pytest.raises(T.ScheduleError, match="use only its spatial ones"):
+        sch.reindex_cache_write(sch.get_block("S"), 0, "local", lambda p, q, r: (q, p, r))
+
+
+def test_reindex_cache_read_refuses_an_outer_block():
+    @T.prim_func
+    def tiled(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        for o in range(2):
+            with T.block("outer"):
+                vo = T.axis.spatial(2, o)
+                for e in range(4):
+                    with T.block("C"):
+                        vc = T.axis.spatial(8, vo * 4 + e)
+                        C[vc] = A[vc] + 1.0
+
+    sch = _sch(tiled)
+    with pytest.raises(T.ScheduleError, match="leaf block accessing 'A' at one single point"):
+        sch.reindex_cache_read(sch.get_block("outer"), 0, "local", lambda p: (p,))
+    sch.reindex_cache_read(sch.get_block("C"), 0, "local", lambda p: (p,))
+    assert_same_results(tiled, sch)
+
+
+def test_reindex_cache_takes_a_map_with_star_indices():
+    sch = _sch(scale_add)
+    sch.reindex_cache_read(sch.get_block("D"), 0, "local", lambda *vs: tuple(reversed(vs)))
+    assert "D[vi_2, vj_2] = B_local[vj_2, vi_2] + T.float32(2" in sch.mod["main"].script()
+    assert_same_results(scale_add, sch)
+
+
+def test_reindex_cache_write_refuses_a_reader_of_the_next_iteration():
+    @T.prim_func
+    def carried(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((8,))
+        for t in range(4):
+            for i in range(8):
+                with T.block("R"):
+                    vt, vi = T.axis.remap("SS", [t, i])
+                    C[vt, vi] = B[vi]
+            for i in range(8):
+                with T.block("W"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[0, vi]
+
+    sch = _sch(carried)
+    with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
+        sch.reindex_cache_write(sch.get_block("W"), 0, "local", lambda p: (p,))
