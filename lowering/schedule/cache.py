@@ -1,4 +1,4 @@
-"""cache_read, cache_write and set_scope.
+"""cache_read and set_scope, and the cache stages cache_write (:mod:`.cache_write`) shares.
 
 A cache stage is a new block ``<buffer>_<scope>`` under fresh loops ``ax0, ax1, ...`` that
 copies the region the consumers read (cache_read) or the block writes (cache_write), placed
@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
-    LT,
     Allocate,
-    And,
     Block,
     BlockRealize,
     Buffer,
@@ -32,7 +30,6 @@ from irbuilder.ir import (
     DeclBuffer,
     For,
     ForKind,
-    IfThenElse,
     IntImm,
     IterKind,
     IterVar,
@@ -49,8 +46,8 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
-from lowering.analysis.substitute import Substituter, substitute_expr
-from lowering.arith import simplify_expr, supports_linear, to_linear
+from lowering.analysis.substitute import Substituter
+from lowering.arith import simplify_expr
 
 from .analysis import (
     access_regions,
@@ -62,7 +59,7 @@ from .edit import is_allocated, refresh_regions
 from .error import ScheduleError, render_error
 from .state import ScheduleState
 
-__all__ = ["cache_read", "cache_write", "set_scope"]
+__all__ = ["cache_read", "set_scope"]
 
 
 def _fail(state: ScheduleState, name: str, reason: str, *blocks: Stmt) -> ScheduleError:
@@ -604,220 +601,6 @@ def _stores_at(block: Block, buffer: Buffer, point: Sequence[PrimExpr]) -> bool:
         post_order_visit(block.init, visit)
     return ok
 
-
-def cache_write(
-    state: ScheduleState,
-    block: Block,
-    write_index: int | str | Buffer,
-    scope: str,
-    consumers: Sequence[Block] | None,
-) -> Block:
-    name = "cache_write"
-    check_scope(state, name, scope, block)
-    buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
-    index = state.index
-    realize = index.realize_of(block)
-    reads_self = any(r is buffer for r in block_access(block).read_buffers)
-    if reads_self and block.init is None:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} reads {buffer.name!r} before writing it; the cache "
-            "would start uninitialized",
-            block,
-        )
-    scope_block = index.scope_block(realize)
-    _check_single_writer(state, name, scope_block, buffer)
-    readers = list(consumers or [])
-    for reader in readers:
-        if not any(b is reader for b in index.child_blocks(scope_block)):
-            raise _fail(state, name, f"block {reader.name_hint!r} is not in the same scope", reader)
-        if any(w is buffer for w in block_access(reader).write_buffers):
-            raise _fail(
-                state, name, f"block {reader.name_hint!r} also writes {buffer.name!r}", reader
-            )
-        if not access_regions(reader, buffer):
-            raise _fail(
-                state, name, f"block {reader.name_hint!r} does not read {buffer.name!r}", reader
-            )
-        holder_r, _, _ = _split_point(state, block, reader)
-        _check_exact_writes(state, block, buffer, holder_r)
-        _check_reads_after(state, name, block, buffer, reader)
-    # the copy back goes right before the first later block reading the buffer itself, in
-    # the innermost statement list holding both (TVM's location); at the end of the scope
-    # when there is none
-    own = index.order[id(realize)]
-    related = [
-        b
-        for b in index.child_blocks(scope_block)
-        if b is not block
-        and not any(b is r for r in readers)
-        and any(r is buffer for r in block_access(b).read_buffers)
-        and index.order[id(index.realize_of(b))] > own
-    ]
-    holder: Stmt
-    if related:
-        holder, _, position = _split_point(state, block, related[0])
-    else:
-        holder = _scope_seq(scope_block)
-        position = len(holder.seq) if isinstance(holder, SeqStmt) else 1
-    _check_exact_writes(state, block, buffer, holder)
-    _check_later_iterations(state, scope_block, block, buffer, holder, readers)
-    region = _region_at(state, block, block_access(block).writes, buffer, holder)
-    compact = _compactable(state, scope_block, holder, region, buffer, [block, *readers])
-    cache = make_cache_buffer(state, buffer, scope, region if compact else None)
-    _redirect(state, [block, *readers], buffer, cache, region if compact else None)
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    stage = copy_stage(region, cache, buffer, cache.name, "source" if compact else None)
-    _insert_at(state, holder_now, position, stage)
-    _allocate(state, _resolve(state, scope_block), cache)
-    return _find_stage(state, cache.name)
-
-
-def _check_later_iterations(
-    state: ScheduleState,
-    scope_block: Block,
-    block: Block,
-    buffer: Buffer,
-    holder: Stmt,
-    consumers: Sequence[Block],
-) -> None:
-    """A block reading the buffer before the writer in a loop they share reads, from the
-    next iteration on, what the writer wrote: the copy back must then run inside that loop
-    (``holder`` at or below their common statement list)."""
-    index = state.index
-    for reader in index.child_blocks(scope_block):
-        if reader is block or any(reader is c for c in consumers):
-            continue
-        if not any(r is buffer for r in block_access(reader).read_buffers):
-            continue
-        try:
-            common, writer_item, reader_item = _split_point(state, block, reader)
-        except ValueError:
-            common, writer_item, reader_item = block, 0, 0
-        if reader_item > writer_item:
-            continue  # after the writer: the copy back is placed before the first such reader
-        in_loop = False
-        for node in index.ancestors(common):
-            if node is scope_block:
-                break
-            in_loop = in_loop or isinstance(node, For)
-        inside = holder is common or index.is_ancestor(common, holder)
-        if reader_item == writer_item or (in_loop and not inside):
-            raise _fail(
-                state,
-                "cache_write",
-                f"block {reader.name_hint!r} reads {buffer.name!r} in a loop shared with "
-                f"{block.name_hint!r}, before it: from the next iteration on it would miss "
-                "what the cache holds",
-                reader,
-                block,
-            )
-
-
-def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt) -> None:
-    """The block's instances below ``holder`` write every element of the region they span
-    (so a copy of that region from the cache copies only written values): stores at distinct
-    iter vars, not under a condition, with bindings that step the loops below ``holder`` as
-    one mixed radix per dimension."""
-    regions = [r for r in block_access(block).writes if r.buffer is buffer]
-    ok = (
-        len(regions) == 1
-        and _stores_at(block, buffer, [r.min for r in regions[0].region])
-        and not _conditional_store(block, buffer)
-    )
-    binding = {
-        iv.var: v for iv, v in zip(block.iter_vars, state.index.realize_of(block).iter_values)
-    }
-    loops = {id(lp.loop_var): lp for lp in _loops_between(state, block, holder)}
-    used: set[int] = set()
-    values: list[PrimExpr] = []
-    if ok and len(regions) == 1:
-        for rng in regions[0].region:
-            if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
-                ok = False
-                break
-            value = substitute_expr(rng.min, binding)
-            values.append(value)
-            steps = _radix_steps(value, loops, used)
-            if steps is None:
-                ok = False
-                break
-    else:
-        ok = False
-    if ok:
-        ok = _predicate_keeps_region(state, block, buffer, holder, values)
-    if not ok:
-        raise _fail(
-            state,
-            "cache_write",
-            f"block {block.name_hint!r} must write every element of the {buffer.name!r} region "
-            "it spans (stores at one point per instance, affine bindings stepping its loops, "
-            "no condition), "
-            "so that the copy back writes only what it computed",
-            block,
-        )
-
-
-def _predicate_keeps_region(
-    state: ScheduleState, block: Block, buffer: Buffer, holder: Stmt, values: list[PrimExpr]
-) -> bool:
-    """A predicate is allowed when it only drops instances outside the copied region: a
-    conjunction of ``index < c`` where ``index`` is what the block stores at in one dimension
-    and that dimension of the (clipped) region ends by ``c`` (the guard ``split`` writes)."""
-    predicate = state.index.realize_of(block).predicate
-    if isinstance(predicate, IntImm) and predicate.value == 1:
-        return True
-    region = _region_at(state, block, block_access(block).writes, buffer, holder)
-    conjuncts: list[PrimExpr] = []
-    pending = [predicate]
-    while pending:
-        expr = pending.pop()
-        if isinstance(expr, And):
-            pending.extend([expr.a, expr.b])
-        else:
-            conjuncts.append(expr)
-    indices = [simplify_expr(v) for v in values]
-    for cond in conjuncts:
-        if not (isinstance(cond, LT) and isinstance(cond.b, IntImm)):
-            return False
-        bound = cond.b.value
-        lhs = simplify_expr(cond.a)
-        dims = [d for d, idx in enumerate(indices) if structural_equal(idx, lhs)]
-        ends = [_const_end(region.region[d]) for d in dims]
-        if not any(end is not None and end <= bound for end in ends):
-            return False
-    return True
-
-
-def _const_end(rng: Range) -> int | None:
-    if isinstance(rng.min, IntImm) and isinstance(rng.extent, IntImm):
-        return rng.min.value + rng.extent.value
-    return None
-
-
-def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool | None:
-    if not supports_linear(value.dtype):
-        return None
-    form = to_linear(value)
-    steps: list[tuple[int, For]] = []
-    for atom, coef in form.live_terms():
-        if isinstance(atom, Var) and id(atom) in loops:
-            if id(atom) in used:
-                return None
-            used.add(id(atom))
-            steps.append((coef, loops[id(atom)]))
-        elif _mentions(atom, loops):
-            return None
-    expected = 1
-    for coef, loop in sorted(steps, key=lambda t: t[0]):
-        if coef != expected or not isinstance(loop.extent, IntImm):
-            return None
-        expected *= loop.extent.value
-    return True
-
-
 def _mentions(expr: PrimExpr, ids: dict[int, For]) -> bool:
     found = False
 
@@ -827,26 +610,6 @@ def _mentions(expr: PrimExpr, ids: dict[int, For]) -> bool:
             found = True
 
     post_order_visit(expr, visit)
-    return found
-
-
-def _conditional_store(block: Block, buffer: Buffer) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, IfThenElse):
-
-            def inner(n: object) -> None:
-                nonlocal found
-                if isinstance(n, BufferStore) and n.buffer is buffer:
-                    found = True
-
-            post_order_visit(node, inner)
-        if isinstance(node, Block):
-            found = True  # a nested block: its stores are not read here
-
-    post_order_visit(block.body, visit)
     return found
 
 

@@ -47,10 +47,8 @@ from .analysis import block_access
 from .cache import (
     _allocate,
     _buffer_at,
-    _check_later_iterations,
     _check_reads_after,
     _check_single_writer,
-    _conditional_store,
     _fail,
     _find_stage,
     _insert_at,
@@ -63,6 +61,7 @@ from .cache import (
     check_scope,
     unique_name,
 )
+from .cache_write import _check_later_iterations, _conditional_store
 from .edit import refresh_regions
 from .layout import IndexMap, bijection_sums
 from .reindex import _access_indices, _Redirect

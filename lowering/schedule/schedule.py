@@ -15,7 +15,17 @@ from typing import Any
 from irbuilder.ir import Block, Buffer, For, ForKind, IRModule, PrimFunc, Stmt, rebuild
 from lowering.checks.verifier import well_formed_problems
 
-from . import blockize, cache, compute_at, inline, layout, reduction, reindex, reindex_cache
+from . import (
+    blockize,
+    cache,
+    cache_write,
+    compute_at,
+    inline,
+    layout,
+    reduction,
+    reindex,
+    reindex_cache,
+)
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -589,7 +599,7 @@ class Schedule:
     ) -> BlockRV:
         """Make the block write a ``storage_scope`` cache, copied back right after it."""
         return self._cache(
-            cache.cache_write, "cache_write", "write_buffer_index",
+            cache_write.cache_write, "cache_write", "write_buffer_index",
             block, write_buffer_index, storage_scope, consumer_blocks,
         )
 
