@@ -60,6 +60,7 @@ from irbuilder.ir import (
 )
 
 from ..analysis import substitute
+from ..analysis.loads import reads_memory
 from ..checks.race_check import loop_race
 from ..late.versioning import all_of, disjoint
 from ..pass_infra import PassContext, function_pass
@@ -119,6 +120,35 @@ def _inner_work(loop: For) -> int | None:
 
     total = work(loop.body)
     return None if unknown else total
+
+
+_I64 = as_dtype("int64")
+
+
+def _symbolic_work(loop: For) -> PrimExpr | None:
+    """Innermost iterations of one iteration of ``loop`` as an int64 expression of its
+    symbolic extents (sums over statement lists, products down loops), or None when a
+    ``while`` loop or an extent reading memory makes it unknown."""
+
+    def work(stmt: Any) -> PrimExpr | None:
+        total: PrimExpr | None = None
+        for child in _children(stmt):
+            part = work(child)
+            if part is None:
+                return None
+            total = part if total is None else total + part
+        if total is None:
+            total = IntImm(_I64, 1)
+        if isinstance(stmt, While):
+            return None
+        if isinstance(stmt, For):
+            if reads_memory(stmt.extent) or not stmt.extent.dtype.is_int:
+                return None
+            extent = stmt.extent if stmt.extent.dtype == _I64 else Cast(_I64, stmt.extent)
+            return Mul(extent, total)
+        return total
+
+    return work(loop.body)
 
 
 def _children(stmt: Any) -> list[Stmt]:
@@ -204,22 +234,30 @@ class _Candidates(StmtExprMutator):
         if found:
             return None
         inner = _inner_work(loop)
-        if inner is None or inner == 0:
+        symbolic = _symbolic_work(loop) if inner is None else None
+        if inner == 0 or (inner is None and symbolic is None):
             return None
         checks = _no_alias_condition(self.func, loop)
         if checks is None:
             return None
         extent = loop.extent
-        if isinstance(extent, IntImm):
+        if symbolic is not None:
+            # inner extents known only at run time: test the nest's whole work there
+            wide = extent if extent.dtype == _I64 else Cast(_I64, extent)
+            checks.append(GE(extent, IntImm(extent.dtype, MIN_EXTENT)))
+            checks.append(GE(Mul(wide, symbolic), IntImm(_I64, MIN_WORK)))
+        elif isinstance(extent, IntImm):
+            assert inner is not None
             if extent.value < MIN_EXTENT or extent.value * inner < MIN_WORK:
                 return None
         else:
+            assert inner is not None
             needed = max(MIN_EXTENT, -(-MIN_WORK // inner))
             checks.append(GE(extent, IntImm(extent.dtype, needed)))
         if self._races(loop):
             return None
         annotations = {PARALLEL_IF: all_of(checks)} if checks else {}
-        return _chunked(loop, inner, annotations)
+        return _chunked(loop, 0 if inner is None else inner, annotations)
 
     def _races(self, loop: For) -> bool:
         """Whether running ``loop`` in parallel could race, allocations placed as they

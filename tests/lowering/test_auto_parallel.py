@@ -145,3 +145,46 @@ def test_overlapping_arrays_run_the_loop_in_order() -> None:
     kernel(a, out)
     reference(a, want)
     np.testing.assert_array_equal(out, want)
+
+
+@T.prim_func
+def symbolic_matmul(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, n), "float32")
+    B = T.match_buffer(b, (n, n), "float32")
+    C = T.match_buffer(c, (n, n), "float32")
+    for i, j in T.grid(n, n):
+        C[i, j] = T.float32(0)
+        for k in range(n):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+def test_symbolic_inner_extents_are_weighed_at_run_time() -> None:
+    """Inner loops of symbolic extent: the nest's work (n * (n + n * n) iterations) is
+    tested against MIN_WORK at run time, with the overlap test; small sizes run serially
+    on the calling thread, large ones in parallel, both as the interpreter computes."""
+    import re
+
+    from lowering.pipeline import LATE_STAGE
+
+    with lowering.PassContext(disabled_passes=frozenset(LATE_STAGE)):
+        lowered = lower_for(symbolic_matmul)
+    outer = next(lp for lp in _fors(lowered) if lp.kind is ForKind.PARALLEL)
+    test = str(outer.annotations[PARALLEL_IF])
+    assert re.search(rf"\b{MIN_WORK}\b", test) and "n >= 4" in lowered.script()
+    kernel = tvmscript.build(symbolic_matmul, target=AVX2, cache=False)
+    reference = tvmscript.build(symbolic_matmul, target="interp")
+    rng = np.random.default_rng(3)
+    for n in (3, 40, 64):  # 64: 64 * (64 + 64 * 64) iterations, above MIN_WORK
+        a, b = (rng.standard_normal((n, n)).astype("float32") for _ in range(2))
+        got, want = np.empty((n, n), "float32"), np.empty((n, n), "float32")
+        for _ in range(3):
+            kernel(a, b, got)
+            reference(a, b, want)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _fors(func: PrimFunc) -> list[For]:
+    found: list[For] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, For) else None)
+    return list(reversed(found))
