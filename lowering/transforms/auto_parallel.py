@@ -19,8 +19,8 @@ pass makes an outermost serial loop parallel when doing so cannot change any res
   fails, code generation runs the same outlined body over the whole range, in order, on
   the calling thread (the serial loop's exact semantics);
 * the work is worth a fork/join: at least :data:`MIN_WORK` innermost iterations and
-  :data:`MIN_EXTENT` iterations of the loop itself (a symbolic extent is tested in
-  ``cond``).
+  :data:`MIN_EXTENT` iterations of the loop itself (symbolic extents, of the loop or of
+  the loops inside it, are tested in ``cond``).
 
 Each iteration runs the same operations on the same values as in the serial loop, so
 results are bit-identical. ``bounds_check=True`` (whose asserts come later in the pipeline)
