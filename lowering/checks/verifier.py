@@ -238,6 +238,9 @@ class _Verifier(StmtExprVisitor):
     def visit_for_(self, node: For) -> None:
         self.visit_expr(node.min)
         self.visit_expr(node.extent)
+        for value in node.annotations.values():
+            if isinstance(value, PrimExpr):  # evaluated before the loop (parallel_if)
+                self.visit_expr(value)
         self.scoped([(node.loop_var, "loop variable")], lambda: self.visit_stmt(node.body))
 
     def visit_let_stmt_(self, node: LetStmt) -> None:

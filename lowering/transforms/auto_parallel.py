@@ -47,6 +47,8 @@ from irbuilder.ir import (
     For,
     ForKind,
     IntImm,
+    Let,
+    LetStmt,
     Mul,
     PrimExpr,
     PrimFunc,
@@ -61,6 +63,7 @@ from irbuilder.ir import (
 
 from ..analysis import substitute
 from ..analysis.loads import reads_memory
+from ..analysis.vars import free_vars
 from ..checks.race_check import loop_race
 from ..late.versioning import all_of, disjoint
 from ..pass_infra import PassContext, function_pass
@@ -148,7 +151,21 @@ def _symbolic_work(loop: For) -> PrimExpr | None:
             return Mul(extent, total)
         return total
 
-    return work(loop.body)
+    total = work(loop.body)
+    if total is None:
+        return None
+    # only values fixed before the loop: not its own variable (a triangular nest's
+    # ``range(i + 1)``) nor anything bound inside it
+    inside: set[int] = {id(loop.loop_var)}
+
+    def bound(node: Any) -> None:
+        if isinstance(node, For):
+            inside.add(id(node.loop_var))
+        elif isinstance(node, (LetStmt, Let)):
+            inside.add(id(node.var))
+
+    post_order_visit(loop.body, bound)
+    return None if any(id(v) in inside for v in free_vars(total)) else total
 
 
 def _children(stmt: Any) -> list[Stmt]:

@@ -188,3 +188,24 @@ def _fors(func: PrimFunc) -> list[For]:
     found: list[For] = []
     post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, For) else None)
     return list(reversed(found))
+
+
+@T.prim_func
+def symbolic_triangle(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, n), "float32")
+    for i in range(n):
+        for j in range(i + 1):
+            A[i, j] = A[i, j] + T.float32(1)
+
+
+def test_work_depending_on_the_loop_itself_is_not_tested_before_it() -> None:
+    """A triangular nest's inner extent (i + 1) is the loop's own variable: no run-time work
+    test can be made before the loop, so it stays serial (its test once read i out of
+    scope); the verifier checks annotation expressions like any other use."""
+    lowered = lower_for(symbolic_triangle)
+    lowering.verify_well_formed(lowered, lowered=True)
+    assert all(kind is ForKind.SERIAL for _, kind, _ in loops(lowered))
+    a = np.random.default_rng(1).standard_normal((70, 70)).astype("float32")
+    fast, slow = run_both(symbolic_triangle, a, target=AVX2)
+    np.testing.assert_array_equal(fast[0], slow[0])

@@ -300,3 +300,16 @@ def test_scalar_params_are_defined() -> None:
     a = buf("A", (16,))
     s = Var("s", "float32")
     verify_well_formed(func(BufferStore(a, s, (IntImm(as_dtype("int32"), 0),)), a, scalars=(s,)))
+
+
+def test_a_loop_annotation_may_not_read_the_loop_variable() -> None:
+    """Expression annotations (``tvmscript.parallel_if``) are evaluated before the loop."""
+    a = buf("A", (16,))
+    i = Var("i")
+    body = BufferStore(a, const(0.0), (i,))
+    own = For(i, const(0), const(16), ForKind.PARALLEL, body,
+              annotations={"tvmscript.parallel_if": i < 8})
+    fails(func(own, a), "variable 'i' is used before its definition")
+    outer = For(i, const(0), const(16), ForKind.PARALLEL, body,
+                annotations={"tvmscript.parallel_if": a[0] < 8.0})
+    verify_well_formed(func(outer, a))
