@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
+    GE,
+    LE,
     Allocate,
     Block,
     BlockRealize,
@@ -30,6 +32,7 @@ from irbuilder.ir import (
     DeclBuffer,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IterKind,
     IterVar,
@@ -46,8 +49,9 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from irbuilder.ir.expr_text import expr_text
 from lowering.analysis.substitute import Substituter
-from lowering.arith import simplify_expr
+from lowering.arith import Analyzer, simplify_expr
 
 from .analysis import (
     access_regions,
@@ -450,6 +454,8 @@ def cache_read(
         first = min(chosen, key=lambda c: index.order[id(index.realize_of(c))])
         holder, _, position = _split_point(state, writer, first)
         region = _region_at(state, writer, block_access(writer).writes, buffer, holder)
+    for accessor in (*chosen, *([writer] if writer is not None else [])):
+        check_in_bounds(state, name, region, accessor)
     compact = _compactable(state, scope_block, holder, region, buffer, chosen)
     cache = make_cache_buffer(state, buffer, scope, region if compact else None)
     stage_name = cache.name
@@ -531,6 +537,56 @@ def _region_at(
     loops = {lp.loop_var: Range(lp.min, lp.extent) for lp in _loops_between(state, block, holder)}
     found = [clip(relax_region(r, binding, loops)) for r in regions if r.buffer is buffer]
     return clip(union_regions(found))
+
+
+def check_in_bounds(state: ScheduleState, name: str, region: BufferRegion, block: Block) -> None:
+    """Refuse a copy of ``region`` placed among ``block``'s ancestors unless it stays inside
+    the buffer for every value of the loop and block variables around it: the accesses it
+    stands for may be guarded (a ``T.where``, an ``if``) where the copy would not be."""
+    index = state.index
+    if not _guarded(state, block):
+        return  # every instance runs: the region is what the program itself accesses
+    analyzer = Analyzer()
+    for node in index.ancestors(index.realize_of(block)):  # loops and enclosing blocks
+        if isinstance(node, For):
+            analyzer.bind_range(node.loop_var, node.min, node.extent)
+        elif isinstance(node, Block):
+            for iv in node.iter_vars:
+                analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
+    buffer = region.buffer
+    for axis, (rng, dim) in enumerate(zip(region.region, buffer.shape)):
+        end = rng.min + rng.extent
+        if not (analyzer.can_prove(GE(rng.min, const(0, rng.min.dtype)))
+                and analyzer.can_prove(LE(end, _as_dtype(dim, end.dtype)))):
+            raise _fail(
+                state,
+                name,
+                f"the region of {buffer.name!r} to copy, [{expr_text(rng.min)}, "
+                f"{expr_text(simplify_expr(end))}) on axis {axis}, may fall outside the buffer "
+                f"(extent {expr_text(dim)}) where the accesses it stands for are "
+                "guarded; the copy would read or write out of bounds",
+                block,
+            )
+
+
+def _guarded(state: ScheduleState, block: Block) -> bool:
+    """Whether some instance of ``block``, or an access in it, may be skipped: a predicate
+    (``T.where``) on it or on a block around it, or an ``if`` around or inside it."""
+    index = state.index
+    realize = index.realize_of(block)
+    found: list[bool] = []
+    post_order_visit(
+        block.body, lambda n: found.append(True) if isinstance(n, IfThenElse) else None
+    )
+    nodes = [realize, *index.ancestors(realize)]
+    for node in nodes:
+        if isinstance(node, IfThenElse):
+            found.append(True)
+        elif isinstance(node, BlockRealize) and not (
+            isinstance(node.predicate, IntImm) and node.predicate.value == 1
+        ):
+            found.append(True)
+    return bool(found)
 
 
 def _region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:

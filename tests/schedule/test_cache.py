@@ -538,3 +538,34 @@ def test_cache_write_refuses_a_reader_of_the_next_iteration_before_the_copy_back
     sch = _sch(carried)
     with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
         sch.cache_write(sch.get_block("W"), 0, "local")
+
+
+def test_cache_read_refuses_a_copy_its_consumers_guard() -> None:
+    """Under split loops with a T.where guard, the per-iteration copy of A would read past
+    the buffer where the guard skips the consumer: refused (it used to reach the internal
+    check, with an out-of-bounds read)."""
+    from tvmscript import from_source
+    from tvmscript import tir as TT
+
+    text = '''
+@T.prim_func
+def guarded(A: T.Buffer((8, 6), "int32"), OUT: T.Buffer((8, 6), "int32")):
+    for i, j in T.grid(8, 6):
+        with T.block("b0c"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj] = A[vi, vj] + 1
+    for i, j in T.grid(8, 6):
+        with T.block("b0"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            OUT[vi, vj] = A[vi, vj] + A[vi, vj]
+'''
+    sch = TT.Schedule(from_source(text), debug_mask="all")
+    b0 = sch.get_block("b0")
+    sch.reverse_compute_at(b0, sch.get_loops(sch.get_block("b0c"))[1])
+    sch.split(sch.get_loops(sch.get_block("b0"))[1], factors=[2, None, 2])
+    before = sch.mod["main"]
+    with pytest.raises(TT.ScheduleError, match=r"may fall outside the buffer \(extent 6\)"):
+        sch.cache_read(sch.get_block("b0"), 0, "global")
+    from tvmscript.ir import structural_equal
+
+    assert structural_equal(sch.mod["main"], before)
