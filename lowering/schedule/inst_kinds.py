@@ -30,6 +30,46 @@ __all__: list[str] = []
 
 _BUFFER_TYPES = ("read", "write")  # TVM's BufferIndexType: kRead = 0, kWrite = 1
 
+_ANY = None
+_LAYOUT: dict[str, tuple[tuple[int, int | None], int]] = {
+    # kind: ((fewest inputs, most inputs or _ANY), attrs), as TVM lays the kinds out
+    "GetBlock": ((0, 0), 2),  # attrs: name, func_name
+    "GetLoops": ((1, 1), 0),
+    "GetChildBlocks": ((1, 1), 0),
+    "GetProducers": ((1, 1), 0),
+    "GetConsumers": ((1, 1), 0),
+    "GetOutputBlocks": ((1, 1), 0),
+    "SampleCategorical": ((0, 0), 2),  # attrs: candidates, probs
+    "SamplePerfectTile": ((1, 1), 2),  # attrs: n, max_innermost_factor
+    "Split": ((2, _ANY), 2),  # inputs: loop, *factors; attrs: preserve_unit_iters, no-guard
+    "Fuse": ((1, _ANY), 1),  # inputs: the loops; attrs: preserve_unit_iters
+    "Reorder": ((1, _ANY), 0),
+    "AddUnitLoop": ((1, 1), 0),
+    "Parallel": ((1, 1), 0),
+    "Vectorize": ((1, 1), 0),
+    "Unroll": ((1, 1), 0),
+    "Bind": ((1, 1), 1),  # attrs: thread_axis
+    "ComputeAt": ((2, 2), 2),  # attrs: preserve_unit_loops, index
+    "ReverseComputeAt": ((2, 2), 2),
+    "ComputeInline": ((1, 1), 0),
+    "ReverseComputeInline": ((1, 1), 0),
+    "DecomposeReduction": ((2, 2), 0),
+    "RFactor": ((1, 1), 1),  # attrs: factor_axis
+    "CacheRead": ((2, 2), 2),  # inputs: block, consumer blocks; attrs: index, scope
+    "CacheWrite": ((2, 2), 2),
+    "ReindexCacheRead": ((2, 2), 2),  # inputs: block, index map; attrs: index, scope
+    "ReindexCacheWrite": ((2, 2), 2),
+    "ReIndex": ((1, 1), 2),  # attrs: buffer index, read 0 / write 1
+    "SetScope": ((1, 1), 2),  # attrs: buffer index, scope
+    "StorageAlign": ((1, 1), 4),  # attrs: buffer index, axis, factor, offset
+    "TransformLayout": ((1, 1), 4),  # attrs: buffer index, read/write, map, pad value
+    "TransformBlockLayout": ((1, 1), 1),  # attrs: index map
+    "Blockize": ((1, 1), 1),  # attrs: preserve_unit_iters
+    "Annotate": ((2, 2), 1),  # inputs: block or loop, value; attrs: key
+    "Unannotate": ((1, 1), 1),  # attrs: key
+    "EnterPostproc": ((0, 0), 0),
+}
+
 
 def _outs(result: Any) -> list[Any]:
     if result is None:
@@ -54,6 +94,7 @@ def _kind(
             pure,
             lambda sch, i, a, d: _outs(apply(sch, i, plain(a), d)),
             as_python,
+            *_LAYOUT[name],
             attrs_as_json,
             attrs_from_json,
         )

@@ -68,6 +68,9 @@ class InstructionKind:
     is_pure: bool
     apply: ApplyFn
     as_python: PrintFn
+    num_inputs: tuple[int, int | None]
+    """The fewest and most inputs (None: any number more, as ``Split``'s factors)."""
+    num_attrs: int
     attrs_as_json: JsonFn | None = None
     attrs_from_json: JsonFn | None = None
 
@@ -127,6 +130,14 @@ class Instruction:
         for what, seq in (("inputs", inputs), ("attrs", attrs), ("outputs", outputs)):
             if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
                 raise TypeError(f"Instruction: {what} must be a list, got {type(seq).__name__}")
+        low, high = kind.num_inputs
+        if len(inputs) < low or (high is not None and len(inputs) > high):
+            count = f"{low}" if low == high else f"{low} to {high}" if high else f"{low} or more"
+            raise ValueError(f"Instruction: {kind.name} takes {count} inputs, got {len(inputs)}")
+        if len(attrs) != kind.num_attrs:
+            raise ValueError(
+                f"Instruction: {kind.name} takes {kind.num_attrs} attrs, got {len(attrs)}"
+            )
         for out in outputs:
             if out is not None and not is_rv(out):
                 raise TypeError(

@@ -242,6 +242,7 @@ class Trace:
     @staticmethod
     def apply_json_to_schedule(json_obj: Any, sch: Schedule) -> None:
         """Apply a trace in :meth:`as_json`'s form to ``sch``."""
+        _check_schedule(sch, "apply_json_to_schedule")
         Trace.from_json(json_obj).apply_to_schedule(sch)
 
     # -- replay ---------------------------------------------------------------------------
@@ -253,6 +254,7 @@ class Trace:
     ) -> None:
         """Replay every instruction on ``sch`` (with the recorded decisions, or those
         ``decision_provider(inst, inputs, attrs, decision)`` returns)."""
+        _check_schedule(sch, "apply_to_schedule")
         table: dict[int, Any] = {}
         for inst in self._valid(remove_postproc):
             inputs = [_translate(x, table) for x in inst.inputs]
@@ -272,6 +274,13 @@ class Trace:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def _check_schedule(sch: Any, method: str) -> None:
+    from .schedule import Schedule  # the schedule module imports this one
+
+    if not isinstance(sch, Schedule):
+        raise TypeError(f"Trace.{method}: expected a Schedule, got {type(sch).__name__}")
+
+
 class _Names:
     """RV names in order of appearance: ``b0``, ``l1``, ``v2``... (TVM's numbering counts
     every output before it)."""

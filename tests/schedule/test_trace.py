@@ -204,6 +204,12 @@ def test_bad_input_is_refused_clearly():
         Instruction("GetBlock", [], ["B", "main"], [T.BlockRV()])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown instruction kind 'Nope'"):
         Kind.get("Nope")
+    with pytest.raises(ValueError, match="GetBlock takes 2 attrs, got 1"):
+        Instruction(Kind.get("GetBlock"), [], ["B"], [T.BlockRV()])
+    with pytest.raises(ValueError, match="Split takes 2 or more inputs, got 1"):
+        Instruction(Kind.get("Split"), [T.LoopRV()], [True, False], [])
+    with pytest.raises(TypeError, match="expected a Schedule"):
+        T.Trace().apply_to_schedule(two_stage)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="outputs must be"):
         Instruction(Kind.get("GetBlock"), [], ["B", "main"], ["b0"])
     with pytest.raises(TypeError, match="expected an Instruction"):
