@@ -417,7 +417,8 @@ _kind(
 )
 _kind(
     "Annotate",
-    lambda sch, i, a, d: sch.annotate(block_or_loop=i[0], ann_key=a[0], ann_val=plain(i[1])),
+    # the value as recorded: an IR constant stays one (a replay gives the same annotation)
+    lambda sch, i, a, d: sch.annotate(block_or_loop=i[0], ann_key=a[0], ann_val=i[1]),
     lambda o, i, a, d: _call(
         "annotate", o, ("block_or_loop", i[0]), ("ann_key", a[0]), ("ann_val", i[1])
     ),
