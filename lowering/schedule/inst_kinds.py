@@ -113,11 +113,17 @@ def _call(method: str, outputs: list[str], *args: tuple[str, Any], many: bool = 
     return call.text()
 
 
-def _buffer_text(index: Any, index_type: Any) -> str:
-    kind = int(plain(index_type))
+def _buffer_arg(index: Any, index_type: Any) -> tuple[str, int]:
+    """The schedule's ``("read"|"write", index)`` for TVM's two buffer attrs."""
+    kind = plain(index_type)
     if kind not in (0, 1):
-        raise ValueError(f"buffer index type must be 0 (read) or 1 (write), got {kind}")
-    return f'("{_BUFFER_TYPES[kind]}", {int(plain(index))})'
+        raise ValueError(f"buffer index type must be 0 (read) or 1 (write), got {kind!r}")
+    return _BUFFER_TYPES[kind], int(plain(index))
+
+
+def _buffer_text(index: Any, index_type: Any) -> str:
+    side, position = _buffer_arg(index, index_type)
+    return f'("{side}", {position})'
 
 
 # -- queries (pure) ---------------------------------------------------------------------
@@ -337,7 +343,7 @@ _reindex_cache("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index")
 
 _kind(
     "ReIndex",
-    lambda sch, i, a, d: sch.reindex(block=i[0], buffer=(_BUFFER_TYPES[a[1]], a[0])),
+    lambda sch, i, a, d: sch.reindex(block=i[0], buffer=_buffer_arg(a[0], a[1])),
     lambda o, i, a, d: PythonCall("reindex")
     .arg("block", i[0])
     .raw("buffer", _buffer_text(a[0], a[1]))
@@ -388,7 +394,7 @@ def _layout_from_json(attrs: list[Any]) -> list[Any]:
 _kind(
     "TransformLayout",
     lambda sch, i, a, d: sch.transform_layout(
-        block=i[0], buffer=(_BUFFER_TYPES[a[1]], a[0]), index_map=a[2], pad_value=a[3]
+        block=i[0], buffer=_buffer_arg(a[0], a[1]), index_map=a[2], pad_value=a[3]
     ),
     lambda o, i, a, d: PythonCall("transform_layout")
     .arg("block", i[0])
