@@ -15,9 +15,12 @@ twice by the nest (``|sB| >= Ei``, the ``i`` extent). What is not known when com
 tested at run time (with the trip counts being multiples of ``L``); the original nest runs
 when a test fails. Loads and stores only move: results are bit-identical.
 
-Applied to a loop (serial or parallel) whose body is a serial loop whose body is one store of
-a load of another buffer, same 4- or 8-byte element type, indices reading no memory; the
-``i`` and ``j`` extents are constants or symbolic.
+Applied to a loop (serial or parallel, also one ``parallelize_loops`` made parallel under a
+run-time test, which the tiled loop keeps) whose body is a serial loop whose body is one store
+of a load of another buffer, same 4- or 8-byte element type, indices reading no memory; the
+``i`` and ``j`` extents are constants or symbolic. Either loop may run along B's rows: the
+nest may also read ``B[sB * i + j] = A[.. + i]`` (the plain ``B[i, j] = A[j, i]`` of a
+user's transpose), whose tiles read rows of A along ``i`` and write rows of B along ``j``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from ..analysis.vars import depends_on
 from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
+from ..transforms.auto_parallel import PARALLEL_IF
 from .versioning import (
     NOALIAS_ATTR,
     all_of,
@@ -147,7 +151,11 @@ def _extent_checks(extent: PrimExpr, lanes: int) -> tuple[list[PrimExpr], PrimEx
 def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | None:
     """``loop`` as transposed tiles under its run-time tests (module doc), or None."""
     inner = loop.body
-    if loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or loop.annotations:
+    # A parallel loop made by parallelize_loops keeps its run-time test on the tiled loop (it
+    # tests sizes and overlap only, which tiling does not change); other annotations stay.
+    if loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or set(loop.annotations) - {
+        PARALLEL_IF
+    }:
         return None
     if not (isinstance(inner, For) and inner.kind is ForKind.SERIAL and not inner.annotations):
         return None
@@ -169,25 +177,32 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
     i, j = loop.loop_var, inner.loop_var
     if depends_on(inner.extent, i) or depends_on(inner.min, i):
         return None
-    dst_i, dst_j, src_j = (_coefficient(at_dst, i), _coefficient(at_dst, j),
-                           _coefficient(at_src, j))
-    if dst_i is None or dst_j is None or src_j is None:
+    coefficients = [_coefficient(at, v) for at in (at_dst, at_src) for v in (i, j)]
+    if any(c is None for c in coefficients):
         return None
-    stride = simplify_expr(dst_j)
-    if not (_is_const(simplify_expr(dst_i), 1) and _is_const(simplify_expr(src_j), 1)):
+    dst_i, dst_j, src_i, src_j = (simplify_expr(c) for c in coefficients if c is not None)
+    # Rows of B run along i and rows of A along j (``B[sB * j + i] = A[.. + j]``), or, with
+    # the loops' roles exchanged, B's rows along j and A's along i (``B[sB * i + j] =
+    # A[.. + i]``): the tile reads A's rows and writes B's rows either way.
+    if _is_const(dst_i, 1) and _is_const(src_j, 1):
+        stride, along_dst, along_src = dst_j, i, j
+    elif _is_const(dst_j, 1) and _is_const(src_i, 1):
+        stride, along_dst, along_src = dst_i, j, i
+    else:
         return None
-    if depends_on(stride, i) or reads_memory(stride):
+    if depends_on(stride, i) or depends_on(stride, j) or reads_memory(stride):
         return None
     rows, cols = _extent_checks(loop.extent, lanes), _extent_checks(inner.extent, lanes)
     if rows is None or cols is None:
         return None
     checks = [*rows[0], *cols[0]]
-    # each element of B written once: |stride| >= the i extent
+    # each element of B written once: |stride| >= the extent of the loop B's rows run along
+    run = loop.extent if along_dst is i else inner.extent
     if isinstance(stride, IntImm):
-        if not isinstance(loop.extent, IntImm) or abs(stride.value) < loop.extent.value:
+        if not isinstance(run, IntImm) or abs(stride.value) < run.value:
             return None
     else:
-        checks.append(GE(stride, loop.extent))
+        checks.append(GE(stride, run))
     if id(dst.data) in local_data:
         overlap: list[PrimExpr] | None = []
     else:
@@ -204,15 +219,21 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
     def col_start(k: int) -> PrimExpr:
         return inner.min + jb * lanes + k
 
+    def position(var: Var, k: int) -> PrimExpr:
+        return row_start(k) if var is i else col_start(k)
+
+    # row k of the tile: A's row at along_dst = k, contiguous along along_src
     loads: list[tuple[Var, PrimExpr]] = []
     for k in range(lanes):
-        base = simplify_expr(substitute_expr(at_src, {i: row_start(k), j: col_start(0)}))
+        at = {along_dst: position(along_dst, k), along_src: position(along_src, 0)}
+        base = simplify_expr(substitute_expr(at_src, at))
         value = BufferLoad(src, (Ramp(base, IntImm(base.dtype, 1), lanes),))
         loads.append((Var(f"{src.name}_row{k}", value.dtype), value))
-    # column k of the tile goes to row j = k of B, contiguous in i
+    # column k of the tile goes to B's row at along_src = k, contiguous along along_dst
     targets: list[tuple[PrimExpr, ...]] = []
     for k in range(lanes):
-        base = simplify_expr(substitute_expr(at_dst, {i: row_start(0), j: col_start(k)}))
+        at = {along_dst: position(along_dst, 0), along_src: position(along_src, k)}
+        base = simplify_expr(substitute_expr(at_dst, at))
         targets.append((Ramp(base, IntImm(base.dtype, 1), lanes),))
     body = _tile_body(dst, loads, targets)
     tiled = For(
@@ -221,6 +242,7 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
         rows[1],
         loop.kind,
         For(jb, IntImm(inner.extent.dtype, 0), cols[1], ForKind.SERIAL, body, span=inner.span),
+        annotations=loop.annotations,
         span=loop.span,
     )
     fast = AttrStmt((dst.data, src.data), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), tiled)

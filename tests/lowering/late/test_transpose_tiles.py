@@ -186,3 +186,80 @@ def test_nests_it_must_not_tile_are_left_alone() -> None:
     for func in (colliding, not_a_copy, odd_extent):
         before = before_late(func, AVX2)
         assert run_pass("transpose_tiles", before, AVX2) is before, func.name
+
+
+@T.prim_func
+def gather_rows(A: T.Buffer((48, 64), "float32"), B: T.Buffer((64, 48), "float32")):
+    # the other orientation: B's rows run along the inner loop, A is read down its columns
+    for i in T.parallel(64):
+        for j in range(48):
+            B[i, j] = A[j, i]
+
+
+@T.prim_func
+def gather_rows_symbolic(a: T.handle, b: T.handle):
+    n, m = T.int32(), T.int32()
+    A = T.match_buffer(a, (m, n), "float32")
+    B = T.match_buffer(b, (n, m), "float32")
+    for i in T.parallel(n):
+        for j in range(m):
+            B[i, j] = A[j, i]
+
+
+@T.prim_func
+def block_transpose(A: T.Buffer((256, 512), "float32"), B: T.Buffer((512, 256), "float32")):
+    # as a TVM user writes it: parallelize_loops makes the outer loop parallel under a
+    # run-time test (enough work for threads), which the tiled loop keeps
+    for i, j in T.grid(512, 256):
+        with T.block("T"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi]
+
+
+@pytest.mark.parametrize(("target", "lanes"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
+def test_a_nest_writing_rows_along_the_inner_loop_is_tiled_too(target: Target,
+                                                                lanes: int) -> None:
+    before = before_late(gather_rows, target)
+    after = run_pass("transpose_tiles", before, target)
+    rounds = lanes.bit_length() - 1
+    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": lanes,
+                              "vector_store": lanes}
+    text = after.script()
+    # tile rows are rows of A (contiguous along i), tile columns rows of B (along j)
+    assert f"A_flat[T.Ramp(j_tile * {lanes * 64} + i_tile * {lanes}, 1, {lanes})]" in text
+    assert f"B_flat[T.Ramp(i_tile * {lanes * 48} + j_tile * {lanes}, 1, {lanes})]" in text
+    block = before_late(block_transpose, target)
+    (outer,) = [lp for lp in loops(block) if lp.loop_var.name == "i"]
+    assert "tvmscript.parallel_if" in outer.annotations
+    tiled = run_pass("transpose_tiles", block, target)
+    (tile,) = [lp for lp in loops(tiled) if lp.loop_var.name == "i_tile"]
+    assert tile.annotations == outer.annotations
+
+
+@runs_avx2
+@pytest.mark.parametrize("func", [gather_rows, block_transpose], ids=["parallel", "block"])
+def test_rows_along_the_inner_loop_give_the_same_numbers(func: Any) -> None:
+    for target in (AVX2, AVX512):
+        before = before_late(func, target)
+        after = run_pass("transpose_tiles", before, target)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+        if func is gather_rows:
+            continue  # its T.parallel over overlapping arguments would race in any form
+        for offset in (0, 3, 70, 4096):  # overlapping arguments: the original nest runs
+            assert_same_numbers(
+                func, before, after, lambda rng, o=offset: one_storage(func, [0, o], rng)
+            )
+
+
+@runs_avx2
+def test_rows_along_the_inner_loop_at_symbolic_sizes() -> None:
+    kernel = tvmscript.build(gather_rows_symbolic, target=AVX2, cache=False)
+    assert "T.Shuffle" in kernel.get_source("tir")
+    rng = np.random.default_rng(1)
+    for n, m in [(64, 32), (16, 48), (37, 64), (64, 5), (1, 1), (0, 8), (8, 0)]:
+        a = rng.standard_normal((m, n)).astype("float32")
+        for _ in range(3):
+            b = np.full((n, m), np.nan, "float32")
+            kernel(a, b)
+            np.testing.assert_array_equal(b, a.T)
