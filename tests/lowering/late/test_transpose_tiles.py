@@ -22,7 +22,6 @@ from late_kit import (
     versioning_ifs,
 )
 
-import lowering
 import tvmscript
 from irbuilder.ir import AttrStmt, BufferLoad, BufferStore, LetStmt, Ramp, Shuffle, Var
 from irbuilder.ir.functor import post_order_visit
