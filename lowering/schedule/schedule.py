@@ -8,7 +8,6 @@ the reference interpreter on random inputs), by a comparison with the original f
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from . import (
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
 from .rv import RV, BlockRV, ExprRV, LoopRV
+from .sampling import TvmRandom
 from .state import ScheduleState, with_root_block
 from .trace import Instruction, Trace
 
@@ -107,7 +107,7 @@ class Schedule:
         self._render_level = error_render_level
         self._srefs: dict[int, StmtSRef] = {}
         self._enable_check = enable_check
-        self._rand = random.Random(seed)
+        self._rand = TvmRandom(seed)
         self._seed = seed
 
     # -- module, handles, copies ----------------------------------------------------
@@ -158,7 +158,7 @@ class Schedule:
         other._srefs = {}
         other._owner = dict(self._owner)
         other._trace = Trace(list(self._trace.insts))
-        other._rand = random.Random()
+        other._rand = TvmRandom()
         other._rand.setstate(self._rand.getstate())
         return other
 
@@ -511,15 +511,19 @@ class Schedule:
         index: int = -1,
     ) -> None:
         """Move the producer block under ``loop``, computing what each iteration needs."""
-        b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
+        kwargs = {
+            "block": block,
+            "loop": loop,
+            "preserve_unit_loops": preserve_unit_loops,
+            "index": index,
+        }
+        b = self._block(block, "compute_at")
+        if self._marked(loop, "compute_at", b, kwargs, inline.compute_inline):
+            return
+        lp = self._loop(loop, "compute_at")
         self._apply(
             "compute_at",
-            {
-                "block": block,
-                "loop": loop,
-                "preserve_unit_loops": preserve_unit_loops,
-                "index": index,
-            },
+            kwargs,
             lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
@@ -531,17 +535,42 @@ class Schedule:
         index: int = -1,
     ) -> None:
         """Move the consumer block under ``loop``, consuming what each iteration produced."""
-        b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
+        kwargs = {
+            "block": block,
+            "loop": loop,
+            "preserve_unit_loops": preserve_unit_loops,
+            "index": index,
+        }
+        b = self._block(block, "reverse_compute_at")
+        if self._marked(loop, "reverse_compute_at", b, kwargs, inline.reverse_compute_inline):
+            return
+        lp = self._loop(loop, "reverse_compute_at")
         self._apply(
             "reverse_compute_at",
-            {
-                "block": block,
-                "loop": loop,
-                "preserve_unit_loops": preserve_unit_loops,
-                "index": index,
-            },
+            kwargs,
             lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
         )
+
+    def _marked(
+        self,
+        loop: LoopRV,
+        kind: str,
+        block: Block,
+        kwargs: dict[str, Any],
+        inline_action: Callable[[ScheduleState, Block], None],
+    ) -> bool:
+        """compute_at at a location ``sample_compute_location`` chose that is not a loop, as
+        TVM: the root mark leaves the block where it is, the inline mark inlines it."""
+        from .compute_location import INLINE, ROOT
+
+        mark = self._table.get(loop) if isinstance(loop, LoopRV) else None
+        if mark is ROOT:
+            self._apply(kind, kwargs, lambda st: None)
+            return True
+        if mark is INLINE:
+            self._apply(kind, kwargs, lambda st: inline_action(st, block))
+            return True
+        return False
 
     def compute_inline(self, block: BlockRV) -> None:
         """Inline the block's value into its consumers and remove it."""
@@ -833,6 +862,22 @@ class Schedule:
             )
         )
         return rvs
+
+    def sample_compute_location(self, block: BlockRV | str, decision: int | None = None) -> LoopRV:
+        """A place to ``compute_at`` the block, drawn uniformly from TVM's candidates: a loop
+        of its first consumer, or the root mark (decision -1, stay) or the inline mark (-2)."""
+        from .compute_location import sample_location
+
+        node = self._block(block, "sample_compute_location")
+        chosen, location = sample_location(self._state, node, decision, self._rand)
+        rv = LoopRV()
+        self._table[rv] = location
+        if self._func_name is not None:
+            self._owner[rv] = self._func_name
+        self._trace.append(
+            Instruction("sample_compute_location", {"block": block}, [rv], chosen)
+        )
+        return rv
 
     def sample_categorical(
         self,
