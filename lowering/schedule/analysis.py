@@ -36,7 +36,7 @@ from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, from_linear, simplify_expr, supports_linear, to_linear
 
 from .affine import bindings_affine
-from .state import TreeIndex
+from .state import TreeIndex, visible_buffers
 
 __all__ = [
     "BlockAccess",
@@ -47,6 +47,7 @@ __all__ = [
     "is_reduction_block",
     "relax_region",
     "union_regions",
+    "uses_opaquely",
 ]
 
 
@@ -74,13 +75,36 @@ def block_access(block: Block) -> BlockAccess:
         return cached[1]
     # Nested blocks' regions are inferred too, not taken from their annotations.
     reads, writes = infer_regions(
-        block.body, block.init, block.alloc_buffers, block.match_buffers, recompute_nested=True
+        block.body,
+        block.init,
+        block.alloc_buffers,
+        block.match_buffers,
+        visible_buffers(),
+        recompute_nested=True,
     )
     access = BlockAccess(reads, writes)
     if len(_ACCESS_CACHE) > 4096:
         _ACCESS_CACHE.clear()
     _ACCESS_CACHE[id(block)] = (block, access)
     return access
+
+
+def uses_opaquely(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
+    a match_buffer view): such a use cannot be rewritten element by element."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if node is buffer.data:
+            found = True
+        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
+            found = True
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found or any(m.source.buffer is buffer for m in block.match_buffers)
 
 
 def constant_extents(loops: Sequence[For]) -> dict[Var, int] | None:

@@ -58,6 +58,7 @@ from .analysis import (
     block_access,
     relax_region,
     union_regions,
+    uses_opaquely,
 )
 from .edit import is_allocated, refresh_regions
 from .error import ScheduleError, render_error
@@ -126,25 +127,7 @@ def _compactable(
             loops[id(node.loop_var)] = node
     if any(_mentions(r.min, loops) for r in region.region):
         return False
-    return not any(_opaque_use(user, buffer) for user in users)
-
-
-def _opaque_use(block: Block, buffer: Buffer) -> bool:
-    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
-    a match_buffer view)."""
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if node is buffer.data:
-            found = True
-        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
-            found = True
-
-    post_order_visit(block.body, visit)
-    if block.init is not None:
-        post_order_visit(block.init, visit)
-    return found or any(m.source.buffer is buffer for m in block.match_buffers)
+    return not any(uses_opaquely(user, buffer) for user in users)
 
 
 class _Shift(StmtExprMutator):
@@ -184,13 +167,29 @@ def _redirect(
 ) -> None:
     """Make ``blocks`` use ``cache`` for ``buffer`` (shifted by ``region``'s start when the
     cache is compacted)."""
+    # A use of the data pointer (``T.tvm_access_ptr(..., A.data, offset, ...)``) follows
+    # to the cache when both lay elements out alike (same shape, no strides or offset),
+    # so that its flat offsets mean the same elements; otherwise it keeps the buffer.
+    same_layout = (
+        region is None
+        and not buffer.strides
+        and _is_zero(buffer.elem_offset)
+        and not cache.strides
+        and _is_zero(cache.elem_offset)
+        and len(buffer.shape) == len(cache.shape)
+        and all(structural_equal(a, b) for a, b in zip(buffer.shape, cache.shape))
+    )
+    vmap = {buffer.data: cache.data} if same_layout else {}
     for target in blocks:
         if region is None:
-            new = Substituter(bmap={buffer: cache}).visit_stmt(target)
+            new = Substituter(vmap=vmap, bmap={buffer: cache}).visit_stmt(target)
         else:
             new = _Shift(buffer, cache, [r.min for r in region.region]).visit_stmt(target)
         assert isinstance(new, Block)
-        new = refresh_regions(new)
+        if not (vmap and uses_opaquely(target, buffer)):
+            new = refresh_regions(new)
+        # else: an opaque use is inferred as the whole buffer; the block keeps its declared
+        # T.reads/T.writes, renamed to the cache, as TVM does (legality never reads them)
         realize = state.index.realize_of(target)
         state.replace(realize, rebuild(realize, {"block": new}), {target: new})
 
