@@ -76,7 +76,7 @@ def test_the_mask_says_read_or_write_of_the_whole_buffer():
 def test_inlining_a_producer_of_an_opaque_reader_is_refused():
     # "use" reads B through its pointer: B's values must exist in memory
     sch = T.Schedule(opaque_reader, debug_mask="all")
-    with pytest.raises(T.ScheduleError, match="uses .B. by its data pointer"):
+    with pytest.raises(T.ScheduleError, match="uses 'B' by its data pointer"):
         sch.compute_inline(sch.get_block("B"))
 
 
