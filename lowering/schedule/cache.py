@@ -588,7 +588,8 @@ def _guarded(state: ScheduleState, block: Block) -> bool:
     return bool(found)
 
 
-def _region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+def region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+    """Whether ``outer`` holds ``inner``: each dimension equal, or constant ranges nested."""
     for a, b in zip(outer.region, inner.region):
         if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
             continue
@@ -623,7 +624,7 @@ def _check_reads_after(
         )
     written = _region_at(state, source, block_access(source).writes, buffer, holder)
     read = _region_at(state, reader, access_regions(reader, buffer), buffer, holder)
-    if not _region_covers(written, read):
+    if not region_covers(written, read):
         raise _fail(
             state,
             prim,

@@ -1,0 +1,137 @@
+"""rfactor where the block's outer loops hold other blocks (the rf nest goes before them),
+and its refusal of a scope that is not a stage pipeline."""
+
+from __future__ import annotations
+
+import pytest
+from sched_checks import assert_schedule
+
+from tvmscript import tir as T
+
+
+@T.prim_func
+def two_sums(A: T.Buffer((4, 8), "float32"), D: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,))
+    for i in range(4):
+        for k0, k1 in T.grid(2, 4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(8, k0 * 4 + k1)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        for k in range(8):
+            with T.block("D"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    D[vi] = T.float32(0)
+                D[vi] = D[vi] + A[vi, vk] * C[vi]
+
+
+@T.prim_func
+def two_sums_rfactor(A: T.Buffer((4, 8), "float32"), D: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,))
+    C_rf = T.alloc_buffer((2, 4))
+    for i, k0, k1 in T.grid(4, 2, 4):
+        with T.block("C_rf"):
+            vk0, vi, vk1 = T.axis.remap("SSR", [k0, i, k1])
+            with T.init():
+                C_rf[vk0, vi] = T.float32(0)
+            C_rf[vk0, vi] = C_rf[vk0, vi] + A[vi, vk0 * 4 + vk1]
+    for i_1 in range(4):
+        for k0_1 in range(2):
+            with T.block("C"):
+                vk0_1, vi_1 = T.axis.remap("RS", [k0_1, i_1])
+                with T.init():
+                    C[vi_1] = T.float32(0)
+                C[vi_1] = C[vi_1] + C_rf[vk0_1, vi_1]
+        for k in range(8):
+            with T.block("D"):
+                vi, vk = T.axis.remap("SR", [i_1, k])
+                with T.init():
+                    D[vi] = T.float32(0)
+                D[vi] = D[vi] + A[vi, vk] * C[vi]
+
+
+@T.prim_func
+def input_rewritten(A: T.Buffer((4, 8), "float32"), D: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,))
+    for i in range(4):
+        for k in range(8):
+            with T.block("scale"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                A[vi, vk] = A[vi, vk] * 2.0
+        for k0, k1 in T.grid(2, 4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(8, k0 * 4 + k1)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            D[vi] = C[vi]
+
+
+@T.prim_func
+def half_written(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i, k in T.grid(4, 8):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = C[vi]
+
+
+def test_rf_nest_goes_before_outer_loops_holding_other_blocks():
+    sch = T.Schedule(two_sums, debug_mask="all")
+    c = sch.get_block("C")
+    _, k0, _ = sch.get_loops(c)
+    rf = sch.rfactor(k0, 0)
+    assert sch.get(rf).name_hint == "C_rf"
+    assert sch.get(c).name_hint == "C"
+    assert_schedule(two_sums, sch, two_sums_rfactor)
+
+
+def test_a_block_of_the_outer_loops_writing_the_input_is_refused():
+    sch = T.Schedule(input_rewritten, debug_mask="all")
+    _, k0, _ = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="block 'scale', under the loops of block 'C'"):
+        sch.rfactor(k0, 0)
+
+
+@T.prim_func
+def shared_reduction_loop(A: T.Buffer((4, 8), "float32"), E: T.Buffer((4, 2), "float32")):
+    C = T.alloc_buffer((4,))
+    for i, k0 in T.grid(4, 2):
+        for k1 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                vk = T.axis.reduce(8, k0 * 4 + k1)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+        with T.block("E"):
+            vi, vk0 = T.axis.remap("SS", [i, k0])
+            E[vi, vk0] = A[vi, vk0]
+
+
+def test_a_reduction_loop_holding_other_blocks_is_refused():
+    # the write-back drops k0 from C's loops, which E still needs
+    sch = T.Schedule(shared_reduction_loop, debug_mask="all")
+    _, _, k1 = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="reduction loop 'k0' of block 'C' holds other"):
+        sch.rfactor(k1, 0)
+
+
+def test_a_scope_that_is_no_stage_pipeline_is_refused():
+    # D reads C[0:8]; C's block writes only C[0:4]
+    sch = T.Schedule(half_written, debug_mask="all")
+    _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="not a stage pipeline: block 'D' reads"):
+        sch.rfactor(k, 0)
