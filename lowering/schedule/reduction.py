@@ -365,7 +365,13 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     pairs = list(zip(block.iter_vars, realize.iter_values))
     if any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.SPATIAL):
         raise _fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
-    if not any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE):
+    touched = [
+        iv for iv, v in pairs if iv.kind == IterKind.REDUCE and depends_on(v, loop.loop_var)
+    ]
+    unit = isinstance(loop.extent, IntImm) and loop.extent.value == 1
+    if not touched and not unit:
+        # a unit loop bound to nothing (left by a split or fuse) still factors, into a
+        # dimension of one (TVM); a longer one would repeat the whole reduction
         raise _fail(
             state, name, "the loop is not bound to any reduction iter var of the block", loop
         )
@@ -380,7 +386,20 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     reduce_loops = [
         lp
         for lp in loops
-        if any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
+        if lp is loop
+        or any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
+    ]
+    # As TVM: a reduction iter var bound without the loop keeps its binding in the rf
+    # block; those bound through it are replaced by one iter var per loop they use.
+    touched_ids = {id(iv) for iv in touched}
+    untouched = [
+        (iv, v) for iv, v in pairs if iv.kind == IterKind.REDUCE and id(iv) not in touched_ids
+    ]
+    per_loop = [
+        lp
+        for lp in reduce_loops
+        if lp is not loop
+        and any(depends_on(v, lp.loop_var) for iv, v in pairs if id(iv) in touched_ids)
     ]
     if any(
         depends_on(v, lp.loop_var)
@@ -418,18 +437,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     spatial = [(iv, v) for iv, v in pairs if iv.kind == IterKind.SPATIAL]
     rf_iters.extend(iv for iv, _ in spatial)
     rf_values.extend(v for _, v in spatial)
-    for lp in reduce_loops:
-        if lp is loop:
-            continue
+    rf_iters.extend(iv for iv, _ in untouched)
+    rf_values.extend(v for _, v in untouched)
+    for lp in per_loop:
         rf_iters.append(
             IterVar(
                 new_iv[lp.loop_var], Range(const(0, lp.loop_var.dtype), lp.extent), IterKind.REDUCE
             )
         )
         rf_values.append(lp.loop_var)
-    reduce_sub = {
-        iv.var: substitute_expr(v, new_iv) for iv, v in pairs if iv.kind == IterKind.REDUCE
-    }
+    reduce_sub = {iv.var: substitute_expr(v, new_iv) for iv, v in pairs if id(iv) in touched_ids}
     rf_name = unique_name(state, f"{out.name}_rf")
     rf_shape = (*out.shape[:factor_axis], loop.extent, *out.shape[factor_axis:])
     rf_buffer = Buffer(rf_name, make_data_var(rf_name, out.dtype), rf_shape, out.dtype)

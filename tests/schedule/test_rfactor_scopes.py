@@ -1,5 +1,5 @@
-"""rfactor where the block's outer loops hold other blocks (the rf nest goes before them),
-and its refusal of a scope that is not a stage pipeline."""
+"""rfactor where the outer loops hold other blocks (the rf nest goes before them), of a unit
+loop bound to no iter var, and its refusal of a scope that is not a stage pipeline."""
 
 from __future__ import annotations
 
@@ -135,3 +135,56 @@ def test_a_scope_that_is_no_stage_pipeline_is_refused():
     _, k = sch.get_loops(sch.get_block("C"))
     with pytest.raises(T.ScheduleError, match="not a stage pipeline: block 'D' reads"):
         sch.rfactor(k, 0)
+
+
+@T.prim_func
+def unit_inner(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k, u in T.grid(4, 8, 1):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+
+
+@T.prim_func
+def unit_inner_rfactor(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    C_rf = T.alloc_buffer((1, 4))
+    for i, k, u in T.grid(4, 8, 1):
+        with T.block("C_rf"):
+            vu, vi = T.axis.remap("SS", [u, i])
+            vk = T.axis.reduce(8, k)
+            with T.init():
+                C_rf[vu, vi] = T.float32(0)
+            C_rf[vu, vi] = C_rf[vu, vi] + A[vi, vk]
+    for i, u in T.grid(4, 1):
+        with T.block("C"):
+            vu, vi = T.axis.remap("RS", [u, i])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + C_rf[vu, vi]
+
+
+@T.prim_func
+def repeated(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k, r in T.grid(4, 8, 2):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+
+
+def test_a_unit_loop_bound_to_nothing_factors_into_a_dimension_of_one():
+    # the reduction iter var vk does not use the loop: it keeps its binding in the rf block
+    sch = T.Schedule(unit_inner, debug_mask="all")
+    _, _, u = sch.get_loops(sch.get_block("C"))
+    sch.rfactor(u, 0)
+    assert_schedule(unit_inner, sch, unit_inner_rfactor)
+
+
+def test_a_longer_loop_bound_to_nothing_is_refused():
+    sch = T.Schedule(repeated)
+    _, _, r = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="not bound to any reduction iter var"):
+        sch.rfactor(r, 0)
