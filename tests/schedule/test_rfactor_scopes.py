@@ -139,7 +139,7 @@ def test_a_scope_that_is_no_stage_pipeline_is_refused():
 
 @T.prim_func
 def unit_inner(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
-    for i, k, u in T.grid(4, 8, 1):
+    for i, k, _u in T.grid(4, 8, 1):
         with T.block("C"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
@@ -167,7 +167,7 @@ def unit_inner_rfactor(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float3
 
 @T.prim_func
 def repeated(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
-    for i, k, r in T.grid(4, 8, 2):
+    for i, k, _r in T.grid(4, 8, 2):
         with T.block("C"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
