@@ -33,6 +33,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    LetStmt,
     Max,
     Min,
     Mul,
@@ -255,10 +256,24 @@ def _init_predicate(
 
 
 def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
-    """(update store, reducer node class, the value combined) for ``C = C op value``."""
+    """(update store, reducer node class, the value combined) for ``C = C op value``.
+
+    Let-bound values (``v = C[i] + x; C[i] = v``) are substituted first, as TVM reads them:
+    a let names a pure value."""
     body = block.body
+    lets: dict[Var, PrimExpr] = {}
+    while isinstance(body, LetStmt):
+        lets[body.var] = substitute_expr(body.value, lets)
+        body = body.body
     if not isinstance(body, BufferStore):
         return None
+    if lets:
+        body = BufferStore(
+            body.buffer,
+            substitute_expr(body.value, lets),
+            tuple(substitute_expr(i, lets) for i in body.indices),
+            span=body.span,
+        )
     value = body.value
     if not isinstance(value, (Add, Mul, Min, Max)):
         return None

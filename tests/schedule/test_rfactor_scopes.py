@@ -1,10 +1,11 @@
 """rfactor where the outer loops hold other blocks (the rf nest goes before them), of a unit
-loop bound to no iter var, and its refusal of a scope that is not a stage pipeline."""
+loop bound to no iter var, of a let-bound update, and its refusal of a scope that is not a
+stage pipeline."""
 
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule
+from sched_checks import assert_same_results, assert_schedule
 
 from tvmscript import tir as T
 
@@ -188,3 +189,24 @@ def test_a_longer_loop_bound_to_nothing_is_refused():
     _, _, r = sch.get_loops(sch.get_block("C"))
     with pytest.raises(T.ScheduleError, match="not bound to any reduction iter var"):
         sch.rfactor(r, 0)
+
+
+@T.prim_func
+def let_sum(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4,), "float32")):
+    for i, k0, k1 in T.grid(4, 2, 4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(8, k0 * 4 + k1)
+            with T.init():
+                C[vi] = T.float32(0)
+            v: T.float32 = C[vi] + A[vi, vk]
+            C[vi] = v
+
+
+def test_a_let_bound_update_is_read_through_its_let():
+    sch = T.Schedule(let_sum, debug_mask="all")
+    _, _, k1 = sch.get_loops(sch.get_block("C"))
+    sch.rfactor(k1, 0)
+    assert_same_results(let_sum, sch)
+    text = sch.mod["main"].script()
+    assert "C_rf[vk1, vi] = C_rf[vk1, vi] + A[vi, vk0 * 4 + vk1]" in text
