@@ -47,6 +47,20 @@ class StmtSRef:
     def __repr__(self) -> str:
         return f"StmtSRef({type(self.stmt).__name__})"
 
+class ScheduleStateView:
+    """What TVM's ``ScheduleState`` offers to read: the module and the srefs."""
+
+    def __init__(self, sch: Schedule) -> None:
+        self._sch = sch
+
+    @property
+    def mod(self) -> IRModule:
+        return self._sch.mod
+
+    def get_sref(self, stmt: Stmt) -> StmtSRef:
+        return self._sch.get_sref(stmt)
+
+
 EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
 _CHECKER: list[EquivalenceChecker] = []
 
@@ -93,10 +107,12 @@ class Schedule:
             raise ValueError("Schedule: the module has no function")
         self._states: dict[str, ScheduleState] = {}
         self._originals: dict[str, PrimFunc] = {}
+        self._normalized: dict[str, PrimFunc] = {}
         for name, func in functions.items():
             normalized, had_root = with_root_block(func)
             self._states[name] = ScheduleState(normalized, had_root)
             self._originals[name] = func
+            self._normalized[name] = normalized
         self._module_attrs = dict(mod.attrs) if isinstance(mod, IRModule) else {}
         self._func_name: str | None = next(iter(functions)) if len(functions) == 1 else None
         self._table: dict[RV, Any] = {}
@@ -114,8 +130,17 @@ class Schedule:
     @property
     def mod(self) -> IRModule:
         """The scheduled module (functions in their printable form)."""
-        functions = {name: st.output() for name, st in self._states.items()}
+        functions = {
+            # an unscheduled function is the given one itself (TVM: ``same_as`` holds)
+            name: self._originals[name] if st.func is self._normalized[name] else st.output()
+            for name, st in self._states.items()
+        }
         return IRModule(functions, self._module_attrs)
+
+    @property
+    def state(self) -> ScheduleStateView:
+        """TVM's ``sch.state``, read side: ``.mod`` and ``.get_sref(block_or_loop)``."""
+        return ScheduleStateView(self)
 
     @property
     def func_working_on(self) -> str | None:
