@@ -808,13 +808,23 @@ class Schedule:
         )
 
     # -- blocks ------------------------------------------------------------------------
-    def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
-        """Wrap the loop's subtree in an outer block ``<name>_o``."""
+    def blockize(
+        self, target: LoopRV | Sequence[BlockRV], preserve_unit_iters: bool = True
+    ) -> BlockRV:
+        """Wrap the loop's subtree in an outer block ``<name>_o``, or consecutive sibling
+        blocks (a list) in one block ``outer_<names>_``."""
+        kwargs = {"target": target, "preserve_unit_iters": preserve_unit_iters}
+        if isinstance(target, (list, tuple)):
+            from .blockize_blocks import blockize_blocks
+
+            nodes = [self._block(b, "blockize") for b in target]
+            kwargs["target"] = list(target)
+            return self._apply(  # type: ignore[no-any-return]
+                "blockize", kwargs, lambda st: blockize_blocks(st, nodes, preserve_unit_iters)
+            )
         loop = self._loop(target, "blockize")
         return self._apply(  # type: ignore[no-any-return]
-            "blockize",
-            {"target": target, "preserve_unit_iters": preserve_unit_iters},
-            lambda st: blockize.blockize(st, loop, preserve_unit_iters),
+            "blockize", kwargs, lambda st: blockize.blockize(st, loop, preserve_unit_iters)
         )
 
     # -- annotations ---------------------------------------------------------------------
