@@ -34,13 +34,13 @@ def three_stages_blockized(A: T.Buffer((8, 4), "float32"), D: T.Buffer((8, 4), "
     C = T.alloc_buffer((8, 4))
     for m in range(2):
         with T.block("outer_B_C_"):
-            vi_o = T.axis.spatial(1, 0)
-            vj_o = T.axis.spatial(1, 0)
+            vi_o = T.axis.spatial(1, 0)  # noqa: F841
+            vj_o = T.axis.spatial(1, 0)  # noqa: F841
             for i, j in T.grid(8, 4):
                 with T.block("B"):
                     vi_i, vj_i = T.axis.remap("SS", [i, j])
                     B[vi_i, vj_i] = A[vi_i, vj_i] * 2.0
-            for i, u in T.grid(8, 1):
+            for i, _u in T.grid(8, 1):
                 with T.block("C"):
                     vi_i = T.axis.spatial(8, i)
                     C[vi_i, 0] = B[vi_i, 0] + 1.0
