@@ -429,11 +429,8 @@ def cache_read(
                 "it would read a stale copy",
                 consumer,
             )
-    if writer is not None:
-        # consumers that all run before the producer's nest read the scope's input
-        writer_item = _top_level(state, scope_block, index.realize_of(writer))
-        if all(_top_level(state, scope_block, index.realize_of(c)) < writer_item for c in chosen):
-            writer = None
+    if writer is not None and all(_runs_first(state, scope_block, c, writer) for c in chosen):
+        writer = None  # consumers that all run before the producer read the scope's input
     if writer is None:
         # an input of the scope: copied whole at the start of the scope
         holder: Stmt = _scope_seq(scope_block)
@@ -465,6 +462,27 @@ def cache_read(
     _insert_at(state, holder_now, position, stage)
     _allocate(state, _resolve(state, scope_block), cache)
     return _find_stage(state, stage_name)
+
+
+def _runs_first(state: ScheduleState, scope: Block, first: Block, then: Block) -> bool:
+    """Whether every instance of ``first`` runs before every instance of ``then``: it comes
+    earlier in the innermost statement list holding both, and the loops around that list
+    (up to the scope) run once."""
+    index = state.index
+    try:
+        holder, then_item, first_item = _split_point(state, then, first)
+    except ValueError:
+        return False
+    if first_item >= then_item:
+        return False
+    for node in index.ancestors(holder):
+        if node is scope:
+            return True
+        if isinstance(node, For) and not (
+            isinstance(node.extent, IntImm) and node.extent.value == 1
+        ):
+            return False
+    return True
 
 
 def _scope_seq(scope: Block) -> Stmt:

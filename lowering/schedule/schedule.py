@@ -657,6 +657,25 @@ class Schedule:
             block, write_buffer_index, storage_scope, consumer_blocks,
         )
 
+    def cache_inplace(
+        self, block: BlockRV | str, read_buffer_index: int | str | Buffer, storage_scope: str
+    ) -> list[BlockRV]:
+        """A block reading and writing a buffer works on a ``storage_scope`` cache, copied
+        in right before it and back right after it; returns the two copy blocks."""
+        from .cache_inplace import cache_inplace
+
+        node = self._block(block, "cache_inplace")
+        kwargs = {
+            "block": block,
+            "read_buffer_index": read_buffer_index,
+            "storage_scope": storage_scope,
+        }
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_inplace",
+            kwargs,
+            lambda st: cache_inplace(st, node, read_buffer_index, storage_scope),
+        )
+
     def _cache(
         self,
         primitive: Any,
