@@ -4,7 +4,7 @@ instance; cache_read of a buffer read before its only writer runs (in loops runn
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule, assert_same_results
+from sched_checks import assert_same_results, assert_schedule
 
 from tvmscript import tir as T
 
@@ -62,7 +62,7 @@ def test_a_block_that_only_reads_is_refused():
 def test_a_pointer_into_a_strided_buffer_is_refused():
     @T.prim_func
     def strided(A: T.Buffer((4, 4), "int32", strides=(8, 1))):
-        for i in range(1):
+        for _i in range(1):
             with T.block("ext"):
                 T.reads(A[0:4, 0:4])
                 T.writes(A[0:4, 0:4])
@@ -76,7 +76,7 @@ def test_a_pointer_into_a_strided_buffer_is_refused():
 def _read_then_update(times: int):
     @T.prim_func
     def read_then_update(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-        for t in range(times):
+        for t in range(times):  # noqa: B007  (its name is checked below)
             for i in range(8):
                 with T.block("read"):
                     vi = T.axis.spatial(8, i)
