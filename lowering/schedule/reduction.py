@@ -304,6 +304,14 @@ def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
     return body, type(value), other
 
 
+def _stores_several(block: Block) -> bool:
+    """Whether the update (below its lets) is several stores: a multi-buffer reducer."""
+    body = block.body
+    while isinstance(body, LetStmt):
+        body = body.body
+    return isinstance(body, SeqStmt) and sum(isinstance(x, BufferStore) for x in body.seq) > 1
+
+
 def _is_identity(init: Stmt | None, update: BufferStore, kind: type) -> bool:
     if not isinstance(init, BufferStore) or init.buffer is not update.buffer:
         return False
@@ -339,6 +347,14 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     found = _reducer(block)
+    if found is None and _stores_several(block):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
+            "on ties the factored result may keep another index than the original's first",
+            block,
+        )
     if found is None:
         raise _fail(
             state,

@@ -210,3 +210,29 @@ def test_a_let_bound_update_is_read_through_its_let():
     assert_same_results(let_sum, sch)
     text = sch.mod["main"].script()
     assert "C_rf[vk1, vi] = C_rf[vk1, vi] + A[vi, vk0 * 4 + vk1]" in text
+
+
+@T.prim_func
+def argmax(
+    val: T.Buffer((4, 8), "float32"), arg: T.Buffer((4,), "int32"), top: T.Buffer((4,), "float32")
+):
+    for i, k0, k1 in T.grid(4, 2, 4):
+        with T.block("argmax"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(8, k0 * 4 + k1)
+            with T.init():
+                arg[vi] = -1
+                top[vi] = T.min_value("float32")
+            new_arg: T.int32 = T.Select(top[vi] >= val[vi, vk], arg[vi], vk)
+            new_top: T.float32 = T.Select(top[vi] >= val[vi, vk], top[vi], val[vi, vk])
+            arg[vi] = new_arg
+            top[vi] = new_top
+
+
+def test_an_argmax_is_refused_for_its_ties():
+    # equal values at k = 5 (stripe k1 = 1) and k = 2 (stripe k1 = 2): the original keeps
+    # k = 2, the stripes combined in k1 order would keep k = 5
+    sch = T.Schedule(argmax, debug_mask="all")
+    _, _, k1 = sch.get_loops(sch.get_block("argmax"))
+    with pytest.raises(T.ScheduleError, match="reduces several buffers together"):
+        sch.rfactor(k1, 0)
