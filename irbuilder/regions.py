@@ -320,7 +320,30 @@ class _Detector(StmtExprVisitor):
                 self.visit_expr(branch)
                 self.restore(saved)
             return
+        if call.op == "tvm_access_ptr" and len(call.args) == 5 and self.access_ptr(call):
+            return
         self.generic_visit(call)
+
+    def access_ptr(self, call: Call) -> bool:
+        """``T.tvm_access_ptr(type, A.data, offset, extent, rw_mask)`` with a constant mask:
+        the whole buffer is read (mask bit 1) and/or written (bit 2), as TVM's detector
+        reads it; a pointer of an unknown buffer or a computed mask stays opaque."""
+        data, mask = call.args[1], call.args[4]
+        if not isinstance(data, Var) or not isinstance(mask, IntImm) or not 1 <= mask.value <= 3:
+            return False
+        if id(data) in self.local:
+            return True
+        buffer = self.by_data.get(id(data))
+        if buffer is None:
+            return False
+        self.visit_expr(call.args[2])
+        self.visit_expr(call.args[3])
+        full: list[Interval | None] = [(const(0, e.dtype), offset(e, -1)) for e in buffer.shape]
+        if mask.value & 1:
+            self.record(self.reads, buffer, list(full))
+        if mask.value & 2:
+            self.record(self.writes, buffer, list(full))
+        return True
 
     def visit_attr_stmt_(self, stmt: AttrStmt) -> None:
         self.visit_expr(stmt.value)  # the node an attribute is about is not an access

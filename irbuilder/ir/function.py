@@ -76,6 +76,10 @@ class PrimFunc:
 
     __hash__ = object.__hash__
 
+    def same_as(self, other: object) -> bool:
+        """TVM's object identity test (the same function, not an equal one)."""
+        return self is other
+
     def __post_init__(self) -> None:
         _set(self, "params", tuple(self.params))
 

@@ -36,7 +36,7 @@ from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, from_linear, simplify_expr, supports_linear, to_linear
 
 from .affine import bindings_affine
-from .state import TreeIndex
+from .state import TreeIndex, visible_buffers
 
 __all__ = [
     "BlockAccess",
@@ -47,6 +47,7 @@ __all__ = [
     "is_reduction_block",
     "relax_region",
     "union_regions",
+    "uses_opaquely",
 ]
 
 
@@ -74,13 +75,36 @@ def block_access(block: Block) -> BlockAccess:
         return cached[1]
     # Nested blocks' regions are inferred too, not taken from their annotations.
     reads, writes = infer_regions(
-        block.body, block.init, block.alloc_buffers, block.match_buffers, recompute_nested=True
+        block.body,
+        block.init,
+        block.alloc_buffers,
+        block.match_buffers,
+        visible_buffers(),
+        recompute_nested=True,
     )
     access = BlockAccess(reads, writes)
     if len(_ACCESS_CACHE) > 4096:
         _ACCESS_CACHE.clear()
     _ACCESS_CACHE[id(block)] = (block, access)
     return access
+
+
+def uses_opaquely(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
+    a match_buffer view): such a use cannot be rewritten element by element."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if node is buffer.data:
+            found = True
+        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
+            found = True
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found or any(m.source.buffer is buffer for m in block.match_buffers)
 
 
 def constant_extents(loops: Sequence[For]) -> dict[Var, int] | None:
@@ -135,6 +159,8 @@ def _self_reads_ok(block: Block, allowed_same: bool) -> bool:
     post_order_visit(block.body, visit)
     if block.init is not None:
         post_order_visit(block.init, visit)
+    if _has_nested_block(block):
+        return _nested_self_reads_ok(block, local, allowed_same)
     for load in loads:
         written = stores.get(id(load.buffer))
         if written is None or id(load.buffer) in local:
@@ -145,6 +171,56 @@ def _self_reads_ok(block: Block, allowed_same: bool) -> bool:
             len(w) == len(load.indices)
             and all(structural_equal(a, b) for a, b in zip(w, load.indices))
             for w in written
+        ):
+            return False
+    return True
+
+
+def _has_nested_block(block: Block) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or isinstance(node, Block)
+
+    post_order_visit(block.body, visit)
+    if block.init is not None:
+        post_order_visit(block.init, visit)
+    return found
+
+
+def _nested_self_reads_ok(block: Block, local: set[int], allowed_same: bool) -> bool:
+    """The rule for a block holding blocks (a blockized reduction): its nested blocks index
+    with their own iter vars, so elements are compared as the regions one instance of the
+    outer block touches: every region it reads of a buffer it writes is exactly one region
+    it writes. An instance then reads only what it writes itself, as a leaf block reading
+    at its written indices does."""
+    # The body and the init apart: inferred together, the reads of what the block writes
+    # would be left out (TVM lists a reduction's accumulation as a write only).
+    reads: list[BufferRegion] = []
+    written: dict[int, list[BufferRegion]] = {}
+    for part in (block.body, block.init):
+        if part is None:
+            continue
+        part_reads, part_writes = infer_regions(
+            part, None, block.alloc_buffers, block.match_buffers, recompute_nested=True
+        )
+        reads += part_reads
+        for region in part_writes:
+            written.setdefault(id(region.buffer), []).append(region)
+    for region in reads:
+        same = written.get(id(region.buffer))
+        if same is None or id(region.buffer) in local:
+            continue
+        if not allowed_same:
+            return False
+        if not any(
+            len(w.region) == len(region.region)
+            and all(
+                structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent)
+                for a, b in zip(w.region, region.region)
+            )
+            for w in same
         ):
             return False
     return True

@@ -58,6 +58,7 @@ from .analysis import (
     block_access,
     relax_region,
     union_regions,
+    uses_opaquely,
 )
 from .edit import is_allocated, refresh_regions
 from .error import ScheduleError, render_error
@@ -126,25 +127,7 @@ def _compactable(
             loops[id(node.loop_var)] = node
     if any(_mentions(r.min, loops) for r in region.region):
         return False
-    return not any(_opaque_use(user, buffer) for user in users)
-
-
-def _opaque_use(block: Block, buffer: Buffer) -> bool:
-    """Whether ``block`` uses ``buffer`` other than by loads and stores (its data pointer,
-    a match_buffer view)."""
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if node is buffer.data:
-            found = True
-        if isinstance(node, Block) and any(m.source.buffer is buffer for m in node.match_buffers):
-            found = True
-
-    post_order_visit(block.body, visit)
-    if block.init is not None:
-        post_order_visit(block.init, visit)
-    return found or any(m.source.buffer is buffer for m in block.match_buffers)
+    return not any(uses_opaquely(user, buffer) for user in users)
 
 
 class _Shift(StmtExprMutator):
@@ -184,13 +167,29 @@ def _redirect(
 ) -> None:
     """Make ``blocks`` use ``cache`` for ``buffer`` (shifted by ``region``'s start when the
     cache is compacted)."""
+    # A use of the data pointer (``T.tvm_access_ptr(..., A.data, offset, ...)``) follows
+    # to the cache when both lay elements out alike (same shape, no strides or offset),
+    # so that its flat offsets mean the same elements; otherwise it keeps the buffer.
+    same_layout = (
+        region is None
+        and not buffer.strides
+        and _is_zero(buffer.elem_offset)
+        and not cache.strides
+        and _is_zero(cache.elem_offset)
+        and len(buffer.shape) == len(cache.shape)
+        and all(structural_equal(a, b) for a, b in zip(buffer.shape, cache.shape))
+    )
+    vmap = {buffer.data: cache.data} if same_layout else {}
     for target in blocks:
         if region is None:
-            new = Substituter(bmap={buffer: cache}).visit_stmt(target)
+            new = Substituter(vmap=vmap, bmap={buffer: cache}).visit_stmt(target)
         else:
             new = _Shift(buffer, cache, [r.min for r in region.region]).visit_stmt(target)
         assert isinstance(new, Block)
-        new = refresh_regions(new)
+        if not (vmap and uses_opaquely(target, buffer)):
+            new = refresh_regions(new)
+        # else: an opaque use is inferred as the whole buffer; the block keeps its declared
+        # T.reads/T.writes, renamed to the cache, as TVM does (legality never reads them)
         realize = state.index.realize_of(target)
         state.replace(realize, rebuild(realize, {"block": new}), {target: new})
 
@@ -430,11 +429,8 @@ def cache_read(
                 "it would read a stale copy",
                 consumer,
             )
-    if writer is not None:
-        # consumers that all run before the producer's nest read the scope's input
-        writer_item = _top_level(state, scope_block, index.realize_of(writer))
-        if all(_top_level(state, scope_block, index.realize_of(c)) < writer_item for c in chosen):
-            writer = None
+    if writer is not None and all(_runs_first(state, scope_block, c, writer) for c in chosen):
+        writer = None  # consumers that all run before the producer read the scope's input
     if writer is None:
         # an input of the scope: copied whole at the start of the scope
         holder: Stmt = _scope_seq(scope_block)
@@ -466,6 +462,27 @@ def cache_read(
     _insert_at(state, holder_now, position, stage)
     _allocate(state, _resolve(state, scope_block), cache)
     return _find_stage(state, stage_name)
+
+
+def _runs_first(state: ScheduleState, scope: Block, first: Block, then: Block) -> bool:
+    """Whether every instance of ``first`` runs before every instance of ``then``: it comes
+    earlier in the innermost statement list holding both, and the loops around that list
+    (up to the scope) run once."""
+    index = state.index
+    try:
+        holder, then_item, first_item = _split_point(state, then, first)
+    except ValueError:
+        return False
+    if first_item >= then_item:
+        return False
+    for node in index.ancestors(holder):
+        if node is scope:
+            return True
+        if isinstance(node, For) and not (
+            isinstance(node.extent, IntImm) and node.extent.value == 1
+        ):
+            return False
+    return True
 
 
 def _scope_seq(scope: Block) -> Stmt:
@@ -589,7 +606,8 @@ def _guarded(state: ScheduleState, block: Block) -> bool:
     return bool(found)
 
 
-def _region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+def region_covers(outer: BufferRegion, inner: BufferRegion) -> bool:
+    """Whether ``outer`` holds ``inner``: each dimension equal, or constant ranges nested."""
     for a, b in zip(outer.region, inner.region):
         if structural_equal(a.min, b.min) and structural_equal(a.extent, b.extent):
             continue
@@ -624,7 +642,7 @@ def _check_reads_after(
         )
     written = _region_at(state, source, block_access(source).writes, buffer, holder)
     read = _region_at(state, reader, access_regions(reader, buffer), buffer, holder)
-    if not _region_covers(written, read):
+    if not region_covers(written, read):
         raise _fail(
             state,
             prim,

@@ -16,8 +16,12 @@ from irbuilder.ir import (
     And,
     Block,
     Buffer,
+    BufferLoad,
+    BufferRegion,
     BufferStore,
+    Evaluate,
     For,
+    ForKind,
     IfThenElse,
     IntImm,
     PrimExpr,
@@ -25,6 +29,7 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     Var,
+    const,
     post_order_visit,
     structural_equal,
 )
@@ -34,6 +39,7 @@ from lowering.arith import simplify_expr, supports_linear, to_linear
 from .analysis import (
     access_regions,
     block_access,
+    uses_opaquely,
 )
 from .cache import (
     _allocate,
@@ -55,6 +61,7 @@ from .cache import (
     check_scope,
     copy_stage,
     make_cache_buffer,
+    region_covers,
 )
 from .state import ScheduleState
 
@@ -74,7 +81,10 @@ def cache_write(
     index = state.index
     realize = index.realize_of(block)
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
-    if reads_self and block.init is None:
+    nested = _nested_writer(state, block, buffer)
+    if nested is not None:
+        _check_nested_reads(state, block, buffer)
+    elif reads_self and block.init is None:
         raise _fail(
             state,
             name,
@@ -178,19 +188,46 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     iter vars, not under a condition, with bindings that step the loops below ``holder`` as
     one mixed radix per dimension."""
     regions = [r for r in block_access(block).writes if r.buffer is buffer]
-    ok = (
-        len(regions) == 1
-        and _stores_at(block, buffer, [r.min for r in regions[0].region])
-        and not _conditional_store(block, buffer)
-    )
+    nested = _nested_writer(state, block, buffer)
+    tiles: dict[int, For] = {}
+    if nested is not None:
+        # a block holding blocks: its one nested writer writes, over the loops inside, the
+        # whole tile the block writes; the tiles then step the loops below ``holder``
+        _check_exact_writes(state, nested, buffer, block)
+        inner = _region_at(state, nested, block_access(nested).writes, buffer, block)
+        ok = len(regions) == 1 and _same_region(inner, regions[0])
+        if ok:
+            for k, rng in enumerate(regions[0].region):
+                if not isinstance(rng.extent, IntImm):
+                    ok = False
+                    break
+                var = Var(f"tile{k}", rng.min.dtype)
+                tiles[id(var)] = For(
+                    var, const(0, var.dtype), rng.extent, ForKind.SERIAL, Evaluate(const(0))
+                )
+    else:
+        ok = (
+            len(regions) == 1
+            and _stores_at(block, buffer, [r.min for r in regions[0].region])
+            and not _conditional_store(block, buffer)
+        )
     binding = {
         iv.var: v for iv, v in zip(block.iter_vars, state.index.realize_of(block).iter_values)
     }
     loops = {id(lp.loop_var): lp for lp in _loops_between(state, block, holder)}
+    loops.update(tiles)
+    tile_vars = [lp.loop_var for lp in tiles.values()]
     used: set[int] = set()
     values: list[PrimExpr] = []
     if ok and len(regions) == 1:
-        for rng in regions[0].region:
+        for k, rng in enumerate(regions[0].region):
+            if tile_vars:  # the tile's own elements as the lowest digit
+                value = substitute_expr(rng.min, binding) + tile_vars[k]
+                values.append(value)
+                if _radix_steps(value, loops, used) is None:
+                    ok = False
+                    break
+                continue
             if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
                 ok = False
                 break
@@ -202,7 +239,9 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
                 break
     else:
         ok = False
-    if ok:
+    if ok and tiles:
+        ok = _true(state.index.realize_of(block).predicate)
+    elif ok:
         ok = _predicate_keeps_region(state, block, buffer, holder, values)
     if not ok:
         raise _fail(
@@ -214,6 +253,78 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
             "so that the copy back writes only what it computed",
             block,
         )
+
+
+def _true(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1
+
+
+def _same_region(a: BufferRegion, b: BufferRegion) -> bool:
+    return len(a.region) == len(b.region) and all(
+        structural_equal(simplify_expr(x.min), simplify_expr(y.min))
+        and structural_equal(simplify_expr(x.extent), simplify_expr(y.extent))
+        for x, y in zip(a.region, b.region)
+    )
+
+
+def _direct_uses(state: ScheduleState, block: Block, buffer: Buffer) -> bool:
+    """Whether the block's own body (not its nested blocks) loads or stores ``buffer``."""
+
+    def accesses(stmt: Stmt | None) -> set[int]:
+        found: set[int] = set()
+
+        def visit(node: object) -> None:
+            if isinstance(node, (BufferLoad, BufferStore)) and node.buffer is buffer:
+                found.add(id(node))
+
+        if stmt is not None:
+            post_order_visit(stmt, visit)
+        return found
+
+    nested: set[int] = set()
+    for child in state.index.blocks_below(block):
+        nested |= accesses(child.body) | accesses(child.init)
+    return bool((accesses(block.body) | accesses(block.init)) - nested)
+
+
+def _nested_writer(state: ScheduleState, block: Block, buffer: Buffer) -> Block | None:
+    """For a block holding blocks that write ``buffer``: the one nested block writing it
+    (refused when several do, or when the block's own body or a pointer touches it)."""
+    children = state.index.blocks_below(block)
+    writers = [b for b in children if any(w is buffer for w in block_access(b).write_buffers)]
+    if not writers:
+        return None
+    if len(writers) > 1 or _direct_uses(state, block, buffer) or uses_opaquely(block, buffer):
+        raise _fail(
+            state,
+            "cache_write",
+            f"block {block.name_hint!r} holds blocks writing {buffer.name!r}; a cache of it "
+            "needs exactly one of them writing it, and no other access of it there but loads "
+            "of nested blocks",
+            block,
+        )
+    return writers[0]
+
+
+def _check_nested_reads(state: ScheduleState, block: Block, buffer: Buffer) -> None:
+    """Every nested block reading ``buffer`` reads only what an earlier nested block wrote
+    in the same instance (the cache holds nothing else)."""
+    written: list[BufferRegion] = []
+    for child in state.index.blocks_below(block):
+        for read in access_regions(child, buffer):
+            wanted = _region_at(state, child, [read], buffer, block)
+            if not any(region_covers(w, wanted) for w in written):
+                raise _fail(
+                    state,
+                    "cache_write",
+                    f"block {child.name_hint!r} reads {buffer.name!r} where no earlier block "
+                    f"inside {block.name_hint!r} wrote it; the cache would start uninitialized",
+                    child,
+                    block,
+                )
+        for write in block_access(child).writes:
+            if write.buffer is buffer:
+                written.append(_region_at(state, child, [write], buffer, block))
 
 
 def _predicate_keeps_region(

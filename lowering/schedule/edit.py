@@ -20,14 +20,18 @@ from irbuilder.ir import (
 from irbuilder.regions import infer_regions
 
 from .error import ScheduleError, render_error
-from .state import ScheduleState, TreeIndex
+from .state import ScheduleState, TreeIndex, visible_buffers
 
 __all__ = ["leaf_root", "refresh_regions", "remove_leaf", "uses_buffer", "without_alloc"]
 
 
 def refresh_regions(block: Block) -> Block:
     """``block`` with ``T.reads``/``T.writes`` re-inferred from its body."""
-    reads, writes = infer_regions(block.body, block.init, block.alloc_buffers, block.match_buffers)
+    # the function's buffers let a use of a data pointer name its buffer (as the parser's
+    # inference does with the buffers in scope)
+    reads, writes = infer_regions(
+        block.body, block.init, block.alloc_buffers, block.match_buffers, visible_buffers()
+    )
     return rebuild(block, {"reads": reads, "writes": writes})  # type: ignore[no-any-return]
 
 

@@ -35,7 +35,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .analysis import block_access, position_dependent_vars
+from .analysis import block_access, position_dependent_vars, uses_opaquely
 from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
 from .error import ScheduleError, render_error
 from .inverse_index import invert_load
@@ -178,6 +178,16 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
             )
     consumers = _readers(siblings[position + 1 :], buffer)
     consumers += [b for b in guarded if b not in consumers]
+    opaque = [b for b in consumers if uses_opaquely(b, buffer)]
+    if opaque:
+        raise _fail(
+            state,
+            name,
+            f"block {opaque[0].name_hint!r} uses {buffer.name!r} by its data pointer or a "
+            "match_buffer view, not by loads that the value could replace",
+            opaque[0],
+            block,
+        )
     inliner = _InlineLoads(buffer, params, store.value)
     for consumer in consumers:
         new = inliner.visit_stmt(consumer)

@@ -41,6 +41,7 @@ _LAYOUT: dict[str, tuple[tuple[int, int | None], int]] = {
     "GetOutputBlocks": ((1, 1), 0),
     "SampleCategorical": ((0, 0), 2),  # attrs: candidates, probs
     "SamplePerfectTile": ((1, 1), 2),  # attrs: n, max_innermost_factor
+    "SampleComputeLocation": ((1, 1), 0),  # inputs: block; decision: the candidate
     "Split": ((2, _ANY), 2),  # inputs: loop, *factors; attrs: preserve_unit_iters, no-guard
     "Fuse": ((1, _ANY), 1),  # inputs: the loops; attrs: preserve_unit_iters
     "Reorder": ((1, _ANY), 0),
@@ -57,6 +58,7 @@ _LAYOUT: dict[str, tuple[tuple[int, int | None], int]] = {
     "RFactor": ((1, 1), 1),  # attrs: factor_axis
     "CacheRead": ((2, 2), 2),  # inputs: block, consumer blocks; attrs: index, scope
     "CacheWrite": ((2, 2), 2),
+    "CacheInplace": ((1, 1), 2),  # attrs: read buffer index, scope
     "ReindexCacheRead": ((2, 2), 2),  # inputs: block, index map; attrs: index, scope
     "ReindexCacheWrite": ((2, 2), 2),
     "ReIndex": ((1, 1), 2),  # attrs: buffer index, read 0 / write 1
@@ -335,9 +337,32 @@ _kind(
     lambda o, i, a, d: _call("rfactor", o, ("loop", i[0]), ("factor_axis", a[0])),
 )
 
+_kind(
+    "SampleComputeLocation",
+    lambda sch, i, a, d: sch.sample_compute_location(
+        block=i[0], decision=None if d is None else int(plain(d))
+    ),
+    lambda o, i, a, d: PythonCall("sample_compute_location")
+    .arg("block", i[0])
+    .decision(d)
+    .single_output(o)
+    .text(),
+    pure=True,
+)
+
 # -- caches and layouts --------------------------------------------------------------------
 _cache("CacheRead", "cache_read", "read_buffer_index")
 _cache("CacheWrite", "cache_write", "write_buffer_index")
+_kind(
+    "CacheInplace",
+    lambda sch, i, a, d: sch.cache_inplace(
+        block=i[0], read_buffer_index=a[0], storage_scope=a[1]
+    ),
+    lambda o, i, a, d: _call(
+        "cache_inplace", o, ("block", i[0]), ("read_buffer_index", a[0]),
+        ("storage_scope", a[1]), many=True,
+    ),
+)
 _reindex_cache("ReindexCacheRead", "reindex_cache_read", "read_buffer_index")
 _reindex_cache("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index")
 

@@ -39,6 +39,7 @@ KIND_OF: dict[str, str] = {
     "rfactor": "RFactor",
     "cache_read": "CacheRead",
     "cache_write": "CacheWrite",
+    "cache_inplace": "CacheInplace",
     "reindex_cache_read": "ReindexCacheRead",
     "reindex_cache_write": "ReindexCacheWrite",
     "reindex": "ReIndex",
@@ -51,6 +52,7 @@ KIND_OF: dict[str, str] = {
     "unannotate": "Unannotate",
     "sample_perfect_tile": "SamplePerfectTile",
     "sample_categorical": "SampleCategorical",
+    "sample_compute_location": "SampleComputeLocation",
     "enter_postproc": "EnterPostproc",
 }
 """Schedule method -> TVM v0.16 instruction kind name."""

@@ -17,6 +17,8 @@ axis. Legal for a reduction block whose update is ``C[i] = C[i] op value`` with 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from irbuilder.ir import (
     Add,
     And,
@@ -31,6 +33,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    LetStmt,
     Max,
     Min,
     Mul,
@@ -47,15 +50,21 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.ir.reducer import kind_of_combiner, reduce_identity
-from lowering.analysis.substitute import substitute, substitute_expr
+from lowering.analysis.substitute import Substituter, substitute, substitute_expr
 from lowering.analysis.vars import depends_on
 from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
-from .analysis import constant_extents, is_reduction_block, position_dependent_vars
+from .analysis import (
+    block_access,
+    constant_extents,
+    is_reduction_block,
+    position_dependent_vars,
+)
 from .cache import unique_name
 from .edit import leaf_root, refresh_regions
 from .error import ScheduleError, render_error
+from .stage_pipeline import uncovered_read
 from .state import ScheduleState, replace_child
 
 __all__ = ["decompose_reduction", "rfactor"]
@@ -247,10 +256,24 @@ def _init_predicate(
 
 
 def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
-    """(update store, reducer node class, the value combined) for ``C = C op value``."""
+    """(update store, reducer node class, the value combined) for ``C = C op value``.
+
+    Let-bound values (``v = C[i] + x; C[i] = v``) are substituted first, as TVM reads them:
+    a let names a pure value."""
     body = block.body
+    lets: dict[Var, PrimExpr] = {}
+    while isinstance(body, LetStmt):
+        lets[body.var] = substitute_expr(body.value, lets)
+        body = body.body
     if not isinstance(body, BufferStore):
         return None
+    if lets:
+        body = BufferStore(
+            body.buffer,
+            substitute_expr(body.value, lets),
+            tuple(substitute_expr(i, lets) for i in body.indices),
+            span=body.span,
+        )
     value = body.value
     if not isinstance(value, (Add, Mul, Min, Max)):
         return None
@@ -279,6 +302,14 @@ def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
     if reads_self:
         return None
     return body, type(value), other
+
+
+def _stores_several(block: Block) -> bool:
+    """Whether the update (below its lets) is several stores: a multi-buffer reducer."""
+    body = block.body
+    while isinstance(body, LetStmt):
+        body = body.body
+    return isinstance(body, SeqStmt) and sum(isinstance(x, BufferStore) for x in body.seq) > 1
 
 
 def _is_identity(init: Stmt | None, update: BufferStore, kind: type) -> bool:
@@ -316,6 +347,14 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     found = _reducer(block)
+    if found is None and _stores_several(block):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
+            "on ties the factored result may keep another index than the original's first",
+            block,
+        )
     if found is None:
         raise _fail(
             state,
@@ -339,15 +378,31 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     extents = constant_extents(loops)
     if extents is None or bindings_affine(realize.iter_values, extents) is None:
         raise _fail(state, name, f"block {block.name_hint!r} does not have affine bindings", block)
-    leaf = leaf_root(index, block)
-    if not isinstance(leaf, For) or leaf is not loops[0]:
+    scope_block = index.scope_block(realize)
+    uncovered = uncovered_read(state, scope_block)
+    if uncovered is not None:
+        reader, region = uncovered
         raise _fail(
-            state, name, f"the loops of block {block.name_hint!r} hold other statements", block
+            state,
+            name,
+            f"the scope is not a stage pipeline: block {reader.name_hint!r} reads elements of "
+            f"{region.buffer.name!r} that no earlier block is shown to write (as TVM, rfactor "
+            "needs every read of a produced buffer covered by its producer)",
+            reader,
         )
+    leaf = leaf_root(index, block)
+    # loops[:first] hold other statements too; they stay, the rf nest goes before them
+    first = next((k for k, lp in enumerate(loops) if lp is leaf), len(loops))
     pairs = list(zip(block.iter_vars, realize.iter_values))
     if any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.SPATIAL):
         raise _fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
-    if not any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE):
+    touched = [
+        iv for iv, v in pairs if iv.kind == IterKind.REDUCE and depends_on(v, loop.loop_var)
+    ]
+    unit = isinstance(loop.extent, IntImm) and loop.extent.value == 1
+    if not touched and not unit:
+        # a unit loop bound to nothing (left by a split or fuse) still factors, into a
+        # dimension of one (TVM); a longer one would repeat the whole reduction
         raise _fail(
             state, name, "the loop is not bound to any reduction iter var of the block", loop
         )
@@ -362,7 +417,20 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     reduce_loops = [
         lp
         for lp in loops
-        if any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
+        if lp is loop
+        or any(depends_on(v, lp.loop_var) for iv, v in pairs if iv.kind == IterKind.REDUCE)
+    ]
+    # As TVM: a reduction iter var bound without the loop keeps its binding in the rf
+    # block; those bound through it are replaced by one iter var per loop they use.
+    touched_ids = {id(iv) for iv in touched}
+    untouched = [
+        (iv, v) for iv, v in pairs if iv.kind == IterKind.REDUCE and id(iv) not in touched_ids
+    ]
+    per_loop = [
+        lp
+        for lp in reduce_loops
+        if lp is not loop
+        and any(depends_on(v, lp.loop_var) for iv, v in pairs if id(iv) in touched_ids)
     ]
     if any(
         depends_on(v, lp.loop_var)
@@ -371,6 +439,17 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         if iv.kind == IterKind.SPATIAL
     ):
         raise _fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
+    shared = [lp for lp in reduce_loops if any(lp is o for o in loops[:first])]
+    if shared:
+        raise _fail(
+            state,
+            name,
+            f"reduction loop {shared[0].loop_var.name!r} of block {block.name_hint!r} holds "
+            "other statements",
+            shared[0],
+        )
+    if first:
+        _check_hoistable(state, name, block, loops[0], out_buffer=update.buffer)
     not_serial = [lp for lp in reduce_loops if lp.kind != ForKind.SERIAL]
     if not_serial:
         # The rf block keeps the loops, the write-back makes them serial: a parallel or
@@ -389,18 +468,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     spatial = [(iv, v) for iv, v in pairs if iv.kind == IterKind.SPATIAL]
     rf_iters.extend(iv for iv, _ in spatial)
     rf_values.extend(v for _, v in spatial)
-    for lp in reduce_loops:
-        if lp is loop:
-            continue
+    rf_iters.extend(iv for iv, _ in untouched)
+    rf_values.extend(v for _, v in untouched)
+    for lp in per_loop:
         rf_iters.append(
             IterVar(
                 new_iv[lp.loop_var], Range(const(0, lp.loop_var.dtype), lp.extent), IterKind.REDUCE
             )
         )
         rf_values.append(lp.loop_var)
-    reduce_sub = {
-        iv.var: substitute_expr(v, new_iv) for iv, v in pairs if iv.kind == IterKind.REDUCE
-    }
+    reduce_sub = {iv.var: substitute_expr(v, new_iv) for iv, v in pairs if id(iv) in touched_ids}
     rf_name = unique_name(state, f"{out.name}_rf")
     rf_shape = (*out.shape[:factor_axis], loop.extent, *out.shape[factor_axis:])
     rf_buffer = Buffer(rf_name, make_data_var(rf_name, out.dtype), rf_shape, out.dtype)
@@ -454,10 +531,22 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     )
     wb_stmt: Stmt = BlockRealize(tuple(wb_values), const(True), wb_block)
     for lp in reversed(kept):
+        if any(lp is o for o in loops[:first]):
+            continue
         wb_stmt = For(fresh[lp.loop_var], lp.min, lp.extent, ForKind.SERIAL, wb_stmt)
     scope = index.scope_block(realize)
-    new_pair = seq([rf_stmt, wb_stmt])
-    state.replace(leaf, new_pair, {block: wb_block, **loop_reuse})
+    if first:
+        # the write-back takes the block's place; the outer loops keep their other
+        # statements under fresh vars (the rf nest before them took the old ones), as TVM
+        renamer = _RenameLoops({lp.loop_var: fresh[lp.loop_var] for lp in loops[:first]})
+        renamer.leaf, renamer.replacement = leaf, wb_stmt
+        outer_now = renamer.visit_stmt(loops[0])
+        reuse = {**renamer.reuse, block: wb_block}
+        inner = {lp: v for lp, v in loop_reuse.items() if not any(lp is o for o in loops[:first])}
+        reuse.update(inner)
+        state.replace(loops[0], seq([rf_stmt, outer_now]), reuse)
+    else:
+        state.replace(leaf, seq([rf_stmt, wb_stmt]), {block: wb_block, **loop_reuse})
     scope_now = state.resolve(scope)
     assert isinstance(scope_now, Block)
     new_scope = rebuild(scope_now, {"alloc_buffers": (*scope_now.alloc_buffers, rf_buffer)})
@@ -466,3 +555,48 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         scope_realize, rebuild(scope_realize, {"block": new_scope}), {scope_now: new_scope}
     )
     return rf_block
+
+
+def _check_hoistable(
+    state: ScheduleState, name: str, block: Block, outer: For, out_buffer: Buffer
+) -> None:
+    """The rf nest computes every partial result before ``outer``, where the block's loops
+    also run other blocks: none of them may write what the block's value reads."""
+    reads = {id(b) for b in block_access(block).read_buffers if b is not out_buffer}
+    for other in state.index.blocks_below(outer):
+        if other is block:
+            continue
+        clobbered = [w for w in block_access(other).write_buffers if id(w) in reads]
+        if clobbered:
+            raise _fail(
+                state,
+                name,
+                f"block {other.name_hint!r}, under the loops of block {block.name_hint!r}, "
+                f"writes {clobbered[0].name!r}, which the rf block would read before it",
+                other,
+                block,
+            )
+
+
+class _RenameLoops(Substituter):
+    """The loops of ``vmap`` under their new vars (uses included), ``leaf`` replaced by
+    ``replacement``; ``reuse`` maps each rebuilt Block/For to its new node."""
+
+    def __init__(self, vmap: Mapping[Var, Var]) -> None:
+        super().__init__(vmap)
+        self.renamed = vmap
+        self.leaf: Stmt | None = None
+        self.replacement: Stmt | None = None
+        self.reuse: dict[Stmt, Stmt] = {}
+
+    def visit_stmt(self, stmt: Stmt) -> Stmt:
+        if stmt is self.leaf and self.replacement is not None:
+            return self.replacement
+        new = super().visit_stmt(stmt)
+        if isinstance(stmt, For):
+            var = self.renamed.get(stmt.loop_var)
+            if var is not None:
+                new = rebuild(new, {"loop_var": var})
+        if isinstance(stmt, (For, Block)) and new is not stmt:
+            self.reuse[stmt] = new
+        return new

@@ -9,7 +9,57 @@ from irbuilder.ir import For, IntImm
 
 from .error import ScheduleError
 
-__all__ = ["categorical", "perfect_tile"]
+__all__ = ["TvmRandom", "categorical", "perfect_tile"]
+
+
+_MODULUS = 2**31 - 1
+_MULTIPLIER = 48271
+
+
+class TvmRandom(random.Random):
+    """The schedule's generator: TVM's (the minimal-standard linear congruential engine,
+    ``x -> x * 48271 mod (2**31 - 1)``, seeded with ``seed mod (2**31 - 1)``, 0 made 1), so
+    that a seed draws the numbers it draws in TVM. ``sample_int`` is TVM's ``SampleInt``
+    (libstdc++'s ``uniform_int_distribution``: reject draws at or past the largest multiple
+    of the range, then divide); ``random()`` (and so ``choice``, ``randrange``) uses the
+    same engine."""
+
+    _state: int
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._state = 1
+        super().__init__(seed)
+
+    def seed(self, a: object = None, version: int = 2) -> None:
+        if a is None:  # TVM draws from std::random_device
+            a = random.SystemRandom().randrange(1, _MODULUS)
+        value = int(a) % _MODULUS  # type: ignore[call-overload]
+        self._state = value if value else 1
+
+    def getstate(self) -> tuple[int]:
+        return (self._state,)
+
+    def setstate(self, state: tuple[int]) -> None:  # type: ignore[override]
+        self._state = state[0]
+
+    def _next(self) -> int:
+        self._state = self._state * _MULTIPLIER % _MODULUS
+        return self._state
+
+    def random(self) -> float:
+        return (self._next() - 1) / (_MODULUS - 1)
+
+    def sample_int(self, low: int, high: int) -> int:
+        """A uniform integer of ``[low, high)``."""
+        if high - low <= 1:
+            return low
+        span = high - low
+        scaling = (_MODULUS - 1) // span
+        past = span * scaling
+        while True:
+            drawn = self._next()
+            if drawn < past:
+                return low + drawn // scaling
 
 
 def _divisors(value: int) -> list[int]:

@@ -8,7 +8,6 @@ the reference interpreter on random inputs), by a comparison with the original f
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from .error import ScheduleError, render_error
 from .instruction import Instruction, InstructionKind, plain
 from .record import KIND_OF, buffer_slot, region_position
 from .rv import RV, BlockRV, ExprRV, LoopRV
+from .sampling import TvmRandom
 from .state import ScheduleState, with_root_block
 from .trace import Trace
 
@@ -48,6 +48,20 @@ class StmtSRef:
 
     def __repr__(self) -> str:
         return f"StmtSRef({type(self.stmt).__name__})"
+
+class ScheduleStateView:
+    """What TVM's ``ScheduleState`` offers to read: the module and the srefs."""
+
+    def __init__(self, sch: Schedule) -> None:
+        self._sch = sch
+
+    @property
+    def mod(self) -> IRModule:
+        return self._sch.mod
+
+    def get_sref(self, stmt: Stmt) -> StmtSRef:
+        return self._sch.get_sref(stmt)
+
 
 EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
 _CHECKER: list[EquivalenceChecker] = []
@@ -95,10 +109,12 @@ class Schedule:
             raise ValueError("Schedule: the module has no function")
         self._states: dict[str, ScheduleState] = {}
         self._originals: dict[str, PrimFunc] = {}
+        self._normalized: dict[str, PrimFunc] = {}
         for name, func in functions.items():
             normalized, had_root = with_root_block(func)
             self._states[name] = ScheduleState(normalized, had_root)
             self._originals[name] = func
+            self._normalized[name] = normalized
         self._module_attrs = dict(mod.attrs) if isinstance(mod, IRModule) else {}
         self._func_name: str | None = next(iter(functions)) if len(functions) == 1 else None
         self._table: dict[RV, Any] = {}
@@ -109,15 +125,24 @@ class Schedule:
         self._render_level = error_render_level
         self._srefs: dict[int, StmtSRef] = {}
         self._enable_check = enable_check
-        self._rand = random.Random(seed)
+        self._rand = TvmRandom(seed)
         self._seed = seed
 
     # -- module, handles, copies ----------------------------------------------------
     @property
     def mod(self) -> IRModule:
         """The scheduled module (functions in their printable form)."""
-        functions = {name: st.output() for name, st in self._states.items()}
+        functions = {
+            # an unscheduled function is the given one itself (TVM: ``same_as`` holds)
+            name: self._originals[name] if st.func is self._normalized[name] else st.output()
+            for name, st in self._states.items()
+        }
         return IRModule(functions, self._module_attrs)
+
+    @property
+    def state(self) -> ScheduleStateView:
+        """TVM's ``sch.state``, read side: ``.mod`` and ``.get_sref(block_or_loop)``."""
+        return ScheduleStateView(self)
 
     @property
     def func_working_on(self) -> str | None:
@@ -160,7 +185,7 @@ class Schedule:
         other._srefs = {}
         other._owner = dict(self._owner)
         other._trace = self._trace.copy()
-        other._rand = random.Random()
+        other._rand = TvmRandom()
         other._rand.setstate(self._rand.getstate())
         return other
 
@@ -536,11 +561,15 @@ class Schedule:
     ) -> None:
         """Move the producer block under ``loop``, computing what each iteration needs."""
         block = self._as_rv(block)
-        b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
+        inputs, attrs = [block, loop], [bool(preserve_unit_loops), int(index)]
+        b = self._block(block, "compute_at")
+        if self._marked(loop, "compute_at", b, inputs, attrs, inline.compute_inline):
+            return
+        lp = self._loop(loop, "compute_at")
         self._apply(
             "compute_at",
-            [block, loop],
-            [bool(preserve_unit_loops), int(index)],
+            inputs,
+            attrs,
             lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
@@ -553,13 +582,40 @@ class Schedule:
     ) -> None:
         """Move the consumer block under ``loop``, consuming what each iteration produced."""
         block = self._as_rv(block)
-        b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
+        inputs, attrs = [block, loop], [bool(preserve_unit_loops), int(index)]
+        b = self._block(block, "reverse_compute_at")
+        if self._marked(loop, "reverse_compute_at", b, inputs, attrs,
+                        inline.reverse_compute_inline):
+            return
+        lp = self._loop(loop, "reverse_compute_at")
         self._apply(
             "reverse_compute_at",
-            [block, loop],
-            [bool(preserve_unit_loops), int(index)],
+            inputs,
+            attrs,
             lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
         )
+
+    def _marked(
+        self,
+        loop: LoopRV,
+        kind: str,
+        block: Block,
+        inputs: list[Any],
+        attrs: list[Any],
+        inline_action: Callable[[ScheduleState, Block], None],
+    ) -> bool:
+        """compute_at at a location ``sample_compute_location`` chose that is not a loop, as
+        TVM: the root mark leaves the block where it is, the inline mark inlines it."""
+        from .compute_location import INLINE, ROOT
+
+        mark = self._table.get(loop) if isinstance(loop, LoopRV) else None
+        if mark is ROOT:
+            self._apply(kind, inputs, attrs, lambda st: None)
+            return True
+        if mark is INLINE:
+            self._apply(kind, inputs, attrs, lambda st: inline_action(st, block))
+            return True
+        return False
 
     def compute_inline(self, block: BlockRV) -> None:
         """Inline the block's value into its consumers and remove it."""
@@ -625,6 +681,23 @@ class Schedule:
         return self._cache(
             cache_write.cache_write, "cache_write", "write_buffer_index",
             block, write_buffer_index, storage_scope, consumer_blocks,
+        )
+
+    def cache_inplace(
+        self, block: BlockRV | str, read_buffer_index: int | str | Buffer, storage_scope: str
+    ) -> list[BlockRV]:
+        """A block reading and writing a buffer works on a ``storage_scope`` cache, copied
+        in right before it and back right after it; returns the two copy blocks."""
+        from .cache_inplace import cache_inplace
+
+        block = self._as_rv(block)
+        node = self._block(block, "cache_inplace")
+        index = plain(read_buffer_index)
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_inplace",
+            [block],
+            [region_position(node.reads, index), storage_scope],
+            lambda st: cache_inplace(st, node, index, storage_scope),
         )
 
     def _cache(
@@ -784,8 +857,22 @@ class Schedule:
         )
 
     # -- blocks ------------------------------------------------------------------------
-    def blockize(self, target: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
-        """Wrap the loop's subtree in an outer block ``<name>_o``."""
+    def blockize(
+        self, target: LoopRV | Sequence[BlockRV], preserve_unit_iters: bool = True
+    ) -> BlockRV:
+        """Wrap the loop's subtree in an outer block ``<name>_o``, or consecutive sibling
+        blocks (a list) in one block ``outer_<names>_``."""
+        if isinstance(target, (list, tuple)):
+            from .blockize_blocks import blockize_blocks
+
+            blocks = [self._as_rv(b) for b in target]
+            nodes = [self._block(b, "blockize") for b in blocks]
+            return self._apply(  # type: ignore[no-any-return]
+                "blockize",
+                [blocks],
+                [bool(preserve_unit_iters)],
+                lambda st: blockize_blocks(st, nodes, preserve_unit_iters),
+            )
         loop = self._loop(target, "blockize")
         return self._apply(  # type: ignore[no-any-return]
             "blockize",
@@ -864,6 +951,21 @@ class Schedule:
             list(chosen),
         )
         return rvs
+
+    def sample_compute_location(self, block: BlockRV | str, decision: int | None = None) -> LoopRV:
+        """A place to ``compute_at`` the block, drawn uniformly from TVM's candidates: a loop
+        of its first consumer, or the root mark (decision -1, stay) or the inline mark (-2)."""
+        from .compute_location import sample_location
+
+        block = self._as_rv(block)
+        node = self._block(block, "sample_compute_location")
+        chosen, location = sample_location(self._state, node, decision, self._rand)
+        rv = LoopRV()
+        self._table[rv] = location
+        if self._func_name is not None:
+            self._owner[rv] = self._func_name
+        self._record("sample_compute_location", [block], [], [rv], chosen)
+        return rv
 
     def sample_categorical(
         self,

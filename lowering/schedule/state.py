@@ -8,13 +8,14 @@ the *reuse map* (old node -> new node), which is how random variables (``BlockRV
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from irbuilder.ir import (
     Block,
     BlockRealize,
+    Buffer,
     For,
     IfThenElse,
     PrimFunc,
@@ -66,11 +67,16 @@ class TreeIndex:
         self.parent: dict[int, Stmt] = {}
         self.order: dict[int, int] = {}
         self.nodes: dict[int, Stmt] = {}
+        self.buffers: list[Buffer] = []
+        """Every buffer a block of the body allocates or matches."""
         stack: list[Stmt] = [body]
         while stack:
             stmt = stack.pop()
             self.order[id(stmt)] = len(self.order)
             self.nodes[id(stmt)] = stmt
+            if isinstance(stmt, Block):
+                self.buffers += stmt.alloc_buffers
+                self.buffers += [m.buffer for m in stmt.match_buffers]
             children = child_stmts(stmt)
             for child in children:
                 self.parent[id(child)] = stmt
@@ -181,6 +187,7 @@ class ScheduleState:
     def index(self) -> TreeIndex:
         if self._index is None:
             self._index = TreeIndex(self.func.body)
+            _VISIBLE[:] = [*self.func.buffer_map.values(), *self._index.buffers]
         return self._index
 
     @property
@@ -220,6 +227,16 @@ class ScheduleState:
     def set_func(self, func: PrimFunc) -> None:
         self.func = func
         self._index = None
+
+
+_VISIBLE: list[Buffer] = []
+
+
+def visible_buffers() -> Sequence[Buffer]:
+    """The buffers of the function last indexed: region inference needs them to see a
+    block using one by its data pointer (``A.data``, ``T.tvm_access_ptr``), which names
+    no buffer by itself."""
+    return _VISIBLE
 
 
 def walk_preorder(stmt: Stmt) -> Iterator[Stmt]:

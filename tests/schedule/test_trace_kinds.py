@@ -127,7 +127,28 @@ def _blocks(sch: T.Schedule) -> None:
     sch.blockize(j)
 
 
+@T.prim_func
+def scale_rows(A: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        with T.block("scale"):
+            vi = T.axis.spatial(4, i)
+            for j in range(8):
+                A[vi, j] = A[vi, j] * 2.0 + A[vi, 0]
+
+
+def _in_place(sch: T.Schedule) -> None:
+    sch.cache_inplace(sch.get_block("scale"), 0, "local")
+
+
+def _sampled_locations(sch: T.Schedule) -> None:
+    b = sch.get_block("B")
+    sch.compute_at(b, sch.sample_compute_location(b))  # a seeded draw, replayed as decided
+    sch.blockize([sch.get_block("C"), sch.get_block("D")])
+
+
 CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
+    ("in_place", scale_rows, _in_place),
+    ("sampled_locations", pipeline, _sampled_locations),
     ("loops", pipeline, _loops_pipeline),
     ("locations", pipeline, _locations),
     ("caches", pipeline, _caches),
