@@ -23,30 +23,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
-    GE,
-    LT,
-    And,
     Block,
-    BlockRealize,
     Buffer,
     BufferLoad,
     BufferRegion,
     For,
-    ForKind,
     IntImm,
     PrimExpr,
     Range,
     SeqStmt,
     Stmt,
     Var,
-    const,
     post_order_visit,
     rebuild,
     seq,
     structural_equal,
 )
-from lowering.analysis.substitute import substitute_expr
-from lowering.arith import Analyzer, simplify_expr
+from lowering.arith import Analyzer
 
 from .affine import bindings_affine
 from .analysis import (
@@ -63,7 +56,10 @@ from .analysis import (
 )
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, render_error
+from .interval import Interval, pick_max, pick_min, simplify_index
+from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
+from .required import needed_intervals, solve_store
 from .state import ScheduleState, TreeIndex
 
 __all__ = ["compute_at", "reverse_compute_at"]
@@ -197,53 +193,6 @@ def _enclosing_loops(index: TreeIndex, loop: For) -> list[For]:
     return [loop, *[a for a in index.ancestors(loop) if isinstance(a, For)]]
 
 
-def _build_nest(
-    block: Block,
-    ranges: dict[int, Range],
-    preserve_unit_loops: bool,
-    outer: Sequence[For],
-) -> Stmt:
-    analyzer = Analyzer()
-    # a loop running once is its min there (TVM's analyzer binds such a var to a constant)
-    single: dict[Var, PrimExpr] = {}
-    for lp in outer:
-        analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
-        if isinstance(lp.extent, IntImm) and lp.extent.value == 1:
-            single[lp.loop_var] = lp.min
-    if single:
-        ranges = {
-            key: Range(substitute_expr(r.min, single), substitute_expr(r.extent, single))
-            for key, r in ranges.items()
-        }
-    values: list[PrimExpr] = []
-    loops: list[tuple[Var, PrimExpr]] = []
-    conditions: list[PrimExpr] = []
-    for iv in block.iter_vars:
-        rng = ranges.get(id(iv.var), iv.dom)
-        lo = simplify_expr(rng.min, analyzer)
-        extent = simplify_expr(rng.extent, analyzer)
-        if isinstance(extent, IntImm) and extent.value == 1 and not preserve_unit_loops:
-            value: PrimExpr = lo
-        else:
-            var = Var(f"ax{len(loops)}", iv.var.dtype)
-            loops.append((var, extent))
-            analyzer.bind_range(var, const(0, var.dtype), extent)
-            value = var if isinstance(lo, IntImm) and lo.value == 0 else lo + var
-        values.append(value)
-        dom_lo, dom_hi = iv.dom.min, iv.dom.min + iv.dom.extent
-        if not analyzer.can_prove(GE(value, dom_lo)):
-            conditions.append(GE(value, dom_lo))
-        if not analyzer.can_prove(LT(value, dom_hi)):
-            conditions.append(LT(value, dom_hi))
-    predicate: PrimExpr = const(True)
-    for cond in conditions:
-        predicate = cond if isinstance(predicate, IntImm) else And(predicate, cond)
-    stmt: Stmt = BlockRealize(tuple(values), predicate, block)
-    for var, extent in reversed(loops):
-        stmt = For(var, const(0, var.dtype), extent, ForKind.SERIAL, stmt)
-    return stmt
-
-
 def _insert_in_loop(
     state: ScheduleState,
     loop: For,
@@ -375,38 +324,70 @@ def compute_at(
                 other,
                 block,
             )
-    ranges: dict[int, Range] = {}
+    outer = _enclosing_loops(index, loop)
+    analyzer, _ = outer_analyzer(outer)
+    solved: dict[int, tuple[Interval, Interval]] = {}
     for buf in outputs:
-        stores = _store_indices(block, buf)
-        needed_regions: list[BufferRegion] = []
-        for consumer in consumers:
-            realize = index.realize_of(consumer)
-            binding = {iv.var: v for iv, v in zip(consumer.iter_vars, realize.iter_values)}
-            inner = _inner_loops(index, loop, consumer)
-            for region in access_regions(consumer, buf):
-                needed_regions.append(relax_region(region, binding, inner))
-        if not needed_regions:
+        needed = needed_intervals(index, loop, consumers, buf, analyzer)
+        if needed is None:
             continue
-        needed = union_regions(needed_regions)
-        mapped = None
-        if stores is not None:
-            mapped = _iter_ranges_from_indices(block, stores, needed)
-            if mapped is None:
-                mapped = digit_iter_ranges(block, stores, needed)
+        stores = _store_indices(block, buf)
+        mapped = None if stores is None else solve_store(block, stores, needed, buf, analyzer)
+        if mapped is None and stores is not None:
+            mapped = _digit_domains(block, stores, buf, needed, analyzer)
         if mapped is None:
             raise _fail(
                 state,
                 name,
-                f"block {block.name_hint!r} does not store {buf.name!r} at distinct iter vars",
+                f"block {block.name_hint!r} does not store {buf.name!r} at iter vars (or "
+                "digits of them) the needed region can be mapped back through",
                 block,
             )
-        for key, rng in mapped.items():
-            ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
-    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+        for key, (dom, bound) in mapped.items():
+            if key in solved:
+                (d_lo, d_hi), (b_lo, b_hi) = solved[key]
+                dom = (pick_min(d_lo, dom[0], analyzer), pick_max(d_hi, dom[1], analyzer))
+                bound = (pick_min(b_lo, bound[0], analyzer), pick_max(b_hi, bound[1], analyzer))
+            solved[key] = (dom, bound)
+    doms: list[VarDomain] = []
+    for iv in block.iter_vars:
+        whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+        if id(iv.var) not in solved:
+            doms.append(settle(whole, whole, analyzer))
+            continue
+        dom, (b_lo, b_hi) = solved[id(iv.var)]
+        # only instances of the iter domain exist
+        bound = (pick_max(b_lo, whole[0], analyzer), pick_min(b_hi, whole[1], analyzer))
+        doms.append(settle(dom, bound, analyzer))
+    nest = build_nest(block, doms, preserve_unit_loops, outer)
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
     _insert_in_loop(state, new_loop, nest, consumers, True, index_hint, name)
+
+
+def _digit_domains(
+    block: Block,
+    stores: Sequence[PrimExpr],
+    buf: Buffer,
+    needed: Sequence[Interval],
+    analyzer: Analyzer,
+) -> dict[int, tuple[Interval, Interval]] | None:
+    """The exact instance ranges of digit stores (``temp[v // 16, v % 16]``); their bound is
+    the iter domain."""
+    region = BufferRegion(
+        buf, tuple(Range(lo, simplify_index(hi - lo + 1, analyzer)) for lo, hi in needed)
+    )
+    found = digit_iter_ranges(block, stores, region)
+    if found is None:
+        return None
+    out: dict[int, tuple[Interval, Interval]] = {}
+    for iv in block.iter_vars:
+        rng = found.get(id(iv.var))
+        if rng is not None:
+            whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+            out[id(iv.var)] = ((rng.min, rng.min + rng.extent - 1), whole)
+    return out
 
 
 def _widest(a: Range, b: Range) -> Range:
@@ -550,7 +531,15 @@ def reverse_compute_at(
             )
         for key, rng in mapped.items():
             ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
-    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+    outer = _enclosing_loops(index, loop)
+    analyzer, _ = outer_analyzer(outer)
+    doms: list[VarDomain] = []
+    for iv in block.iter_vars:
+        whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+        found = ranges.get(id(iv.var))
+        dom = whole if found is None else (found.min, found.min + found.extent - 1)
+        doms.append(settle(dom, whole, analyzer))
+    nest = build_nest(block, doms, preserve_unit_loops, outer)
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
