@@ -34,6 +34,7 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     Var,
+    const,
     post_order_visit,
     rebuild,
     seq,
@@ -332,9 +333,16 @@ def compute_at(
         if needed is None:
             continue
         stores = _store_indices(block, buf)
-        mapped = None if stores is None else solve_store(block, stores, needed, buf, analyzer)
-        if mapped is None and stores is not None:
-            mapped = _digit_domains(block, stores, buf, needed, analyzer)
+        mapped = None
+        if stores is not None:
+            points = [Range(idx, const(1, idx.dtype)) for idx in stores]
+            mapped = solve_store(block, points, needed, buf, analyzer)
+            if mapped is None:
+                mapped = _digit_domains(block, stores, buf, needed, analyzer)
+        written = [r for r in access.writes if r.buffer is buf]
+        if mapped is None and len(written) == 1:
+            # a blockized block: what one instance writes, nested blocks relaxed
+            mapped = solve_store(block, written[0].region, needed, buf, analyzer)
         if mapped is None:
             raise _fail(
                 state,

@@ -22,9 +22,11 @@ from irbuilder.ir import (
     Add,
     Block,
     Buffer,
+    FloorDiv,
     For,
     ForKind,
     IntImm,
+    Mul,
     PrimExpr,
     Range,
     Sub,
@@ -146,32 +148,56 @@ def _signed_var(expr: PrimExpr, iter_ids: set[int]) -> tuple[Var, int, PrimExpr]
     return None
 
 
+def _tile(rng: Range, iter_ids: set[int]) -> tuple[Var, int] | None:
+    """``rng`` as ``[v * e, v * e + n)`` with ``0 < n <= e``: disjoint tiles of an iter var
+    (one point when ``n`` is 1)."""
+    lo, ext = rng.min, rng.extent
+    if not (isinstance(ext, IntImm) and isinstance(lo, Mul)):
+        return None
+    for v, e in ((lo.a, lo.b), (lo.b, lo.a)):
+        if isinstance(v, Var) and id(v) in iter_ids and isinstance(e, IntImm):
+            if 0 < ext.value <= e.value:
+                return v, e.value
+    return None
+
+
 def solve_store(
     block: Block,
-    stores: Sequence[PrimExpr],
+    written: Sequence[Range],
     needed: Sequence[Interval],
     buffer: Buffer,
     analyzer: Analyzer,
 ) -> dict[int, tuple[Interval, Interval]] | None:
-    """Iter var (by id) -> (needed interval, bound) when every store index is a constant or
-    ``±v + c`` of an iter var; None otherwise."""
+    """Iter var (by id) -> (needed interval, bound) when every dimension of what one instance
+    writes is a constant, ``±v + c`` of an iter var, or a tile ``[v * e, v * e + n)`` with
+    ``n <= e`` (instances never overlap); None otherwise."""
     iter_ids = {id(iv.var) for iv in block.iter_vars}
     out: dict[int, tuple[Interval, Interval]] = {}
-    for dim, (idx, (lo, hi)) in enumerate(zip(stores, needed)):
-        if isinstance(idx, IntImm):
-            continue
-        found = _signed_var(idx, iter_ids)
-        if found is None:
-            return None
-        var, sign, c = found
+    for dim, (rng, (lo, hi)) in enumerate(zip(written, needed)):
+        idx = rng.min
         top = simplify_index(buffer.shape[dim] - 1, analyzer)
         zero = const(0, top.dtype)
-        if sign == 1:
-            dom = (lo - c, hi - c)
-            bound = (zero - c, top - c)
+        point = isinstance(rng.extent, IntImm) and rng.extent.value == 1
+        if point and isinstance(idx, IntImm):
+            continue
+        found = _signed_var(idx, iter_ids) if point else None
+        tile = _tile(rng, iter_ids) if found is None else None
+        if found is not None:
+            var, sign, c = found
+            if sign == 1:
+                dom = (lo - c, hi - c)
+                bound = (zero - c, top - c)
+            else:
+                dom = (c - hi, c - lo)
+                bound = (c - top, c - zero)
+        elif tile is not None:
+            # the tiles meeting [lo, hi]: floordiv is exact for n == e, a superset for n < e
+            var, e = tile
+            step = const(e, top.dtype)
+            dom = (FloorDiv(lo, step), FloorDiv(hi, step))
+            bound = (zero, FloorDiv(top, step))
         else:
-            dom = (c - hi, c - lo)
-            bound = (c - top, c - zero)
+            return None
         dom = (simplify_index(dom[0], analyzer), simplify_index(dom[1], analyzer))
         bound = (simplify_index(bound[0], analyzer), simplify_index(bound[1], analyzer))
         key = id(var)
