@@ -92,6 +92,8 @@ def build_nest(
     values: list[PrimExpr] = []
     loops: list[tuple[Var, PrimExpr]] = []
     predicate: PrimExpr = const(True)
+    # a unit loop runs at 0: TVM's simplifier reads it so in the predicate
+    unit: dict[Var, PrimExpr] = {}
 
     def conjoin(cond: PrimExpr) -> None:
         nonlocal predicate
@@ -107,6 +109,8 @@ def build_nest(
             var = Var(f"ax{len(loops)}", iv.var.dtype)
             loops.append((var, extent))
             analyzer.bind_range(var, const(0, var.dtype), extent)
+            if isinstance(extent, IntImm) and extent.value == 1:
+                unit[var] = const(0, var.dtype)
             value = var if isinstance(lo, IntImm) and lo.value == 0 else lo + var
         values.append(value)
         if dom.bound is None:
@@ -114,9 +118,9 @@ def build_nest(
         b_lo = simplify_expr(substitute_expr(dom.bound[0], single), analyzer)
         b_end = simplify_expr(substitute_expr(dom.bound[1], single) + 1, analyzer)
         if not analyzer.can_prove(GE(value, b_lo)):
-            conjoin(lower_bound_cond(value, b_lo))
+            conjoin(lower_bound_cond(substitute_expr(value, unit), b_lo))
         if not analyzer.can_prove(LT(value, b_end)):
-            conjoin(upper_bound_cond(value, b_end))
+            conjoin(upper_bound_cond(substitute_expr(value, unit), b_end))
     stmt: Stmt = BlockRealize(tuple(values), predicate, block)
     for var, extent in reversed(loops):
         stmt = For(var, const(0, var.dtype), extent, ForKind.SERIAL, stmt)
