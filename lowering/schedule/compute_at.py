@@ -61,6 +61,7 @@ from .interval import Interval, pick_max, pick_min, simplify_index
 from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
 from .required import needed_intervals, solve_store
+from .reverse_reduction import reduction_consumer_problem
 from .state import ScheduleState, TreeIndex
 
 __all__ = ["compute_at", "reverse_compute_at"]
@@ -428,8 +429,14 @@ def reverse_compute_at(
             block,
         )
     scope = _scope_and_check_loop(state, block, loop, name)
-    if not is_complete_block(index, block):
-        raise _fail(state, name, f"block {block.name_hint!r} is not a complete block", block)
+    complete = is_complete_block(index, block)
+    if not (complete or is_reduction_block(index, block)):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is neither a complete block nor a reduction block",
+            block,
+        )
     _check_full_domain(state, block, name)
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
@@ -492,6 +499,7 @@ def reverse_compute_at(
     own_binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
     own_loops = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(block)}
     ranges: dict[int, Range] = {}
+    written_per_iter: dict[int, BufferRegion] = {}
     for buf in access.read_buffers:
         if id(buf) not in produced_ids:
             continue
@@ -525,7 +533,7 @@ def reverse_compute_at(
                 f"{block.name_hint!r} reads",
                 block,
             )
-        written = union_regions(per_iter)
+        written = written_per_iter[id(buf)] = union_regions(per_iter)
         mapped = _iter_ranges_from_indices(block, first, written)
         if mapped is None:
             mapped = digit_iter_ranges(block, first, written)
@@ -548,6 +556,16 @@ def reverse_compute_at(
         dom = whole if found is None else (found.min, found.min + found.extent - 1)
         doms.append(settle(dom, whole, analyzer))
     nest = build_nest(block, doms, preserve_unit_loops, outer)
+    if not complete:
+        problem = reduction_consumer_problem(index, loop, block, producers, written_per_iter, nest)
+        if problem is not None:
+            raise _fail(
+                state,
+                name,
+                f"reduction block {block.name_hint!r} cannot be moved under the loop: {problem}",
+                block,
+                loop,
+            )
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
