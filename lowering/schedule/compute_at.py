@@ -40,6 +40,7 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer
 
 from .affine import bindings_affine
@@ -536,7 +537,16 @@ def reverse_compute_at(
         written = written_per_iter[id(buf)] = union_regions(per_iter)
         mapped = _iter_ranges_from_indices(block, first, written)
         if mapped is None:
-            mapped = digit_iter_ranges(block, first, written)
+            # a loop running once is its only value: its var is that constant here
+            _, single = outer_analyzer(_enclosing_loops(index, loop))
+            fixed = BufferRegion(
+                buf,
+                tuple(
+                    Range(substitute_expr(r.min, single), substitute_expr(r.extent, single))
+                    for r in written.region
+                ),
+            )
+            mapped = digit_iter_ranges(block, first, fixed)
         if mapped is None:
             raise _fail(
                 state,

@@ -370,3 +370,85 @@ def test_reverse_compute_at_of_a_reduction_refuses_running_twice():
     ):
         sch.reverse_compute_at(sch.get_block("B"), r_i)
     assert_same_results(partial_sums, sch)
+
+
+@T.prim_func
+def layout_rows(A: T.Buffer((2, 16), "float32"), C: T.Buffer((4, 8), "float32")):
+    B = T.alloc_buffer((2, 16))
+    for i, j in T.grid(2, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + 1.0
+    for a, b in T.grid(4, 8):
+        with T.block("C"):
+            va, vb = T.axis.remap("SS", [a, b])
+            C[va, vb] = B[(va * 8 + vb) // 16, (va * 8 + vb) % 16]
+
+
+def test_reverse_compute_at_through_a_fused_load():
+    """Row i of B holds the fused values 16 i .. 16 i + 15 of va * 8 + vb: rows 2 i and
+    2 i + 1 of C, all their columns."""
+
+    @T.prim_func
+    def expected(A: T.Buffer((2, 16), "float32"), C: T.Buffer((4, 8), "float32")):
+        B = T.alloc_buffer((2, 16))
+        for i in range(2):
+            for j in range(16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] + 1.0
+            for ax0, ax1 in T.grid(2, 8):
+                with T.block("C"):
+                    va = T.axis.spatial(4, i * 2 + ax0)
+                    vb = T.axis.spatial(8, ax1)
+                    C[va, vb] = B[(va * 8 + vb) // 16, (va * 8 + vb) % 16]
+
+    sch = _sch(layout_rows)
+    sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[0])
+    assert_schedule(layout_rows, sch, expected)
+
+
+@T.prim_func
+def fused_store(A: T.Buffer((4, 8), "float32"), C: T.Buffer((2, 8), "float32")):
+    B = T.alloc_buffer((2, 16))
+    for a, b in T.grid(4, 8):
+        with T.block("B"):
+            va, vb = T.axis.remap("SS", [a, b])
+            B[(va * 8 + vb) // 16, (va * 8 + vb) % 16] = A[va, vb] * 2.0
+    for i, j in T.grid(2, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj + 4]
+
+
+def test_compute_at_of_a_fused_store_needs_a_box():
+    """Row i needs B[i, 4:12], the fused values 16 i + 4 .. 16 i + 11: the end of row 2 i of
+    A and the start of row 2 i + 1, not a box of (va, vb): refused rather than widened."""
+    sch = _sch(fused_store)
+    with pytest.raises(T.ScheduleError, match="does not store 'B' at iter vars"):
+        sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    assert_same_results(fused_store, sch)
+
+
+def test_compute_at_of_a_fused_store_by_rows():
+    """Under C's rows split by 1 the needed region B[i, 4:12] is still refused; a consumer
+    reading whole rows gets the two rows of A each needs."""
+
+    @T.prim_func
+    def whole_rows(A: T.Buffer((4, 8), "float32"), C: T.Buffer((2, 16), "float32")):
+        B = T.alloc_buffer((2, 16))
+        for a, b in T.grid(4, 8):
+            with T.block("B"):
+                va, vb = T.axis.remap("SS", [a, b])
+                B[(va * 8 + vb) // 16, (va * 8 + vb) % 16] = A[va, vb] * 2.0
+        for i, j in T.grid(2, 16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + 1.0
+
+    sch = _sch(whole_rows)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    assert_same_results(whole_rows, sch)
+    text = sch.mod["main"].script()
+    assert "va = T.axis.spatial(4, i * 2 + ax0)" in text
+    assert "for ax0, ax1 in T.grid(2, 8):" in text
