@@ -330,6 +330,7 @@ def compute_at(
     outer = _enclosing_loops(index, loop)
     analyzer, _ = outer_analyzer(outer)
     solved: dict[int, tuple[Interval, Interval]] = {}
+    keys_seen: set[int] | None = None
     for buf in outputs:
         needed = needed_intervals(index, loop, consumers, buf, analyzer)
         if needed is None:
@@ -353,6 +354,17 @@ def compute_at(
                 "digits of them) the needed region can be mapped back through",
                 block,
             )
+        constrained = {key for key in mapped}
+        if keys_seen is not None and constrained != keys_seen:
+            # an instance outside one buffer's range may still write another buffer's
+            # needed point (last writer wins there): the ranges cannot be combined
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} stores its buffers at different iter vars",
+                block,
+            )
+        keys_seen = constrained
         for key, (dom, bound) in mapped.items():
             if key in solved:
                 (d_lo, d_hi), (b_lo, b_hi) = solved[key]

@@ -22,6 +22,8 @@ from irbuilder.ir import (
     Add,
     Block,
     Buffer,
+    BufferLoad,
+    Call,
     FloorDiv,
     For,
     ForKind,
@@ -32,6 +34,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     const,
+    post_order_visit,
 )
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer
@@ -83,6 +86,18 @@ def _mentions_any(expr: PrimExpr, relaxed: dict[Var, Range]) -> bool:
     return any(depends_on(expr, v) for v in relaxed)
 
 
+def _reads_memory(expr: PrimExpr) -> bool:
+    hit = False
+
+    def visit(node: object) -> None:
+        nonlocal hit
+        if isinstance(node, (BufferLoad, Call)):
+            hit = True
+
+    post_order_visit(expr, visit)
+    return hit
+
+
 def needed_intervals(
     index: TreeIndex,
     loop: For,
@@ -124,6 +139,9 @@ def _relax_range(
     lo_expr = substitute_expr(rng.min, binding)
     extent = substitute_expr(rng.extent, binding)
     found = None if _mentions_any(extent, relaxed) else eval_interval(lo_expr, relaxed)
+    if found is not None and any(_reads_memory(end) for end in found):
+        # a data-dependent index is no bound of its own: its value may change before use
+        found = None
     if found is None:
         # not boundable here: the whole dimension (always enough)
         shape = buffer.shape[dim]

@@ -110,12 +110,32 @@ def _point_store(block: Block, buffer: Buffer) -> bool:
     return ok and seen
 
 
+def _stored_vars(block: Block, buffer: Buffer) -> list[Var]:
+    found: list[Var] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore) and node.buffer is buffer:
+            found.extend(i for i in node.indices if isinstance(i, Var))
+
+    post_order_visit(block.body, visit)
+    return found
+
+
 def _exact_producer(
     index: TreeIndex, loop: For, producer: Block, buffer: Buffer, written: BufferRegion
 ) -> str | None:
     name = producer.name_hint
     if not _point_store(producer, buffer):
         return f"producer {name!r} does not store {buffer.name!r} at distinct iter vars"
+    stored = {id(v) for v in _stored_vars(producer, buffer)}
+    for iv in producer.iter_vars:
+        wide = not (isinstance(iv.dom.extent, IntImm) and iv.dom.extent.value == 1)
+        if iv.kind == IterKind.SPATIAL and wide and id(iv.var) not in stored:
+            # two instances would write one point: the later one decides its value
+            return (
+                f"producer {name!r} does not store {buffer.name!r} at its iter var "
+                f"{iv.var.name!r}"
+            )
     realize = index.realize_of(producer)
     loops = index.loops_above(producer)
     extents = constant_extents(loops)

@@ -452,3 +452,28 @@ def test_compute_at_of_a_fused_store_by_rows():
     text = sch.mod["main"].script()
     assert "va = T.axis.spatial(4, i * 2 + ax0)" in text
     assert "for ax0, ax1 in T.grid(2, 8):" in text
+
+
+def test_compute_at_refuses_outputs_stored_at_different_vars():
+    """B1[vi, vj] and B2[vi]: a row of B1 needs the instances of one (vi, vj), but B2[vi] is
+    written by every vj, the last one deciding its value; a subset of vj would change it."""
+
+    @T.prim_func
+    def two_outputs(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+        B1 = T.alloc_buffer((4, 4))
+        B2 = T.alloc_buffer((4,))
+        for i, j in T.grid(4, 4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B1[vi, vj] = A[vi, vj] * 2.0
+                B2[vi] = A[vi, vj]
+        for i, j in T.grid(4, 4):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B1[vi, vj] + B2[vi]
+
+    sch = _sch(two_outputs)
+    _, j = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="stores its buffers at different iter vars"):
+        sch.compute_at(sch.get_block("B"), j)
+    assert_same_results(two_outputs, sch)
