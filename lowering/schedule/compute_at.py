@@ -41,7 +41,6 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.analysis.substitute import substitute_expr
-from lowering.arith import Analyzer
 
 from .affine import bindings_affine
 from .analysis import (
@@ -58,10 +57,10 @@ from .analysis import (
 )
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, render_error
-from .interval import Interval, pick_max, pick_min, simplify_index
+from .interval import Interval, pick_max, pick_min
 from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
-from .required import needed_intervals, solve_store
+from .required import digit_domains, inner_loops, needed_intervals, solve_store
 from .reverse_reduction import reduction_consumer_problem
 from .state import ScheduleState, TreeIndex
 
@@ -181,15 +180,6 @@ def _store_indices(block: Block, buffer: Buffer) -> tuple[PrimExpr, ...] | None:
         if not all(structural_equal(a, b) for a, b in zip(first, other)):
             return None
     return first
-
-
-def _inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
-    relaxed: dict[Var, Range] = {}
-    for lp in index.loops_above(block):
-        if lp is loop or index.is_ancestor(lp, loop):
-            continue
-        relaxed[lp.loop_var] = Range(lp.min, lp.extent)
-    return relaxed
 
 
 def _enclosing_loops(index: TreeIndex, loop: For) -> list[For]:
@@ -341,7 +331,7 @@ def compute_at(
             points = [Range(idx, const(1, idx.dtype)) for idx in stores]
             mapped = solve_store(block, points, needed, buf, analyzer)
             if mapped is None:
-                mapped = _digit_domains(block, stores, buf, needed, analyzer)
+                mapped = digit_domains(block, stores, buf, needed, analyzer)
         written = [r for r in access.writes if r.buffer is buf]
         if mapped is None and len(written) == 1:
             # a blockized block: what one instance writes, nested blocks relaxed
@@ -386,30 +376,6 @@ def compute_at(
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
     _insert_in_loop(state, new_loop, nest, consumers, True, index_hint, name)
-
-
-def _digit_domains(
-    block: Block,
-    stores: Sequence[PrimExpr],
-    buf: Buffer,
-    needed: Sequence[Interval],
-    analyzer: Analyzer,
-) -> dict[int, tuple[Interval, Interval]] | None:
-    """The exact instance ranges of digit stores (``temp[v // 16, v % 16]``); their bound is
-    the iter domain."""
-    region = BufferRegion(
-        buf, tuple(Range(lo, simplify_index(hi - lo + 1, analyzer)) for lo, hi in needed)
-    )
-    found = digit_iter_ranges(block, stores, region)
-    if found is None:
-        return None
-    out: dict[int, tuple[Interval, Interval]] = {}
-    for iv in block.iter_vars:
-        rng = found.get(id(iv.var))
-        if rng is not None:
-            whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
-            out[id(iv.var)] = ((rng.min, rng.min + rng.extent - 1), whole)
-    return out
 
 
 def _widest(a: Range, b: Range) -> Range:
@@ -532,7 +498,7 @@ def reverse_compute_at(
         for producer in producers:
             p_realize = index.realize_of(producer)
             p_binding = {iv.var: v for iv, v in zip(producer.iter_vars, p_realize.iter_values)}
-            p_inner = _inner_loops(index, loop, producer)
+            p_inner = inner_loops(index, loop, producer)
             p_all = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(producer)}
             for region in access_regions(producer, buf, writes=True):
                 per_iter.append(relax_region(region, p_binding, p_inner))

@@ -23,6 +23,7 @@ from irbuilder.ir import (
     Block,
     Buffer,
     BufferLoad,
+    BufferRegion,
     Call,
     FloorDiv,
     For,
@@ -41,9 +42,16 @@ from lowering.arith import Analyzer
 
 from .analysis import access_regions
 from .interval import Interval, eval_interval, pick_max, pick_min, simplify_index
+from .region_inverse import digit_iter_ranges
 from .state import TreeIndex
 
-__all__ = ["needed_intervals", "solve_store", "thread_relaxed_loops"]
+__all__ = [
+    "digit_domains",
+    "inner_loops",
+    "needed_intervals",
+    "solve_store",
+    "thread_relaxed_loops",
+]
 
 # TVM's storage ranks and the thread ranks they are shared across (``CanRelaxStorageUnder
 # Thread``): a shared buffer is one per block, so every thread and virtual thread of the
@@ -71,7 +79,7 @@ def thread_relaxed_loops(index: TreeIndex, loop: For, buffer: Buffer) -> dict[Va
     return out
 
 
-def _inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
+def inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
     relaxed: dict[Var, Range] = {}
     for lp in index.loops_above(block):
         if lp is loop or index.is_ancestor(lp, loop):
@@ -112,7 +120,7 @@ def needed_intervals(
     for consumer in consumers:
         realize = index.realize_of(consumer)
         binding = {iv.var: v for iv, v in zip(consumer.iter_vars, realize.iter_values)}
-        relaxed = {**_inner_loops(index, loop, consumer), **extra}
+        relaxed = {**inner_loops(index, loop, consumer), **extra}
         for region in access_regions(consumer, buffer):
             for dim, rng in enumerate(region.region):
                 per_dim[dim].append(_relax_range(rng, binding, relaxed, buffer, dim, analyzer))
@@ -224,4 +232,28 @@ def solve_store(
             dom = (pick_min(d_lo, dom[0], analyzer), pick_max(d_hi, dom[1], analyzer))
             bound = (pick_min(b_lo, bound[0], analyzer), pick_max(b_hi, bound[1], analyzer))
         out[key] = (dom, bound)
+    return out
+
+
+def digit_domains(
+    block: Block,
+    stores: Sequence[PrimExpr],
+    buf: Buffer,
+    needed: Sequence[Interval],
+    analyzer: Analyzer,
+) -> dict[int, tuple[Interval, Interval]] | None:
+    """The exact instance ranges of digit stores (``temp[v // 16, v % 16]``); their bound is
+    the iter domain."""
+    region = BufferRegion(
+        buf, tuple(Range(lo, simplify_index(hi - lo + 1, analyzer)) for lo, hi in needed)
+    )
+    found = digit_iter_ranges(block, stores, region)
+    if found is None:
+        return None
+    out: dict[int, tuple[Interval, Interval]] = {}
+    for iv in block.iter_vars:
+        rng = found.get(id(iv.var))
+        if rng is not None:
+            whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+            out[id(iv.var)] = ((rng.min, rng.min + rng.extent - 1), whole)
     return out
