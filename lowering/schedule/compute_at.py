@@ -23,16 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
-    GE,
-    LT,
-    And,
     Block,
-    BlockRealize,
     Buffer,
     BufferLoad,
     BufferRegion,
     For,
-    ForKind,
     IntImm,
     PrimExpr,
     Range,
@@ -46,7 +41,6 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.analysis.substitute import substitute_expr
-from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
 from .analysis import (
@@ -63,7 +57,11 @@ from .analysis import (
 )
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, render_error
+from .interval import Interval, pick_max, pick_min
+from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
+from .required import digit_domains, inner_loops, needed_intervals, solve_store
+from .reverse_reduction import reduction_consumer_problem
 from .state import ScheduleState, TreeIndex
 
 __all__ = ["compute_at", "reverse_compute_at"]
@@ -184,64 +182,8 @@ def _store_indices(block: Block, buffer: Buffer) -> tuple[PrimExpr, ...] | None:
     return first
 
 
-def _inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
-    relaxed: dict[Var, Range] = {}
-    for lp in index.loops_above(block):
-        if lp is loop or index.is_ancestor(lp, loop):
-            continue
-        relaxed[lp.loop_var] = Range(lp.min, lp.extent)
-    return relaxed
-
-
 def _enclosing_loops(index: TreeIndex, loop: For) -> list[For]:
     return [loop, *[a for a in index.ancestors(loop) if isinstance(a, For)]]
-
-
-def _build_nest(
-    block: Block,
-    ranges: dict[int, Range],
-    preserve_unit_loops: bool,
-    outer: Sequence[For],
-) -> Stmt:
-    analyzer = Analyzer()
-    # a loop running once is its min there (TVM's analyzer binds such a var to a constant)
-    single: dict[Var, PrimExpr] = {}
-    for lp in outer:
-        analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
-        if isinstance(lp.extent, IntImm) and lp.extent.value == 1:
-            single[lp.loop_var] = lp.min
-    if single:
-        ranges = {
-            key: Range(substitute_expr(r.min, single), substitute_expr(r.extent, single))
-            for key, r in ranges.items()
-        }
-    values: list[PrimExpr] = []
-    loops: list[tuple[Var, PrimExpr]] = []
-    conditions: list[PrimExpr] = []
-    for iv in block.iter_vars:
-        rng = ranges.get(id(iv.var), iv.dom)
-        lo = simplify_expr(rng.min, analyzer)
-        extent = simplify_expr(rng.extent, analyzer)
-        if isinstance(extent, IntImm) and extent.value == 1 and not preserve_unit_loops:
-            value: PrimExpr = lo
-        else:
-            var = Var(f"ax{len(loops)}", iv.var.dtype)
-            loops.append((var, extent))
-            analyzer.bind_range(var, const(0, var.dtype), extent)
-            value = var if isinstance(lo, IntImm) and lo.value == 0 else lo + var
-        values.append(value)
-        dom_lo, dom_hi = iv.dom.min, iv.dom.min + iv.dom.extent
-        if not analyzer.can_prove(GE(value, dom_lo)):
-            conditions.append(GE(value, dom_lo))
-        if not analyzer.can_prove(LT(value, dom_hi)):
-            conditions.append(LT(value, dom_hi))
-    predicate: PrimExpr = const(True)
-    for cond in conditions:
-        predicate = cond if isinstance(predicate, IntImm) else And(predicate, cond)
-    stmt: Stmt = BlockRealize(tuple(values), predicate, block)
-    for var, extent in reversed(loops):
-        stmt = For(var, const(0, var.dtype), extent, ForKind.SERIAL, stmt)
-    return stmt
 
 
 def _insert_in_loop(
@@ -375,34 +317,61 @@ def compute_at(
                 other,
                 block,
             )
-    ranges: dict[int, Range] = {}
+    outer = _enclosing_loops(index, loop)
+    analyzer, _ = outer_analyzer(outer)
+    solved: dict[int, tuple[Interval, Interval]] = {}
+    keys_seen: set[int] | None = None
     for buf in outputs:
-        stores = _store_indices(block, buf)
-        needed_regions: list[BufferRegion] = []
-        for consumer in consumers:
-            realize = index.realize_of(consumer)
-            binding = {iv.var: v for iv, v in zip(consumer.iter_vars, realize.iter_values)}
-            inner = _inner_loops(index, loop, consumer)
-            for region in access_regions(consumer, buf):
-                needed_regions.append(relax_region(region, binding, inner))
-        if not needed_regions:
+        needed = needed_intervals(index, loop, consumers, buf, analyzer)
+        if needed is None:
             continue
-        needed = union_regions(needed_regions)
+        stores = _store_indices(block, buf)
         mapped = None
         if stores is not None:
-            mapped = _iter_ranges_from_indices(block, stores, needed)
+            points = [Range(idx, const(1, idx.dtype)) for idx in stores]
+            mapped = solve_store(block, points, needed, buf, analyzer)
             if mapped is None:
-                mapped = digit_iter_ranges(block, stores, needed)
+                mapped = digit_domains(block, stores, buf, needed, analyzer)
+        written = [r for r in access.writes if r.buffer is buf]
+        if mapped is None and len(written) == 1:
+            # a blockized block: what one instance writes, nested blocks relaxed
+            mapped = solve_store(block, written[0].region, needed, buf, analyzer)
         if mapped is None:
             raise _fail(
                 state,
                 name,
-                f"block {block.name_hint!r} does not store {buf.name!r} at distinct iter vars",
+                f"block {block.name_hint!r} does not store {buf.name!r} at iter vars (or "
+                "digits of them) the needed region can be mapped back through",
                 block,
             )
-        for key, rng in mapped.items():
-            ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
-    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+        constrained = {key for key in mapped}
+        if keys_seen is not None and constrained != keys_seen:
+            # an instance outside one buffer's range may still write another buffer's
+            # needed point (last writer wins there): the ranges cannot be combined
+            raise _fail(
+                state,
+                name,
+                f"block {block.name_hint!r} stores its buffers at different iter vars",
+                block,
+            )
+        keys_seen = constrained
+        for key, (dom, bound) in mapped.items():
+            if key in solved:
+                (d_lo, d_hi), (b_lo, b_hi) = solved[key]
+                dom = (pick_min(d_lo, dom[0], analyzer), pick_max(d_hi, dom[1], analyzer))
+                bound = (pick_min(b_lo, bound[0], analyzer), pick_max(b_hi, bound[1], analyzer))
+            solved[key] = (dom, bound)
+    doms: list[VarDomain] = []
+    for iv in block.iter_vars:
+        whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+        if id(iv.var) not in solved:
+            doms.append(settle(whole, whole, analyzer))
+            continue
+        dom, (b_lo, b_hi) = solved[id(iv.var)]
+        # only instances of the iter domain exist
+        bound = (pick_max(b_lo, whole[0], analyzer), pick_min(b_hi, whole[1], analyzer))
+        doms.append(settle(dom, bound, analyzer))
+    nest = build_nest(block, doms, preserve_unit_loops, outer)
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)
@@ -439,8 +408,14 @@ def reverse_compute_at(
             block,
         )
     scope = _scope_and_check_loop(state, block, loop, name)
-    if not is_complete_block(index, block):
-        raise _fail(state, name, f"block {block.name_hint!r} is not a complete block", block)
+    complete = is_complete_block(index, block)
+    if not (complete or is_reduction_block(index, block)):
+        raise _fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is neither a complete block nor a reduction block",
+            block,
+        )
     _check_full_domain(state, block, name)
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
@@ -503,6 +478,7 @@ def reverse_compute_at(
     own_binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
     own_loops = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(block)}
     ranges: dict[int, Range] = {}
+    written_per_iter: dict[int, BufferRegion] = {}
     for buf in access.read_buffers:
         if id(buf) not in produced_ids:
             continue
@@ -522,7 +498,7 @@ def reverse_compute_at(
         for producer in producers:
             p_realize = index.realize_of(producer)
             p_binding = {iv.var: v for iv, v in zip(producer.iter_vars, p_realize.iter_values)}
-            p_inner = _inner_loops(index, loop, producer)
+            p_inner = inner_loops(index, loop, producer)
             p_all = {lp.loop_var: Range(lp.min, lp.extent) for lp in index.loops_above(producer)}
             for region in access_regions(producer, buf, writes=True):
                 per_iter.append(relax_region(region, p_binding, p_inner))
@@ -536,10 +512,19 @@ def reverse_compute_at(
                 f"{block.name_hint!r} reads",
                 block,
             )
-        written = union_regions(per_iter)
+        written = written_per_iter[id(buf)] = union_regions(per_iter)
         mapped = _iter_ranges_from_indices(block, first, written)
         if mapped is None:
-            mapped = digit_iter_ranges(block, first, written)
+            # a loop running once is its only value: its var is that constant here
+            _, single = outer_analyzer(_enclosing_loops(index, loop))
+            fixed = BufferRegion(
+                buf,
+                tuple(
+                    Range(substitute_expr(r.min, single), substitute_expr(r.extent, single))
+                    for r in written.region
+                ),
+            )
+            mapped = digit_iter_ranges(block, first, fixed)
         if mapped is None:
             raise _fail(
                 state,
@@ -550,7 +535,25 @@ def reverse_compute_at(
             )
         for key, rng in mapped.items():
             ranges[key] = _widest(ranges[key], rng) if key in ranges else rng
-    nest = _build_nest(block, ranges, preserve_unit_loops, _enclosing_loops(index, loop))
+    outer = _enclosing_loops(index, loop)
+    analyzer, _ = outer_analyzer(outer)
+    doms: list[VarDomain] = []
+    for iv in block.iter_vars:
+        whole = (iv.dom.min, iv.dom.min + iv.dom.extent - 1)
+        found = ranges.get(id(iv.var))
+        dom = whole if found is None else (found.min, found.min + found.extent - 1)
+        doms.append(settle(dom, whole, analyzer))
+    nest = build_nest(block, doms, preserve_unit_loops, outer)
+    if not complete:
+        problem = reduction_consumer_problem(index, loop, block, producers, written_per_iter, nest)
+        if problem is not None:
+            raise _fail(
+                state,
+                name,
+                f"reduction block {block.name_hint!r} cannot be moved under the loop: {problem}",
+                block,
+                loop,
+            )
     remove_leaf(state, block, name)
     new_loop = state.resolve(loop)
     assert isinstance(new_loop, For)

@@ -2,7 +2,8 @@
 or the program still computes what the original computes.
 
 A program is a chain of 1-4 stages over int32 buffers (exact arithmetic): elementwise,
-transposed, shifted (stencil) and reduction blocks, each reading the previous stage. A
+transposed, shifted (stencil), halving (``B[vi // 2, vj]``), edge-guarded, reversed-store and
+reduction blocks, each reading the previous stage. A
 schedule is 1-8 random primitives with random (often illegal) arguments. The schedule runs
 with ``debug_mask="all"``, so every applied primitive is verified and executed against the
 original on random inputs; a failed internal check means the legality checks let a wrong
@@ -43,7 +44,7 @@ def random_program(rng: random.Random) -> str:
         lines.append(f'    {name} = T.alloc_buffer(({n}, {m}), "int32")')
     source = "A"
     for k, name in enumerate(names):
-        kinds = ["ew", "ew", "shift", "reduce", "clobber", "mix"]
+        kinds = ["ew", "ew", "shift", "reduce", "clobber", "mix", "halve", "pad", "revstore"]
         kind = rng.choice([*kinds, "transpose"] if n == m else kinds)
         block = f"b{k}"
         if kind == "reduce":
@@ -70,12 +71,18 @@ def random_program(rng: random.Random) -> str:
             "ew": f"{source}[vi, vj] * {rng.randint(2, 3)} + {rng.randint(-2, 2)}",
             "shift": f"{source}[vi, vj] + {source}[vi, T.min(vj + 1, {m - 1})]",
             "transpose": f"{source}[vj, vi] - vi",
+            # floordiv reads, guarded reads past the edge, reversed stores (compute_at's
+            # interval relaxation and store solving)
+            "halve": f"{source}[vi // 2, vj] + vj",
+            "pad": f"T.if_then_else(1 <= vj, {source}[vi, vj - 1], 7) + {source}[vi, vj]",
+            "revstore": f"{source}[vi, vj] * 2 - vj",
         }[kind]
+        store = f"{name}[{n - 1} - vi, vj]" if kind == "revstore" else f"{name}[vi, vj]"
         lines += [
             f"    for i, j in T.grid({n}, {m}):",
             f'        with T.block("{block}"):',
             '            vi, vj = T.axis.remap("SS", [i, j])',
-            f"            {name}[vi, vj] = {expr}",
+            f"            {store} = {expr}",
         ]
         source = name
     return "from tvmscript import tir as T\n\n" + "\n".join(lines) + "\n"
