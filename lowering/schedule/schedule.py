@@ -22,6 +22,7 @@ from . import (
     compute_at,
     inline,
     layout,
+    layout_transform,
     reduction,
     reindex,
     reindex_cache,
@@ -47,7 +48,7 @@ class StmtSRef:
     def __repr__(self) -> str:
         return f"StmtSRef({type(self.stmt).__name__})"
 
-EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
+EquivalenceChecker = Callable[..., "str | None"]
 _CHECKER: list[EquivalenceChecker] = []
 
 
@@ -153,7 +154,10 @@ class Schedule:
         """An independent schedule in the same state; its RVs are the same handles."""
         other = object.__new__(Schedule)
         other.__dict__.update(self.__dict__)
-        other._states = {n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()}
+        other._states = {
+            n: ScheduleState(st.func, st.had_root, param_layouts=list(st.param_layouts))
+            for n, st in self._states.items()
+        }
         other._table = dict(self._table)
         other._srefs = {}
         other._owner = dict(self._owner)
@@ -260,15 +264,21 @@ class Schedule:
     ) -> Any:
         state = self._state
         before = state.func
+        layouts = len(state.param_layouts)
         state.begin()
         try:
             produced = action(state)
         except ScheduleError as err:
             state.set_func(before)
+            del state.param_layouts[layouts:]
             raise self._error(err) from None
         self._refresh(state)
         if self._debug:
-            self._debug_check(kind, state, before)
+            try:
+                self._debug_check(kind, state, before)
+            except ScheduleError:
+                del state.param_layouts[layouts:]
+                raise
         result = self._outputs(produced)
         outputs = result if isinstance(result, list) else [] if result is None else [result]
         self._trace.append(Instruction(kind, kwargs, list(outputs), decision))
@@ -291,7 +301,10 @@ class Schedule:
             failure = "the result is not well formed: " + "; ".join(p.message for p in problems)
         elif _CHECKER:
             assert self._func_name is not None
-            failure = _CHECKER[0](self._originals[self._func_name], func)
+            original = self._originals[self._func_name]
+            # parameters transform_layout moved: the check moves its inputs likewise
+            layouts = state.param_layouts
+            failure = _CHECKER[0](original, func, *([layouts] if layouts else []))
         if failure is not None:
             state.set_func(before)
             self._refresh_after_rollback(state)
@@ -696,26 +709,44 @@ class Schedule:
         *,
         assume_injective_transform: bool = False,
     ) -> None:
-        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices).
+        """Store the buffer in the layout ``index_map`` gives (injective on its indices).
 
-        The map must be a bijection of the buffer's index box, so there is no padding and
-        ``pad_value`` changes nothing (it is accepted, as in TVM, and not recorded);
-        ``assume_injective_transform`` is accepted and ignored: the bijection is checked."""
-        del pad_value, assume_injective_transform
+        A map that pads needs ``pad_value`` (a value, a function of the new indices or an
+        ``IndexMap``) unless ``assume_injective_transform`` leaves the padding unwritten;
+        ``IndexMap.AXIS_SEPARATOR`` among the outputs sets the new buffer's separators."""
         node = self._block(block, "transform_layout")
-        ndim = 0
-        if layout.takes_varargs(index_map):
-            try:  # the buffer's rank, for ``lambda *indices: ...`` maps
-                ndim = len(layout.resolve_buffer(self._state, node, buffer, "").shape)
-            except ScheduleError:
-                ndim = 0
-        mapping = layout.as_index_map(index_map, ndim)
+        target = layout.resolve_buffer(self._state, node, buffer, "transform_layout")
+        ndim = len(target.shape)
+        dtype = str(target.shape[0].dtype) if target.shape else "int32"
+        separators: list[int] = []
+        if isinstance(index_map, layout.IndexMap):
+            mapping = index_map
+        elif callable(index_map):
+            mapping, separators = layout.IndexMap.from_func_with_separators(
+                index_map, ndim if layout.takes_varargs(index_map) else None, dtype
+            )
+        else:
+            raise TypeError("transform_layout: index_map must be an IndexMap or a function")
         kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
-        self._apply(
-            "transform_layout",
-            kwargs,
-            lambda st: layout.transform_layout(st, node, buffer, mapping),
-        )
+        if pad_value is not None:  # a function is recorded as its IndexMap (printable)
+            kwargs["pad_value"] = (
+                layout.IndexMap.from_func(pad_value, None, dtype)
+                if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
+                else pad_value
+            )
+        if assume_injective_transform:
+            kwargs["assume_injective_transform"] = True
+        state = self._state
+
+        def act(st: ScheduleState) -> None:
+            moved = layout_transform.transform_layout(
+                st, node, buffer, mapping, pad_value, tuple(separators),
+                assume_injective_transform,
+            )
+            if moved is not None:
+                state.param_layouts.append(moved)
+
+        self._apply("transform_layout", kwargs, act)
 
     def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
         """Give the block a copy of the buffer indexed by its iter vars."""
