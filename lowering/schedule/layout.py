@@ -272,10 +272,23 @@ class _Remap(StmtExprMutator):
         self.old, self.new, self.index_map = old, new, index_map
         self.reuse: dict[Stmt, Stmt] = {}
         self.analyzer = Analyzer()
+        self.units: dict[Var, PrimExpr] = {}
+
+    def _bind(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
+        self.analyzer.bind_range(var, begin, extent)
+        if isinstance(extent, IntImm) and extent.value == 1:
+            self.units[var] = begin
 
     def _mapped(self, indices: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
         mapped = self.index_map.map_indices([self.visit_expr(i) for i in indices])
-        return tuple(simplify_expr(m, self.analyzer) for m in mapped)
+        # as TVM's iter-map simplification: an extent-1 variable's term drops out of a sum,
+        # while a bare extent-1 variable stays an index
+        return tuple(
+            simplify_expr(
+                m if isinstance(m, Var) else substitute_expr(m, self.units), self.analyzer
+            )
+            for m in mapped
+        )
 
     def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
         if load.buffer is not self.old:
@@ -294,7 +307,7 @@ class _Remap(StmtExprMutator):
 
     def visit_block_(self, block: Block) -> Stmt:
         for iv in block.iter_vars:  # variables are distinct objects: bindings never clash
-            self.analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
+            self._bind(iv.var, iv.dom.min, iv.dom.extent)
         new = self.generic_mutate(block)
         if new is not block:
             if block.reads or block.writes or block.iter_vars:
@@ -303,7 +316,7 @@ class _Remap(StmtExprMutator):
         return new
 
     def visit_for_(self, loop: For) -> Stmt:
-        self.analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
+        self._bind(loop.loop_var, loop.min, loop.extent)
         new = self.generic_mutate(loop)
         if new is not loop:
             self.reuse[loop] = new

@@ -52,7 +52,14 @@ from lowering.arith.rewrite import simplify_expr
 from .affine import bindings_affine
 from .layout import IndexMap, digits_inverse
 
-__all__ = ["MAX_ENUMERATED", "Padding", "analyze_padding", "evaluate", "check_exhaustively"]
+__all__ = [
+    "MAX_ENUMERATED",
+    "Padding",
+    "analyze_padding",
+    "check_exhaustively",
+    "evaluate",
+    "symbolic_row_major",
+]
 
 MAX_ENUMERATED = 1 << 22
 """Largest index box (or new shape) whose padding is checked by enumeration."""
@@ -254,3 +261,66 @@ def check_exhaustively(
         if not np.array_equal(back, grids[k]):
             return "the inverse map does not give the indices back"
     return None
+
+
+def _linear_terms(expr: PrimExpr, indices: Sequence[Var]) -> dict[Var, PrimExpr] | None:
+    """``expr`` as ``sum(coefficient * index)`` (coefficients free of the indices)."""
+    ids = {id(v) for v in indices}
+
+    def free(e: PrimExpr) -> bool:
+        return not any(depends_on(e, v) for v in indices)
+
+    if isinstance(expr, Var) and id(expr) in ids:
+        return {expr: const(1, expr.dtype)}
+    if free(expr):
+        return {} if isinstance(expr, IntImm) and expr.value == 0 else None
+    if isinstance(expr, Add):
+        a, b = _linear_terms(expr.a, indices), _linear_terms(expr.b, indices)
+        if a is None or b is None:
+            return None
+        merged = dict(a)
+        for var, coef in b.items():
+            merged[var] = merged[var] + coef if var in merged else coef
+        return merged
+    if isinstance(expr, Mul):
+        for x, y in ((expr.a, expr.b), (expr.b, expr.a)):
+            if free(y):
+                inner = _linear_terms(x, indices)
+                return None if inner is None else {v: c * y for v, c in inner.items()}
+    return None
+
+
+def symbolic_row_major(
+    initial: Sequence[Var], final: Sequence[PrimExpr], shape: Sequence[PrimExpr]
+) -> list[PrimExpr] | None:
+    """The one-element shape when ``final`` is a single row-major linearization of the
+    box ``shape`` (symbolic extents allowed): each index's coefficient is the product of
+    the extents after it, extent-1 indices (always 0) aside. Such a map is a bijection onto
+    ``[0, prod(shape))``, whatever the symbols' values."""
+    if len(final) != 1 or len(initial) != len(shape):
+        return None
+    terms = _linear_terms(final[0], initial)
+    if terms is None:
+        return None
+    used = [
+        (var, dim)
+        for var, dim in zip(initial, shape)
+        if not (isinstance(dim, IntImm) and dim.value == 1)
+    ]
+    unit = {
+        id(var) for var, dim in zip(initial, shape) if isinstance(dim, IntImm) and dim.value == 1
+    }
+    if not used or any(id(var) in unit for var, _ in used):
+        return None
+    del unit  # an extent-1 index is always 0: its term adds nothing
+    analyzer = Analyzer()
+    stride: PrimExpr = const(1, initial[0].dtype)
+    for var, dim in reversed(used):
+        if var not in terms:
+            return None
+        coef = simplify_expr(terms[var], analyzer)
+        gap = simplify_expr(coef - stride, analyzer)
+        if not (isinstance(gap, IntImm) and gap.value == 0):
+            return None
+        stride = coef * dim
+    return [stride]

@@ -25,6 +25,7 @@ from irbuilder.ir import (
     BufferLoad,
     FloatImm,
     IntImm,
+    PrimExpr,
     SeqStmt,
     Stmt,
     Var,
@@ -33,9 +34,10 @@ from irbuilder.ir import (
     post_order_visit,
     rebuild,
 )
+from lowering.analysis.vars import free_vars
 
 from .layout import IndexMap, _fail, _Remap, bijection_sums, resolve_buffer
-from .layout_pad_map import Padding, analyze_padding, check_exhaustively
+from .layout_pad_map import Padding, analyze_padding, check_exhaustively, symbolic_row_major
 from .layout_padding import PadPlan, ParamLayout, flatten_seq, plan_padding
 from .state import ScheduleState
 
@@ -112,9 +114,12 @@ def _layout(
     found = analyze_padding(index_map.initial_indices, index_map.final_indices, dims)
     problem = "it is not an affine map padded at the ends of the indices"
     if found is not None:
-        checked = check_exhaustively(
-            index_map.initial_indices, index_map.final_indices, dims, found
-        )
+        try:
+            checked = check_exhaustively(
+                index_map.initial_indices, index_map.final_indices, dims, found
+            )
+        except ValueError as err:  # a free variable, a division by zero
+            checked = str(err)
         if checked is None:
             return found
         problem = checked
@@ -125,6 +130,20 @@ def _layout(
         f"(shape {tuple(dims)}): {problem}",
         block,
     )
+
+
+def _check_symbols(state: ScheduleState, block: Block, index_map: IndexMap) -> None:
+    """The map's symbols must be the function's (its parameters and their shapes' vars)."""
+    known = {id(v) for v in index_map.initial_indices} | {id(p) for p in state.func.params}
+    for buffer in state.func.buffer_map.values():
+        for dim in buffer.shape:
+            known.update(id(v) for v in free_vars(dim))
+    for expr in index_map.final_indices:
+        for var in free_vars(expr):
+            if id(var) not in known:
+                raise _fail(
+                    state, NAME, f"the index map uses {var.name!r}, unknown to the function", block
+                )
 
 
 class _Rewrite(_Remap):
@@ -165,8 +184,6 @@ def transform_layout(
             "or allocated by a block",
             block,
         )
-    if not all(isinstance(d, IntImm) for d in buffer.shape):
-        raise _fail(state, NAME, f"{buffer.name!r} has a symbolic shape", block)
     if len(index_map.initial_indices) != len(buffer.shape):
         raise _fail(
             state,
@@ -183,9 +200,27 @@ def transform_layout(
             f"{buffer.shape[0].dtype}",
             block,
         )
-    dims = [d.value for d in buffer.shape]  # type: ignore[attr-defined]
-    found = _layout(state, block, buffer, index_map, dims)
-    pad = normalize_pad_value(pad_value, buffer, len(found.shape))
+    index_dtype = buffer.shape[0].dtype if buffer.shape else convert(0).dtype
+    if all(isinstance(d, IntImm) for d in buffer.shape):
+        dims = [d.value for d in buffer.shape]  # type: ignore[attr-defined]
+        found = _layout(state, block, buffer, index_map, dims)
+        shape: tuple[PrimExpr, ...] = tuple(IntImm(index_dtype, n) for n in found.shape)
+    else:
+        _check_symbols(state, block, index_map)
+        # symbolic extents: only a row-major linearization, a bijection for any values
+        linear = symbolic_row_major(
+            index_map.initial_indices, index_map.final_indices, buffer.shape
+        )
+        if linear is None:
+            raise _fail(
+                state,
+                NAME,
+                f"{buffer.name!r} has a symbolic shape; only a map linearizing its indices "
+                "in row-major order (one output) can be proven a bijection",
+                block,
+            )
+        dims, found, shape = [], Padding([], [], [], None), tuple(linear)
+    pad = normalize_pad_value(pad_value, buffer, len(shape))
     if pad is not None:
         _check_pad_value(state, block, buffer, pad)
     padded = found.predicate is not None and not assume_injective
@@ -198,8 +233,6 @@ def transform_layout(
             "assume_injective_transform=True to leave the padding unwritten",
             block,
         )
-    index_dtype = buffer.shape[0].dtype if buffer.shape else convert(0).dtype
-    shape = tuple(IntImm(index_dtype, n) for n in found.shape)
     # a parameter keeps its data var (TVM's copy-on-write buffer); an allocation gets its own
     data = (
         buffer.data if site == "param" else make_data_var(buffer.name, buffer.dtype, buffer.scope)
@@ -243,9 +276,5 @@ def transform_layout(
             position = k
     state.set_func(rebuild(state.func, {"buffer_map": buffer_map}))
     return ParamLayout(
-        position,
-        tuple(dims),
-        index_map,
-        tuple(found.shape),
-        pad if padded else None,
+        position, tuple(dims), index_map, tuple(found.shape), pad if padded else None
     )

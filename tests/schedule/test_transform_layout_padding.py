@@ -7,6 +7,7 @@ import pytest
 from sched_checks import assert_same_results, assert_structure
 
 import tvmscript
+from irbuilder.ir import Var
 from tvmscript import tir as T
 
 TARGET = "llvm -mcpu=x86-64"  # pinned: the numbers must not depend on the host
@@ -186,3 +187,30 @@ def test_trace_replays_a_padded_transform():
     replayed = T.Schedule(copy14)
     namespace["apply_trace"](replayed)
     assert replayed.mod["main"].script() == sch.mod["main"].script()
+
+
+def test_symbolic_shape_linearized_row_major():
+    @T.prim_func
+    def scale(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(2), n), "float32")
+        C = T.match_buffer(c, (T.int64(1), T.int64(2), n), "float32")
+        for i, j in T.grid(T.int64(2), n):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[T.int64(0), vi, vj] = A[vi, vj] * 2.0
+
+    n = scale.buffer_map[scale.params[0]].shape[1]
+    sch = _sch(scale)
+    sch.transform_layout("C", "C", lambda x, y, z: x * 2 * n + y * n + z)
+    func = sch.mod["main"]
+    assert "C[vi * n + vj] = A[vi, vj] * T.float32(2)" in func.script()
+    a = np.arange(10, dtype="float32").reshape(2, 5)
+    c = np.zeros(10, dtype="float32")
+    tvmscript.build(func, target=TARGET)(a, c)
+    np.testing.assert_array_equal(c, a.reshape(-1) * 2)
+    with pytest.raises(T.ScheduleError, match="only a map linearizing its indices"):
+        sch.transform_layout("C", "A", lambda y, z: z * 2 + y)
+    m = Var("m", "int64")
+    with pytest.raises(T.ScheduleError, match="uses 'm', unknown to the function"):
+        sch.transform_layout("C", "A", lambda y, z: y * m + z)
