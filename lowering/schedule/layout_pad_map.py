@@ -58,6 +58,7 @@ __all__ = [
     "analyze_padding",
     "check_exhaustively",
     "evaluate",
+    "linear_terms",
     "symbolic_row_major",
 ]
 
@@ -263,7 +264,7 @@ def check_exhaustively(
     return None
 
 
-def _linear_terms(expr: PrimExpr, indices: Sequence[Var]) -> dict[Var, PrimExpr] | None:
+def linear_terms(expr: PrimExpr, indices: Sequence[Var]) -> dict[Var, PrimExpr] | None:
     """``expr`` as ``sum(coefficient * index)`` (coefficients free of the indices)."""
     ids = {id(v) for v in indices}
 
@@ -275,7 +276,7 @@ def _linear_terms(expr: PrimExpr, indices: Sequence[Var]) -> dict[Var, PrimExpr]
     if free(expr):
         return {} if isinstance(expr, IntImm) and expr.value == 0 else None
     if isinstance(expr, Add):
-        a, b = _linear_terms(expr.a, indices), _linear_terms(expr.b, indices)
+        a, b = linear_terms(expr.a, indices), linear_terms(expr.b, indices)
         if a is None or b is None:
             return None
         merged = dict(a)
@@ -285,7 +286,7 @@ def _linear_terms(expr: PrimExpr, indices: Sequence[Var]) -> dict[Var, PrimExpr]
     if isinstance(expr, Mul):
         for x, y in ((expr.a, expr.b), (expr.b, expr.a)):
             if free(y):
-                inner = _linear_terms(x, indices)
+                inner = linear_terms(x, indices)
                 return None if inner is None else {v: c * y for v, c in inner.items()}
     return None
 
@@ -299,7 +300,7 @@ def symbolic_row_major(
     ``[0, prod(shape))``, whatever the symbols' values."""
     if len(final) != 1 or len(initial) != len(shape):
         return None
-    terms = _linear_terms(final[0], initial)
+    terms = linear_terms(final[0], initial)
     if terms is None:
         return None
     used = [

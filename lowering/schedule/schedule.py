@@ -760,7 +760,9 @@ class Schedule:
     def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
         """Re-index the block's iteration space with ``index_map`` (a bijection)."""
         node = self._block(block, "transform_block_layout")
-        mapping = layout.as_index_map(index_map, 0)
+        # the map's indices take the iter vars' dtype (int64 domains get int64 indices)
+        dtype = str(node.iter_vars[0].var.dtype) if node.iter_vars else "int32"
+        mapping = layout.as_index_map(index_map, 0, dtype)
         self._apply(
             "transform_block_layout",
             {"block": block, "index_map": mapping},

@@ -214,3 +214,30 @@ def test_symbolic_shape_linearized_row_major():
     m = Var("m", "int64")
     with pytest.raises(T.ScheduleError, match="uses 'm', unknown to the function"):
         sch.transform_layout("C", "A", lambda y, z: y * m + z)
+
+
+def test_transform_block_layout_over_a_symbolic_domain():
+    @T.prim_func
+    def rowsum(a: T.handle, c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (T.int64(1), T.int64(4), n, T.int64(8)), "float32")
+        C = T.match_buffer(c, (n * T.int64(4),), "float32")
+        for i0, i1, i2, k in T.grid(T.int64(1), T.int64(4), n, T.int64(8)):
+            with T.block("C"):
+                v0, v1, v2, vk = T.axis.remap("SSSR", [i0, i1, i2, k])
+                with T.init():
+                    C[v1 * n + v2] = T.float32(0)
+                C[v1 * n + v2] = C[v1 * n + v2] + A[v0, v1, v2, vk]
+
+    n = rowsum.buffer_map[rowsum.params[0]].shape[2]
+    sch = _sch(rowsum)
+    sch.transform_block_layout("C", lambda x, y, z, k: (x * 4 * n + y * n + z, k))
+    text = sch.mod["main"].script()
+    assert "for ax0, ax1 in T.grid(n * T.int64(4), T.int64(8)):" in text
+    assert "C[v0] = C[v0] + A[T.int64(0), v0 // n, v0 % n, v1]" in text
+    a = np.random.default_rng(5).uniform(-1, 1, (1, 4, 3, 8)).astype("float32")
+    c = np.zeros(12, dtype="float32")
+    tvmscript.build(sch.mod["main"], target=TARGET)(a, c)
+    np.testing.assert_allclose(c, a.sum(axis=3).reshape(-1), rtol=1e-5)
+    with pytest.raises(T.ScheduleError, match="not a provable bijection"):
+        sch.transform_block_layout("C", lambda v, k: (v // 2, k))
