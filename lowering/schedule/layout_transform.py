@@ -16,6 +16,7 @@ moves its random inputs into the new layout before comparing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from irbuilder.ir import (
@@ -24,10 +25,12 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     FloatImm,
+    For,
     IntImm,
     PrimExpr,
     SeqStmt,
     Stmt,
+    StmtExprMutator,
     Var,
     convert,
     make_data_var,
@@ -41,7 +44,7 @@ from .layout_pad_map import Padding, analyze_padding, check_exhaustively, symbol
 from .layout_padding import PadPlan, ParamLayout, flatten_seq, plan_padding
 from .state import ScheduleState
 
-__all__ = ["normalize_pad_value", "transform_layout"]
+__all__ = ["normalize_pad_value", "set_axis_separator", "transform_layout"]
 
 NAME = "transform_layout"
 
@@ -170,7 +173,6 @@ def transform_layout(
     buffer_arg: Any,
     index_map: IndexMap,
     pad_value: Any = None,
-    axis_separators: tuple[int, ...] = (),
     assume_injective: bool = False,
 ) -> ParamLayout | None:
     """Apply the layout; returns the parameter's new layout when a parameter changed."""
@@ -243,7 +245,6 @@ def transform_layout(
         shape,
         buffer.dtype,
         scope=buffer.scope,
-        axis_separators=tuple(axis_separators),
     )
     root_realize = state.func.body
     assert isinstance(root_realize, BlockRealize)
@@ -278,3 +279,69 @@ def transform_layout(
     return ParamLayout(
         position, tuple(dims), index_map, tuple(found.shape), pad if padded else None
     )
+
+
+class _Rename(StmtExprMutator):
+    """Every reference to ``old`` made to ``new``, blocks and loops rebuilt on the way
+    recorded (their handles follow them)."""
+
+    def __init__(self, old: Buffer, new: Buffer) -> None:
+        self.old, self.new = old, new
+        self.reuse: dict[Stmt, Stmt] = {}
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        return self.new if buffer is self.old else buffer
+
+    def visit_block_(self, block: Block) -> Stmt:
+        new = self.generic_mutate(block)
+        if new is not block:
+            self.reuse[block] = new
+        return new
+
+    def visit_for_(self, loop: For) -> Stmt:
+        new = self.generic_mutate(loop)
+        if new is not loop:
+            self.reuse[loop] = new
+        return new
+
+
+def set_axis_separator(
+    state: ScheduleState, block: Block, buffer_arg: Any, axis_separators: Sequence[int]
+) -> None:
+    """TVM's set_axis_separator: where the buffer's axes split when flattened. On this
+    project's CPU targets every buffer is flat memory, so results do not change."""
+    name = "set_axis_separator"
+    buffer = resolve_buffer(state, block, buffer_arg, name)
+    site = _defining_site(state, buffer)
+    if site == "match":
+        raise _fail(
+            state,
+            name,
+            f"{buffer.name!r} is defined by a block's match_buffer; it must be a parameter "
+            "or allocated by a block",
+            block,
+        )
+    separators = [int(s) for s in axis_separators]
+    if any(not 0 < s < len(buffer.shape) for s in separators) or separators != sorted(
+        set(separators)
+    ):
+        raise _fail(
+            state,
+            name,
+            f"axis separators {separators} must increase strictly within 1..{len(buffer.shape) - 1}"
+            f" for the {len(buffer.shape)}-d {buffer.name!r}",
+            block,
+        )
+    new_buffer = rebuild(buffer, {"axis_separators": tuple(separators)})
+    root_realize = state.func.body
+    assert isinstance(root_realize, BlockRealize)
+    rename = _Rename(buffer, new_buffer)
+    new_root = rename.visit_stmt(root_realize.block)
+    rename.reuse[root_realize.block] = new_root
+    state.replace(root_realize, rebuild(root_realize, {"block": new_root}), rename.reuse)
+    if site == "param":
+        buffer_map = {
+            param: new_buffer if buf is buffer else buf
+            for param, buf in state.func.buffer_map.items()
+        }
+        state.set_func(rebuild(state.func, {"buffer_map": buffer_map}))

@@ -740,13 +740,25 @@ class Schedule:
 
         def act(st: ScheduleState) -> None:
             moved = layout_transform.transform_layout(
-                st, node, buffer, mapping, pad_value, tuple(separators),
-                assume_injective_transform,
+                st, node, buffer, mapping, pad_value, assume_injective_transform
             )
             if moved is not None:
                 state.param_layouts.append(moved)
 
         self._apply("transform_layout", kwargs, act)
+        if separators:  # a second instruction, as in TVM's trace
+            named = buffer.name if isinstance(buffer, Buffer) else buffer  # the old one is gone
+            self.set_axis_separator(block, named, separators)
+
+    def set_axis_separator(self, block: BlockRV, buffer: Any, axis_separators: Any) -> None:
+        """Set where the buffer's axes split when flattened (TVM's ``axis_separators``)."""
+        node = self._block(block, "set_axis_separator")
+        separators = [int(s) for s in axis_separators]
+        self._apply(
+            "set_axis_separator",
+            {"block": block, "buffer": buffer, "axis_separators": separators},
+            lambda st: layout_transform.set_axis_separator(st, node, buffer, separators),
+        )
 
     def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
         """Give the block a copy of the buffer indexed by its iter vars."""

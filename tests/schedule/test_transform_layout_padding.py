@@ -241,3 +241,21 @@ def test_transform_block_layout_over_a_symbolic_domain():
     np.testing.assert_allclose(c, a.sum(axis=3).reshape(-1), rtol=1e-5)
     with pytest.raises(T.ScheduleError, match="not a provable bijection"):
         sch.transform_block_layout("C", lambda v, k: (v // 2, k))
+
+
+def test_axis_separators_are_a_second_instruction_of_the_trace():
+    sch = _sch(copy14)
+    sch.transform_layout(
+        "B", "B", lambda i: [i // 4, T.IndexMap.AXIS_SEPARATOR, i % 4], pad_value=0
+    )
+    text = str(sch.trace)
+    assert "sch.set_axis_separator(" in text and "axis_separators=[1]" in text
+    namespace = {"T": T}
+    exec(text, namespace)
+    replayed = T.Schedule(copy14)
+    namespace["apply_trace"](replayed)
+    assert replayed.mod["main"].script() == sch.mod["main"].script()
+    with pytest.raises(T.ScheduleError, match="must increase strictly within 1..1"):
+        sch.set_axis_separator("C", "B", [2])
+    sch.set_axis_separator("B", "A", [])  # a parameter may be given separators too
+    assert_same_results(copy14, sch)
