@@ -246,7 +246,7 @@ def run_case(seed: int) -> Outcome:
         outcome.applied.append(name)
     result = sch.mod["main"]
     # parameters transform_layout moved: compared in their new layouts
-    layouts = sch._state.param_layouts  # noqa: SLF001
+    layouts = sch._state.param_layouts
     difference = check_same_results(original, result, layouts)
     assert difference is None, f"seed {seed}: {difference}\n{text}\n{sch.trace}"
     assert_structural_equal(from_source(result.script()), result)
