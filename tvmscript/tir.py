@@ -69,13 +69,25 @@ if TYPE_CHECKING:
         BlockRV,
         ExprRV,
         IndexMap,
+        Instruction,
+        InstructionKind,
         LoopRV,
         Schedule,
         ScheduleError,
         Trace,
     )
 
-_SCHEDULE_NAMES = ("BlockRV", "ExprRV", "IndexMap", "LoopRV", "Schedule", "ScheduleError", "Trace")
+_SCHEDULE_NAMES = (
+    "BlockRV",
+    "ExprRV",
+    "IndexMap",
+    "Instruction",
+    "InstructionKind",
+    "LoopRV",
+    "Schedule",
+    "ScheduleError",
+    "Trace",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -98,6 +110,8 @@ __all__ = [
     "GE",
     "GT",
     "IndexMap",
+    "Instruction",
+    "InstructionKind",
     "LE",
     "LT",
     "NE",

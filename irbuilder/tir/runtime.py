@@ -20,6 +20,7 @@ from typing import Any
 from ..builder import Frame, IRBuilder, IRBuilderError
 from ..frames import PrimFuncFrame
 from ..ir import (
+    Add,
     AttrStmt,
     Buffer,
     BufferLoad,
@@ -30,9 +31,11 @@ from ..ir import (
     PrimExpr,
     Range,
     StringImm,
+    Sub,
     Var,
     as_dtype,
     convert,
+    structural_equal,
 )
 from ._common import DTypeArg, as_expr, builder, index_expr, to_dtype
 
@@ -228,8 +231,23 @@ def prefetch(buffer: Any, bounds: Any) -> PrimExpr:
         )
     start = BufferLoad(buffer, tuple(r.min for r in ranges))
     return Call(
-        as_dtype("int32"), "prefetch", (start, *(r.extent for r in ranges)), CallKind.BUILTIN
+        as_dtype("int32"), "prefetch", (start, *(_extent(r) for r in ranges)), CallKind.BUILTIN
     )
+
+
+def _extent(bounds: Range) -> PrimExpr:
+    """The extent of a hint's range; ``T.Range(x, x + e)`` gives ``e``, not ``x + e - x``:
+    the printer writes every hint that way, so a hint whose extent was simplified (``1``)
+    parses back to itself."""
+    extent = bounds.extent
+    if (
+        isinstance(extent, Sub)
+        and isinstance(extent.a, Add)
+        and structural_equal(extent.a.a, extent.b)
+        and structural_equal(extent.b, bounds.min)
+    ):
+        return extent.a.b
+    return extent
 
 
 def type_annotation(dtype: DTypeArg) -> PrimExpr:

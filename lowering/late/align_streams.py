@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from irbuilder.ir import (
+    GE,
     NE,
     Add,
     Allocate,
@@ -196,7 +197,11 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
         return None
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         return None
-    if not (isinstance(loop.extent, IntImm) and loop.extent.value >= 2):
+    extent = loop.extent
+    if isinstance(extent, IntImm):
+        if extent.value < 2:
+            return None
+    elif not extent.dtype.is_int or reads_memory(extent):
         return None
     store = inline_lets(loop.body)
     if store is None:
@@ -227,9 +232,24 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
 
     idx_dtype = index.base.dtype
     lanes = index.lanes
-    total = loop.extent.value * lanes
+    if isinstance(extent, IntImm):
+        total: PrimExpr = IntImm(idx_dtype, extent.value * lanes)
+        last_at: PrimExpr = IntImm(var.dtype, extent.value - 1)
+    else:
+        # A symbolic trip count: the loop must run at least twice, and (as code generation
+        # decides for the non-temporal stores themselves) the array must be a stream at
+        # run time; otherwise the original loop runs.
+        assert written is not None
+        size = Sub(written[1], written[0])
+        checks = [GE(extent, IntImm(extent.dtype, 2)),
+                  GE(size, IntImm(_U64, STREAMING_MIN_BYTES)), *checks]
+        trips = extent if extent.dtype == idx_dtype else Cast(idx_dtype, extent)
+        total = Mul(trips, IntImm(idx_dtype, lanes))
+        last_at = Sub(extent, IntImm(extent.dtype, 1))
+        if last_at.dtype != var.dtype:
+            last_at = Cast(var.dtype, last_at)
     first = copy_with_fresh_vars(store, {var: IntImm(var.dtype, 0)})
-    last = copy_with_fresh_vars(store, {var: IntImm(var.dtype, loop.extent.value - 1)})
+    last = copy_with_fresh_vars(store, {var: last_at})
     assert isinstance(first, BufferStore) and isinstance(first.indices[0], Ramp)
     assert isinstance(last, BufferStore)
     start = first.indices[0].base  # element of X the loop writes first
@@ -261,10 +281,10 @@ def align_loop(loop: For, streams: frozenset[int]) -> Stmt | None:
     tail = _partial(last, Sub(const(lanes), rest), rest, "stream_tail")
     aligned_body = LetStmt(
         full,
-        Div(Sub(const(total), shift), const(lanes)),
+        Div(Sub(total, shift), const(lanes)),
         LetStmt(
             rest,
-            Sub(Sub(const(total), shift), Mul(full, const(lanes))),
+            Sub(Sub(total, shift), Mul(full, const(lanes))),
             SeqStmt((head, copy_with_fresh_vars(shifted), tail)),
         ),
     )
@@ -359,9 +379,11 @@ def rewrite_stream_loops(
     marker: str,
     *,
     inner_first: bool = True,
+    symbolic: bool = False,
 ) -> PrimFunc:
-    """``func`` with ``rewrite`` offered every loop, when it has streaming arrays at all."""
-    streams = streaming_data_vars(func)
+    """``func`` with ``rewrite`` offered every loop, when it has streaming arrays at all
+    (``symbolic``: arrays of symbolic size count, see :func:`streaming_data_vars`)."""
+    streams = streaming_data_vars(func, symbolic=symbolic)
     if not streams:
         return func
     return rewrite_loops(
@@ -375,7 +397,7 @@ def _align_streams(func: PrimFunc) -> PrimFunc:
     """Shift vector loops storing to large write-only arrays onto aligned addresses."""
     return rewrite_stream_loops(
         func, lambda loop, streams, _local: align_loop(loop, streams), SHIFT_NAME,
-        inner_first=False,
+        inner_first=False, symbolic=True,
     )
 
 

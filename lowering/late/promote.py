@@ -38,6 +38,7 @@ from irbuilder.ir import (
 
 from ..analysis.loads import LoadCollector
 from ..analysis.vars import depends_on
+from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 from .versioning import LoopRewriter, all_of, element_range, no_overlap_checks, rewrite_loops
@@ -124,6 +125,23 @@ def _replace_loads(expr: PrimExpr, targets: list[BufferLoad], new: PrimExpr) -> 
 class _Promoter(LoopRewriter):
     def rewrite(self, loop: For) -> Stmt | None:
         return promote_loop(loop, self.local_data)
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        # The fallback of a loop versioned on the very test this pass would make (the lane
+        # split of `vectorize_reductions` checks the same element against the same buffers)
+        # runs only when that test fails: a promoted copy there could never run.
+        fallback = stmt.else_case
+        if isinstance(fallback, For):
+            inner = self.generic_mutate(fallback)
+            out = self.rewrite(inner)
+            if isinstance(out, IfThenElse) and structural_equal(
+                simplify_expr(out.condition), simplify_expr(stmt.condition)
+            ):
+                then = self.visit_stmt(stmt.then_case)
+                if then is stmt.then_case and inner is fallback:
+                    return stmt
+                return IfThenElse(stmt.condition, then, inner, span=stmt.span)
+        return self.generic_mutate(stmt)
 
 
 @function_pass("promote_accumulators", opt_level=1)

@@ -5,10 +5,11 @@ the IR-to-IR library behind it.
 """
 
 from .error import ScheduleError
+from .instruction import Instruction, InstructionKind
 from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
 from .schedule import Schedule, set_equivalence_checker
-from .trace import Instruction, Trace
+from .trace import Trace
 
 __all__ = [
     "RV",
@@ -16,6 +17,7 @@ __all__ = [
     "ExprRV",
     "IndexMap",
     "Instruction",
+    "InstructionKind",
     "LoopRV",
     "Schedule",
     "ScheduleError",

@@ -110,6 +110,19 @@ class IndexMap:
                 finals.append(value)
         return IndexMap(variables, finals), separators
 
+    def legalized(self, index_dtype: str) -> IndexMap:
+        """The same map over indices of ``index_dtype`` (TVM's LegalizeIndexMapDType): a
+        map replayed from a trace has int32 indices, an int64 buffer needs int64 ones."""
+        dtype = as_dtype(index_dtype)
+        if all(v.dtype == dtype for v in self.initial_indices):
+            return self
+        try:
+            text = repr(self)
+        except ValueError:
+            return self  # not printable as a lambda: used as it is (and checked as usual)
+        func = eval(compile(text, "<index map>", "eval"), {"__builtins__": {}})
+        return IndexMap.from_func(func, None, index_dtype)
+
     def map_indices(self, indices: Sequence[PrimExpr]) -> list[PrimExpr]:
         vmap = dict(zip(self.initial_indices, indices))
         return [substitute_expr(e, vmap) for e in self.final_indices]

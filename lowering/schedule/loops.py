@@ -83,6 +83,7 @@ def split(
     loop: For,
     factors: Sequence[int | None],
     preserve_unit_iters: bool,
+    disable_predication: bool = False,
 ) -> list[For]:
     name = "split"
     if sum(f is None for f in factors) > 1:
@@ -144,6 +145,16 @@ def split(
         for v, size in zip(new_vars, sizes)
     ]
     predicate = None
+    if not exact and disable_predication:
+        # TVM drops the guard on the user's word; without a proof of exactness that
+        # would run iterations past the extent, so the split is refused instead
+        raise _fail(
+            state,
+            name,
+            f"disable_predication=True, but the factors {resolved} do not provably divide "
+            "the loop's extent: the split needs its predicate",
+            loop,
+        )
     if not exact:
         predicate = (
             value < loop.min + loop.extent

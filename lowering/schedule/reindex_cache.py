@@ -148,13 +148,16 @@ def _copy_nest(
     binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
     loops = _loops_between(state, block, holder)[::-1]  # outermost first
     used: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, Var):
+            used.add(id(node))
+
     for iv in iter_vars:
-
-        def visit(node: object) -> None:
-            if isinstance(node, Var):
-                used.add(id(node))
-
         post_order_visit(binding[iv.var], visit)
+    # The predicate is copied too (the stage copies only what the block reads), so the loops
+    # it names must be copied with it, or it would use them outside their scope.
+    post_order_visit(realize.predicate, visit)
     kept = [lp for lp in loops if id(lp.loop_var) in used]
     fresh = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in kept}
     new_ivs = [

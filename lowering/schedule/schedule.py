@@ -29,9 +29,11 @@ from . import (
 )
 from . import loops as loop_prims
 from .error import ScheduleError, render_error
+from .instruction import Instruction, InstructionKind, plain
+from .record import KIND_OF, buffer_slot, region_position
 from .rv import RV, BlockRV, ExprRV, LoopRV
 from .state import ScheduleState, with_root_block
-from .trace import Instruction, Trace
+from .trace import Trace
 
 __all__ = ["Schedule", "StmtSRef", "set_equivalence_checker"]
 
@@ -161,7 +163,7 @@ class Schedule:
         other._table = dict(self._table)
         other._srefs = {}
         other._owner = dict(self._owner)
-        other._trace = Trace(list(self._trace.insts))
+        other._trace = self._trace.copy()
         other._rand = random.Random()
         other._rand.setstate(self._rand.getstate())
         return other
@@ -255,12 +257,25 @@ class Schedule:
             return ScheduleError(err.primitive, "(not rendered)")
         return ScheduleError(err.primitive, err.fast or err.reason)
 
+    def _record(
+        self, method: str, inputs: list[Any], attrs: list[Any], outputs: list[Any],
+        decision: Any = None,
+    ) -> None:
+        """Append the instruction ``method`` was, under its TVM kind name."""
+        inst = Instruction(InstructionKind.get(KIND_OF[method]), inputs, attrs, outputs)
+        self._trace.append(inst, decision)
+
+    def _as_rv(self, value: Any) -> Any:
+        """A block's name (TVM v0.16 accepts one for a BlockRV) as the handle ``get_block``
+        gives, so the trace records the handle after the lookup, as TVM's does."""
+        return self.get_block(value) if isinstance(value, str) else value
+
     def _apply(
         self,
         kind: str,
-        kwargs: dict[str, Any],
+        inputs: list[Any],
+        attrs: list[Any],
         action: Callable[[ScheduleState], Any],
-        decision: Any = None,
     ) -> Any:
         state = self._state
         before = state.func
@@ -281,7 +296,7 @@ class Schedule:
                 raise
         result = self._outputs(produced)
         outputs = result if isinstance(result, list) else [] if result is None else [result]
-        self._trace.append(Instruction(kind, kwargs, list(outputs), decision))
+        self._record(kind, inputs, attrs, list(outputs))
         return result
 
     def _outputs(self, produced: Any) -> Any:
@@ -354,13 +369,12 @@ class Schedule:
             )
         rv = self._wrap(found[0])
         assert isinstance(rv, BlockRV)
-        self._trace.append(
-            Instruction("get_block", {"name": name, "func_name": self._func_name}, [rv])
-        )
+        self._record("get_block", [], [name, self._func_name], [rv])
         return rv
 
     def get_loops(self, block: BlockRV | LoopRV) -> list[LoopRV]:
         """The loops above ``block`` up to its scope block, outermost first."""
+        block = self._as_rv(block)
         node = self._block_or_loop(block, "get_loops")
         index = self._state.index
         if isinstance(node, Block):
@@ -374,16 +388,15 @@ class Schedule:
                     found.append(anc)
             found.reverse()
         rvs = [self._wrap(lp) for lp in found]
-        self._trace.append(Instruction("get_loops", {"block": block}, list(rvs)))
+        self._record("get_loops", [block], [], list(rvs))
         return rvs  # type: ignore[return-value]
 
     def get_child_blocks(self, block_or_loop: BlockRV | LoopRV) -> list[BlockRV]:
+        block_or_loop = self._as_rv(block_or_loop)
         node = self._block_or_loop(block_or_loop, "get_child_blocks")
         blocks = self._state.index.blocks_below(node)
         rvs = [self._wrap(b) for b in blocks]
-        self._trace.append(
-            Instruction("get_child_blocks", {"block_or_loop": block_or_loop}, list(rvs))
-        )
+        self._record("get_child_blocks", [block_or_loop], [], list(rvs))
         return rvs  # type: ignore[return-value]
 
     def get_output_blocks(self, scope_block: BlockRV | str) -> list[BlockRV]:
@@ -391,6 +404,7 @@ class Schedule:
         buffer of the function's parameters."""
         from .analysis import block_access
 
+        scope_block = self._as_rv(scope_block)
         node = self._block(scope_block, "get_output_blocks")
         outputs = set(map(id, self._state.func.buffer_map.values()))
         blocks = [
@@ -399,15 +413,14 @@ class Schedule:
             if any(id(w) in outputs for w in block_access(b).write_buffers)
         ]
         rvs = [self._wrap(b) for b in blocks]
-        self._trace.append(
-            Instruction("get_output_blocks", {"scope_block": scope_block}, list(rvs))
-        )
+        self._record("get_output_blocks", [scope_block], [], list(rvs))
         return rvs  # type: ignore[return-value]
 
     def _neighbours(self, block: BlockRV, producers: bool) -> list[BlockRV]:
         from .analysis import block_access
 
         kind = "get_producers" if producers else "get_consumers"
+        block = self._as_rv(block)
         node = self._block(block, kind)
         index = self._state.index
         scope = index.scope_block(index.realize_of(node))
@@ -428,7 +441,7 @@ class Schedule:
             if hit:
                 found.append(other)
         rvs = [self._wrap(b) for b in found]
-        self._trace.append(Instruction(kind, {"block": block}, list(rvs)))
+        self._record(kind, [block], [], list(rvs))
         return rvs  # type: ignore[return-value]
 
     def get_producers(self, block: BlockRV) -> list[BlockRV]:
@@ -445,10 +458,15 @@ class Schedule:
         loop: LoopRV,
         factors: Sequence[int | ExprRV | None],
         preserve_unit_iters: bool = True,
+        disable_predication: bool = False,
     ) -> list[LoopRV]:
-        """Split ``loop`` into ``len(factors)`` nested loops (one factor may be None)."""
+        """Split ``loop`` into ``len(factors)`` nested loops (one factor may be None).
+
+        ``disable_predication=True`` is TVM's promise that the factors divide the extent;
+        here it is accepted where that holds and refused where a guard would be needed."""
         node = self._loop(loop, "split")
         values: list[int | None] = []
+        factors = [plain(f) for f in factors]
         for f in factors:
             if isinstance(f, ExprRV):
                 values.append(int(self._table[f]))
@@ -458,16 +476,21 @@ class Schedule:
                 values.append(int(getattr(f, "value", f)))
         return self._apply(  # type: ignore[no-any-return]
             "split",
-            {"loop": loop, "factors": list(factors), "preserve_unit_iters": preserve_unit_iters},
-            lambda st: loop_prims.split(st, node, values, preserve_unit_iters),
+            [loop, *factors],
+            [bool(preserve_unit_iters), bool(disable_predication)],
+            lambda st: loop_prims.split(
+                st, node, values, preserve_unit_iters, bool(disable_predication)
+            ),
         )
 
     def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
         """Fuse perfectly nested consecutive loops into one."""
         nodes = [self._loop(lp, "fuse") for lp in loops]
-        kwargs: dict[str, Any] = {"loops": list(loops), "preserve_unit_iters": preserve_unit_iters}
         return self._apply(  # type: ignore[no-any-return]
-            "fuse", kwargs, lambda st: loop_prims.fuse(st, nodes, preserve_unit_iters)
+            "fuse",
+            list(loops),
+            [bool(preserve_unit_iters)],
+            lambda st: loop_prims.fuse(st, nodes, preserve_unit_iters),
         )
 
     def reorder(self, *ordered_loops: LoopRV) -> None:
@@ -475,27 +498,28 @@ class Schedule:
         nodes = [self._loop(lp, "reorder") for lp in ordered_loops]
         self._apply(
             "reorder",
-            {"ordered_loops": list(ordered_loops)},
+            list(ordered_loops),
+            [],
             lambda st: loop_prims.reorder(st, nodes) and None,
         )
 
     def add_unit_loop(self, block_or_loop: BlockRV | LoopRV) -> LoopRV:
         """Wrap ``block_or_loop`` in a new loop of extent 1."""
+        block_or_loop = self._as_rv(block_or_loop)
         node = self._block_or_loop(block_or_loop, "add_unit_loop")
         return self._apply(  # type: ignore[no-any-return]
             "add_unit_loop",
-            {"block_or_loop": block_or_loop},
+            [block_or_loop],
+            [],
             lambda st: loop_prims.add_unit_loop(st, node),
         )
 
     def _kind(self, name: str, loop: LoopRV, kind: ForKind, thread_axis: str | None = None) -> None:
         node = self._loop(loop, name)
-        kwargs: dict[str, Any] = {"loop": loop}
-        if thread_axis is not None:
-            kwargs["thread_axis"] = thread_axis
         self._apply(
             name,
-            kwargs,
+            [loop],
+            [] if thread_axis is None else [thread_axis],
             lambda st: loop_prims.set_loop_kind(st, node, kind, name, thread_axis) and None,
         )
 
@@ -524,15 +548,12 @@ class Schedule:
         index: int = -1,
     ) -> None:
         """Move the producer block under ``loop``, computing what each iteration needs."""
+        block = self._as_rv(block)
         b, lp = self._block(block, "compute_at"), self._loop(loop, "compute_at")
         self._apply(
             "compute_at",
-            {
-                "block": block,
-                "loop": loop,
-                "preserve_unit_loops": preserve_unit_loops,
-                "index": index,
-            },
+            [block, loop],
+            [bool(preserve_unit_loops), int(index)],
             lambda st: compute_at.compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
@@ -544,39 +565,41 @@ class Schedule:
         index: int = -1,
     ) -> None:
         """Move the consumer block under ``loop``, consuming what each iteration produced."""
+        block = self._as_rv(block)
         b, lp = self._block(block, "reverse_compute_at"), self._loop(loop, "reverse_compute_at")
         self._apply(
             "reverse_compute_at",
-            {
-                "block": block,
-                "loop": loop,
-                "preserve_unit_loops": preserve_unit_loops,
-                "index": index,
-            },
+            [block, loop],
+            [bool(preserve_unit_loops), int(index)],
             lambda st: compute_at.reverse_compute_at(st, b, lp, preserve_unit_loops, index),
         )
 
     def compute_inline(self, block: BlockRV) -> None:
         """Inline the block's value into its consumers and remove it."""
+        block = self._as_rv(block)
         node = self._block(block, "compute_inline")
-        self._apply("compute_inline", {"block": block}, lambda st: inline.compute_inline(st, node))
+        self._apply("compute_inline", [block], [], lambda st: inline.compute_inline(st, node))
 
     def reverse_compute_inline(self, block: BlockRV) -> None:
         """Fold the consumer block into its producer and remove it."""
+        block = self._as_rv(block)
         node = self._block(block, "reverse_compute_inline")
         self._apply(
             "reverse_compute_inline",
-            {"block": block},
+            [block],
+            [],
             lambda st: inline.reverse_compute_inline(st, node),
         )
 
     # -- reductions ----------------------------------------------------------------------
     def decompose_reduction(self, block: BlockRV, loop: LoopRV) -> BlockRV:
         """Move the block's init into a block of its own right before ``loop``."""
+        block = self._as_rv(block)
         b, lp = self._block(block, "decompose_reduction"), self._loop(loop, "decompose_reduction")
         return self._apply(  # type: ignore[no-any-return]
             "decompose_reduction",
-            {"block": block, "loop": loop},
+            [block, loop],
+            [],
             lambda st: reduction.decompose_reduction(st, b, lp),
         )
 
@@ -585,7 +608,8 @@ class Schedule:
         lp = self._loop(loop, "rfactor")
         return self._apply(  # type: ignore[no-any-return]
             "rfactor",
-            {"loop": loop, "factor_axis": factor_axis},
+            [loop],
+            [int(factor_axis)],
             lambda st: reduction.rfactor(st, lp, factor_axis),
         )
 
@@ -627,15 +651,17 @@ class Schedule:
         consumer_blocks: Sequence[BlockRV] | None,
     ) -> BlockRV:
         """cache_read/cache_write: the same handles, trace record and application."""
+        block = self._as_rv(block)
         node = self._block(block, name)
-        others = (
-            None if consumer_blocks is None else [self._block(b, name) for b in consumer_blocks]
-        )
-        kwargs: dict[str, Any] = {"block": block, index_name: index, "storage_scope": storage_scope}
-        if consumer_blocks is not None:
-            kwargs["consumer_blocks"] = list(consumer_blocks)
+        consumers = None if consumer_blocks is None else [self._as_rv(b) for b in consumer_blocks]
+        others = None if consumers is None else [self._block(b, name) for b in consumers]
+        index = plain(index)
+        regions = node.reads if name == "cache_read" else node.writes
         return self._apply(  # type: ignore[no-any-return]
-            name, kwargs, lambda st: primitive(st, node, index, storage_scope, others)
+            name,
+            [block, consumers or []],
+            [region_position(regions, index), storage_scope],
+            lambda st: primitive(st, node, index, storage_scope, others),
         )
 
     def reindex_cache_read(
@@ -676,27 +702,30 @@ class Schedule:
         storage_scope: str,
         index_map: Any,
     ) -> BlockRV:
+        block = self._as_rv(block)
         node = self._block(block, name)
         ndim = len(node.iter_vars) if layout.takes_varargs(index_map) else 0
         mapping = layout.as_index_map(index_map, ndim)
-        kwargs: dict[str, Any] = {
-            "block": block,
-            index_name: index,
-            "storage_scope": storage_scope,
-            "index_map": mapping,
-        }
+        index = plain(index)
+        regions = node.reads if name == "reindex_cache_read" else node.writes
         return self._apply(  # type: ignore[no-any-return]
-            name, kwargs, lambda st: primitive(st, node, index, storage_scope, mapping)
+            name,
+            [block, mapping],
+            [region_position(regions, index), storage_scope],
+            lambda st: primitive(st, node, index, storage_scope, mapping),
         )
 
     def set_scope(
         self, block: BlockRV | str, buffer_index: int | str | Buffer, storage_scope: str
     ) -> None:
         """Change the storage scope of an allocated buffer the block writes."""
+        block = self._as_rv(block)
         node = self._block(block, "set_scope")
+        buffer_index = plain(buffer_index)
         self._apply(
             "set_scope",
-            {"block": block, "buffer_index": buffer_index, "storage_scope": storage_scope},
+            [block],
+            [region_position(node.writes, buffer_index), storage_scope],
             lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
         )
 
@@ -714,28 +743,26 @@ class Schedule:
         A map that pads needs ``pad_value`` (a value, a function of the new indices or an
         ``IndexMap``) unless ``assume_injective_transform`` leaves the padding unwritten;
         ``IndexMap.AXIS_SEPARATOR`` among the outputs sets the new buffer's separators."""
+        block = self._as_rv(block)
         node = self._block(block, "transform_layout")
         target = layout.resolve_buffer(self._state, node, buffer, "transform_layout")
         ndim = len(target.shape)
         dtype = str(target.shape[0].dtype) if target.shape else "int32"
         separators: list[int] = []
         if isinstance(index_map, layout.IndexMap):
-            mapping = index_map
+            mapping = index_map.legalized(dtype)  # a replayed map has int32 indices
         elif callable(index_map):
             mapping, separators = layout.IndexMap.from_func_with_separators(
                 index_map, ndim if layout.takes_varargs(index_map) else None, dtype
             )
         else:
             raise TypeError("transform_layout: index_map must be an IndexMap or a function")
-        kwargs: dict[str, Any] = {"block": block, "buffer": buffer, "index_map": mapping}
-        if pad_value is not None:  # a function is recorded as its IndexMap (printable)
-            kwargs["pad_value"] = (
-                layout.IndexMap.from_func(pad_value, None, dtype)
-                if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
-                else pad_value
-            )
-        if assume_injective_transform:
-            kwargs["assume_injective_transform"] = True
+        recorded_pad = (  # a function is recorded as its IndexMap (printable)
+            layout.IndexMap.from_func(pad_value, None, dtype)
+            if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
+            else pad_value
+        )
+        slot = buffer_slot(node, buffer)
         state = self._state
 
         def act(st: ScheduleState) -> None:
@@ -745,39 +772,50 @@ class Schedule:
             if moved is not None:
                 state.param_layouts.append(moved)
 
-        self._apply("transform_layout", kwargs, act)
+        self._apply(
+            "transform_layout",
+            [block],
+            [*slot, mapping, recorded_pad, bool(assume_injective_transform)],
+            act,
+        )
         if separators:  # a second instruction, as in TVM's trace
-            named = buffer.name if isinstance(buffer, Buffer) else buffer  # the old one is gone
-            self.set_axis_separator(block, named, separators)
+            side = "read" if slot[1] == 0 else "write"
+            self.set_axis_separator(block, (side, slot[0]), separators)
 
     def set_axis_separator(self, block: BlockRV, buffer: Any, axis_separators: Any) -> None:
         """Set where the buffer's axes split when flattened (TVM's ``axis_separators``)."""
+        block = self._as_rv(block)
         node = self._block(block, "set_axis_separator")
         separators = [int(s) for s in axis_separators]
         self._apply(
             "set_axis_separator",
-            {"block": block, "buffer": buffer, "axis_separators": separators},
+            [block],
+            [*buffer_slot(node, buffer), separators],
             lambda st: layout_transform.set_axis_separator(st, node, buffer, separators),
         )
 
     def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
         """Give the block a copy of the buffer indexed by its iter vars."""
+        block = self._as_rv(block)
         node = self._block(block, "reindex")
         return self._apply(  # type: ignore[no-any-return]
             "reindex",
-            {"block": block, "buffer": buffer},
+            [block],
+            list(buffer_slot(node, buffer)),
             lambda st: reindex.reindex(st, node, buffer),
         )
 
     def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
         """Re-index the block's iteration space with ``index_map`` (a bijection)."""
+        block = self._as_rv(block)
         node = self._block(block, "transform_block_layout")
         # the map's indices take the iter vars' dtype (int64 domains get int64 indices)
         dtype = str(node.iter_vars[0].var.dtype) if node.iter_vars else "int32"
         mapping = layout.as_index_map(index_map, 0, dtype)
         self._apply(
             "transform_block_layout",
-            {"block": block, "index_map": mapping},
+            [block],
+            [mapping],
             lambda st: reindex.transform_block_layout(st, node, mapping),
         )
 
@@ -785,16 +823,12 @@ class Schedule:
         self, block: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
     ) -> None:
         """Record TVM's ``buffer_dim_align`` annotation (not yet used by the lowering)."""
+        block = self._as_rv(block)
         node = self._block(block, "storage_align")
         self._apply(
             "storage_align",
-            {
-                "block": block,
-                "buffer_index": buffer_index,
-                "axis": axis,
-                "factor": factor,
-                "offset": offset,
-            },
+            [block],
+            [int(plain(v)) for v in (buffer_index, axis, factor, offset)],
             lambda st: layout.storage_align(st, node, buffer_index, axis, factor, offset),
         )
 
@@ -804,16 +838,19 @@ class Schedule:
         loop = self._loop(target, "blockize")
         return self._apply(  # type: ignore[no-any-return]
             "blockize",
-            {"target": target, "preserve_unit_iters": preserve_unit_iters},
+            [target],
+            [bool(preserve_unit_iters)],
             lambda st: blockize.blockize(st, loop, preserve_unit_iters),
         )
 
     # -- annotations ---------------------------------------------------------------------
     def annotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str, ann_val: Any) -> None:
         """Set annotation ``ann_key`` of a block or loop."""
+        block_or_loop = self._as_rv(block_or_loop)
         node = self._block_or_loop(block_or_loop, "annotate")
         if not isinstance(ann_key, str):
             raise TypeError(f"annotate: ann_key must be a str, got {type(ann_key).__name__}")
+        recorded = ann_val  # the trace keeps a sampled value's handle, so replay re-reads it
         if isinstance(ann_val, ExprRV):
             ann_val = self._table[ann_val]
 
@@ -824,12 +861,14 @@ class Schedule:
 
         self._apply(
             "annotate",
-            {"block_or_loop": block_or_loop, "ann_key": ann_key, "ann_val": ann_val},
+            [block_or_loop, recorded],
+            [ann_key],
             action,
         )
 
     def unannotate(self, block_or_loop: BlockRV | LoopRV, ann_key: str) -> None:
         """Remove annotation ``ann_key`` of a block or loop."""
+        block_or_loop = self._as_rv(block_or_loop)
         node = self._block_or_loop(block_or_loop, "unannotate")
 
         def action(st: ScheduleState) -> None:
@@ -842,7 +881,7 @@ class Schedule:
             merged = {k: v for k, v in node.annotations.items() if k != ann_key}
             self._replace_same(st, node, rebuild(node, {"annotations": merged}))
 
-        self._apply("unannotate", {"block_or_loop": block_or_loop, "ann_key": ann_key}, action)
+        self._apply("unannotate", [block_or_loop], [ann_key], action)
 
     @staticmethod
     def _replace_same(st: ScheduleState, old: Block | For, new: Block | For) -> None:
@@ -869,13 +908,9 @@ class Schedule:
         rvs = [ExprRV() for _ in chosen]
         for rv, value in zip(rvs, chosen):
             self._table[rv] = value
-        self._trace.append(
-            Instruction(
-                "sample_perfect_tile",
-                {"loop": loop, "n": n, "max_innermost_factor": max_innermost_factor},
-                list(rvs),
-                list(chosen),
-            )
+        self._record(
+            "sample_perfect_tile", [loop], [int(n), int(max_innermost_factor)], list(rvs),
+            list(chosen),
         )
         return rvs
 
@@ -891,12 +926,16 @@ class Schedule:
         index = categorical(candidates, probs, decision, self._rand)
         rv = ExprRV()
         self._table[rv] = int(candidates[index])
-        self._trace.append(
-            Instruction(
-                "sample_categorical",
-                {"candidates": [int(c) for c in candidates], "probs": [float(p) for p in probs]},
-                [rv],
-                index,
-            )
+        self._record(
+            "sample_categorical",
+            [],
+            [[int(c) for c in plain(list(candidates))], [float(p) for p in plain(list(probs))]],
+            [rv],
+            index,
         )
         return rv
+
+    def enter_postproc(self) -> None:
+        """Mark the start of postprocessing in the trace (TVM's ``EnterPostproc``: what
+        follows is dropped by ``remove_postproc=True``); the function is unchanged."""
+        self._record("enter_postproc", [], [], [])

@@ -1,209 +1,408 @@
-"""The trace: every primitive applied, with its arguments and sampling decisions.
+"""The trace: every instruction applied to a schedule, and the sampling decisions.
 
-``str(trace)`` / :meth:`Trace.as_python` print Python that replays the schedule
-(``def apply_trace(sch):`` then one call per line, as TVM prints it);
-:meth:`Trace.apply_to_schedule` replays it on another schedule and :meth:`Trace.as_json` /
-:meth:`Trace.from_json` give a JSON form that round-trips.
+TVM v0.16's model (see :mod:`lowering.schedule.instruction`): ``Trace(insts, decisions)``
+with decisions keyed by instruction. ``str(trace)`` / :meth:`Trace.as_python` print the
+Python that replays it, exactly in TVM's form (``# from tvm import tir`` then
+``def apply_trace(sch: tir.Schedule) -> None:`` and one call per line, RVs named ``b0``,
+``l1``, ``v2``... in order of appearance); :meth:`Trace.as_json` gives TVM's
+``[[[kind, inputs, attrs, outputs], ...], [[index, decision], ...]]`` form, which
+:meth:`Trace.apply_json_to_schedule` (and :meth:`Trace.from_json`) read back.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from irbuilder.ir import FloatImm, IntImm, PrimExpr, Var
+from irbuilder.ir.functor import post_order_visit
+
+from .instruction import (
+    Instruction,
+    InstructionKind,
+    Name,
+    TypedFloat,
+    is_rv,
+    parse_index_map,
+    plain,
+    rv_prefix,
+)
 from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
 
 if TYPE_CHECKING:
     from .schedule import Schedule
 
-__all__ = ["Instruction", "Trace"]
+__all__ = ["Trace"]
 
-_RV_KINDS: dict[str, type[RV]] = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
-_VARARGS = {"fuse": "loops", "reorder": "ordered_loops"}
-"""Primitives taking ``*loops``: the recorded list is passed positionally."""
+DecisionProvider = Callable[[Instruction, list[Any], list[Any], Any], Any]
+"""TVM's ``decision_provider(inst, inputs, attrs, decision) -> decision``."""
 
-
-@dataclass(eq=False)
-class Instruction:
-    """One primitive call: its name, keyword arguments, outputs and decision (an
-    instruction is itself, as in TVM: it keys ``Trace.decisions``)."""
-
-    kind: str
-    kwargs: dict[str, Any]
-    outputs: list[RV]
-    decision: Any = None
+_FRESH_RV: dict[str, type[RV]] = {"b": BlockRV, "l": LoopRV, "v": ExprRV}
 
 
-@dataclass
 class Trace:
-    """The instructions applied to a schedule, in order."""
+    """The instructions applied to a schedule, in order, with the sampling decisions."""
 
-    insts: list[Instruction] = field(default_factory=list)
+    def __init__(
+        self,
+        insts: Sequence[Instruction] | None = None,
+        decisions: Mapping[Instruction, Any] | None = None,
+    ) -> None:
+        insts = [] if insts is None else insts
+        decisions = {} if decisions is None else decisions
+        if not isinstance(insts, (list, tuple)):
+            raise TypeError(
+                f"Trace: insts must be a list of Instruction, got {type(insts).__name__}"
+            )
+        if not isinstance(decisions, Mapping):
+            raise TypeError(
+                f"Trace: decisions must be a dict of Instruction to decision, got "
+                f"{type(decisions).__name__}"
+            )
+        for inst in [*insts, *decisions]:
+            if not isinstance(inst, Instruction):
+                raise TypeError(f"Trace: expected an Instruction, got {type(inst).__name__}")
+        self._insts: list[Instruction] = list(insts)
+        self._decisions: dict[Instruction, Any] = dict(decisions)
 
-    def append(self, inst: Instruction) -> None:
-        self.insts.append(inst)
+    # -- contents -------------------------------------------------------------------------
+    @property
+    def insts(self) -> list[Instruction]:
+        """The instructions, in order (a copy: change the trace with append/pop)."""
+        return list(self._insts)
 
     @property
     def decisions(self) -> dict[Instruction, Any]:
-        """The sampling instructions' decisions, keyed by instruction (TVM's map)."""
-        return {i: i.decision for i in self.insts if i.decision is not None}
-
-    def _names(self) -> dict[RV, str]:
-        names: dict[RV, str] = {}
-        for inst in self.insts:
-            for rv in inst.outputs:
-                names[rv] = f"{rv.prefix}{len(names)}"
-        return names
+        """The sampling instructions' decisions, keyed by instruction (a copy)."""
+        return dict(self._decisions)
 
     def get_decision(self, inst: Instruction) -> Any:
-        """The decision recorded for a sampling instruction (None for others)."""
-        return inst.decision
+        """The decision recorded for ``inst``, or None."""
+        return self._decisions.get(inst)
 
+    def append(self, inst: Instruction, decision: Any = None) -> None:
+        """Add ``inst`` at the end (with its decision, for a sampling instruction)."""
+        if not isinstance(inst, Instruction):
+            raise TypeError(f"Trace.append: expected an Instruction, got {type(inst).__name__}")
+        self._insts.append(inst)
+        if decision is not None:
+            self._decisions[inst] = decision
+
+    def pop(self) -> Instruction | None:
+        """Remove and return the last instruction (None when the trace is empty)."""
+        if not self._insts:
+            return None
+        inst = self._insts.pop()
+        self._decisions.pop(inst, None)
+        return inst
+
+    def copy(self) -> Trace:
+        return Trace(self._insts, self._decisions)
+
+    def _valid(self, remove_postproc: bool) -> list[Instruction]:
+        """The instructions before the first ``EnterPostproc`` when removing postprocessing."""
+        if not remove_postproc:
+            return list(self._insts)
+        out: list[Instruction] = []
+        for inst in self._insts:
+            if inst.kind.is_postproc:
+                break
+            out.append(inst)
+        return out
+
+    # -- new traces -----------------------------------------------------------------------
     def with_decision(self, inst: Instruction, decision: Any, remove_postproc: bool) -> Trace:
-        """A copy of the trace with ``inst``'s decision replaced."""
-        del remove_postproc
-        insts = [
-            Instruction(i.kind, i.kwargs, i.outputs, decision if i is inst else i.decision)
-            for i in self.insts
-        ]
-        return Trace(insts)
+        """A copy of the trace where ``inst`` has ``decision``."""
+        if not isinstance(inst, Instruction):
+            raise TypeError(
+                f"Trace.with_decision: expected an Instruction, got {type(inst).__name__}"
+            )
+        decisions = dict(self._decisions)
+        decisions[inst] = decision
+        return Trace(self._valid(remove_postproc), decisions)
+
+    def simplified(self, remove_postproc: bool) -> Trace:
+        """The trace without pure instructions (queries, samples) whose outputs nothing
+        later uses, and, when ``remove_postproc``, without postprocessing."""
+        used: set[int] = set()
+        kept: list[Instruction] = []
+        for inst in reversed(self._valid(remove_postproc)):
+            if inst.kind.is_pure and not any(id(o) in used for o in inst.outputs):
+                continue
+            kept.append(inst)
+            _collect_rvs(inst.inputs, used)
+        kept.reverse()
+        decisions = {i: self._decisions[i] for i in kept if i in self._decisions}
+        return Trace(kept, decisions)
+
+    # -- printing -------------------------------------------------------------------------
+    def as_python(self, remove_postproc: bool = False) -> list[str]:
+        """One line of Python per instruction."""
+        names = _Names()
+        lines: list[str] = []
+        for inst in self._valid(remove_postproc):
+            inputs = [_named(x, names) for x in inst.inputs]
+            outputs = names.add(inst.outputs)
+            lines.append(
+                inst.kind.as_python(outputs, inputs, list(inst.attrs), self.get_decision(inst))
+            )
+        return lines
+
+    def __str__(self) -> str:
+        body = self.as_python(remove_postproc=False) or ["pass"]
+        return "# from tvm import tir\ndef apply_trace(sch: tir.Schedule) -> None:\n" + "\n".join(
+            "  " + line for line in body
+        )
+
+    __repr__ = __str__
 
     def show(self) -> None:
         print(self)
 
-    def as_python(self, remove_postproc: bool = False) -> list[str]:
-        """One line of Python per instruction."""
-        del remove_postproc  # no postprocessing instructions exist here
-        names = self._names()
-        lines: list[str] = []
-        for inst in self.insts:
-            star = _VARARGS.get(inst.kind)
-            args = [
-                ", ".join(_py(x, names) for x in v) if k == star else f"{k}={_py(v, names)}"
-                for k, v in inst.kwargs.items()
-            ]
-            if inst.decision is not None:
-                args.append(f"decision={_py(inst.decision, names)}")
-            call = f"sch.{inst.kind}({', '.join(args)})"
-            if inst.outputs:
-                call = ", ".join(names[rv] for rv in inst.outputs) + " = " + call
-            lines.append(call)
-        return lines
-
-    def __str__(self) -> str:
-        body = self.as_python() or ["pass"]
-        return "def apply_trace(sch):\n" + "\n".join("  " + line for line in body)
-
-    def as_json(self) -> list[Any]:
-        names = self._names()
-        out: list[Any] = []
-        for inst in self.insts:
-            out.append(
-                [
-                    inst.kind,
-                    {k: _js(v, names) for k, v in inst.kwargs.items()},
-                    [names[rv] for rv in inst.outputs],
-                    inst.decision,
-                ]
-            )
-        return out
+    # -- JSON -----------------------------------------------------------------------------
+    def as_json(self, remove_postproc: bool = False) -> list[Any]:
+        """TVM's JSON form: ``[[[kind, inputs, attrs, outputs], ...], [[index, decision],
+        ...]]``; RVs by name, string inputs quoted (``'"x"'``), floats as floats."""
+        names = _Names()
+        insts: list[Any] = []
+        decisions: list[Any] = []
+        for index, inst in enumerate(self._valid(remove_postproc)):
+            inputs = [_json_input(x, names) for x in inst.inputs]
+            kind = inst.kind
+            attrs = list(inst.attrs)
+            attrs = kind.attrs_as_json(attrs) if kind.attrs_as_json else attrs
+            attrs = [_json_attr(a) for a in attrs]
+            insts.append([kind.name, inputs, attrs, names.add(inst.outputs)])
+            decision = self.get_decision(inst)
+            if decision is not None:
+                decisions.append([index, plain(decision)])
+        return [insts, decisions]
 
     @staticmethod
     def from_json(data: Any) -> Trace:
-        """A trace whose RVs are fresh handles named as in ``data``."""
-        table: dict[str, RV] = {}
+        """A trace from :meth:`as_json`'s form (or its ``json.dumps`` text), with fresh
+        handles for the RVs it names."""
+        if isinstance(data, (str, bytes)):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"Trace.from_json: not JSON ({err})") from None
+        if not (isinstance(data, (list, tuple)) and len(data) == 2):
+            raise ValueError(
+                "Trace.from_json: a trace's JSON is [instructions, decisions], got "
+                f"{_short(data)}"
+            )
+        json_insts, json_decisions = data
+        if not all(isinstance(part, (list, tuple)) for part in (json_insts, json_decisions)):
+            raise ValueError("Trace.from_json: instructions and decisions must both be lists")
+        decided: dict[int, Any] = {}
+        for entry in json_decisions:
+            if not (
+                isinstance(entry, (list, tuple))
+                and len(entry) == 2
+                and isinstance(entry[0], int)
+                and 0 <= entry[0] < len(json_insts)
+            ):
+                raise ValueError(
+                    "Trace.from_json: each decision is [instruction index, decision], got "
+                    f"{_short(entry)}"
+                )
+            decided[entry[0]] = entry[1]
+        table: dict[str, Any] = {}
         trace = Trace()
-        for kind, kwargs, outputs, decision in json.loads(data) if isinstance(data, str) else data:
-            decoded = {k: _unjs(v, table) for k, v in kwargs.items()}
-            outs: list[RV] = []
-            for name in outputs:
-                rv = _RV_KINDS[name[0]]()
-                table[name] = rv
+        for index, entry in enumerate(json_insts):
+            if not (
+                isinstance(entry, (list, tuple))
+                and len(entry) == 4
+                and isinstance(entry[0], str)
+                and all(isinstance(e, (list, tuple)) for e in entry[1:])
+                and all(isinstance(o, str) for o in entry[3])
+            ):
+                raise ValueError(
+                    "Trace.from_json: each instruction is [kind, inputs, attrs, outputs], got "
+                    f"{_short(entry)}"
+                )
+            name, inputs, attrs, outputs = entry
+            kind = InstructionKind.get(name)
+            decoded = [_decode_input(x, table) for x in inputs]
+            attrs = list(attrs)
+            if kind.attrs_from_json is not None:
+                attrs = kind.attrs_from_json(attrs)
+            outs: list[Any] = []
+            for out in outputs:
+                rv = _fresh(out)
+                if rv is not None:
+                    table[out] = rv
                 outs.append(rv)
-            trace.append(Instruction(kind, decoded, outs, decision))
+            trace.append(Instruction(kind, decoded, attrs, outs), decided.get(index))
         return trace
 
+    @staticmethod
+    def apply_json_to_schedule(json_obj: Any, sch: Schedule) -> None:
+        """Apply a trace in :meth:`as_json`'s form to ``sch``."""
+        _check_schedule(sch, "apply_json_to_schedule")
+        Trace.from_json(json_obj).apply_to_schedule(sch)
+
+    # -- replay ---------------------------------------------------------------------------
     def apply_to_schedule(
         self,
         sch: Schedule,
         remove_postproc: bool = False,
-        decision_provider: Callable[[Instruction, Any], Any] | None = None,
+        decision_provider: DecisionProvider | None = None,
     ) -> None:
-        """Replay every instruction on ``sch`` (with the recorded decisions)."""
-        del remove_postproc  # no postprocessing instructions exist here
-        table: dict[RV, RV] = {}
-        for inst in self.insts:
-            kwargs = {k: _remap(v, table) for k, v in inst.kwargs.items()}
-            decision = inst.decision
+        """Replay every instruction on ``sch`` (with the recorded decisions, or those
+        ``decision_provider(inst, inputs, attrs, decision)`` returns)."""
+        _check_schedule(sch, "apply_to_schedule")
+        table: dict[int, Any] = {}
+        for inst in self._valid(remove_postproc):
+            inputs = [_translate(x, table) for x in inst.inputs]
+            attrs = list(inst.attrs)
+            decision = self.get_decision(inst)
             if decision_provider is not None:
-                decision = decision_provider(inst, decision)
-            if decision is not None:
-                kwargs["decision"] = decision
-            star = _VARARGS.get(inst.kind)
-            positional = kwargs.pop(star) if star is not None else []
-            result = getattr(sch, inst.kind)(*positional, **kwargs)
-            produced = _as_list(result)
+                decision = decision_provider(inst, inputs, attrs, decision)
+            produced = inst.kind.apply(sch, inputs, attrs, decision)
+            if len(produced) != len(inst.outputs):
+                raise ValueError(
+                    f"Trace.apply_to_schedule: {inst.kind.name} produced {len(produced)} "
+                    f"outputs where the trace has {len(inst.outputs)}"
+                )
             for old, new in zip(inst.outputs, produced):
-                table[old] = new
-
-    @staticmethod
-    def apply_json_to_schedule(data: Any, sch: Schedule) -> None:
-        Trace.from_json(data).apply_to_schedule(sch)
+                if old is not None:
+                    table[id(old)] = new
 
 
-def _as_list(result: Any) -> list[RV]:
-    if result is None:
-        return []
-    if isinstance(result, RV):
-        return [result]
-    return [r for r in result if isinstance(r, RV)]
+# -- helpers ----------------------------------------------------------------------------------
+def _check_schedule(sch: Any, method: str) -> None:
+    from .schedule import Schedule  # the schedule module imports this one
+
+    if not isinstance(sch, Schedule):
+        raise TypeError(f"Trace.{method}: expected a Schedule, got {type(sch).__name__}")
 
 
-def _remap(value: Any, table: dict[RV, RV]) -> Any:
-    if isinstance(value, RV):
-        return table.get(value, value)
+class _Names:
+    """RV names in order of appearance: ``b0``, ``l1``, ``v2``... (TVM's numbering counts
+    every output before it)."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def add(self, outputs: Sequence[Any]) -> list[str]:
+        result: list[str] = []
+        for rv in outputs:
+            if rv is not None and id(rv) in self.names:
+                raise ValueError(f"the random variable {self.names[id(rv)]} is produced twice")
+            name = "_" if rv is None else f"{rv_prefix(rv)}{len(self.names)}"
+            if rv is not None:
+                self.names[id(rv)] = name
+            result.append(name)
+        return result
+
+    def of(self, rv: Any) -> str:
+        name = self.names.get(id(rv))
+        if name is None:
+            raise ValueError(f"{rv!r} is used before any instruction of the trace produced it")
+        return name
+
+
+def _named(value: Any, names: _Names) -> Any:
+    """An input for printing: RVs as their bare names."""
+    if is_rv(value):
+        return Name(names.of(value))
     if isinstance(value, list):
-        return [_remap(v, table) for v in value]
+        return [_named(v, names) for v in value]
     return value
 
 
-def _py(value: Any, names: dict[RV, str]) -> str:
-    if isinstance(value, RV):
-        return names.get(value, "<unknown rv>")
-    if isinstance(value, list):
-        return "[" + ", ".join(_py(v, names) for v in value) + "]"
+def _json_attr(value: Any) -> Any:
+    if isinstance(value, IntImm):
+        return plain(value)
+    if isinstance(value, FloatImm):
+        return TypedFloat(value.value, str(value.dtype))
+    if isinstance(value, (list, tuple)):
+        return [_json_attr(v) for v in value]
+    if isinstance(value, IndexMap):
+        return repr(value)
+    return value
+
+
+def _json_input(value: Any, names: _Names) -> Any:
+    if value is None:
+        return "None"
+    if is_rv(value):
+        return names.of(value)
     if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, tuple):
-        items = ", ".join(_py(v, names) for v in value)
-        return f"({items},)" if len(value) == 1 else f"({items})"
+        return '"' + value + '"'  # TVM's quoting: the outer quotes mark a string value
+    if isinstance(value, (list, tuple)):
+        return [_json_input(v, names) for v in value]
     if isinstance(value, IndexMap):
-        return f"T.IndexMap.from_func({value!r})"
-    return repr(value)
+        return repr(value)  # ``lambda ...``: never an RV name, never a quoted string
+    if isinstance(value, (bool, int, float, dict, IntImm, FloatImm)):
+        return _json_attr(value)
+    raise TypeError(f"cannot write a {type(value).__name__} input to a trace's JSON: {value!r}")
 
 
-def _js(value: Any, names: dict[RV, str]) -> Any:
-    if isinstance(value, RV):
-        return {"rv": names[value]}
-    if isinstance(value, IndexMap):
-        return {"index_map": repr(value)}
-    if isinstance(value, tuple):
-        return {"tuple": [_js(v, names) for v in value]}
+def _decode_input(value: Any, table: dict[str, Any]) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_decode_input(v, table) for v in value]
+    if not isinstance(value, str):
+        return value
+    if not value:
+        raise ValueError("Trace.from_json: an empty string is not an input (strings are quoted)")
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        return value[1:-1]
+    if value.startswith("lambda "):
+        return parse_index_map(value)
+    if value == "None":
+        return None
+    if value not in table:
+        raise ValueError(f"Trace.from_json: the random variable {value!r} is not defined")
+    return table[value]
+
+
+def _fresh(name: str) -> RV | None:
+    if name == "_":
+        return None
+    cls = _FRESH_RV.get(name[:1])
+    if cls is None or not name[1:].isdigit():
+        raise ValueError(
+            f"Trace.from_json: output {name!r} is not an RV name (b<n>, l<n>, v<n> or _)"
+        )
+    return cls()
+
+
+def _translate(value: Any, table: dict[int, Any]) -> Any:
+    if is_rv(value):
+        if id(value) not in table:
+            raise ValueError(
+                f"Trace.apply_to_schedule: {value!r} is used before any instruction of the "
+                "trace produced it"
+            )
+        return table[id(value)]
     if isinstance(value, list):
-        return [_js(v, names) for v in value]
+        return [_translate(v, table) for v in value]
     return value
 
 
-def _unjs(value: Any, table: dict[str, RV]) -> Any:
-    if isinstance(value, dict) and set(value) == {"rv"}:
-        return table[value["rv"]]
-    if isinstance(value, dict) and set(value) == {"index_map"}:
-        return IndexMap.from_func(eval(value["index_map"], {}))  # printed by Trace.as_json
-    if isinstance(value, dict) and set(value) == {"tuple"}:
-        return tuple(_unjs(v, table) for v in value["tuple"])
-    if isinstance(value, list):
-        return [_unjs(v, table) for v in value]
-    return value
+def _collect_rvs(values: Sequence[Any], used: set[int]) -> None:
+    for value in values:
+        if is_rv(value):
+            used.add(id(value))
+        elif isinstance(value, (list, tuple)):
+            _collect_rvs(value, used)
+        elif isinstance(value, PrimExpr):
+            _collect_vars(value, used)
+
+
+def _collect_vars(expr: PrimExpr, used: set[int]) -> None:
+    def visit(node: Any) -> None:
+        if isinstance(node, Var):
+            used.add(id(node))
+
+    post_order_visit(expr, visit)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

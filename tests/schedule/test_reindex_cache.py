@@ -142,3 +142,34 @@ def test_reindex_cache_write_refuses_a_reader_of_the_next_iteration():
     sch = _sch(carried)
     with pytest.raises(T.ScheduleError, match="'R' reads 'B' in a loop shared with 'W'"):
         sch.reindex_cache_write(sch.get_block("W"), 0, "local", lambda p: (p,))
+
+
+def test_reindex_cache_read_of_a_predicated_block_copies_the_loops_of_its_predicate():
+    # A random schedule (seed 9292029738) split a unit loop under the block: its predicate
+    # names loops that none of its bindings use. The copy stage takes the predicate along,
+    # so it must take those loops too; it used to leave them behind (ill-formed result).
+    @T.prim_func
+    def guarded(A: T.Buffer((6, 4), "int32"), B: T.Buffer((6, 4), "int32")):
+        for i, j, u0, u1 in T.grid(6, 4, 2, 2):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(u0 * 2 + u1 < 1)
+                B[vi, vj] = A[vi, vj] * 3
+
+    @T.prim_func
+    def expected(A: T.Buffer((6, 4), "int32"), B: T.Buffer((6, 4), "int32")):
+        A_local = T.alloc_buffer((4, 6), "int32", scope="local")
+        for i, j, u0, u1 in T.grid(6, 4, 2, 2):
+            with T.block("A_local"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(u0 * 2 + u1 < 1)
+                A_local[vj, vi] = A[vi, vj]
+        for i, j, u0, u1 in T.grid(6, 4, 2, 2):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(u0 * 2 + u1 < 1)
+                B[vi, vj] = A_local[vj, vi] * 3
+
+    sch = _sch(guarded)
+    sch.reindex_cache_read(sch.get_block("B"), 0, "local", lambda p, q: (q, p))
+    assert_schedule(guarded, sch, expected)

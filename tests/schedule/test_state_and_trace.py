@@ -113,8 +113,8 @@ def test_internal_check_refuses_a_wrong_result(monkeypatch):
     """A primitive that produced a wrong program is rolled back by debug_mask='all'."""
     original_split = loop_prims.split
 
-    def broken_split(state, loop, factors, preserve):
-        result = original_split(state, loop, factors, preserve)
+    def broken_split(state, loop, factors, preserve, *rest):
+        result = original_split(state, loop, factors, preserve, *rest)
         for node in state.index.nodes.values():
             if isinstance(node, For) and node.loop_var.name.endswith("_1"):
                 from irbuilder.ir import const, rebuild
@@ -151,10 +151,11 @@ def test_trace_prints_runnable_python_and_replays():
     _schedule_steps(sch)
     text = str(sch.trace)
     assert text.startswith(
-        'def apply_trace(sch):\n  b0 = sch.get_block(name="C", func_name="main")'
+        "# from tvm import tir\ndef apply_trace(sch: tir.Schedule) -> None:\n"
+        '  b0 = sch.get_block(name="C", func_name="main")'
     )
     assert "sch.fuse(l" in text and "decision=" in text
-    namespace: dict[str, object] = {}
+    namespace: dict[str, object] = {"tir": T}  # the annotation names TVM's module
     exec(text, namespace)
     fresh = T.Schedule(pipeline, debug_mask="all")
     namespace["apply_trace"](fresh)
@@ -184,7 +185,7 @@ def test_sampling_is_seeded_and_recorded():
         tiles = sch.sample_perfect_tile(i, n=3, max_innermost_factor=4)
         values = [sch.get(v) for v in tiles]
         assert values[0] * values[1] * values[2] == 16 and values[2] <= 4
-        runs.append((values, sch.trace.insts[-1].decision))
+        runs.append((values, sch.trace.get_decision(sch.trace.insts[-1])))
     assert runs[0] == (runs[1][0], runs[0][0])
     sch = T.Schedule(pipeline)
     with pytest.raises(T.ScheduleError, match="not 2 factors whose product is 16"):
@@ -196,7 +197,7 @@ def test_trace_with_another_decision_replays_it():
     i, _ = sch.get_loops(sch.get_block("C"))
     tiles = sch.sample_perfect_tile(i, n=2, max_innermost_factor=16)
     sch.split(i, tiles)
-    sample = next(inst for inst in sch.trace.insts if inst.kind == "sample_perfect_tile")
+    sample = next(inst for inst in sch.trace.insts if inst.kind.name == "SamplePerfectTile")
     changed = sch.trace.with_decision(sample, [2, 8], remove_postproc=False)
     assert changed.get_decision(changed.insts[2]) == [2, 8]
     other = T.Schedule(pipeline)
@@ -222,4 +223,4 @@ def test_get_output_blocks_lists_writers_of_parameters_at_any_depth():
     sch = T.Schedule(nested)
     assert _names(sch, sch.get_output_blocks("root")) == ["outer", "B"]
     assert _names(sch, sch.get_output_blocks(sch.get_block("outer"))) == ["B"]
-    assert [i.kind for i in sch.trace.insts][-1] == "get_output_blocks"
+    assert [i.kind.name for i in sch.trace.insts][-1] == "GetOutputBlocks"

@@ -370,7 +370,7 @@ def test_trace_decisions_are_keyed_by_instruction():
     tiles = sch.sample_perfect_tile(x, n=2)
     pick = sch.sample_categorical([3, 4], [0.5, 0.5])
     decisions = sch.trace.decisions
-    sampled = [inst for inst in sch.trace.insts if inst.kind.startswith("sample")]
+    sampled = [inst for inst in sch.trace.insts if inst.kind.name.startswith("Sample")]
     assert len(sampled) == 2 and all(inst in decisions for inst in sampled)
     assert [sch.get(t) for t in tiles] == list(decisions[sampled[0]])
     assert sch.get(pick) == [3, 4][decisions[sampled[1]]]

@@ -73,3 +73,57 @@ def test_same_numbers_when_the_arrays_overlap() -> None:
     before = before_late(stencil)
     after = run_pass("align_streams", before)
     assert_same_numbers(stencil, before, after, lambda rng: one_storage(stencil, [0, 3], rng))
+
+
+@T.prim_func
+def symbolic_stencil(a: T.handle, b: T.handle):
+    m, w = T.int32(), T.int32()
+    A = T.match_buffer(a, (m, w), "float32")
+    B = T.match_buffer(b, (m, w), "float32")
+    for i in range(1, m - 1):
+        for jo in range((w - 2) // 16):
+            for ji in T.vectorized(16):
+                B[i, jo * 16 + ji + 1] = A[i - 1, jo * 16 + ji + 1] + A[i + 1, jo * 16 + ji + 1]
+
+
+def test_a_symbolic_trip_count_is_versioned_on_its_size_at_run_time() -> None:
+    before = before_late(symbolic_stencil)
+    after = run_pass("align_streams", before)
+    (shift,) = [s for s in stmts(after) if isinstance(s, LetStmt) and s.var.name == SHIFT_NAME]
+    assert isinstance(shift.body, IfThenElse)
+    # the loop runs at least twice and the output is a stream (>= the threshold) at run time
+    text = after.script()
+    assert "stream_shift != 0 and (w - 2) // 16 >= 2" in text
+    assert ">= T.uint64(64)" in text  # the (patched) stream threshold, in bytes
+    assert isinstance(shift.body.else_case, For)  # the original loop otherwise
+
+
+@runs_avx2
+@pytest.mark.parametrize(("rows", "cols", "offset"), [
+    (3, 34, 0), (3, 34, 5), (5, 40, 1), (4, 3, 2), (6, 97, 3), (2, 50, 0), (9, 130, 15),
+])
+def test_symbolic_sizes_give_the_same_numbers(rows: int, cols: int, offset: int) -> None:
+    import numpy as np
+    from late_kit import AVX2, compiled_exactly
+
+    before = before_late(symbolic_stencil)
+    after = run_pass("align_streams", before)
+    assert before is not after
+    rng = np.random.default_rng(rows * 1000 + cols)
+    A = rng.standard_normal((rows, cols)).astype("float32")
+    expected = np.zeros((rows, cols), "float32")
+    body = (cols - 2) // 16 * 16
+    expected[1:-1, 1 : body + 1] = A[:-2, 1 : body + 1] + A[2:, 1 : body + 1]
+    for func in (before, after):
+        storage = np.zeros(rows * cols + offset, "float32")
+        out = storage[offset:].reshape(rows, cols)
+        compiled_exactly(func, AVX2)(A, out)
+        assert np.array_equal(out, expected)
+    # overlapping arguments: the original loop runs (same result as before the rewrite)
+    results = []
+    for func in (before, after):
+        storage = np.random.default_rng(7).standard_normal(rows * cols + 3).astype("float32")
+        view_a, view_b = storage[3:].reshape(rows, cols), storage[:-3].reshape(rows, cols)
+        compiled_exactly(func, AVX2)(view_a, view_b)
+        results.append(storage)
+    assert np.array_equal(results[0], results[1])

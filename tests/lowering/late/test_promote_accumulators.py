@@ -63,3 +63,30 @@ def test_same_numbers_before_and_after() -> None:
     # S inside A's rows: each update of S[i] may change what the loop reads next
     overlapping = lambda rng: one_storage(row_sums, [0, 40], rng)  # noqa: E731
     assert_same_numbers(row_sums, before, after, overlapping, reference=False)
+
+
+@T.prim_func
+def block_row_sums(A: T.Buffer((32, 256), "float32"), S: T.Buffer((32,), "float32")):
+    for i in T.parallel(32):
+        for k in range(256):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+
+
+def test_the_fallback_of_a_lane_split_on_the_same_test_is_not_versioned_again() -> None:
+    # vectorize_reductions already split the block reduction into lanes behind the test
+    # this pass would make (S[i] outside A); its fallback runs only when the test fails, so
+    # a promoted copy there would be dead code LLVM still has to compile
+    before = before_late(block_row_sums)
+    (split,) = [s for s in stmts(before) if isinstance(s, IfThenElse) and s.else_case]
+    assert isinstance(split.else_case, For)
+    after = run_pass("promote_accumulators", before)
+    assert after is before
+    assert not [s for s in stmts(after) if isinstance(s, DeclBuffer)
+                and s.buffer.name.endswith("_acc")]
+    # a different test (here: none before it) still gets its version
+    assert [s for s in stmts(run_pass("promote_accumulators", before_late(row_sums)))
+            if isinstance(s, DeclBuffer) and s.buffer.name.endswith("_acc")]

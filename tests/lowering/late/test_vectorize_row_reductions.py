@@ -278,3 +278,53 @@ def test_max_keeps_nan_infinity_and_signed_zero_bits(target: Target) -> None:
 def test_symbolic_rows_and_columns(m: int, n: int, target: Target) -> None:
     A = np.random.default_rng(m * 100 + n).standard_normal((m, n)).astype("float32")
     _interp_and_built(sym_sums, [A, np.zeros(m, "float32")], target)
+
+
+def _prefetched(func: PrimFunc) -> list[str]:
+    return [line.strip() for line in func.script().splitlines() if "T.prefetch" in line]
+
+
+def _hint_address(hint: str, **values: int) -> int:
+    """The element a printed hint names (``T.prefetch(A, [T.Range(begin, end)])``)."""
+    inner = hint.split("T.Range(", 1)[1].removesuffix(")]))")
+    begin = inner[: (len(inner) - len(",  + 1")) // 2]  # the range is (begin, begin + 1)
+    assert inner == f"{begin}, {begin} + 1"
+    return int(eval(begin.replace("T.min", "min"), {}, values))
+
+
+def test_the_tile_loop_prefetches_the_next_groups_rows_in_address_order() -> None:
+    # 8 rows of 45 floats (360 elements, 23 lines of 16) over 5 tiles: 5 hints a tile, the
+    # row clamped to the last one (36) so that no hint names an address past the buffer
+    after = _vectorized(row_sums, AVX512)
+    hints = _prefetched(after)
+    assert len(hints) == 5
+    assert all(h.startswith("T.evaluate(T.prefetch(A_flat, [T.Range(T.min(") for h in hints)
+    assert all(", 36) * 45" in h for h in hints)
+    for group in (0, 2, 3):
+        named = [_hint_address(h, i_rows=group, k_tile=t) for t in range(5) for h in hints]
+        next_rows = [min(group * 8 + 8 + e // 45, 36) * 45 + e % 45 for e in range(0, 400, 16)]
+        assert named == next_rows  # every line of the next 8 rows, in address order
+    assert structural_equal(tvmscript.from_source(after.script()), after)
+    assert _prefetched(_vectorized(sym_sums, AVX512)) == []  # symbolic columns: none
+    with lowering.PassContext(opt_level=3, target=AVX512,
+                              config={"vectorize_row_reductions": {"prefetch": False}}):
+        assert _prefetched(vectorize_row_reductions(before_late(row_sums, AVX512))) == []
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_prefetching_changes_no_bit(target: Target) -> None:
+    A = np.random.default_rng(11).standard_normal((37, 45)).astype("float32")
+    results = []
+    for prefetch in (True, False):
+        config = {"vectorize_row_reductions": {"prefetch": prefetch}}
+        with lowering.PassContext(config=config):
+            kernel = tvmscript.build(row_sums, target=target)
+        out = np.zeros(37, "float32")
+        kernel(A, out)
+        results.append(out)
+    assert np.array_equal(results[0], results[1])
+    expected = np.zeros(37, "float32")
+    for i in range(37):  # each row in source order, in float32
+        for k in range(45):
+            expected[i] = np.float32(expected[i] + A[i, k])
+    assert np.array_equal(results[0], expected)
