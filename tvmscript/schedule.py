@@ -13,6 +13,7 @@ functions of 128^4 elements would take hours).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -107,15 +108,34 @@ def _reference(
     return inputs, outputs
 
 
-def check_same_results(original: PrimFunc, scheduled: PrimFunc) -> str | None:
-    """None when ``scheduled`` computes what ``original`` does; else what differs."""
+def _moved(
+    arrays: list[np.ndarray[Any, Any]], layouts: Sequence[Any], seed: int
+) -> list[np.ndarray[Any, Any]]:
+    """The arrays with the parameters ``transform_layout`` moved put in their new layouts
+    (each layout's ``apply`` fills padding with its pad value, or arbitrary values)."""
+    moved = list(arrays)
+    for layout in layouts:
+        moved[layout.param] = layout.apply(moved[layout.param], seed)
+    return moved
+
+
+def check_same_results(
+    original: PrimFunc, scheduled: PrimFunc, layouts: Sequence[Any] = ()
+) -> str | None:
+    """None when ``scheduled`` computes what ``original`` does; else what differs.
+
+    ``layouts`` are parameters whose layout the schedule changed: the scheduled function
+    gets the inputs moved into them and must produce the outputs moved likewise (padding
+    holding the pad value, or left as it was)."""
     for func in (original, scheduled):
         if statement_instances(func.body) > MAX_CHECKED_INSTANCES:
             return None
     reference = _reference(original)
     if reference is None:
         return None
-    for inputs, expected in zip(*reference):
+    for trial, (inputs, expected) in enumerate(zip(*reference)):
+        if layouts:
+            inputs, expected = _moved(inputs, layouts, trial), _moved(expected, layouts, trial)
         try:
             got = _run(scheduled, inputs)
         except Exception as err:  # the scheduled program failed where the original ran

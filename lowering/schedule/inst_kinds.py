@@ -64,7 +64,9 @@ _LAYOUT: dict[str, tuple[tuple[int, int | None], int]] = {
     "ReIndex": ((1, 1), 2),  # attrs: buffer index, read 0 / write 1
     "SetScope": ((1, 1), 2),  # attrs: buffer index, scope
     "StorageAlign": ((1, 1), 4),  # attrs: buffer index, axis, factor, offset
-    "TransformLayout": ((1, 1), 4),  # attrs: buffer index, read/write, map, pad value
+    # attrs: buffer index, read/write, map, pad value, assume_injective_transform
+    "TransformLayout": ((1, 1), 5),
+    "SetAxisSeparator": ((1, 1), 3),  # attrs: buffer index, read/write, axis separators
     "TransformBlockLayout": ((1, 1), 1),  # attrs: index map
     "Blockize": ((1, 1), 1),  # attrs: preserve_unit_iters
     "Annotate": ((2, 2), 1),  # inputs: block or loop, value; attrs: key
@@ -409,26 +411,49 @@ def _map_from_json(value: Any) -> Any:
 
 def _layout_as_json(attrs: list[Any]) -> list[Any]:
     # the index maps as their lambda text (TVM stores its own JSON of the map here)
-    return [attrs[0], attrs[1], _map_to_json(attrs[2]), _map_to_json(attrs[3])]
+    return [attrs[0], attrs[1], _map_to_json(attrs[2]), _map_to_json(attrs[3]), *attrs[4:]]
 
 
 def _layout_from_json(attrs: list[Any]) -> list[Any]:
-    return [attrs[0], attrs[1], _map_from_json(attrs[2]), _map_from_json(attrs[3])]
+    return [attrs[0], attrs[1], _map_from_json(attrs[2]), _map_from_json(attrs[3]), *attrs[4:]]
+
+
+def _transform_layout_text(i: list[str], a: list[Any]) -> str:
+    call = (
+        PythonCall("transform_layout")
+        .arg("block", i[0])
+        .raw("buffer", _buffer_text(a[0], a[1]))
+        .arg("index_map", a[2])
+        .arg("pad_value", a[3])
+    )
+    if bool(plain(a[4])):  # printed when set (the default leaves TVM's short line)
+        call.arg("assume_injective_transform", True)
+    return call.text()
 
 
 _kind(
     "TransformLayout",
     lambda sch, i, a, d: sch.transform_layout(
-        block=i[0], buffer=_buffer_arg(a[0], a[1]), index_map=a[2], pad_value=a[3]
+        block=i[0],
+        buffer=_buffer_arg(a[0], a[1]),
+        index_map=a[2],
+        pad_value=a[3],
+        assume_injective_transform=bool(plain(a[4])),
     ),
-    lambda o, i, a, d: PythonCall("transform_layout")
-    .arg("block", i[0])
-    .raw("buffer", _buffer_text(a[0], a[1]))
-    .arg("index_map", a[2])
-    .arg("pad_value", a[3])
-    .text(),
+    lambda o, i, a, d: _transform_layout_text(i, a),
     attrs_as_json=_layout_as_json,
     attrs_from_json=_layout_from_json,
+)
+_kind(
+    "SetAxisSeparator",
+    lambda sch, i, a, d: sch.set_axis_separator(
+        block=i[0], buffer=_buffer_arg(a[0], a[1]), axis_separators=list(plain(a[2]))
+    ),
+    lambda o, i, a, d: PythonCall("set_axis_separator")
+    .arg("block", i[0])
+    .raw("buffer", _buffer_text(a[0], a[1]))
+    .arg("axis_separators", list(plain(a[2])))
+    .text(),
 )
 _kind(
     "TransformBlockLayout",

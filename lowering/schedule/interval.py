@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from irbuilder.ir import (
-    GE,
+    LE,
     LT,
     Add,
     FloorDiv,
@@ -195,12 +195,13 @@ def _moved(value: PrimExpr, bound: PrimExpr) -> tuple[PrimExpr, int] | None:
 
 
 def lower_bound_cond(value: PrimExpr, bound: PrimExpr) -> PrimExpr:
-    """``value >= bound`` with the constants on the right (how TVM's ``c <= x`` parses)."""
+    """``bound <= value`` with the constants on the left: TVM's simplifier writes every
+    ``x >= c`` as ``c <= x``, and its parser (like ours) reads ``c <= x`` as that node."""
     moved = _moved(value, bound)
     if moved is None:
-        return GE(value, bound)
+        return LE(bound, value)
     terms, k = moved
-    return GE(terms, const(-k, value.dtype))
+    return LE(const(-k, value.dtype), terms)
 
 
 def upper_bound_cond(value: PrimExpr, bound: PrimExpr) -> PrimExpr:

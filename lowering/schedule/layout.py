@@ -42,6 +42,8 @@ from irbuilder.ir import (
     rebuild,
 )
 from lowering.analysis.substitute import substitute_expr
+from lowering.arith.analyzer import Analyzer
+from lowering.arith.rewrite import simplify_expr
 
 from .affine import IterSum, bindings_affine
 from .edit import is_allocated, refresh_regions
@@ -58,11 +60,26 @@ class IndexMap:
         self.initial_indices = list(initial_indices)
         self.final_indices = [convert(e) for e in final_indices]
 
+    AXIS_SEPARATOR: Any = None  # set below: TVM's marker between groups of output axes
+
     @staticmethod
-    def from_func(func: Callable[..., Any], ndim: int | None = None) -> IndexMap:
+    def from_func(
+        func: Callable[..., Any], ndim: int | None = None, index_dtype: str = "int32"
+    ) -> IndexMap:
         """Build from a Python function of the indices returning a tuple of expressions."""
+        index_map, separators = IndexMap.from_func_with_separators(func, ndim, index_dtype)
+        if separators:
+            raise ValueError("IndexMap.from_func: use from_func_with_separators for separators")
+        return index_map
+
+    @staticmethod
+    def from_func_with_separators(
+        func: Callable[..., Any], ndim: int | None = None, index_dtype: str = "int32"
+    ) -> tuple[IndexMap, list[int]]:
+        """The map and the positions of ``IndexMap.AXIS_SEPARATOR`` among its outputs."""
         params = list(inspect.signature(func).parameters.values())
         star = [p for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL]
+        dtype = as_dtype(index_dtype)
         if star and ndim is not None:
             # TVM's sugar: ``lambda *indices, k: ...`` takes the leading indices in
             # ``indices`` and the trailing ones by the keyword-only names
@@ -72,20 +89,39 @@ class IndexMap:
             if count < 0:
                 raise ValueError(f"the index map takes at least {ndim - count} indices")
             names = before + [f"i{k}" for k in range(count)] + after
-            variables = [Var(name, as_dtype("int32")) for name in names]
+            variables = [Var(name, dtype) for name in names]
             cut = len(before) + count
             kw = {name: var for name, var in zip(after, variables[cut:])}
             result = func(*variables[:cut], **kw)
-            finals = list(result) if isinstance(result, (tuple, list)) else [result]
-            return IndexMap(variables, finals)
-        if ndim is None:
-            names = [p.name for p in params]
         else:
-            names = [f"i{k}" for k in range(ndim)]
-        variables = [Var(name, as_dtype("int32")) for name in names]
-        result = func(*variables)
-        finals = list(result) if isinstance(result, (tuple, list)) else [result]
-        return IndexMap(variables, finals)
+            if ndim is None:
+                names = [p.name for p in params]
+            else:
+                names = [f"i{k}" for k in range(ndim)]
+            variables = [Var(name, dtype) for name in names]
+            result = func(*variables)
+        outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+        finals: list[Any] = []
+        separators: list[int] = []
+        for value in outputs:
+            if value is IndexMap.AXIS_SEPARATOR:
+                separators.append(len(finals))
+            else:
+                finals.append(value)
+        return IndexMap(variables, finals), separators
+
+    def legalized(self, index_dtype: str) -> IndexMap:
+        """The same map over indices of ``index_dtype`` (TVM's LegalizeIndexMapDType): a
+        map replayed from a trace has int32 indices, an int64 buffer needs int64 ones."""
+        dtype = as_dtype(index_dtype)
+        if all(v.dtype == dtype for v in self.initial_indices):
+            return self
+        try:
+            text = repr(self)
+        except ValueError:
+            return self  # not printable as a lambda: used as it is (and checked as usual)
+        func = eval(compile(text, "<index map>", "eval"), {"__builtins__": {}})
+        return IndexMap.from_func(func, None, index_dtype)
 
     def map_indices(self, indices: Sequence[PrimExpr]) -> list[PrimExpr]:
         vmap = dict(zip(self.initial_indices, indices))
@@ -121,6 +157,16 @@ class IndexMap:
             if len(self.final_indices) == 1
             else f"lambda {names}: ({body})"
         )
+
+
+class _AxisSeparator:
+    """TVM's ``IndexMap.AXIS_SEPARATOR``: where a buffer's flattened axes split."""
+
+    def __repr__(self) -> str:
+        return "IndexMap.AXIS_SEPARATOR"
+
+
+IndexMap.AXIS_SEPARATOR = _AxisSeparator()
 
 
 def _py_expr(expr: PrimExpr) -> str:
@@ -196,11 +242,13 @@ def takes_varargs(value: Any) -> bool:
     return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
 
 
-def as_index_map(value: IndexMap | Callable[..., Any], ndim: int) -> IndexMap:
+def as_index_map(
+    value: IndexMap | Callable[..., Any], ndim: int, index_dtype: str = "int32"
+) -> IndexMap:
     if isinstance(value, IndexMap):
         return value
     if callable(value):
-        return IndexMap.from_func(value, ndim or None)
+        return IndexMap.from_func(value, ndim or None, index_dtype)
     raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
 
 
@@ -230,28 +278,49 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
 
 
 class _Remap(StmtExprMutator):
+    """Every access of ``old`` through ``index_map``, simplified as TVM does under the
+    ranges of the enclosing loops and iter vars (``(vo * 16 + vi) // 16`` is ``vo``)."""
+
     def __init__(self, old: Buffer, new: Buffer, index_map: IndexMap) -> None:
         self.old, self.new, self.index_map = old, new, index_map
         self.reuse: dict[Stmt, Stmt] = {}
+        self.analyzer = Analyzer()
+        self.units: dict[Var, PrimExpr] = {}
+
+    def _bind(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
+        self.analyzer.bind_range(var, begin, extent)
+        if isinstance(extent, IntImm) and extent.value == 1:
+            self.units[var] = begin
+
+    def _mapped(self, indices: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
+        mapped = self.index_map.map_indices([self.visit_expr(i) for i in indices])
+        # as TVM's iter-map simplification: an extent-1 variable's term drops out of a sum,
+        # while a bare extent-1 variable stays an index
+        return tuple(
+            simplify_expr(
+                m if isinstance(m, Var) else substitute_expr(m, self.units), self.analyzer
+            )
+            for m in mapped
+        )
 
     def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
         if load.buffer is not self.old:
             return self.generic_mutate(load)
-        indices = [self.visit_expr(i) for i in load.indices]
-        return BufferLoad(self.new, tuple(self.index_map.map_indices(indices)))
+        return BufferLoad(self.new, self._mapped(load.indices))
 
     def visit_buffer_store_(self, store: BufferStore) -> Stmt:
         if store.buffer is not self.old:
             return self.generic_mutate(store)
-        indices = [self.visit_expr(i) for i in store.indices]
+        mapped = self._mapped(store.indices)
         value = self.visit_expr(store.value)
-        mapped = tuple(self.index_map.map_indices(indices))
         return BufferStore(self.new, value, mapped, span=store.span)
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         return self.new if buffer is self.old else buffer
 
     def visit_block_(self, block: Block) -> Stmt:
+        for iv in block.iter_vars:  # variables are distinct objects: bindings never clash
+            self._bind(iv.var, iv.dom.min, iv.dom.extent)
         new = self.generic_mutate(block)
         if new is not block:
             if block.reads or block.writes or block.iter_vars:
@@ -260,6 +329,7 @@ class _Remap(StmtExprMutator):
         return new
 
     def visit_for_(self, loop: For) -> Stmt:
+        self._bind(loop.loop_var, loop.min, loop.extent)
         new = self.generic_mutate(loop)
         if new is not loop:
             self.reuse[loop] = new

@@ -47,6 +47,7 @@ KIND_OF: dict[str, str] = {
     "transform_layout": "TransformLayout",
     "transform_block_layout": "TransformBlockLayout",
     "storage_align": "StorageAlign",
+    "set_axis_separator": "SetAxisSeparator",
     "blockize": "Blockize",
     "annotate": "Annotate",
     "unannotate": "Unannotate",

@@ -60,6 +60,7 @@ from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import ScheduleError, render_error
 from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
+from .layout_symbolic import rewrite_block_body, symbolic_block_layout
 from .state import ScheduleState
 
 __all__ = ["reindex", "transform_block_layout"]
@@ -325,6 +326,9 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
             block,
         )
+    if any(not isinstance(iv.dom.extent, IntImm) for iv in block.iter_vars):
+        _symbolic_transform(state, block, index_map, loops, realize)
+        return
     extents: dict[Var, int] = {}
     kinds: dict[int, IterKind] = {}
     for var, iv in zip(index_map.initial_indices, block.iter_vars):
@@ -383,6 +387,43 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
     loop_vars = [Var(f"ax{k}", v.dtype) for k, v in enumerate(new_vars)]
     stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), new_block)
     for var, iv in reversed(list(zip(loop_vars, new_ivs))):
+        stmt = For(var, const(0, var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
+    top: Stmt = loops[0] if loops else realize
+    state.replace(top, stmt, {block: new_block})
+
+
+def _symbolic_transform(
+    state: ScheduleState,
+    block: Block,
+    index_map: IndexMap,
+    loops: Sequence[For],
+    realize: BlockRealize,
+) -> None:
+    """A symbolic domain: a row-major linearization per output (``layout_symbolic.py``)."""
+    found = symbolic_block_layout(block, index_map)
+    if isinstance(found, str):
+        raise _fail(
+            state,
+            "transform_block_layout",
+            f"the index map is not a provable bijection of the block's symbolic iteration "
+            f"space: {found}",
+            block,
+        )
+    old_vars = [iv.var for iv in block.iter_vars]
+    init = None if block.init is None else rewrite_block_body(block.init, found, old_vars)
+    new_block = refresh_regions(
+        rebuild(
+            block,
+            {
+                "iter_vars": tuple(found.new_ivs),
+                "body": rewrite_block_body(block.body, found, old_vars),
+                "init": init,
+            },
+        )
+    )
+    loop_vars = [Var(f"ax{k}", iv.var.dtype) for k, iv in enumerate(found.new_ivs)]
+    stmt: Stmt = BlockRealize(tuple(loop_vars), const(True), new_block)
+    for var, iv in reversed(list(zip(loop_vars, found.new_ivs))):
         stmt = For(var, const(0, var.dtype), iv.dom.extent, ForKind.SERIAL, stmt)
     top: Stmt = loops[0] if loops else realize
     state.replace(top, stmt, {block: new_block})

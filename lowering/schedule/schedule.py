@@ -21,6 +21,7 @@ from . import (
     compute_at,
     inline,
     layout,
+    layout_transform,
     reduction,
     reindex,
     reindex_cache,
@@ -63,7 +64,7 @@ class ScheduleStateView:
         return self._sch.get_sref(stmt)
 
 
-EquivalenceChecker = Callable[[PrimFunc, PrimFunc], "str | None"]
+EquivalenceChecker = Callable[..., "str | None"]
 _CHECKER: list[EquivalenceChecker] = []
 
 
@@ -180,7 +181,10 @@ class Schedule:
         """An independent schedule in the same state; its RVs are the same handles."""
         other = object.__new__(Schedule)
         other.__dict__.update(self.__dict__)
-        other._states = {n: ScheduleState(st.func, st.had_root) for n, st in self._states.items()}
+        other._states = {
+            n: ScheduleState(st.func, st.had_root, param_layouts=list(st.param_layouts))
+            for n, st in self._states.items()
+        }
         other._table = dict(self._table)
         other._srefs = {}
         other._owner = dict(self._owner)
@@ -300,15 +304,21 @@ class Schedule:
     ) -> Any:
         state = self._state
         before = state.func
+        layouts = len(state.param_layouts)
         state.begin()
         try:
             produced = action(state)
         except ScheduleError as err:
             state.set_func(before)
+            del state.param_layouts[layouts:]
             raise self._error(err) from None
         self._refresh(state)
         if self._debug:
-            self._debug_check(kind, state, before)
+            try:
+                self._debug_check(kind, state, before)
+            except ScheduleError:
+                del state.param_layouts[layouts:]
+                raise
         result = self._outputs(produced)
         outputs = result if isinstance(result, list) else [] if result is None else [result]
         self._record(kind, inputs, attrs, list(outputs))
@@ -331,7 +341,10 @@ class Schedule:
             failure = "the result is not well formed: " + "; ".join(p.message for p in problems)
         elif _CHECKER:
             assert self._func_name is not None
-            failure = _CHECKER[0](self._originals[self._func_name], func)
+            original = self._originals[self._func_name]
+            # parameters transform_layout moved: the check moves its inputs likewise
+            layouts = state.param_layouts
+            failure = _CHECKER[0](original, func, *([layouts] if layouts else []))
         if failure is not None:
             state.set_func(before)
             self._refresh_after_rollback(state)
@@ -798,26 +811,60 @@ class Schedule:
         *,
         assume_injective_transform: bool = False,
     ) -> None:
-        """Store the buffer in the layout ``index_map`` gives (a bijection of its indices).
+        """Store the buffer in the layout ``index_map`` gives (injective on its indices).
 
-        The map must be a bijection of the buffer's index box, so there is no padding and
-        ``pad_value`` changes nothing (it is accepted, as in TVM, and not recorded);
-        ``assume_injective_transform`` is accepted and ignored: the bijection is checked."""
-        del pad_value, assume_injective_transform
+        A map that pads needs ``pad_value`` (a value, a function of the new indices or an
+        ``IndexMap``) unless ``assume_injective_transform`` leaves the padding unwritten;
+        ``IndexMap.AXIS_SEPARATOR`` among the outputs sets the new buffer's separators."""
         block = self._as_rv(block)
         node = self._block(block, "transform_layout")
-        ndim = 0
-        if layout.takes_varargs(index_map):
-            try:  # the buffer's rank, for ``lambda *indices: ...`` maps
-                ndim = len(layout.resolve_buffer(self._state, node, buffer, "").shape)
-            except ScheduleError:
-                ndim = 0
-        mapping = layout.as_index_map(index_map, ndim)
+        target = layout.resolve_buffer(self._state, node, buffer, "transform_layout")
+        ndim = len(target.shape)
+        dtype = str(target.shape[0].dtype) if target.shape else "int32"
+        separators: list[int] = []
+        if isinstance(index_map, layout.IndexMap):
+            mapping = index_map.legalized(dtype)  # a replayed map has int32 indices
+        elif callable(index_map):
+            mapping, separators = layout.IndexMap.from_func_with_separators(
+                index_map, ndim if layout.takes_varargs(index_map) else None, dtype
+            )
+        else:
+            raise TypeError("transform_layout: index_map must be an IndexMap or a function")
+        recorded_pad = (  # a function is recorded as its IndexMap (printable)
+            layout.IndexMap.from_func(pad_value, None, dtype)
+            if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
+            else pad_value
+        )
+        slot = buffer_slot(node, buffer)
+        state = self._state
+
+        def act(st: ScheduleState) -> None:
+            moved = layout_transform.transform_layout(
+                st, node, buffer, mapping, pad_value, assume_injective_transform
+            )
+            if moved is not None:
+                state.param_layouts.append(moved)
+
         self._apply(
             "transform_layout",
             [block],
-            [*buffer_slot(node, buffer), mapping, None],
-            lambda st: layout.transform_layout(st, node, buffer, mapping),
+            [*slot, mapping, recorded_pad, bool(assume_injective_transform)],
+            act,
+        )
+        if separators:  # a second instruction, as in TVM's trace
+            side = "read" if slot[1] == 0 else "write"
+            self.set_axis_separator(block, (side, slot[0]), separators)
+
+    def set_axis_separator(self, block: BlockRV, buffer: Any, axis_separators: Any) -> None:
+        """Set where the buffer's axes split when flattened (TVM's ``axis_separators``)."""
+        block = self._as_rv(block)
+        node = self._block(block, "set_axis_separator")
+        separators = [int(s) for s in axis_separators]
+        self._apply(
+            "set_axis_separator",
+            [block],
+            [*buffer_slot(node, buffer), separators],
+            lambda st: layout_transform.set_axis_separator(st, node, buffer, separators),
         )
 
     def reindex(self, block: BlockRV, buffer: Any) -> BlockRV:
@@ -835,7 +882,9 @@ class Schedule:
         """Re-index the block's iteration space with ``index_map`` (a bijection)."""
         block = self._as_rv(block)
         node = self._block(block, "transform_block_layout")
-        mapping = layout.as_index_map(index_map, 0)
+        # the map's indices take the iter vars' dtype (int64 domains get int64 indices)
+        dtype = str(node.iter_vars[0].var.dtype) if node.iter_vars else "int32"
+        mapping = layout.as_index_map(index_map, 0, dtype)
         self._apply(
             "transform_block_layout",
             [block],

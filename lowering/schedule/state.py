@@ -170,6 +170,8 @@ class ScheduleState:
     """Old Block/For (by id) -> its continuation, accumulated during one primitive."""
     keep: list[Stmt] = field(default_factory=list, repr=False)
     """Nodes whose ids appear in ``reuse`` (kept alive so ids stay unique)."""
+    param_layouts: list[Any] = field(default_factory=list, repr=False)
+    """Layouts ``transform_layout`` gave parameters (for the proof by execution)."""
 
     def begin(self) -> None:
         self.reuse = {}

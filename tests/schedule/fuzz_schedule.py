@@ -128,6 +128,7 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             "decompose_reduction",
             "rfactor",
             "add_unit_loop",
+            "transform_layout",
         ]
     )
     if choice == "split" and loops:
@@ -192,6 +193,23 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             return choice, lambda: sch.transform_block_layout(block, chosen_map)
     if choice == "add_unit_loop":
         return choice, lambda: sch.add_unit_loop(_pick(rng, [block, *loops]))
+    if choice == "transform_layout":  # padded maps included; parameters too
+        chosen = _pick(
+            rng,
+            [
+                lambda i, j: (i // 4, j, i % 4),
+                lambda i, j: (j // 3, i, j % 3),
+                lambda i, j: ((j + 1) // 4, i, (j + 1) % 4),
+                lambda i, j: (j, i),
+                lambda i, j: (i // 2, j // 2, i % 2, j % 2),
+            ],
+        )
+        pad = _pick(rng, [None, 0, 7, lambda *ix: ix[0] - ix[-1]])
+        injective = rng.random() < 0.2
+        buffer = (_pick(rng, ["read", "write"]), rng.randrange(2))
+        return choice, lambda: sch.transform_layout(
+            block, buffer, chosen, pad_value=pad, assume_injective_transform=injective
+        )
     return "none", lambda: None
 
 
@@ -234,7 +252,9 @@ def run_case(seed: int) -> Outcome:
             raise AssertionError(f"seed {seed}: {name} crashed: {err!r}\n{text}") from err
         outcome.applied.append(name)
     result = sch.mod["main"]
-    difference = check_same_results(original, result)
+    # parameters transform_layout moved: compared in their new layouts
+    layouts = sch._state.param_layouts
+    difference = check_same_results(original, result, layouts)
     assert difference is None, f"seed {seed}: {difference}\n{text}\n{sch.trace}"
     assert_structural_equal(from_source(result.script()), result)
     return outcome

@@ -23,7 +23,9 @@ from tvmscript import from_source
 from tvmscript import tir as T
 
 
-def _scheduled(seed: int) -> tuple[PrimFunc, PrimFunc]:
+def _scheduled(seed: int) -> tuple[PrimFunc, PrimFunc | None]:
+    """The original and the scheduled function (None when transform_layout changed a
+    parameter's layout: the kernel then takes other arrays)."""
     rng = random.Random(seed)
     original = from_source(random_program(rng))
     assert isinstance(original, PrimFunc)
@@ -45,7 +47,7 @@ def _scheduled(seed: int) -> tuple[PrimFunc, PrimFunc]:
                 pass
     result = sch.mod["main"]
     assert isinstance(result, PrimFunc)
-    return original, result
+    return original, None if sch._state.param_layouts else result
 
 
 def _compacts(func: PrimFunc) -> bool:
@@ -57,7 +59,7 @@ def test_compiled_random_schedules_with_compacted_buffers() -> None:
     compacted = 0
     for seed in range(1000, 1040):
         original, result = _scheduled(seed)
-        if not _compacts(result):
+        if result is None or not _compacts(result):
             continue
         compacted += 1
         shape = tuple(int(d.value) for d in original.buffer_map[original.params[0]].shape)

@@ -101,6 +101,7 @@ def _caches(sch: T.Schedule) -> None:
 def _layouts(sch: T.Schedule) -> None:
     b = sch.get_block("B")
     sch.transform_layout(b, ("write", 0), lambda i, j: (j, i))
+    sch.set_axis_separator(b, ("write", 0), [1])
     sch.transform_block_layout(b, lambda i, j: (j, i))
     sch.reindex(sch.get_block("C"), "B")
 

@@ -189,3 +189,41 @@ class KernelRange:
 
     def __repr__(self) -> str:
         return f"range({', '.join(map(repr, self.args))})"
+
+
+# ``2 <= j`` is ``LE(2, j)`` in TVM's parser (each comparison builds its own node, the
+# constant taking the other side's dtype), where Python's reflection would give
+# ``GE(j, 2)``; TVM's expected programs are written this way, so the node kinds must match.
+def _register_reflected_comparisons() -> None:
+    import operator
+
+    from irbuilder.ir import EQ, GE, GT, LE, LT, NE, FloatImm
+    from tvmscript.parser.core.dispatch import register_op
+
+    table = {
+        "Lt": (LT, operator.lt),
+        "LtE": (LE, operator.le),
+        "Gt": (GT, operator.gt),
+        "GtE": (GE, operator.ge),
+        "Eq": (EQ, operator.eq),
+        "NotEq": (NE, operator.ne),
+    }
+
+    def make(node_cls: Any, python_op: Any) -> Any:
+        def handler(lhs: Any, rhs: Any) -> Any:
+            if isinstance(lhs, (int, float)) and not isinstance(lhs, bool):
+                dtype = rhs.dtype
+                if dtype.lanes == 1 and isinstance(lhs, int) and dtype.is_int:
+                    if dtype.min_value <= lhs <= dtype.max_value:
+                        return node_cls(IntImm(dtype, lhs), rhs)
+                elif dtype.lanes == 1 and dtype.is_float:
+                    return node_cls(FloatImm(dtype, float(lhs)), rhs)
+            return python_op(lhs, rhs)
+
+        return handler
+
+    for name, (node_cls, python_op) in table.items():
+        register_op(PrimExpr, name, 1)(make(node_cls, python_op))
+
+
+_register_reflected_comparisons()
