@@ -22,7 +22,11 @@ Loop nests whose indices are affine in their loop variables are then versioned o
 range test of the indices' extremes (:mod:`lowering.checks.bounds_hoist`): when it passes, a copy
 of the nest without those asserts runs, so a checked build stays close to an unchecked
 one; when it fails, the checked nest runs and raises exactly as described above.
-``PassContext(config={"insert_bounds_checks": {"hoist": False}})`` keeps every assert in place.
+The asserts left, whose indices read memory or are not affine, are validated a chunk of
+iterations at a time in a branch-free loop before the chunk runs without them
+(:mod:`lowering.checks.bounds_validate`); a failing chunk runs with every assert in place.
+``PassContext(config={"insert_bounds_checks": {"hoist": False, "validate": False}})`` keeps
+every assert in place.
 """
 
 from __future__ import annotations
@@ -75,7 +79,9 @@ from irbuilder.ir import (
 
 from ..pass_infra import PassContext, function_pass
 from ..transforms.auto_parallel import PARALLEL_IF
+from ..analysis.loads import LocalAllocations
 from .bounds_hoist import hoist_bounds_checks
+from .bounds_validate import validate_in_chunks
 
 __all__ = ["PIPELINE_POSITION", "insert_bounds_checks"]
 
@@ -315,8 +321,16 @@ def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
     (:mod:`lowering.checks.bounds_hoist`)."""
     logical = {buf.data: buf for buf in func.buffer_map.values()}
     checked = _Inserter(_Checker(logical)).visit_func(func)
-    if PassContext.current().option("insert_bounds_checks", "hoist", True):
+    context = PassContext.current()
+    if context.option("insert_bounds_checks", "hoist", True):
         body = hoist_bounds_checks(checked.body)
         checked = checked if body is checked.body else checked.with_body(body)
-    return serialize_checked_loops(checked)
+    checked = serialize_checked_loops(checked)
+    if context.option("insert_bounds_checks", "validate", True):
+        # After serializing: the chunks' checked copies keep asserts in the loop anyway.
+        local = LocalAllocations()
+        local.visit_stmt(checked.body)
+        body = validate_in_chunks(checked.body, local.vars)
+        checked = checked if body is checked.body else checked.with_body(body)
+    return checked
 
