@@ -268,10 +268,8 @@ class _Validator(StmtExprMutator):
         return expr
 
     def visit_for_(self, node: For) -> Stmt:
-        new = self.generic_mutate(node)
-        if isinstance(new, For):
-            return _rewrite(new, self.local_data) or new
-        return new
+        new = self.generic_mutate(node)  # inner loops first: only innermost ones qualify
+        return _rewrite(new, self.local_data) or new
 
 
 def _rewrite(loop: For, local_data: Collection[int]) -> Stmt | None:
