@@ -365,12 +365,12 @@ def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
     if context.option("insert_bounds_checks", "hoist", True):
         body = hoist_bounds_checks(checked.body)
         checked = checked if body is checked.body else checked.with_body(body)
-    checked = serialize_checked_loops(checked)
     if context.option("insert_bounds_checks", "validate", True):
-        # After serializing: the chunks' checked copies keep asserts in the loop anyway.
+        # Before serializing: a parallel loop validated whole stays parallel; the checked
+        # copies, which keep their asserts, are serialized below.
         local = LocalAllocations()
         local.visit_stmt(checked.body)
         body = validate_in_chunks(checked.body, local.vars)
         checked = checked if body is checked.body else checked.with_body(body)
-    return checked
+    return serialize_checked_loops(checked)
 

@@ -24,6 +24,7 @@ from irbuilder.ir import (
     BufferStore,
     Call,
     For,
+    ForKind,
     IfThenElse,
     PrimFunc,
     StringImm,
@@ -46,6 +47,23 @@ PER_ACCESS = {"insert_bounds_checks": {"hoist": False, "validate": False}}
 def gather(Tb: T.Buffer((4096,), "float32"), Idx: T.Buffer((65536,), "int32"),
            Out: T.Buffer((65536,), "float32")):
     for i in range(65536):
+        Out[i] = Tb[Idx[i]]
+
+
+BIG = 1 << 20
+
+
+@T.prim_func
+def gather_big(Tb: T.Buffer((4096,), "float32"), Idx: T.Buffer((BIG,), "int32"),
+               Out: T.Buffer((BIG,), "float32")):
+    for i in range(BIG):
+        Out[i] = Tb[Idx[i]]
+
+
+@T.prim_func
+def gather_big_int(Tb: T.Buffer((64,), "int32"), Idx: T.Buffer((BIG,), "int32"),
+                   Out: T.Buffer((BIG,), "int32")):
+    for i in range(BIG):
         Out[i] = Tb[Idx[i]]
 
 
@@ -150,8 +168,43 @@ def test_a_gather_runs_validated_chunks_without_per_element_asserts(target: Targ
 
 
 @BOTH
+def test_a_parallel_gather_is_validated_whole_and_stays_parallel(target: Target) -> None:
+    lowered = _checked(gather_big, target)
+    validation: list[For] = []
+    post_order_visit(lowered.body, lambda n: validation.append(n)
+                     if isinstance(n, For) and n.kind is ForKind.PARALLEL
+                     and "tvmscript.parallel_if" not in n.annotations else None)
+    (sweep,) = validation
+    assert not _index_asserts(sweep)
+    runs: list[IfThenElse] = []
+    post_order_visit(lowered.body, lambda n: runs.append(n) if isinstance(n, IfThenElse)
+                     and isinstance(n.then_case, For) and n.else_case is not None
+                     and _index_asserts(n.else_case) else None)
+    (run,) = runs
+    fast = run.then_case
+    assert isinstance(fast, For) and fast.kind is ForKind.PARALLEL
+    assert not _index_asserts(fast)
+    assert isinstance(run.else_case, For) and run.else_case.kind is ForKind.SERIAL
+
+
+@needs_host_features(AVX512)
+@pytest.mark.parametrize("bad", [None, 0, 300000, BIG - 1])
+def test_a_parallel_gather_fails_exactly_like_the_serial_checks(bad: int | None) -> None:
+    idx = np.random.default_rng(2).integers(0, 4096, BIG, dtype="int32")
+    if bad is not None:
+        idx[bad] = -5
+    args = (np.arange(4096, dtype="float32"), idx, np.full(BIG, -1, "float32"))
+    got = _outcome(tvmscript.build(gather_big, bounds_check=True, target=AVX512), *args)
+    assert got == _outcome(_reference(gather_big), *args)
+    if bad is None:
+        assert got[0] is None and got[1][2] == idx.astype("float32").tolist()
+    else:
+        assert got[0] is not None and "= -5 out of bounds for shape (4096,)" in got[0]
+
+
+@BOTH
 def test_the_checked_ir_prints_and_reparses(target: Target) -> None:
-    for func in (gather, gather_sym, vector_gather):
+    for func in (gather, gather_big, gather_sym, vector_gather):
         lowered = _checked(func, target)
         assert_structural_equal(tvmscript.from_source(lowered.script()), lowered)
 
@@ -224,6 +277,20 @@ def test_indices_changed_by_the_loops_own_writes_are_checked_when_read() -> None
     with pytest.raises(IndexError):
         _reference(gather_int)(tb, again[:100], again[1:])
     assert again.tolist() == memory.tolist()
+
+
+def test_a_parallel_loop_over_overlapping_views_raises_at_the_changed_index() -> None:
+    assert "bounds_flags" in _checked(gather_big_int, AVX2).script()  # validated whole
+    tb = np.arange(1, 65, dtype="int32")
+    tb[5] = 1000
+    outcomes = []
+    for kernel in (tvmscript.build(gather_big_int, bounds_check=True),
+                   _reference(gather_big_int)):
+        memory = np.zeros(BIG + 1, "int32")
+        with pytest.raises(IndexError, match=r"= 1000 out of bounds for shape \(64,\)$"):
+            kernel(tb, memory[:BIG], memory[1:])
+        outcomes.append(memory.tolist())
+    assert outcomes[0] == outcomes[1]
 
 
 def test_a_loop_writing_its_own_indices_raises_at_the_bad_one() -> None:
