@@ -16,13 +16,19 @@ Where it runs: anywhere without ``Reduce`` nodes, best after ``vectorize_loop``'
 indices whose first and last lanes are checked). Loads in an ``if_then_else`` branch
 are checked only when that branch is taken; loads under a ``Let`` see the binding.
 Loads in a ``While`` condition are checked before the loop and at the end of each
-iteration. Gather indices (vector indices that are not a Ramp) are not checked.
+iteration. A gather index (a vector index that is not a Ramp, ``T[I[Ramp]]``) is checked
+lane by lane before the vector access; its message gives the first failing lane's value
+and the lane: ``T: index I[...] = 70000 (lane 3) out of bounds for shape (4096,)``.
 
 Loop nests whose indices are affine in their loop variables are then versioned on one
 range test of the indices' extremes (:mod:`lowering.checks.bounds_hoist`): when it passes, a copy
 of the nest without those asserts runs, so a checked build stays close to an unchecked
 one; when it fails, the checked nest runs and raises exactly as described above.
-``PassContext(config={"insert_bounds_checks": {"hoist": False}})`` keeps every assert in place.
+The asserts left, whose indices read memory or are not affine, are validated a chunk of
+iterations at a time in a branch-free loop before the chunk runs without them
+(:mod:`lowering.checks.bounds_validate`); a failing chunk runs with every assert in place.
+``PassContext(config={"insert_bounds_checks": {"hoist": False, "validate": False}})`` keeps
+every assert in place.
 """
 
 from __future__ import annotations
@@ -58,7 +64,9 @@ from irbuilder.ir import (
     PrimFunc,
     Ramp,
     Reduce,
+    Select,
     SeqStmt,
+    Shuffle,
     Stmt,
     StmtExprMutator,
     StringImm,
@@ -73,9 +81,11 @@ from irbuilder.ir import (
     strip_parens,
 )
 
+from ..analysis.loads import LocalAllocations
 from ..pass_infra import PassContext, function_pass
 from ..transforms.auto_parallel import PARALLEL_IF
 from .bounds_hoist import hoist_bounds_checks
+from .bounds_validate import validate_in_chunks
 
 __all__ = ["PIPELINE_POSITION", "insert_bounds_checks"]
 
@@ -143,11 +153,47 @@ class _Checker:
     def access(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> Iterator[_Check]:
         """Checks of ``buffer[indices]`` itself (not of loads inside the indices)."""
         for dim, (index, extent) in enumerate(zip(indices, buffer.shape)):
+            if index.dtype.lanes != 1 and not isinstance(index, Ramp):
+                yield self._gather(buffer, index, extent, dim, len(indices))
+                continue
             cond = self._in_bounds(index, extent)
             if cond is None:
                 continue
             template, values = self._message(buffer, index, dim, len(indices))
             yield _Check(cond, template, values)
+
+    def _gather(
+        self, buffer: Buffer, index: PrimExpr, extent: PrimExpr, dim: int, ndim: int
+    ) -> _Check:
+        """The check of a vector index that is not a Ramp (``T[I[Ramp]]``): every lane in
+        bounds; the message names the first failing lane and its value."""
+        element = index.dtype.element_of()
+        ext = extent if extent.dtype == element else Cast(element, extent)
+
+        def lanes() -> tuple[Var, list[PrimExpr], list[PrimExpr]]:
+            # Each expression binds the index vector once, with its own Let variable.
+            vec = Var("index_lanes", index.dtype)
+            items: list[PrimExpr] = [Shuffle((vec,), (k,)) for k in range(index.dtype.lanes)]
+            ok: list[PrimExpr] = [And(GE(v, const(0, element)), LT(v, ext)) for v in items]
+            return vec, items, ok
+
+        def first_failing(pick_lane: bool) -> PrimExpr:
+            vec, items, ok = lanes()
+            last = len(items) - 1
+            out: PrimExpr = const(last, "int32") if pick_lane else items[last]
+            for k in range(last - 1, -1, -1):
+                out = Select(ok[k], out, const(k, "int32") if pick_lane else items[k])
+            return Let(vec, index, out)
+
+        vec, _, ok = lanes()
+        cond = ok[0]
+        for more in ok[1:]:
+            cond = And(cond, more)
+        template, _ = self._message(buffer, index, dim, ndim)
+        # `_message` ends the index text with " = {}": the failing lane follows the value.
+        template = template.replace(" = {}", " = {} (lane {})", 1)
+        values = (first_failing(pick_lane=False), first_failing(pick_lane=True))
+        return _Check(Let(vec, index, cond), template, values)
 
     def _in_bounds(self, index: PrimExpr, extent: PrimExpr) -> PrimExpr | None:
         lo: PrimExpr
@@ -315,8 +361,16 @@ def insert_bounds_checks(func: PrimFunc) -> PrimFunc:
     (:mod:`lowering.checks.bounds_hoist`)."""
     logical = {buf.data: buf for buf in func.buffer_map.values()}
     checked = _Inserter(_Checker(logical)).visit_func(func)
-    if PassContext.current().option("insert_bounds_checks", "hoist", True):
+    context = PassContext.current()
+    if context.option("insert_bounds_checks", "hoist", True):
         body = hoist_bounds_checks(checked.body)
+        checked = checked if body is checked.body else checked.with_body(body)
+    if context.option("insert_bounds_checks", "validate", True):
+        # Before serializing: a parallel loop validated whole stays parallel; the checked
+        # copies, which keep their asserts, are serialized below.
+        local = LocalAllocations()
+        local.visit_stmt(checked.body)
+        body = validate_in_chunks(checked.body, local.vars)
         checked = checked if body is checked.body else checked.with_body(body)
     return serialize_checked_loops(checked)
 

@@ -62,7 +62,7 @@ from ..analysis import free_vars
 from ..arith import Analyzer, ExprSimplifier
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["hoist_bounds_checks"]
+__all__ = ["NestRange", "hoist_bounds_checks"]
 
 _I64 = as_dtype("int64")
 _LIMIT = 1 << 63
@@ -99,7 +99,7 @@ def _bound_inside(node: Stmt) -> tuple[dict[Var, For], set[Var]]:
     return loops, bound
 
 
-class _Nest:
+class NestRange:
     """Extremes of index expressions over the iterations of one loop nest."""
 
     def __init__(self, root: For) -> None:
@@ -245,7 +245,7 @@ class _Hoister(StmtExprMutator):
         asserts = _asserts(node.body)
         if not asserts:
             return node
-        nest = _Nest(node)
+        nest = NestRange(node)
         covered: set[int] = set()
         tests: list[PrimExpr] = []
         for check in asserts:
