@@ -61,7 +61,7 @@ from .analysis import (
     is_reduction_block,
     position_dependent_vars,
 )
-from .cache import unique_name
+from .cache_stage import unique_name
 from .edit import leaf_root, refresh_regions
 from .error import ScheduleError, render_error
 from .stage_pipeline import uncovered_read

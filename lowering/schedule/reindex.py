@@ -55,7 +55,8 @@ from .analysis import (
     is_reduction_block,
     position_dependent_vars,
 )
-from .cache import _insert, _items, _top_level, unique_name
+from .cache_placement import insert_stage, scope_items, top_level_position
+from .cache_stage import unique_name
 from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import ScheduleError, render_error
@@ -154,8 +155,8 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     )
     realize = index.realize_of(block)
     scope = index.scope_block(realize)
-    position = _top_level(state, scope, realize)
-    item = _items(scope)[position]
+    position = top_level_position(state, scope, realize)
+    item = scope_items(scope)[position]
     others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
     if is_write:
         if not all(isinstance(i, Var) and id(i) in iter_ids for i in first) or len(
@@ -214,7 +215,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     stage = _copy_stage(used, first, buffer, new_buffer, new_name, is_write)
     scope_now = state.resolve(scope)
     assert isinstance(scope_now, Block)
-    _insert(state, scope_now, position + 1 if is_write else position, stage, new_buffer)
+    insert_stage(state, scope_now, position + 1 if is_write else position, stage, new_buffer)
     found = [
         n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == new_name
     ]

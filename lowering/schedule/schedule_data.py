@@ -25,6 +25,7 @@ from .record import buffer_slot, region_position
 from .rv import BlockRV, ExprRV, LoopRV
 from .schedule_base import ScheduleBase
 from .state import ScheduleState
+from .storage_scope import set_scope as set_storage_scope
 
 __all__ = ["DataPrimitives"]
 
@@ -162,7 +163,7 @@ class DataPrimitives(ScheduleBase):
             "set_scope",
             [block],
             [region_position(node.writes, buffer_index), storage_scope],
-            lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
+            lambda st: set_storage_scope(st, node, buffer_index, storage_scope),
         )
 
     def transform_layout(
