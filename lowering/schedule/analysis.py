@@ -8,7 +8,7 @@ illegal primitive look legal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from irbuilder.ir import (
@@ -45,6 +45,7 @@ __all__ = [
     "is_affine_block",
     "is_complete_block",
     "is_reduction_block",
+    "mentions_any",
     "relax_region",
     "union_regions",
     "uses_opaquely",
@@ -297,7 +298,8 @@ def relax_region(
     return BufferRegion(region.buffer, tuple(ranges))
 
 
-def _mentions_any(expr: PrimExpr, ids: set[int]) -> bool:
+def mentions_any(expr: PrimExpr, ids: Container[int]) -> bool:
+    """Whether ``expr`` uses a var whose id is in ``ids``."""
     found = False
 
     def visit(node: object) -> None:
@@ -314,7 +316,7 @@ def _widen(
 ) -> Range | None:
     ids = {id(v) for v in relaxed}
     by_id = {id(v): r for v, r in relaxed.items()}
-    if _mentions_any(ext, ids) or not supports_linear(lo.dtype):
+    if mentions_any(ext, ids) or not supports_linear(lo.dtype):
         return None
     form = to_linear(lo)
     rest = form.copy()
@@ -334,7 +336,7 @@ def _widen(
                 if isinstance(low_shift, IntImm) and low_shift.value == 0
                 else low_shift + shift
             )
-        elif _mentions_any(atom, ids):
+        elif mentions_any(atom, ids):
             return None
         else:
             rest.add_term(atom, coef)
@@ -437,7 +439,7 @@ def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> lis
         return fallback
     for region in points:
         for rng in region.region:
-            if _mentions_any(rng.min, inner):
+            if mentions_any(rng.min, inner):
                 return fallback
     return points
 

@@ -39,10 +39,7 @@ from .analysis import (
 )
 from .cache_checks import buffer_at, check_in_bounds, check_reads_after, check_single_writer
 from .cache_placement import (
-    allocate_buffer,
-    find_stage,
-    insert_at,
-    resolve_block,
+    place_stage,
     scope_seq,
     split_point,
 )
@@ -120,14 +117,9 @@ def cache_read(
         check_in_bounds(state, name, region, accessor)
     compact = compactable(state, scope_block, holder, region, buffer, chosen)
     cache = make_cache_buffer(state, buffer, scope, region if compact else None)
-    stage_name = cache.name
     redirect_accesses(state, [*chosen], buffer, cache, region if compact else None)
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    stage = copy_stage(region, buffer, cache, stage_name, "target" if compact else None)
-    insert_at(state, holder_now, position, stage)
-    allocate_buffer(state, resolve_block(state, scope_block), cache)
-    return find_stage(state, stage_name)
+    stage = copy_stage(region, buffer, cache, cache.name, "target" if compact else None)
+    return place_stage(state, holder, position, stage, scope_block, cache)
 
 
 def _runs_first(state: ScheduleState, scope: Block, first: Block, then: Block) -> bool:

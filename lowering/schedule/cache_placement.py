@@ -21,6 +21,7 @@ __all__ = [
     "find_stage",
     "insert_at",
     "insert_stage",
+    "place_stage",
     "resolve_block",
     "scope_items",
     "scope_seq",
@@ -88,6 +89,18 @@ def insert_stage(
     new_scope = resolve_block(state, scope)
     allocate_buffer(state, new_scope, alloc)
     return resolve_block(state, new_scope)
+
+
+def place_stage(
+    state: ScheduleState, holder: Stmt, position: int, stage: Stmt, scope: Block, cache: Buffer
+) -> Block:
+    """Insert ``stage`` as item ``position`` of ``holder`` (as edits since it was found left
+    it), allocate ``cache`` in the ``scope`` block; returns the stage's block."""
+    holder_now = state.resolve(holder)
+    assert holder_now is not None
+    insert_at(state, holder_now, position, stage)
+    allocate_buffer(state, resolve_block(state, scope), cache)
+    return find_stage(state, cache.name)
 
 
 def allocate_buffer(state: ScheduleState, scope: Block, buffer: Buffer) -> None:

@@ -17,22 +17,18 @@ from irbuilder.ir import (
     PrimExpr,
     Stmt,
     StmtExprMutator,
-    Var,
-    post_order_visit,
     rebuild,
     structural_equal,
 )
 from lowering.analysis.substitute import Substituter
 from lowering.arith import simplify_expr
 
-from .analysis import (
-    uses_opaquely,
-)
+from .analysis import mentions_any, uses_opaquely
 from .cache_stage import is_zero
 from .edit import refresh_regions
 from .state import ScheduleState
 
-__all__ = ["compactable", "mentions_loop", "redirect_accesses"]
+__all__ = ["compactable", "redirect_accesses"]
 
 
 def compactable(
@@ -57,21 +53,9 @@ def compactable(
             break
         if isinstance(node, For):
             loops[id(node.loop_var)] = node
-    if any(mentions_loop(r.min, loops) for r in region.region):
+    if any(mentions_any(r.min, loops) for r in region.region):
         return False
     return not any(uses_opaquely(user, buffer) for user in users)
-
-
-def mentions_loop(expr: PrimExpr, ids: dict[int, For]) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, Var) and id(node) in ids:
-            found = True
-
-    post_order_visit(expr, visit)
-    return found
 
 
 class _Shift(StmtExprMutator):

@@ -39,18 +39,16 @@ from lowering.arith import simplify_expr, supports_linear, to_linear
 from .analysis import (
     access_regions,
     block_access,
+    mentions_any,
     uses_opaquely,
 )
 from .cache_checks import buffer_at, check_reads_after, check_single_writer, stores_at
 from .cache_placement import (
-    allocate_buffer,
-    find_stage,
-    insert_at,
-    resolve_block,
+    place_stage,
     scope_seq,
     split_point,
 )
-from .cache_redirect import compactable, mentions_loop, redirect_accesses
+from .cache_redirect import compactable, redirect_accesses
 from .cache_region import loops_between, region_at, region_covers
 from .cache_stage import copy_stage, make_cache_buffer
 from .error import fail
@@ -125,12 +123,8 @@ def cache_write(
     compact = compactable(state, scope_block, holder, region, buffer, [block, *readers])
     cache = make_cache_buffer(state, buffer, scope, region if compact else None)
     redirect_accesses(state, [block, *readers], buffer, cache, region if compact else None)
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
     stage = copy_stage(region, cache, buffer, cache.name, "source" if compact else None)
-    insert_at(state, holder_now, position, stage)
-    allocate_buffer(state, resolve_block(state, scope_block), cache)
-    return find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)
 
 
 def _check_later_iterations(
@@ -367,7 +361,7 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
                 return None
             used.add(id(atom))
             steps.append((coef, loops[id(atom)]))
-        elif mentions_loop(atom, loops):
+        elif mentions_any(atom, loops):
             return None
     expected = 1
     for coef, loop in sorted(steps, key=lambda t: t[0]):

@@ -46,10 +46,7 @@ from lowering.analysis.substitute import substitute_expr
 from .analysis import block_access
 from .cache_checks import buffer_at, check_reads_after, check_single_writer
 from .cache_placement import (
-    allocate_buffer,
-    find_stage,
-    insert_at,
-    resolve_block,
+    place_stage,
     scope_seq,
     split_point,
     top_level_position,
@@ -214,11 +211,7 @@ def reindex_cache_read(
     new = refresh_regions(redirected)
     realize = index.realize_of(block)
     state.replace(realize, rebuild(realize, {"block": new}), {block: new})
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    insert_at(state, holder_now, position, stage)
-    allocate_buffer(state, resolve_block(state, scope_block), cache)
-    return find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)
 
 
 def reindex_cache_write(
@@ -324,8 +317,4 @@ def reindex_cache_write(
     assert isinstance(redirected, Block)
     new = refresh_regions(redirected)
     state.replace(realize, rebuild(realize, {"block": new}), {block: new})
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    insert_at(state, holder_now, position, stage)
-    allocate_buffer(state, resolve_block(state, scope_block), cache)
-    return find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)
