@@ -36,7 +36,8 @@ from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, from_linear, simplify_expr, supports_linear, to_linear
 
 from .affine import bindings_affine
-from .state import TreeIndex, visible_buffers
+from .error import fail
+from .state import ScheduleState, TreeIndex, visible_buffers
 
 __all__ = [
     "BlockAccess",
@@ -46,6 +47,8 @@ __all__ = [
     "is_complete_block",
     "is_reduction_block",
     "mentions_any",
+    "position_dependent_vars",
+    "refuse_position_dependent",
     "relax_region",
     "union_regions",
     "uses_opaquely",
@@ -459,3 +462,17 @@ def position_dependent_vars(index: TreeIndex, block: Block) -> list[Var]:
         elif isinstance(node, Block):
             outer.update(id(iv.var) for iv in node.iter_vars)
     return [v for v in free_vars(block) if id(v) in outer]
+
+
+def refuse_position_dependent(state: ScheduleState, name: str, block: Block) -> None:
+    """Refuse ``name`` on a block that uses a var of an enclosing loop or block other than
+    through its bindings (:func:`position_dependent_vars`)."""
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )

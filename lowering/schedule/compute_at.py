@@ -51,7 +51,7 @@ from .analysis import (
     constant_offset_hull,
     is_complete_block,
     is_reduction_block,
-    position_dependent_vars,
+    refuse_position_dependent,
     relax_region,
     union_regions,
 )
@@ -224,15 +224,7 @@ def compute_at(
 ) -> None:
     name = "compute_at"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     scope = _scope_and_check_loop(state, block, loop, name)
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
         raise fail(
@@ -395,15 +387,7 @@ def reverse_compute_at(
 ) -> None:
     name = "reverse_compute_at"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     scope = _scope_and_check_loop(state, block, loop, name)
     complete = is_complete_block(index, block)
     if not (complete or is_reduction_block(index, block)):

@@ -35,7 +35,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .analysis import block_access, position_dependent_vars, uses_opaquely
+from .analysis import block_access, refuse_position_dependent, uses_opaquely
 from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
 from .error import fail
 from .inverse_index import invert_load
@@ -111,15 +111,7 @@ class _InlineLoads(StmtExprMutator):
 def compute_inline(state: ScheduleState, block: Block) -> None:
     name = "compute_inline"
     store = _single_store(state, block, name)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     buffer = store.buffer
     params = _iter_indices(block, store.indices)
     if params is None:
@@ -215,15 +207,7 @@ def _loads_of(expr_or_stmt: object, buffer: Buffer) -> list[BufferLoad]:
 def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     name = "reverse_compute_inline"
     store = _single_store(state, block, name)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     index = state.index
     if not _true(index.realize_of(block).predicate):
         raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)

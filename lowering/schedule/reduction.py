@@ -59,7 +59,7 @@ from .analysis import (
     block_access,
     constant_extents,
     is_reduction_block,
-    position_dependent_vars,
+    refuse_position_dependent,
 )
 from .cache_stage import unique_name
 from .edit import leaf_root, refresh_regions
@@ -89,15 +89,7 @@ def _fresh(iter_vars: list[IterVar]) -> tuple[list[IterVar], dict[Var, PrimExpr]
 def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     name = "decompose_reduction"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     if block.init is None:
         raise fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
     if not is_reduction_block(index, block):
@@ -334,15 +326,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     block = blocks[0]
     if not is_reduction_block(index, block):
         raise fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     found = _reducer(block)
     if found is None and _stores_several(block):
         raise fail(
