@@ -15,7 +15,7 @@ primitives that need affinity refuse rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from irbuilder.ir import (
@@ -39,6 +39,8 @@ from lowering.analysis.vars import depends_on
 __all__ = [
     "IterSplit",
     "IterSum",
+    "DivModRule",
+    "LeafRule",
     "bindings_affine",
     "detect",
     "drop_outer_terms",
@@ -89,17 +91,37 @@ class IterSum:
         return total
 
 
-def detect(expr: PrimExpr, extents: Mapping[Var, int]) -> IterSum | None:
-    """``expr`` as an :class:`IterSum` over the loop vars of ``extents``, or None."""
+# How a caller may read the atoms of an expression other than as loop vars (a var bound to a
+# constant, fused iterators standing for sums of pieces), and how ``// c`` and ``% c`` act
+# on a detected sum (``is_div`` for ``//``; the sum has no base and ``c > 0``).
+LeafRule = Callable[[Var], "IterSum | None"]
+DivModRule = Callable[["IterSum", int, bool], "IterSum | None"]
+
+
+def detect(
+    expr: PrimExpr,
+    extents: Mapping[Var, int],
+    *,
+    leaf: LeafRule | None = None,
+    div_mod: DivModRule | None = None,
+) -> IterSum | None:
+    """``expr`` as an :class:`IterSum` over the loop vars of ``extents``, or None.
+
+    ``leaf`` replaces the reading of a var (by default: a whole loop var of ``extents``),
+    ``div_mod`` the reading of ``// c`` and ``% c`` (by default: dividing the digits of a
+    mixed-radix sum exactly)."""
     if isinstance(expr, IntImm):
         return IterSum((), expr.value)
     if isinstance(expr, Var):
+        if leaf is not None:
+            return leaf(expr)
         if expr not in extents:
             return None
         ext = extents[expr]
         return IterSum((IterSplit(expr, ext, 1, ext, 1),), 0)
     if isinstance(expr, (Add, Sub)):
-        a, b = detect(expr.a, extents), detect(expr.b, extents)
+        a = detect(expr.a, extents, leaf=leaf, div_mod=div_mod)
+        b = detect(expr.b, extents, leaf=leaf, div_mod=div_mod)
         if a is None or b is None:
             return None
         if isinstance(expr, Sub):
@@ -108,13 +130,15 @@ def detect(expr: PrimExpr, extents: Mapping[Var, int]) -> IterSum | None:
     if isinstance(expr, Mul):
         for x, y in ((expr.a, expr.b), (expr.b, expr.a)):
             if isinstance(y, IntImm):
-                inner = detect(x, extents)
+                inner = detect(x, extents, leaf=leaf, div_mod=div_mod)
                 return None if inner is None else inner.scaled(y.value)
         return None
     if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm):
-        inner = detect(expr.a, extents)
+        inner = detect(expr.a, extents, leaf=leaf, div_mod=div_mod)
         if inner is None or inner.base != 0 or expr.b.value <= 0:
             return None
+        if div_mod is not None:
+            return div_mod(inner, expr.b.value, isinstance(expr, FloorDiv))
         digits = inner.digits()
         if digits is None:
             return None

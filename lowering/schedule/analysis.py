@@ -8,7 +8,7 @@ illegal primitive look legal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from irbuilder.ir import (
@@ -36,7 +36,8 @@ from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, from_linear, simplify_expr, supports_linear, to_linear
 
 from .affine import bindings_affine
-from .state import TreeIndex, visible_buffers
+from .error import fail
+from .state import ScheduleState, TreeIndex, visible_buffers
 
 __all__ = [
     "BlockAccess",
@@ -45,6 +46,9 @@ __all__ = [
     "is_affine_block",
     "is_complete_block",
     "is_reduction_block",
+    "mentions_any",
+    "position_dependent_vars",
+    "refuse_position_dependent",
     "relax_region",
     "union_regions",
     "uses_opaquely",
@@ -297,7 +301,8 @@ def relax_region(
     return BufferRegion(region.buffer, tuple(ranges))
 
 
-def _mentions_any(expr: PrimExpr, ids: set[int]) -> bool:
+def mentions_any(expr: PrimExpr, ids: Container[int]) -> bool:
+    """Whether ``expr`` uses a var whose id is in ``ids``."""
     found = False
 
     def visit(node: object) -> None:
@@ -314,7 +319,7 @@ def _widen(
 ) -> Range | None:
     ids = {id(v) for v in relaxed}
     by_id = {id(v): r for v, r in relaxed.items()}
-    if _mentions_any(ext, ids) or not supports_linear(lo.dtype):
+    if mentions_any(ext, ids) or not supports_linear(lo.dtype):
         return None
     form = to_linear(lo)
     rest = form.copy()
@@ -334,7 +339,7 @@ def _widen(
                 if isinstance(low_shift, IntImm) and low_shift.value == 0
                 else low_shift + shift
             )
-        elif _mentions_any(atom, ids):
+        elif mentions_any(atom, ids):
             return None
         else:
             rest.add_term(atom, coef)
@@ -437,7 +442,7 @@ def access_regions(block: Block, buffer: Buffer, *, writes: bool = False) -> lis
         return fallback
     for region in points:
         for rng in region.region:
-            if _mentions_any(rng.min, inner):
+            if mentions_any(rng.min, inner):
                 return fallback
     return points
 
@@ -457,3 +462,17 @@ def position_dependent_vars(index: TreeIndex, block: Block) -> list[Var]:
         elif isinstance(node, Block):
             outer.update(id(iv.var) for iv in node.iter_vars)
     return [v for v in free_vars(block) if id(v) in outer]
+
+
+def refuse_position_dependent(state: ScheduleState, name: str, block: Block) -> None:
+    """Refuse ``name`` on a block that uses a var of an enclosing loop or block other than
+    through its bindings (:func:`position_dependent_vars`)."""
+    direct_uses = position_dependent_vars(state.index, block)
+    if direct_uses:
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
+            "block directly (not through its bindings)",
+            block,
+        )

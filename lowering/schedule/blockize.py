@@ -33,14 +33,14 @@ from lowering.analysis.vars import depends_on
 from .affine import IterSplit, IterSum, detect, normalize
 from .analysis import constant_extents
 from .edit import refresh_regions
-from .error import ScheduleError, render_error
+from .error import ScheduleError, fail
 from .state import ScheduleState
 
 __all__ = ["blockize"]
 
 
 def _fail(state: ScheduleState, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError("blockize", reason, render_error(state.output(), nodes))
+    return fail(state, "blockize", reason, *nodes)
 
 
 def _divide(

@@ -34,14 +34,14 @@ from .affine import IterSum, detect, normalize
 from .analysis import constant_extents
 from .blockize import _divide
 from .edit import leaf_root, refresh_regions
-from .error import ScheduleError, render_error
+from .error import ScheduleError, fail
 from .state import ScheduleState
 
 __all__ = ["blockize_blocks"]
 
 
 def _fail(state: ScheduleState, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError("blockize", reason, render_error(state.output(), nodes))
+    return fail(state, "blockize", reason, *nodes)
 
 
 def _statement_list(state: ScheduleState, tops: Sequence[Stmt]) -> tuple[SeqStmt, list[int]]:

@@ -14,21 +14,14 @@ from __future__ import annotations
 from irbuilder.ir import Block, Buffer, IntImm, SeqStmt, Stmt
 
 from .analysis import block_access, relax_region, union_regions, uses_opaquely
-from .cache import (
-    _allocate,
-    _buffer_at,
-    _fail,
-    _find_stage,
-    _insert_at,
-    _redirect,
-    _resolve,
-    check_scope,
-    clip,
-    copy_stage,
-    make_cache_buffer,
-    unique_name,
-)
+from .cache_checks import buffer_at
+from .cache_placement import allocate_buffer, find_stage, insert_at, resolve_block
+from .cache_redirect import redirect_accesses
+from .cache_region import clip
+from .cache_stage import copy_stage, is_zero, make_cache_buffer, unique_name
+from .error import fail
 from .state import ScheduleState
+from .storage_scope import check_scope
 
 __all__ = ["cache_inplace"]
 
@@ -38,21 +31,19 @@ def _true(expr: object) -> bool:
 
 
 def _dense(buffer: Buffer) -> bool:
-    from .cache import _is_zero
-
-    return not buffer.strides and _is_zero(buffer.elem_offset)
+    return not buffer.strides and is_zero(buffer.elem_offset)
 
 
 def _insert_beside(state: ScheduleState, block: Block, after: int, stage: Stmt) -> None:
     """Put ``stage`` right before (``after`` 0) or right after (1) the block's realize, in
     the statement list holding it (made when it stands alone)."""
-    realize = state.index.realize_of(_resolve(state, block))
+    realize = state.index.realize_of(resolve_block(state, block))
     holder = state.index.parent[id(realize)]
     if isinstance(holder, SeqStmt):
         position = next(k for k, s in enumerate(holder.seq) if s is realize)
-        _insert_at(state, holder, position + after, stage)
+        insert_at(state, holder, position + after, stage)
     else:
-        _insert_at(state, realize, after, stage)
+        insert_at(state, realize, after, stage)
 
 
 def cache_inplace(
@@ -60,10 +51,10 @@ def cache_inplace(
 ) -> list[Block]:
     name = "cache_inplace"
     check_scope(state, name, scope, block)
-    buffer = _buffer_at(state, name, block.reads, read_index, "reads", block)
+    buffer = buffer_at(state, name, block.reads, read_index, "reads", block)
     access = block_access(block)
     if not any(w is buffer for w in access.write_buffers):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} reads {buffer.name!r} but does not write it; "
@@ -71,7 +62,7 @@ def cache_inplace(
             block,
         )
     if uses_opaquely(block, buffer) and not _dense(buffer):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} uses {buffer.name!r} by its data pointer and the "
@@ -82,7 +73,7 @@ def cache_inplace(
     realize = index.realize_of(block)
     if realize.predicate is not None and not _true(realize.predicate):
         # the copies would run where the block does not: outside the buffer, maybe
-        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
     # one instance's elements, in the loops' terms (the copies run beside each instance)
     regions = [
@@ -94,12 +85,12 @@ def cache_inplace(
     scope_block = index.scope_block(realize)
     cache = make_cache_buffer(state, buffer, scope, None)
     read_name = unique_name(state, cache.name)
-    _redirect(state, [block], buffer, cache, None)
-    new_block = _resolve(state, block)
+    redirect_accesses(state, [block], buffer, cache, None)
+    new_block = resolve_block(state, block)
     _insert_beside(state, new_block, 0, copy_stage(region, buffer, cache, read_name))
-    copy_in = _find_stage(state, read_name)
+    copy_in = find_stage(state, read_name)
     write_name = unique_name(state, cache.name)
     _insert_beside(state, new_block, 1, copy_stage(region, cache, buffer, write_name))
-    copy_out = _find_stage(state, write_name)
-    _allocate(state, _resolve(state, scope_block), cache)
-    return [_resolve(state, copy_in), _resolve(state, copy_out)]
+    copy_out = find_stage(state, write_name)
+    allocate_buffer(state, resolve_block(state, scope_block), cache)
+    return [resolve_block(state, copy_in), resolve_block(state, copy_out)]

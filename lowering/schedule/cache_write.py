@@ -1,5 +1,5 @@
 """cache_write: a block's writes go to a cache buffer copied back right after the statement
-holding the writer (the stage helpers, cache_read and set_scope are :mod:`.cache`).
+holding the writer (the shared stage helpers are listed in :mod:`.cache`).
 
 Legality: the block must write exactly the region it will copy back (affine bindings, stores
 at iter vars, a predicate only where it drops instances outside the copied region), read
@@ -39,31 +39,21 @@ from lowering.arith import simplify_expr, supports_linear, to_linear
 from .analysis import (
     access_regions,
     block_access,
+    mentions_any,
     uses_opaquely,
 )
-from .cache import (
-    _allocate,
-    _buffer_at,
-    _check_reads_after,
-    _check_single_writer,
-    _compactable,
-    _fail,
-    _find_stage,
-    _insert_at,
-    _loops_between,
-    _mentions,
-    _redirect,
-    _region_at,
-    _resolve,
-    _scope_seq,
-    _split_point,
-    _stores_at,
-    check_scope,
-    copy_stage,
-    make_cache_buffer,
-    region_covers,
+from .cache_checks import buffer_at, check_reads_after, check_single_writer, stores_at
+from .cache_placement import (
+    place_stage,
+    scope_seq,
+    split_point,
 )
+from .cache_redirect import compactable, redirect_accesses
+from .cache_region import loops_between, region_at, region_covers
+from .cache_stage import copy_stage, make_cache_buffer
+from .error import fail
 from .state import ScheduleState
+from .storage_scope import check_scope
 
 __all__ = ["cache_write"]
 
@@ -77,7 +67,7 @@ def cache_write(
 ) -> Block:
     name = "cache_write"
     check_scope(state, name, scope, block)
-    buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
+    buffer = buffer_at(state, name, block.writes, write_index, "writes", block)
     index = state.index
     realize = index.realize_of(block)
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
@@ -85,7 +75,7 @@ def cache_write(
     if nested is not None:
         _check_nested_reads(state, block, buffer)
     elif reads_self and block.init is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} reads {buffer.name!r} before writing it; the cache "
@@ -93,22 +83,22 @@ def cache_write(
             block,
         )
     scope_block = index.scope_block(realize)
-    _check_single_writer(state, name, scope_block, buffer)
+    check_single_writer(state, name, scope_block, buffer)
     readers = list(consumers or [])
     for reader in readers:
         if not any(b is reader for b in index.child_blocks(scope_block)):
-            raise _fail(state, name, f"block {reader.name_hint!r} is not in the same scope", reader)
+            raise fail(state, name, f"block {reader.name_hint!r} is not in the same scope", reader)
         if any(w is buffer for w in block_access(reader).write_buffers):
-            raise _fail(
+            raise fail(
                 state, name, f"block {reader.name_hint!r} also writes {buffer.name!r}", reader
             )
         if not access_regions(reader, buffer):
-            raise _fail(
+            raise fail(
                 state, name, f"block {reader.name_hint!r} does not read {buffer.name!r}", reader
             )
-        holder_r, _, _ = _split_point(state, block, reader)
+        holder_r, _, _ = split_point(state, block, reader)
         _check_exact_writes(state, block, buffer, holder_r)
-        _check_reads_after(state, name, block, buffer, reader)
+        check_reads_after(state, name, block, buffer, reader)
     # the copy back goes right before the first later block reading the buffer itself, in
     # the innermost statement list holding both (TVM's location); at the end of the scope
     # when there is none
@@ -123,22 +113,18 @@ def cache_write(
     ]
     holder: Stmt
     if related:
-        holder, _, position = _split_point(state, block, related[0])
+        holder, _, position = split_point(state, block, related[0])
     else:
-        holder = _scope_seq(scope_block)
+        holder = scope_seq(scope_block)
         position = len(holder.seq) if isinstance(holder, SeqStmt) else 1
     _check_exact_writes(state, block, buffer, holder)
     _check_later_iterations(state, scope_block, block, buffer, holder, readers)
-    region = _region_at(state, block, block_access(block).writes, buffer, holder)
-    compact = _compactable(state, scope_block, holder, region, buffer, [block, *readers])
+    region = region_at(state, block, block_access(block).writes, buffer, holder)
+    compact = compactable(state, scope_block, holder, region, buffer, [block, *readers])
     cache = make_cache_buffer(state, buffer, scope, region if compact else None)
-    _redirect(state, [block, *readers], buffer, cache, region if compact else None)
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
+    redirect_accesses(state, [block, *readers], buffer, cache, region if compact else None)
     stage = copy_stage(region, cache, buffer, cache.name, "source" if compact else None)
-    _insert_at(state, holder_now, position, stage)
-    _allocate(state, _resolve(state, scope_block), cache)
-    return _find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)
 
 
 def _check_later_iterations(
@@ -159,7 +145,7 @@ def _check_later_iterations(
         if not any(r is buffer for r in block_access(reader).read_buffers):
             continue
         try:
-            common, writer_item, reader_item = _split_point(state, block, reader)
+            common, writer_item, reader_item = split_point(state, block, reader)
         except ValueError:
             common, writer_item, reader_item = block, 0, 0
         if reader_item > writer_item:
@@ -171,7 +157,7 @@ def _check_later_iterations(
             in_loop = in_loop or isinstance(node, For)
         inside = holder is common or index.is_ancestor(common, holder)
         if reader_item == writer_item or (in_loop and not inside):
-            raise _fail(
+            raise fail(
                 state,
                 "cache_write",
                 f"block {reader.name_hint!r} reads {buffer.name!r} in a loop shared with "
@@ -194,7 +180,7 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
         # a block holding blocks: its one nested writer writes, over the loops inside, the
         # whole tile the block writes; the tiles then step the loops below ``holder``
         _check_exact_writes(state, nested, buffer, block)
-        inner = _region_at(state, nested, block_access(nested).writes, buffer, block)
+        inner = region_at(state, nested, block_access(nested).writes, buffer, block)
         ok = len(regions) == 1 and _same_region(inner, regions[0])
         if ok:
             for k, rng in enumerate(regions[0].region):
@@ -208,13 +194,13 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     else:
         ok = (
             len(regions) == 1
-            and _stores_at(block, buffer, [r.min for r in regions[0].region])
+            and stores_at(block, buffer, [r.min for r in regions[0].region])
             and not _conditional_store(block, buffer)
         )
     binding = {
         iv.var: v for iv, v in zip(block.iter_vars, state.index.realize_of(block).iter_values)
     }
-    loops = {id(lp.loop_var): lp for lp in _loops_between(state, block, holder)}
+    loops = {id(lp.loop_var): lp for lp in loops_between(state, block, holder)}
     loops.update(tiles)
     tile_vars = [lp.loop_var for lp in tiles.values()]
     used: set[int] = set()
@@ -244,7 +230,7 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     elif ok:
         ok = _predicate_keeps_region(state, block, buffer, holder, values)
     if not ok:
-        raise _fail(
+        raise fail(
             state,
             "cache_write",
             f"block {block.name_hint!r} must write every element of the {buffer.name!r} region "
@@ -295,7 +281,7 @@ def _nested_writer(state: ScheduleState, block: Block, buffer: Buffer) -> Block 
     if not writers:
         return None
     if len(writers) > 1 or _direct_uses(state, block, buffer) or uses_opaquely(block, buffer):
-        raise _fail(
+        raise fail(
             state,
             "cache_write",
             f"block {block.name_hint!r} holds blocks writing {buffer.name!r}; a cache of it "
@@ -312,9 +298,9 @@ def _check_nested_reads(state: ScheduleState, block: Block, buffer: Buffer) -> N
     written: list[BufferRegion] = []
     for child in state.index.blocks_below(block):
         for read in access_regions(child, buffer):
-            wanted = _region_at(state, child, [read], buffer, block)
+            wanted = region_at(state, child, [read], buffer, block)
             if not any(region_covers(w, wanted) for w in written):
-                raise _fail(
+                raise fail(
                     state,
                     "cache_write",
                     f"block {child.name_hint!r} reads {buffer.name!r} where no earlier block "
@@ -324,7 +310,7 @@ def _check_nested_reads(state: ScheduleState, block: Block, buffer: Buffer) -> N
                 )
         for write in block_access(child).writes:
             if write.buffer is buffer:
-                written.append(_region_at(state, child, [write], buffer, block))
+                written.append(region_at(state, child, [write], buffer, block))
 
 
 def _predicate_keeps_region(
@@ -336,7 +322,7 @@ def _predicate_keeps_region(
     predicate = state.index.realize_of(block).predicate
     if isinstance(predicate, IntImm) and predicate.value == 1:
         return True
-    region = _region_at(state, block, block_access(block).writes, buffer, holder)
+    region = region_at(state, block, block_access(block).writes, buffer, holder)
     conjuncts: list[PrimExpr] = []
     pending = [predicate]
     while pending:
@@ -375,7 +361,7 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
                 return None
             used.add(id(atom))
             steps.append((coef, loops[id(atom)]))
-        elif _mentions(atom, loops):
+        elif mentions_any(atom, loops):
             return None
     expected = 1
     for coef, loop in sorted(steps, key=lambda t: t[0]):

@@ -51,12 +51,12 @@ from .analysis import (
     constant_offset_hull,
     is_complete_block,
     is_reduction_block,
-    position_dependent_vars,
+    refuse_position_dependent,
     relax_region,
     union_regions,
 )
 from .edit import is_allocated, leaf_root, remove_leaf
-from .error import ScheduleError, render_error
+from .error import ScheduleError, fail
 from .interval import Interval, pick_max, pick_min
 from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
@@ -67,20 +67,17 @@ from .state import ScheduleState, TreeIndex
 __all__ = ["compute_at", "reverse_compute_at"]
 
 
-def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError(name, reason, render_error(state.output(), nodes))
-
 
 def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
     """The block's loops run each instance of its whole iteration domain exactly once."""
     index = state.index
     realize = index.realize_of(block)
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     extents = constant_extents(index.loops_above(block))
     sums = None if extents is None else bindings_affine(realize.iter_values, extents)
     if sums is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} does not have affine bindings of its loops",
@@ -89,9 +86,9 @@ def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
     for iv, found in zip(block.iter_vars, sums):
         dom = iv.dom
         if not (isinstance(dom.min, IntImm) and isinstance(dom.extent, IntImm)):
-            raise _fail(state, name, f"iter var {iv.var.name!r} has a symbolic domain", block)
+            raise fail(state, name, f"iter var {iv.var.name!r} has a symbolic domain", block)
         if found.base != dom.min.value or found.extent != dom.extent.value:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"the loops of block {block.name_hint!r} do not cover the domain of its "
@@ -104,7 +101,7 @@ def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: s
     index = state.index
     scope = index.scope_block(index.realize_of(block))
     if index.scope_block(loop) is not scope:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} and the loop are not in the same block scope (a "
@@ -113,7 +110,7 @@ def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: s
             block,
         )
     if index.is_ancestor(loop, block):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the loop is an ancestor of block {block.name_hint!r} (the block is already under it)",
@@ -214,7 +211,7 @@ def _insert_in_loop(
     elif lo <= index_hint <= hi:
         position = index_hint
     else:
-        raise _fail(
+        raise fail(
             state, name, f"index {index_hint} is outside the legal positions {lo}..{hi}", loop
         )
     items.insert(position, stmt)
@@ -227,18 +224,10 @@ def compute_at(
 ) -> None:
     name = "compute_at"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     scope = _scope_and_check_loop(state, block, loop, name)
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
@@ -249,7 +238,7 @@ def compute_at(
     outputs = access.write_buffers
     for buf in outputs:
         if not is_allocated(state.func, index, buf):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} is an output block: it writes {buf.name!r}, a "
@@ -260,7 +249,7 @@ def compute_at(
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
     if index.order[id(loop)] < leaf_pos:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the loop runs before block {block.name_hint!r}; its consumers must come after it",
@@ -274,7 +263,7 @@ def compute_at(
             continue
         if any(id(r) in out_ids for r in block_access(other).read_buffers):
             if not index.is_ancestor(loop, other):
-                raise _fail(
+                raise fail(
                     state,
                     name,
                     f"{name} requires all the consumers of block {block.name_hint!r} to be "
@@ -285,7 +274,7 @@ def compute_at(
                 )
             consumers.append(other)
     if not consumers:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"no block under the loop reads what {block.name_hint!r} writes",
@@ -299,7 +288,7 @@ def compute_at(
             continue
         for w in block_access(other).write_buffers:
             if id(w) in read_ids or id(w) in out_ids:
-                raise _fail(
+                raise fail(
                     state,
                     name,
                     f"block {other.name_hint!r} under the loop writes {w.name!r}, which "
@@ -309,7 +298,7 @@ def compute_at(
     for other in _affected_blocks(index, scope, block, loop, leaf_pos, loop_end):
         shared = buffers_conflict(access, block_access(other))
         if shared is not None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {other.name_hint!r} runs between {block.name_hint!r}'s old and new "
@@ -337,7 +326,7 @@ def compute_at(
             # a blockized block: what one instance writes, nested blocks relaxed
             mapped = solve_store(block, written[0].region, needed, buf, analyzer)
         if mapped is None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} does not store {buf.name!r} at iter vars (or "
@@ -348,7 +337,7 @@ def compute_at(
         if keys_seen is not None and constrained != keys_seen:
             # an instance outside one buffer's range may still write another buffer's
             # needed point (last writer wins there): the ranges cannot be combined
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} stores its buffers at different iter vars",
@@ -398,19 +387,11 @@ def reverse_compute_at(
 ) -> None:
     name = "reverse_compute_at"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     scope = _scope_and_check_loop(state, block, loop, name)
     complete = is_complete_block(index, block)
     if not (complete or is_reduction_block(index, block)):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
@@ -420,7 +401,7 @@ def reverse_compute_at(
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
     if index.order[id(loop)] > leaf_pos:
-        raise _fail(state, name, f"the loop runs after block {block.name_hint!r}", loop, block)
+        raise fail(state, name, f"the loop runs after block {block.name_hint!r}", loop, block)
     access = block_access(block)
     under = [b for b in index.child_blocks(scope) if index.is_ancestor(loop, b)]
     read_ids = {id(b) for b in access.read_buffers}
@@ -429,7 +410,7 @@ def reverse_compute_at(
     for other in under:
         other_access = block_access(other)
         if any(id(r) in write_ids for r in other_access.read_buffers + other_access.write_buffers):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {other.name_hint!r} under the loop accesses what {block.name_hint!r} "
@@ -439,7 +420,7 @@ def reverse_compute_at(
         if any(id(w) in read_ids for w in other_access.write_buffers):
             producers.append(other)
     if not producers:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"no block under the loop writes what {block.name_hint!r} reads",
@@ -451,7 +432,7 @@ def reverse_compute_at(
             continue
         if any(id(w) in read_ids for w in block_access(other).write_buffers):
             # TVM's precondition (the mirror of compute_at's consumer rule)
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"{name} requires all the producers of block {block.name_hint!r} to be under "
@@ -465,7 +446,7 @@ def reverse_compute_at(
     for other in _affected_blocks(index, scope, block, loop, lo, leaf_pos):
         shared = buffers_conflict(access, block_access(other))
         if shared is not None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {other.name_hint!r} runs between the loop and "
@@ -487,7 +468,7 @@ def reverse_compute_at(
         if not all(
             all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
         ):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} reads {buf.name!r} at several indices",
@@ -505,7 +486,7 @@ def reverse_compute_at(
                 total.append(relax_region(region, p_binding, p_all))
         needed_all = [relax_region(r, own_binding, own_loops) for r in access_regions(block, buf)]
         if not _covers(union_regions(total), union_regions(needed_all)):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"the blocks under the loop do not provably write all of {buf.name!r} that "
@@ -526,7 +507,7 @@ def reverse_compute_at(
             )
             mapped = digit_iter_ranges(block, first, fixed)
         if mapped is None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} reads {buf.name!r} at indices that are not "
@@ -547,7 +528,7 @@ def reverse_compute_at(
     if not complete:
         problem = reduction_consumer_problem(index, loop, block, producers, written_per_iter, nest)
         if problem is not None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"reduction block {block.name_hint!r} cannot be moved under the loop: {problem}",

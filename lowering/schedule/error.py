@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from irbuilder.ir import Block, For, PrimFunc, Stmt
 
-from .state import walk_preorder
+from .state import ScheduleState, walk_preorder
 
-__all__ = ["ScheduleError", "render_error"]
+__all__ = ["ScheduleError", "fail", "render_error"]
 
 _CONTEXT_LINES = 12
 
@@ -118,3 +118,8 @@ def render_error(func: PrimFunc, nodes: Sequence[Stmt]) -> str:
                 out.append(f"{'':>{width}} | {' ' * start}{'^' * max(1, end - start)}")
         previous = row
     return "\n".join(out)
+
+
+def fail(state: ScheduleState, primitive: str, reason: str, *nodes: Stmt) -> ScheduleError:
+    """The error refusing ``primitive``, with ``nodes`` underlined in the current function."""
+    return ScheduleError(primitive, reason, render_error(state.output(), nodes) if nodes else "")

@@ -35,34 +35,31 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .analysis import block_access, position_dependent_vars, uses_opaquely
+from .analysis import block_access, refuse_position_dependent, uses_opaquely
 from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
-from .error import ScheduleError, render_error
+from .error import fail
 from .inverse_index import invert_load
 from .state import ScheduleState
 
 __all__ = ["compute_inline", "reverse_compute_inline"]
 
 
-def _fail(state: ScheduleState, name: str, reason: str, *blocks: Block) -> ScheduleError:
-    return ScheduleError(name, reason, render_error(state.output(), blocks))
-
 
 def _single_store(state: ScheduleState, block: Block, name: str) -> BufferStore:
     body = block.body
     if not isinstance(body, BufferStore):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the body of block {block.name_hint!r} is not a single buffer store",
             block,
         )
     if block.init is not None:
-        raise _fail(
+        raise fail(
             state, name, f"block {block.name_hint!r} is a reduction (it has an init)", block
         )
     if block.alloc_buffers or block.match_buffers:
-        raise _fail(state, name, f"block {block.name_hint!r} allocates or matches buffers", block)
+        raise fail(state, name, f"block {block.name_hint!r} allocates or matches buffers", block)
     return body
 
 
@@ -114,19 +111,11 @@ class _InlineLoads(StmtExprMutator):
 def compute_inline(state: ScheduleState, block: Block) -> None:
     name = "compute_inline"
     store = _single_store(state, block, name)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     buffer = store.buffer
     params = _iter_indices(block, store.indices)
     if params is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} stores {buffer.name!r} at indices that are not its "
@@ -135,9 +124,9 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
         )
     index = state.index
     if not _true(index.realize_of(block).predicate):
-        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     if not is_allocated(state.func, index, buffer):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} writes {buffer.name!r}, a buffer of the function's "
@@ -146,7 +135,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
         )
     siblings = _scope_blocks(state, block)
     if _writers(siblings, buffer) != [block]:
-        raise _fail(state, name, f"{buffer.name!r} is written by more than one block", block)
+        raise fail(state, name, f"{buffer.name!r} is written by more than one block", block)
     position = next(k for k, b in enumerate(siblings) if b is block)
     # A block's T.where may read the buffer too (outside the block's own accesses)
     guarded = [
@@ -156,7 +145,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
         b for b in guarded if siblings.index(b) < position
     ]
     if early:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {early[0].name_hint!r} reads {buffer.name!r} before {block.name_hint!r} "
@@ -168,7 +157,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     for later in siblings[position + 1 :]:
         clobbered = [w for w in block_access(later).write_buffers if id(w) in inputs]
         if clobbered:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {later.name_hint!r} writes {clobbered[0].name!r}, which the inlined "
@@ -180,7 +169,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     consumers += [b for b in guarded if b not in consumers]
     opaque = [b for b in consumers if uses_opaquely(b, buffer)]
     if opaque:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {opaque[0].name_hint!r} uses {buffer.name!r} by its data pointer or a "
@@ -218,18 +207,10 @@ def _loads_of(expr_or_stmt: object, buffer: Buffer) -> list[BufferLoad]:
 def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     name = "reverse_compute_inline"
     store = _single_store(state, block, name)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     index = state.index
     if not _true(index.realize_of(block).predicate):
-        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     siblings = _scope_blocks(state, block)
     position = next(k for k, b in enumerate(siblings) if b is block)
     reads = block_access(block).read_buffers
@@ -239,7 +220,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         if any(id(w) in {id(r) for r in reads} for w in block_access(b).write_buffers)
     ]
     if len(candidates) != 1:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} must have exactly one producer in its scope, it has "
@@ -249,14 +230,14 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
     producer_pos, producer = candidates[0]
     produced = block_access(producer).write_buffers
     if len(produced) != 1:
-        raise _fail(
+        raise fail(
             state, name, f"producer {producer.name_hint!r} writes several buffers", producer
         )
     buffer = produced[0]
     producer_store = _single_store(state, producer, name)
     loads = _loads_of(store.value, buffer)
     if not loads or any(_loads_of(i, buffer) for i in store.indices):
-        raise _fail(
+        raise fail(
             state, name, f"block {block.name_hint!r} must read {buffer.name!r} in its value", block
         )
     first = loads[0]
@@ -264,7 +245,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         all(structural_equal(a, b) for a, b in zip(first.indices, other.indices))
         for other in loads[1:]
     ):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} reads {buffer.name!r} at several indices",
@@ -272,7 +253,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         )
     vmap, predicate = _consumer_in_producer(state, block, first.indices, producer, producer_store)
     if not is_allocated(state.func, index, buffer):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"{buffer.name!r} is a parameter of the function; it would no longer be written",
@@ -280,14 +261,14 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         )
     others = [b for b in _readers(siblings, buffer) if b is not block]
     if others:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {others[0].name_hint!r} also reads {buffer.name!r}",
             others[0],
         )
     if _writers(siblings, buffer) != [producer]:
-        raise _fail(state, name, f"{buffer.name!r} is written by more than one block", producer)
+        raise fail(state, name, f"{buffer.name!r} is written by more than one block", producer)
     mine = block_access(block)
     touched_reads = {id(b) for b in mine.read_buffers if b is not buffer}
     touched_writes = {id(b) for b in mine.write_buffers}
@@ -296,7 +277,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         if any(
             id(w) in touched_reads or id(w) in touched_writes for w in access.write_buffers
         ) or any(id(r) in touched_writes for r in access.read_buffers):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {between.name_hint!r} runs between the producer and "
@@ -305,7 +286,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
                 block,
             )
     if any(id(r) in touched_writes for r in block_access(producer).read_buffers):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"producer {producer.name_hint!r} reads what {block.name_hint!r} writes",
@@ -362,7 +343,7 @@ def _consumer_in_producer(
         return dict(zip(consumer_params, producer_params)), None
     inverse = invert_load(block.iter_vars, load_indices, producer.iter_vars, producer_store.indices)
     if inverse is None:
-        raise _fail(
+        raise fail(
             state,
             "reverse_compute_inline",
             f"block {block.name_hint!r} reads {producer_store.buffer.name!r} at indices that "

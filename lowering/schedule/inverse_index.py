@@ -37,6 +37,8 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
+from .affine import IterSplit, IterSum, detect
+
 __all__ = ["Inverse", "invert_load"]
 
 _MAX_POINTS = 1 << 21
@@ -44,86 +46,61 @@ _MAX_POINTS = 1 << 21
 
 @dataclass(eq=False)
 class _Mark:
-    """An iterator over ``[0, extent)``: an iter var, or a fused sum of splits."""
+    """An iterator over ``[0, extent)``: an iter var, or a fused sum of splits; the digits
+    of it that the store indices give are collected in ``contributions``."""
 
     extent: int
-    var: Var | None = None
-    parts: tuple[_Split, ...] = ()
+    parts: tuple[IterSplit, ...] = ()
     contributions: list[tuple[int, int, PrimExpr]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, eq=False)
-class _Split:
-    """``(mark // lower) % extent * scale``."""
+class _Marks:
+    """The rules under which :func:`affine.detect` reads a consumer's load indices as
+    TVM's iterator maps do: an iter var of extent 1 is its constant, any other a whole
+    iterator; a ``//`` or ``%`` of a sum of several pieces first fuses the sum into a new
+    iterator (one per distinct sum: the same sum under two indices is one iterator, split
+    between them), then splits it, rounding a piece that does not divide up (the inverse is
+    verified exhaustively afterwards)."""
 
-    mark: _Mark
-    lower: int
-    extent: int
-    scale: int
-
-
-@dataclass(frozen=True, eq=False)
-class _Sum:
-    splits: tuple[_Split, ...]
-    base: int
-
-    def scaled(self, k: int) -> _Sum:
-        return _Sum(
-            tuple(_Split(s.mark, s.lower, s.extent, s.scale * k) for s in self.splits),
-            self.base * k,
-        )
-
-
-class _Detector:
-    def __init__(self, marks: dict[Var, _Mark], units: dict[Var, int]) -> None:
-        self.marks = marks
+    def __init__(self, units: dict[Var, int]) -> None:
         self.units = units
+        self.by_source: dict[Var, _Mark] = {}  # the iter vars' marks, then fused ones
         self.fused: list[_Mark] = []
-        self.by_parts: dict[tuple[tuple[int, int, int, int], ...], _Mark] = {}
+        self.by_parts: dict[tuple[tuple[int, int, int, int], ...], Var] = {}
 
-    def detect(self, expr: PrimExpr) -> _Sum | None:
-        if isinstance(expr, IntImm):
-            return _Sum((), expr.value)
-        if isinstance(expr, Var):
-            if expr in self.units:
-                return _Sum((), self.units[expr])
-            mark = self.marks.get(expr)
-            if mark is None:
-                return None
-            return _Sum((_Split(mark, 1, mark.extent, 1),), 0)
-        if isinstance(expr, (Add, Sub)):
-            a, b = self.detect(expr.a), self.detect(expr.b)
-            if a is None or b is None:
-                return None
-            if isinstance(expr, Sub):
-                b = b.scaled(-1)
-            return _Sum(a.splits + b.splits, a.base + b.base)
-        if isinstance(expr, Mul):
-            for x, y in ((expr.a, expr.b), (expr.b, expr.a)):
-                if isinstance(y, IntImm):
-                    inner = self.detect(x)
-                    return None if inner is None else inner.scaled(y.value)
+    def add(self, var: Var, extent: int) -> None:
+        self.by_source[var] = _Mark(extent)
+
+    def mark(self, split: IterSplit) -> _Mark:
+        return self.by_source[split.source]
+
+    def detect(self, expr: PrimExpr) -> IterSum | None:
+        return detect(expr, {}, leaf=self._leaf, div_mod=self._div_mod)
+
+    def _leaf(self, var: Var) -> IterSum | None:
+        if var in self.units:
+            return IterSum((), self.units[var])
+        mark = self.by_source.get(var)
+        if mark is None:
             return None
-        if isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm):
-            c = expr.b.value
-            inner = self.detect(expr.a)
-            if inner is None or inner.base != 0 or c <= 0:
-                return None
-            split = self._as_split(inner)
-            if split is None:
-                return None
-            m, lo, ext = split.mark, split.lower, split.extent
-            if isinstance(expr, FloorDiv):
-                if c >= ext:
-                    return None
-                return _Sum((_Split(m, lo * c, -(-ext // c), 1),), 0)
-            if c >= ext:
-                return _Sum((split,), 0)
-            return _Sum((_Split(m, lo, c, 1),), 0)
-        return None
+        return IterSum((IterSplit(var, mark.extent, 1, mark.extent, 1),), 0)
 
-    def _as_split(self, inner: _Sum) -> _Split | None:
-        pieces = _digits(inner)
+    def _div_mod(self, inner: IterSum, c: int, is_div: bool) -> IterSum | None:
+        split = self._as_split(inner)
+        if split is None:
+            return None
+        source, lo, ext = split.source, split.lower_factor, split.extent
+        source_extent = split.source_extent
+        if is_div:
+            if c >= ext:
+                return None
+            return IterSum((IterSplit(source, source_extent, lo * c, -(-ext // c), 1),), 0)
+        if c >= ext:
+            return IterSum((split,), 0)
+        return IterSum((IterSplit(source, source_extent, lo, c, 1),), 0)
+
+    def _as_split(self, inner: IterSum) -> IterSplit | None:
+        pieces = inner.digits()
         if pieces is None or not pieces:
             return None
         if len(pieces) == 1:
@@ -131,27 +108,17 @@ class _Detector:
         extent = 1
         for piece in pieces:
             extent *= piece.extent
-        key = tuple((id(p.mark), p.lower, p.extent, p.scale) for p in pieces)
-        mark = self.by_parts.get(key)
-        if mark is None:
-            # the same sum under two indices is one iterator, split between them
-            mark = self.by_parts[key] = _Mark(extent, parts=tuple(pieces))
+        key = tuple((id(p.source), p.lower_factor, p.extent, p.scale) for p in pieces)
+        source = self.by_parts.get(key)
+        if source is None:
+            # a fused iterator is named by a var of its own, which no expression uses
+            source = self.by_parts[key] = Var("fused", pieces[0].source.dtype)
+            mark = self.by_source[source] = _Mark(extent, parts=tuple(pieces))
             self.fused.append(mark)
-        return _Split(mark, 1, extent, 1)
+        return IterSplit(source, extent, 1, extent, 1)
 
 
-def _digits(found: _Sum) -> list[_Split] | None:
-    """The non-unit splits lowest scale first, when they form a mixed-radix number."""
-    pieces = sorted((s for s in found.splits if s.extent != 1), key=lambda s: s.scale)
-    expected = 1
-    for piece in pieces:
-        if piece.scale != expected:
-            return None
-        expected *= piece.extent
-    return pieces
-
-
-def _digit_values(pieces: list[_Split], value: PrimExpr) -> None:
+def _digit_values(marks: _Marks, pieces: Sequence[IterSplit], value: PrimExpr) -> None:
     """Give each piece of a mixed-radix number its digit of ``value``."""
     dtype = value.dtype
     for k, piece in enumerate(pieces):
@@ -162,7 +129,7 @@ def _digit_values(pieces: list[_Split], value: PrimExpr) -> None:
         else:
             shifted = value if piece.scale == 1 else FloorDiv(value, const(piece.scale, dtype))
             digit = FloorMod(shifted, const(piece.extent, dtype))
-        piece.mark.contributions.append((piece.lower, piece.extent, digit))
+        marks.mark(piece).contributions.append((piece.lower_factor, piece.extent, digit))
 
 
 def _mark_value(mark: _Mark) -> PrimExpr | None:
@@ -212,22 +179,21 @@ def invert_load(
     if cdom is None or pdom is None or len(load_indices) != len(store_indices):
         return None
     store_vars = [Var(f"p{k}", index.dtype) for k, index in enumerate(store_indices)]
-    marks: dict[Var, _Mark] = {}
     units: dict[Var, int] = {}
+    marks = _Marks(units)
     for iv, (lo, ext) in zip(consumer, cdom):
         if ext == 1:
             units[iv.var] = lo
         elif lo != 0:
             return None
         else:
-            marks[iv.var] = _Mark(ext, var=iv.var)
-    detector = _Detector(marks, units)
-    sums = [detector.detect(index) for index in load_indices]
+            marks.add(iv.var, ext)
+    sums = [marks.detect(index) for index in load_indices]
     if any(s is None for s in sums):
         return None
     for found, out in zip(sums, store_vars):
         assert found is not None
-        pieces = _digits(found)
+        pieces = found.digits()
         if pieces is None:
             return None
         if not pieces:
@@ -239,20 +205,20 @@ def invert_load(
             value = Sub(out, const(found.base, out.dtype))
         elif found.base < 0:
             value = Add(out, const(-found.base, out.dtype))
-        _digit_values(pieces, value)
-    for mark in reversed(detector.fused):
+        _digit_values(marks, pieces, value)
+    for mark in reversed(marks.fused):
         if not mark.contributions:
             return None
         fused_value = _mark_value(mark)
         if fused_value is None:
             return None
-        _digit_values(list(mark.parts), fused_value)
+        _digit_values(marks, mark.parts, fused_value)
     values: list[PrimExpr] = []
     for iv in consumer:
         if iv.var in units:
             values.append(const(units[iv.var], iv.var.dtype))
             continue
-        got = _mark_value(marks[iv.var])
+        got = _mark_value(marks.by_source[iv.var])
         if got is None:
             return None
         values.append(substitute_expr(got, dict(zip(store_vars, store_indices))))

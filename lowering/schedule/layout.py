@@ -47,7 +47,7 @@ from lowering.arith.rewrite import simplify_expr
 
 from .affine import IterSum, bindings_affine
 from .edit import is_allocated, refresh_regions
-from .error import ScheduleError, render_error
+from .error import fail
 from .state import ScheduleState
 
 __all__ = ["IndexMap", "storage_align", "transform_layout"]
@@ -252,9 +252,6 @@ def as_index_map(
     raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
 
 
-def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError(name, reason, render_error(state.output(), nodes))
-
 
 def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -> Buffer:
     """TVM's buffer argument: ``("read"|"write", index)``, a write index, or a name."""
@@ -264,7 +261,7 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
         for region in block.reads + block.writes:
             if region.buffer.name == buffer:
                 return region.buffer
-        raise _fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+        raise fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
     if isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write"):
         regions = block.reads if buffer[0] == "read" else block.writes
         index = int(buffer[1])
@@ -273,7 +270,7 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
     else:
         raise TypeError(f"{name}: buffer must be ('read'|'write', index), an index or a name")
     if not 0 <= index < len(regions):
-        raise _fail(state, name, f"block {block.name_hint!r} has no buffer at {buffer!r}", block)
+        raise fail(state, name, f"block {block.name_hint!r} has no buffer at {buffer!r}", block)
     return regions[index].buffer
 
 
@@ -345,7 +342,7 @@ def transform_layout(
     name = "transform_layout"
     buffer = resolve_buffer(state, block, buffer_arg, name)
     if not is_allocated(state.func, state.index, buffer):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"{buffer.name!r} is a parameter of the function; changing its layout would "
@@ -353,7 +350,7 @@ def transform_layout(
             block,
         )
     if len(index_map.initial_indices) != len(buffer.shape):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the index map takes {len(index_map.initial_indices)} indices, {buffer.name!r} "
@@ -361,11 +358,11 @@ def transform_layout(
             block,
         )
     if not all(isinstance(d, IntImm) for d in buffer.shape):
-        raise _fail(state, name, f"{buffer.name!r} has a symbolic shape", block)
+        raise fail(state, name, f"{buffer.name!r} has a symbolic shape", block)
     dims = [d.value for d in buffer.shape]  # type: ignore[attr-defined]
     sums = bijection_sums(index_map, dims)
     if sums is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the index map is not a bijection of {buffer.name!r}'s indices onto a new shape "
@@ -392,16 +389,16 @@ def storage_align(
 ) -> None:
     name = "storage_align"
     if not 0 <= buffer_index < len(block.writes):
-        raise _fail(
+        raise fail(
             state, name, f"block {block.name_hint!r} has no write buffer {buffer_index}", block
         )
     buffer = block.writes[buffer_index].buffer
     if not is_allocated(state.func, state.index, buffer):
-        raise _fail(state, name, f"{buffer.name!r} is a parameter of the function", block)
+        raise fail(state, name, f"{buffer.name!r} is a parameter of the function", block)
     if not -len(buffer.shape) <= axis < len(buffer.shape):
-        raise _fail(state, name, f"axis {axis} is out of range for {buffer.name!r}", block)
+        raise fail(state, name, f"axis {axis} is out of range for {buffer.name!r}", block)
     if factor <= 0 or not 0 <= offset < factor:
-        raise _fail(
+        raise fail(
             state, name, f"need factor > 0 and 0 <= offset < factor, got {factor}, {offset}", block
         )
     axis %= len(buffer.shape)

@@ -39,7 +39,8 @@ from irbuilder.ir import (
 )
 from lowering.analysis.vars import free_vars
 
-from .layout import IndexMap, _fail, _Remap, bijection_sums, resolve_buffer
+from .error import fail
+from .layout import IndexMap, _Remap, bijection_sums, resolve_buffer
 from .layout_pad_map import Padding, analyze_padding, check_exhaustively, symbolic_row_major
 from .layout_padding import PadPlan, ParamLayout, flatten_seq, plan_padding
 from .state import ScheduleState
@@ -69,7 +70,7 @@ def normalize_pad_value(pad_value: Any, buffer: Buffer, ndim: int) -> IndexMap |
 
 def _check_pad_value(state: ScheduleState, block: Block, buffer: Buffer, pad: IndexMap) -> None:
     if len(pad.final_indices) != 1:
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"pad_value {pad!r} has {len(pad.final_indices)} outputs, should have one",
@@ -77,7 +78,7 @@ def _check_pad_value(state: ScheduleState, block: Block, buffer: Buffer, pad: In
         )
     value = pad.final_indices[0]
     if value.dtype != buffer.dtype:
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"Type mismatch {buffer.dtype} vs {value.dtype}: {buffer.name!r} holds "
@@ -87,7 +88,7 @@ def _check_pad_value(state: ScheduleState, block: Block, buffer: Buffer, pad: In
     loads: list[BufferLoad] = []
     post_order_visit(value, lambda n: loads.append(n) if isinstance(n, BufferLoad) else None)
     if loads:
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"pad_value may not read a buffer (it reads {loads[0].buffer.name!r}); a padding "
@@ -126,7 +127,7 @@ def _layout(
         if checked is None:
             return found
         problem = checked
-    raise _fail(
+    raise fail(
         state,
         NAME,
         f"the index map {index_map!r} is not an injective layout of {buffer.name!r} "
@@ -144,7 +145,7 @@ def _check_symbols(state: ScheduleState, block: Block, index_map: IndexMap) -> N
     for expr in index_map.final_indices:
         for var in free_vars(expr):
             if id(var) not in known:
-                raise _fail(
+                raise fail(
                     state, NAME, f"the index map uses {var.name!r}, unknown to the function", block
                 )
 
@@ -179,7 +180,7 @@ def transform_layout(
     buffer = resolve_buffer(state, block, buffer_arg, NAME)
     site = _defining_site(state, buffer)
     if site == "match":
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"{buffer.name!r} is defined by a block's match_buffer; it must be a parameter "
@@ -187,7 +188,7 @@ def transform_layout(
             block,
         )
     if len(index_map.initial_indices) != len(buffer.shape):
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"the index map takes {len(index_map.initial_indices)} indices, {buffer.name!r} "
@@ -195,7 +196,7 @@ def transform_layout(
             block,
         )
     if any(v.dtype != d.dtype for v, d in zip(index_map.initial_indices, buffer.shape)):
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"the index map's indices are not of {buffer.name!r}'s index type "
@@ -214,7 +215,7 @@ def transform_layout(
             index_map.initial_indices, index_map.final_indices, buffer.shape
         )
         if linear is None:
-            raise _fail(
+            raise fail(
                 state,
                 NAME,
                 f"{buffer.name!r} has a symbolic shape; only a map linearizing its indices "
@@ -227,7 +228,7 @@ def transform_layout(
         _check_pad_value(state, block, buffer, pad)
     padded = found.predicate is not None and not assume_injective
     if padded and pad is None:
-        raise _fail(
+        raise fail(
             state,
             NAME,
             f"the transformation would introduce padding where {found.predicate} (shape "
@@ -254,7 +255,7 @@ def transform_layout(
         assert pad is not None
         made = plan_padding(root, buffer, new_buffer, index_map, found, pad, dims)
         if isinstance(made, str):
-            raise _fail(state, NAME, made, block)
+            raise fail(state, NAME, made, block)
         plan = made
     rewrite = _Rewrite(buffer, new_buffer, index_map, plan)
     new_root = rewrite.visit_stmt(root)
@@ -314,7 +315,7 @@ def set_axis_separator(
     buffer = resolve_buffer(state, block, buffer_arg, name)
     site = _defining_site(state, buffer)
     if site == "match":
-        raise _fail(
+        raise fail(
             state,
             name,
             f"{buffer.name!r} is defined by a block's match_buffer; it must be a parameter "
@@ -325,7 +326,7 @@ def set_axis_separator(
     if any(not 0 < s < len(buffer.shape) for s in separators) or separators != sorted(
         set(separators)
     ):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"axis separators {separators} must increase strictly within 1..{len(buffer.shape) - 1}"

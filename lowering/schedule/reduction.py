@@ -59,19 +59,16 @@ from .analysis import (
     block_access,
     constant_extents,
     is_reduction_block,
-    position_dependent_vars,
+    refuse_position_dependent,
 )
-from .cache import unique_name
+from .cache_stage import unique_name
 from .edit import leaf_root, refresh_regions
-from .error import ScheduleError, render_error
+from .error import fail
 from .stage_pipeline import uncovered_read
 from .state import ScheduleState, replace_child
 
 __all__ = ["decompose_reduction", "rfactor"]
 
-
-def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError(name, reason, render_error(state.output(), nodes))
 
 
 def _uses_any(expr: PrimExpr, vars_: list[Var]) -> bool:
@@ -92,29 +89,21 @@ def _fresh(iter_vars: list[IterVar]) -> tuple[list[IterVar], dict[Var, PrimExpr]
 def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     name = "decompose_reduction"
     index = state.index
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+    refuse_position_dependent(state, name, block)
     if block.init is None:
-        raise _fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
+        raise fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
     if not is_reduction_block(index, block):
-        raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
+        raise fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
     loops = index.loops_above(block)
     if not any(lp is loop for lp in loops):
-        raise _fail(state, name, "the loop is not one of the block's loops", loop, block)
+        raise fail(state, name, "the loop is not one of the block's loops", loop, block)
     realize = index.realize_of(block)
     position = next(k for k, lp in enumerate(loops) if lp is loop)
     inner = loops[position:]
     outer_vars = [lp.loop_var for lp in loops[:position]]
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.kind == IterKind.REDUCE and _uses_any(value, outer_vars):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"reduction iter var {iv.var.name!r} is bound to a loop outside the given "
@@ -128,7 +117,7 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
         # before the loop would not.
         repeats = not (isinstance(lp.extent, IntImm) and lp.extent.value == 1)
         if repeats and not any(depends_on(v, lp.loop_var) for v in realize.iter_values):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"loop {lp.loop_var.name!r} inside the given loop repeats the block without "
@@ -242,7 +231,7 @@ def _init_predicate(
         for conj in reduce_conjuncts:
             holds = simplify_expr(substitute_expr(conj, at_min), analyzer)
             if not (first_instance and isinstance(holds, IntImm) and holds.value):
-                raise _fail(
+                raise fail(
                     state,
                     name,
                     "the block's predicate depends on a reduction loop and does not "
@@ -331,24 +320,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     index = state.index
     blocks = index.blocks_below(loop)
     if len(blocks) != 1:
-        raise _fail(
+        raise fail(
             state, name, f"the loop must hold exactly one block, it holds {len(blocks)}", loop
         )
     block = blocks[0]
     if not is_reduction_block(index, block):
-        raise _fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
-    direct_uses = position_dependent_vars(state.index, block)
-    if direct_uses:
-        raise _fail(
-            state,
-            name,
-            f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop or "
-            "block directly (not through its bindings)",
-            block,
-        )
+        raise fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
+    refuse_position_dependent(state, name, block)
     found = _reducer(block)
     if found is None and _stores_several(block):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
@@ -356,7 +337,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     if found is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} is not an update 'C[...] = C[...] op value' with op "
@@ -365,7 +346,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         )
     update, kind, value = found
     if not _is_identity(block.init, update, kind):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the init of block {block.name_hint!r} is not the identity of its reduction",
@@ -373,16 +354,16 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         )
     realize = index.realize_of(block)
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise _fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
+        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
     loops = index.loops_above(block)
     extents = constant_extents(loops)
     if extents is None or bindings_affine(realize.iter_values, extents) is None:
-        raise _fail(state, name, f"block {block.name_hint!r} does not have affine bindings", block)
+        raise fail(state, name, f"block {block.name_hint!r} does not have affine bindings", block)
     scope_block = index.scope_block(realize)
     uncovered = uncovered_read(state, scope_block)
     if uncovered is not None:
         reader, region = uncovered
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the scope is not a stage pipeline: block {reader.name_hint!r} reads elements of "
@@ -395,7 +376,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     first = next((k for k, lp in enumerate(loops) if lp is leaf), len(loops))
     pairs = list(zip(block.iter_vars, realize.iter_values))
     if any(depends_on(v, loop.loop_var) for iv, v in pairs if iv.kind == IterKind.SPATIAL):
-        raise _fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
+        raise fail(state, name, "the loop is bound to a spatial iter var, not a reduction", loop)
     touched = [
         iv for iv, v in pairs if iv.kind == IterKind.REDUCE and depends_on(v, loop.loop_var)
     ]
@@ -403,13 +384,13 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     if not touched and not unit:
         # a unit loop bound to nothing (left by a split or fuse) still factors, into a
         # dimension of one (TVM); a longer one would repeat the whole reduction
-        raise _fail(
+        raise fail(
             state, name, "the loop is not bound to any reduction iter var of the block", loop
         )
     out = update.buffer
     ndim = len(out.shape)
     if not -(ndim + 1) <= factor_axis <= ndim:
-        raise _fail(
+        raise fail(
             state, name, f"factor_axis {factor_axis} is out of range for {out.name!r}", block
         )
     if factor_axis < 0:  # counted from the end of the rf buffer's shape, as in TVM
@@ -438,10 +419,10 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         for iv, v in pairs
         if iv.kind == IterKind.SPATIAL
     ):
-        raise _fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
+        raise fail(state, name, "a loop feeds both spatial and reduction iter vars", block)
     shared = [lp for lp in reduce_loops if any(lp is o for o in loops[:first])]
     if shared:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"reduction loop {shared[0].loop_var.name!r} of block {block.name_hint!r} holds "
@@ -454,7 +435,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     if not_serial:
         # The rf block keeps the loops, the write-back makes them serial: a parallel or
         # vectorized reduction loop's kind would be lost or would race on the rf buffer.
-        raise _fail(
+        raise fail(
             state,
             name,
             f"reduction loop {not_serial[0].loop_var.name!r} is not serial",
@@ -568,7 +549,7 @@ def _check_hoistable(
             continue
         clobbered = [w for w in block_access(other).write_buffers if id(w) in reads]
         if clobbered:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {other.name_hint!r}, under the loops of block {block.name_hint!r}, "

@@ -55,19 +55,17 @@ from .analysis import (
     is_reduction_block,
     position_dependent_vars,
 )
-from .cache import _insert, _items, _top_level, unique_name
+from .cache_placement import insert_stage, scope_items, top_level_position
+from .cache_stage import unique_name
 from .compute_at import _check_full_domain
 from .edit import refresh_regions
-from .error import ScheduleError, render_error
+from .error import fail
 from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
 from .layout_symbolic import rewrite_block_body, symbolic_block_layout
 from .state import ScheduleState
 
 __all__ = ["reindex", "transform_block_layout"]
 
-
-def _fail(state: ScheduleState, name: str, reason: str, *nodes: Stmt) -> ScheduleError:
-    return ScheduleError(name, reason, render_error(state.output(), nodes))
 
 
 def _access_indices(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
@@ -115,7 +113,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     index = state.index
     direct_uses = position_dependent_vars(index, block)
     if direct_uses:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop directly",
@@ -124,7 +122,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     patterns = _access_indices(block, buffer)
     first = _drop_constant_parts(block, patterns[0])
     if not all(all(structural_equal(a, b) for a, b in zip(patterns[0], p)) for p in patterns[1:]):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} accesses {buffer.name!r} at several indices",
@@ -135,7 +133,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     for idx in first:
         stray = [n for n in _vars(idx) if id(n) not in iter_ids]
         if stray:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"the index of {buffer.name!r} uses {stray[0].name!r}, not an iter var",
@@ -143,7 +141,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
             )
     shape = tuple(iv.dom.extent for iv in used)
     if not all(isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0 for iv in used):
-        raise _fail(state, name, "the iter vars of the access must start at 0", block)
+        raise fail(state, name, "the iter vars of the access must start at 0", block)
     new_name = unique_name(state, f"{buffer.name}_reindex")
     new_buffer = Buffer(
         new_name,
@@ -154,14 +152,14 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     )
     realize = index.realize_of(block)
     scope = index.scope_block(realize)
-    position = _top_level(state, scope, realize)
-    item = _items(scope)[position]
+    position = top_level_position(state, scope, realize)
+    item = scope_items(scope)[position]
     others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
     if is_write:
         if not all(isinstance(i, Var) and id(i) in iter_ids for i in first) or len(
             {id(i) for i in first}
         ) != len(first):
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} must store {buffer.name!r} at distinct iter vars",
@@ -169,7 +167,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
             )
         _check_full_domain(state, block, name)
         if any(r is buffer for r in block_access(block).read_buffers) and block.init is None:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"block {block.name_hint!r} reads {buffer.name!r} before writing it",
@@ -178,7 +176,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
         for other in others:
             access = block_access(other)
             if any(b is buffer for b in access.read_buffers + access.write_buffers):
-                raise _fail(
+                raise fail(
                     state,
                     name,
                     f"block {other.name_hint!r} in the same loop nest also accesses "
@@ -187,12 +185,12 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
                 )
     else:
         if any(w is buffer for w in block_access(block).write_buffers):
-            raise _fail(
+            raise fail(
                 state, name, f"block {block.name_hint!r} also writes {buffer.name!r}", block
             )
         for other in others:
             if any(w is buffer for w in block_access(other).write_buffers):
-                raise _fail(
+                raise fail(
                     state,
                     name,
                     f"block {other.name_hint!r} in the same loop nest writes {buffer.name!r}",
@@ -214,7 +212,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     stage = _copy_stage(used, first, buffer, new_buffer, new_name, is_write)
     scope_now = state.resolve(scope)
     assert isinstance(scope_now, Block)
-    _insert(state, scope_now, position + 1 if is_write else position, stage, new_buffer)
+    insert_stage(state, scope_now, position + 1 if is_write else position, stage, new_buffer)
     found = [
         n for n in state.index.nodes.values() if isinstance(n, Block) and n.name_hint == new_name
     ]
@@ -230,7 +228,7 @@ def _as_indexed(state: ScheduleState, block: Block, buffer: Any, name: str) -> t
             if region.buffer is buffer or region.buffer.name == buffer:
                 found = (kind, k)
     if found is None:
-        raise _fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+        raise fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
     return found
 
 
@@ -289,14 +287,14 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
     loops = index.loops_above(block)
     direct_uses = position_dependent_vars(index, block)
     if direct_uses:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} uses {direct_uses[0].name!r} of an enclosing loop directly",
             block,
         )
     if len(index_map.initial_indices) != len(block.iter_vars):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the index map takes {len(index_map.initial_indices)} indices, the block has "
@@ -312,7 +310,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
         or (loops and index.blocks_below(loops[0]) != [block])
         or not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1)
     ):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} must be alone under loops bound one to one to its "
@@ -320,7 +318,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
             block,
         )
     if not (is_complete_block(index, block) or is_reduction_block(index, block)):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
@@ -337,14 +335,14 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
             and iv.dom.min.value == 0
             and isinstance(iv.dom.extent, IntImm)
         ):
-            raise _fail(
+            raise fail(
                 state, name, f"iter var {iv.var.name!r} needs a constant domain from 0", block
             )
         extents[var] = iv.dom.extent.value
         kinds[id(var)] = iv.kind
     sums = bijection_sums(index_map, list(extents.values()))
     if sums is None:
-        raise _fail(
+        raise fail(
             state, name, "the index map is not a bijection of the block's iteration space", block
         )
     new_ivs: list[IterVar] = []
@@ -352,7 +350,7 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
     for k, found in enumerate(sums):
         sources = {kinds[id(s.source)] for s in found.splits if s.extent != 1}
         if len(sources) > 1:
-            raise _fail(
+            raise fail(
                 state,
                 name,
                 f"output {k} of the index map mixes spatial and reduction iter vars",
@@ -402,7 +400,7 @@ def _symbolic_transform(
     """A symbolic domain: a row-major linearization per output (``layout_symbolic.py``)."""
     found = symbolic_block_layout(block, index_map)
     if isinstance(found, str):
-        raise _fail(
+        raise fail(
             state,
             "transform_block_layout",
             f"the index map is not a provable bijection of the block's symbolic iteration "

@@ -44,28 +44,22 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute_expr
 
 from .analysis import block_access
-from .cache import (
-    _allocate,
-    _buffer_at,
-    _check_reads_after,
-    _check_single_writer,
-    _fail,
-    _find_stage,
-    _insert_at,
-    _loops_between,
-    _resolve,
-    _scope_seq,
-    _split_point,
-    _top_level,
-    cache_name,
-    check_scope,
-    unique_name,
+from .cache_checks import buffer_at, check_reads_after, check_single_writer
+from .cache_placement import (
+    place_stage,
+    scope_seq,
+    split_point,
+    top_level_position,
 )
+from .cache_region import loops_between
+from .cache_stage import cache_name, unique_name
 from .cache_write import _check_later_iterations, _conditional_store
 from .edit import refresh_regions
+from .error import fail
 from .layout import IndexMap, bijection_sums
 from .reindex import _access_indices, _Redirect
 from .state import ScheduleState
+from .storage_scope import check_scope
 
 __all__ = ["reindex_cache_read", "reindex_cache_write"]
 
@@ -83,7 +77,7 @@ def _single_indices(
 
     post_order_visit(block.body, visit)
     if nested or not found or any(not _same(found[0], other) for other in found[1:]):
-        raise _fail(
+        raise fail(
             state,
             prim,
             f"block {block.name_hint!r} must be a leaf block accessing {buffer.name!r} at one "
@@ -116,7 +110,7 @@ def _cache_shape(
         else None
     )
     if sums is None:
-        raise _fail(
+        raise fail(
             state,
             prim,
             f"the index map {mapping!r} is not a bijection of the iteration domain of block "
@@ -146,7 +140,7 @@ def _copy_nest(
     fresh copies of the block's loops below ``holder`` that its bindings use."""
     realize = state.index.realize_of(block)
     binding = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    loops = _loops_between(state, block, holder)[::-1]  # outermost first
+    loops = loops_between(state, block, holder)[::-1]  # outermost first
     used: set[int] = set()
 
     def visit(node: object) -> None:
@@ -184,24 +178,24 @@ def reindex_cache_read(
 ) -> Block:
     name = "reindex_cache_read"
     check_scope(state, name, scope, block)
-    buffer = _buffer_at(state, name, block.reads, read_index, "reads", block)
+    buffer = buffer_at(state, name, block.reads, read_index, "reads", block)
     index = state.index
     scope_block = index.scope_block(index.realize_of(block))
-    writer = _check_single_writer(state, name, scope_block, buffer)
+    writer = check_single_writer(state, name, scope_block, buffer)
     indices = _single_indices(state, name, block, buffer)
     if any(w is buffer for w in block_access(block).write_buffers):
-        raise _fail(state, name, f"block {block.name_hint!r} writes {buffer.name!r} as well", block)
+        raise fail(state, name, f"block {block.name_hint!r} writes {buffer.name!r} as well", block)
     shape = _cache_shape(state, name, block, block.iter_vars, mapping)
     if writer is not None:
-        writer_item = _top_level(state, scope_block, index.realize_of(writer))
-        if _top_level(state, scope_block, index.realize_of(block)) < writer_item:
+        writer_item = top_level_position(state, scope_block, index.realize_of(writer))
+        if top_level_position(state, scope_block, index.realize_of(block)) < writer_item:
             writer = None
     holder: Stmt
     if writer is None:
-        holder, position = _scope_seq(scope_block), 0
+        holder, position = scope_seq(scope_block), 0
     else:
-        _check_reads_after(state, name, writer, buffer, block)
-        holder, _, position = _split_point(state, writer, block)
+        check_reads_after(state, name, writer, buffer, block)
+        holder, _, position = split_point(state, writer, block)
     cache = _make_cache(state, buffer, scope, shape, block.iter_vars[0].var)
     own = [iv.var for iv in block.iter_vars]
 
@@ -217,11 +211,7 @@ def reindex_cache_read(
     new = refresh_regions(redirected)
     realize = index.realize_of(block)
     state.replace(realize, rebuild(realize, {"block": new}), {block: new})
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    _insert_at(state, holder_now, position, stage)
-    _allocate(state, _resolve(state, scope_block), cache)
-    return _find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)
 
 
 def reindex_cache_write(
@@ -233,11 +223,11 @@ def reindex_cache_write(
 ) -> Block:
     name = "reindex_cache_write"
     check_scope(state, name, scope, block)
-    buffer = _buffer_at(state, name, block.writes, write_index, "writes", block)
+    buffer = buffer_at(state, name, block.writes, write_index, "writes", block)
     index = state.index
     realize = index.realize_of(block)
     scope_block = index.scope_block(realize)
-    _check_single_writer(state, name, scope_block, buffer)
+    check_single_writer(state, name, scope_block, buffer)
     indices = _single_indices(state, name, block, buffer)
     spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
     spatial_ids = {id(iv.var) for iv in spatial}
@@ -249,7 +239,7 @@ def reindex_cache_write(
         and len(distinct) == len(indices)
         and not _conditional_store(block, buffer)
     ):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} must store {buffer.name!r} at distinct spatial iter vars, "
@@ -258,7 +248,7 @@ def reindex_cache_write(
         )
     reads_self = any(r is buffer for r in block_access(block).read_buffers)
     if reads_self and block.init is None:
-        raise _fail(
+        raise fail(
             state,
             name,
             f"block {block.name_hint!r} reads {buffer.name!r} before writing it; the cache "
@@ -280,7 +270,7 @@ def reindex_cache_write(
     if len(mapping.initial_indices) != len(block.iter_vars) or any(
         id(p) in used for p in reduce_params
     ):
-        raise _fail(
+        raise fail(
             state,
             name,
             f"the index map {mapping!r} must take the {len(block.iter_vars)} iter vars of block "
@@ -303,16 +293,16 @@ def reindex_cache_write(
     ]
     holder: Stmt
     if related:
-        holder, _, position = _split_point(state, block, related[0])
+        holder, _, position = split_point(state, block, related[0])
     else:
-        holder = _scope_seq(scope_block)
+        holder = scope_seq(scope_block)
         items = getattr(holder, "seq", None)
         position = len(items) if items is not None else 1
     _check_later_iterations(state, scope_block, block, buffer, holder, [])
     # every loop below the copy's place that the copy does not repeat must run at least once
-    for lp in _loops_between(state, block, holder):
+    for lp in loops_between(state, block, holder):
         if not (isinstance(lp.extent, IntImm) and lp.extent.value > 0):
-            raise _fail(state, name, f"loop {lp.loop_var.name!r} may run no iteration", block)
+            raise fail(state, name, f"loop {lp.loop_var.name!r} may run no iteration", block)
     cache = _make_cache(state, buffer, scope, shape, block.iter_vars[0].var)
     cached = tuple(mapping.map_indices(own))
 
@@ -327,8 +317,4 @@ def reindex_cache_write(
     assert isinstance(redirected, Block)
     new = refresh_regions(redirected)
     state.replace(realize, rebuild(realize, {"block": new}), {block: new})
-    holder_now = state.resolve(holder)
-    assert holder_now is not None
-    _insert_at(state, holder_now, position, stage)
-    _allocate(state, _resolve(state, scope_block), cache)
-    return _find_stage(state, cache.name)
+    return place_stage(state, holder, position, stage, scope_block, cache)

@@ -5,7 +5,7 @@ signatures): the caches, ``reindex``, ``set_scope``, ``transform_layout``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from irbuilder.ir import Block, Buffer, For, rebuild
@@ -25,6 +25,7 @@ from .record import buffer_slot, region_position
 from .rv import BlockRV, ExprRV, LoopRV
 from .schedule_base import ScheduleBase
 from .state import ScheduleState
+from .storage_scope import set_scope as set_storage_scope
 
 __all__ = ["DataPrimitives"]
 
@@ -42,8 +43,8 @@ class DataPrimitives(ScheduleBase):
     ) -> BlockRV:
         """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
         return self._cache(
-            cache.cache_read, "cache_read", "read_buffer_index",
-            block, read_buffer_index, storage_scope, consumer_blocks,
+            cache.cache_read, "cache_read", block, read_buffer_index, storage_scope,
+            consumer_blocks,
         )
 
     def cache_write(
@@ -55,8 +56,8 @@ class DataPrimitives(ScheduleBase):
     ) -> BlockRV:
         """Make the block write a ``storage_scope`` cache, copied back right after it."""
         return self._cache(
-            cache_write.cache_write, "cache_write", "write_buffer_index",
-            block, write_buffer_index, storage_scope, consumer_blocks,
+            cache_write.cache_write, "cache_write", block, write_buffer_index, storage_scope,
+            consumer_blocks,
         )
 
     def cache_inplace(
@@ -80,25 +81,19 @@ class DataPrimitives(ScheduleBase):
         self,
         primitive: Any,
         name: str,
-        index_name: str,
         block: BlockRV,
         index: int | str | Buffer,
         storage_scope: str,
         consumer_blocks: Sequence[BlockRV] | None,
     ) -> BlockRV:
-        """cache_read/cache_write: the same handles, trace record and application."""
-        block = self._as_rv(block)
-        node = self._block(block, name)
-        consumers = None if consumer_blocks is None else [self._as_rv(b) for b in consumer_blocks]
-        others = None if consumers is None else [self._block(b, name) for b in consumers]
-        index = plain(index)
-        regions = node.reads if name == "cache_read" else node.writes
-        return self._apply(  # type: ignore[no-any-return]
-            name,
-            [block, consumers or []],
-            [region_position(regions, index), storage_scope],
-            lambda st: primitive(st, node, index, storage_scope, others),
-        )
+        """cache_read/cache_write: the consumers are recorded as handles, passed as blocks."""
+
+        def consumers(_: Block) -> tuple[list[BlockRV], list[Block] | None]:
+            handles = None if consumer_blocks is None else [self._as_rv(b) for b in consumer_blocks]
+            nodes = None if handles is None else [self._block(b, name) for b in handles]
+            return handles or [], nodes
+
+        return self._apply_cache(primitive, name, block, index, storage_scope, consumers)
 
     def reindex_cache_read(
         self,
@@ -110,8 +105,8 @@ class DataPrimitives(ScheduleBase):
         """Copy what the block reads of a buffer into a cache laid out by ``index_map`` of
         its iter vars, before it."""
         return self._reindex_cache(
-            reindex_cache.reindex_cache_read, "reindex_cache_read", "read_buffer_index",
-            block, read_buffer_index, storage_scope, index_map,
+            reindex_cache.reindex_cache_read, "reindex_cache_read", block, read_buffer_index,
+            storage_scope, index_map,
         )
 
     def reindex_cache_write(
@@ -124,31 +119,51 @@ class DataPrimitives(ScheduleBase):
         """Make the block write a cache laid out by ``index_map`` of its iter vars, copied
         back after it."""
         return self._reindex_cache(
-            reindex_cache.reindex_cache_write, "reindex_cache_write", "write_buffer_index",
-            block, write_buffer_index, storage_scope, index_map,
+            reindex_cache.reindex_cache_write, "reindex_cache_write", block, write_buffer_index,
+            storage_scope, index_map,
         )
 
     def _reindex_cache(
         self,
         primitive: Any,
         name: str,
-        index_name: str,
         block: BlockRV,
         index: int | str | Buffer,
         storage_scope: str,
         index_map: Any,
     ) -> BlockRV:
+        """reindex_cache_read/reindex_cache_write: the index map (of the block's iter vars)
+        is recorded and passed."""
+
+        def mapping(node: Block) -> tuple[Any, Any]:
+            ndim = len(node.iter_vars) if layout.takes_varargs(index_map) else 0
+            as_map = layout.as_index_map(index_map, ndim)
+            return as_map, as_map
+
+        return self._apply_cache(primitive, name, block, index, storage_scope, mapping)
+
+    def _apply_cache(
+        self,
+        primitive: Any,
+        name: str,
+        block: BlockRV,
+        index: int | str | Buffer,
+        storage_scope: str,
+        last_input: Callable[[Block], tuple[Any, Any]],
+    ) -> BlockRV:
+        """The four cache primitives: the same handles, trace record and application.
+        ``last_input(block)`` gives the primitive's last input as recorded in the trace and
+        as passed to ``primitive``."""
         block = self._as_rv(block)
         node = self._block(block, name)
-        ndim = len(node.iter_vars) if layout.takes_varargs(index_map) else 0
-        mapping = layout.as_index_map(index_map, ndim)
+        recorded, passed = last_input(node)
         index = plain(index)
-        regions = node.reads if name == "reindex_cache_read" else node.writes
+        regions = node.reads if name.endswith("_read") else node.writes
         return self._apply(  # type: ignore[no-any-return]
             name,
-            [block, mapping],
+            [block, recorded],
             [region_position(regions, index), storage_scope],
-            lambda st: primitive(st, node, index, storage_scope, mapping),
+            lambda st: primitive(st, node, index, storage_scope, passed),
         )
 
     def set_scope(
@@ -162,7 +177,7 @@ class DataPrimitives(ScheduleBase):
             "set_scope",
             [block],
             [region_position(node.writes, buffer_index), storage_scope],
-            lambda st: cache.set_scope(st, node, buffer_index, storage_scope),
+            lambda st: set_storage_scope(st, node, buffer_index, storage_scope),
         )
 
     def transform_layout(

@@ -14,6 +14,7 @@ from . import (
     compute_at,
     inline,
     reduction,
+    split_fuse,
 )
 from . import loops as loop_prims
 from .instruction import plain
@@ -53,7 +54,7 @@ class LoopPrimitives(ScheduleBase):
             "split",
             [loop, *factors],
             [bool(preserve_unit_iters), bool(disable_predication)],
-            lambda st: loop_prims.split(
+            lambda st: split_fuse.split(
                 st, node, values, preserve_unit_iters, bool(disable_predication)
             ),
         )
@@ -65,7 +66,7 @@ class LoopPrimitives(ScheduleBase):
             "fuse",
             list(loops),
             [bool(preserve_unit_iters)],
-            lambda st: loop_prims.fuse(st, nodes, preserve_unit_iters),
+            lambda st: split_fuse.fuse(st, nodes, preserve_unit_iters),
         )
 
     def reorder(self, *ordered_loops: LoopRV) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from irbuilder.ir import Block, BufferRegion
 
 from .analysis import block_access
-from .cache import block_region, region_covers
+from .cache_region import block_region, region_covers
 from .state import ScheduleState
 
 __all__ = ["uncovered_read"]

@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from irbuilder.ir import PrimFunc, assert_structural_equal
+from irbuilder.ir import IntImm, PrimFunc, assert_structural_equal
 from tvmscript import from_source
 from tvmscript import tir as T
 from tvmscript.schedule import check_same_results
@@ -133,9 +133,14 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     )
     if choice == "split" and loops:
         loop = _pick(rng, loops)
-        extent = sch.get(loop).extent.value
-        factor = rng.randint(1, max(1, extent))
-        factors = _pick(rng, [[None, factor], [factor, None], [2, None, 2], [extent, 1]])
+        extent = sch.get(loop).extent
+        if not isinstance(extent, IntImm):
+            # compute_at may leave a loop-dependent extent (TVM's relaxed region): the
+            # inferred factor is the only one a symbolic extent takes
+            factor = rng.randint(1, 4)
+            return choice, lambda: sch.split(loop, [None, factor])
+        factor = rng.randint(1, max(1, extent.value))
+        factors = _pick(rng, [[None, factor], [factor, None], [2, None, 2], [extent.value, 1]])
         return choice, lambda: sch.split(loop, factors)
     if choice == "fuse" and len(loops) >= 2:
         start = rng.randrange(len(loops) - 1)

@@ -7,7 +7,7 @@ import json
 import pytest
 from sched_checks import assert_same_results, scheduled
 
-import lowering.schedule.loops as loop_prims
+import lowering.schedule.split_fuse as split_fuse
 from irbuilder.ir import For, IRModule, structural_equal
 from lowering.schedule import Trace
 from tvmscript import tir as T
@@ -111,7 +111,7 @@ def test_error_shows_underlined_ir_and_render_levels():
 
 def test_internal_check_refuses_a_wrong_result(monkeypatch):
     """A primitive that produced a wrong program is rolled back by debug_mask='all'."""
-    original_split = loop_prims.split
+    original_split = split_fuse.split
 
     def broken_split(state, loop, factors, preserve, *rest):
         result = original_split(state, loop, factors, preserve, *rest)
@@ -124,7 +124,7 @@ def test_internal_check_refuses_a_wrong_result(monkeypatch):
                 break
         return result
 
-    monkeypatch.setattr(loop_prims, "split", broken_split)
+    monkeypatch.setattr(split_fuse, "split", broken_split)
     sch = T.Schedule(pipeline, debug_mask="all")
     i, _ = sch.get_loops(sch.get_block("C"))
     with pytest.raises(T.ScheduleError, match=r"internal check failed.*buffer D differs"):
