@@ -37,6 +37,7 @@ from irbuilder.ir import (
     post_order_visit,
     rebuild,
 )
+from irbuilder.ir.expr_text import expr_text, strip_parens
 from lowering.analysis.vars import free_vars
 
 from .error import fail
@@ -231,7 +232,8 @@ def transform_layout(
         raise fail(
             state,
             NAME,
-            f"the transformation would introduce padding where {found.predicate} (shape "
+            f"the transformation would introduce padding where "
+            f"{strip_parens(expr_text(found.predicate))} (shape "
             f"{tuple(dims)} becomes {tuple(found.shape)}); give pad_value, or "
             "assume_injective_transform=True to leave the padding unwritten",
             block,

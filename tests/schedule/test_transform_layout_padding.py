@@ -161,6 +161,14 @@ def test_axis_separators_go_to_the_new_buffer():
     assert "axis_separators=[1]" in func.script()
 
 
+def test_padding_refusal_shows_the_predicate_as_text():
+    # the predicate was shown as the IR objects' repr (``And(a=EQ(a=Var('axis0', ...``)
+    sch = _sch(copy14)
+    with pytest.raises(T.ScheduleError) as info:
+        sch.transform_layout("B", "B", lambda i: [i // 4, i % 4])
+    assert "introduce padding where (axis0 == 3) and (2 <= axis1) (shape (14,)" in str(info.value)
+
+
 def test_refusals_name_the_problem():
     sch = _sch(copy14)
     with pytest.raises(T.ScheduleError, match="would introduce padding where"):
