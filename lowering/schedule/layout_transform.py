@@ -228,7 +228,7 @@ def transform_layout(
     if pad is not None:
         _check_pad_value(state, block, buffer, pad)
     padded = found.predicate is not None and not assume_injective
-    if padded and pad is None:
+    if found.predicate is not None and padded and pad is None:
         raise fail(
             state,
             NAME,
