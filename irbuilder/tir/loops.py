@@ -12,6 +12,7 @@ from typing import Any
 
 from ..frames import ForFrame, LoopSpec
 from ..ir import (
+    Add,
     ExprLike,
     ForKind,
     IntImm,
@@ -22,6 +23,7 @@ from ..ir import (
     Var,
     binary_dtype,
     const,
+    structural_equal,
 )
 from ._common import builder, index_expr
 
@@ -40,7 +42,15 @@ def _bounds(start: ExprLike, stop: ExprLike | None, what: str) -> tuple[PrimExpr
     begin, end = begin.astype(dtype), end.astype(dtype)
     # TVM's ``stop - start`` folds a zero start away (``T.serial(0, n)`` has extent ``n``).
     zero_start = isinstance(begin, IntImm) and begin.value == 0
-    extent = end if stop is None or zero_start else end - begin
+    if stop is None or zero_start:
+        extent = end
+    elif isinstance(end, Add) and structural_equal(end.a, begin):
+        # ``start + e``, how the printer writes a loop from a nonzero start: the extent is
+        # ``e`` itself, so a printed loop parses back to the same node (``(1 + (m - 2)) - 1``
+        # would be the same value in another form)
+        extent = end.b
+    else:
+        extent = end - begin
     return begin, extent
 
 

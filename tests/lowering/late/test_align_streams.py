@@ -127,3 +127,26 @@ def test_symbolic_sizes_give_the_same_numbers(rows: int, cols: int, offset: int)
         compiled_exactly(func, AVX2)(view_a, view_b)
         results.append(storage)
     assert np.array_equal(results[0], results[1])
+
+
+@T.prim_func
+def symbolic_rows_from_one(a: T.handle, b: T.handle):
+    m, w = T.int32(), T.int32()
+    A = T.match_buffer(a, (m, w), "float32")
+    B = T.match_buffer(b, (m, w), "float32")
+    for i in range(1, m - 1):
+        for jo in range((w - 2) // 16):
+            for ji in T.vectorized(16):
+                B[i, jo * 16 + ji + 1] = A[i - 1, jo * 16 + ji + 1] + A[i + 1, jo * 16 + ji + 1]
+
+
+def test_a_loop_from_one_to_a_symbolic_bound_prints_and_parses_back() -> None:
+    # printed as range(1, 1 + (m - 2)) after simplification; the parser takes ``start + e``
+    # as extent ``e``, so the lowered function parses back to itself
+    import tvmscript
+    from irbuilder.ir import structural_equal
+
+    after = run_pass("align_streams", before_late(symbolic_rows_from_one))
+    text = after.script()
+    assert "for i in T.parallel(1, 1 + (m - 2), " in text
+    assert structural_equal(tvmscript.from_source(text), after)
