@@ -23,25 +23,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import (
+    LE,
+    LT,
+    And,
     Block,
     BlockRealize,
     Buffer,
     BufferLoad,
     BufferStore,
+    Call,
+    Cast,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IterKind,
     IterVar,
     PrimExpr,
     Stmt,
+    Or,
     Var,
+    const,
     make_data_var,
     post_order_visit,
     rebuild,
     structural_equal,
 )
 from lowering.analysis.substitute import substitute_expr
+from lowering.arith import Analyzer
 
 from .analysis import block_access
 from .cache_checks import buffer_at, check_reads_after, check_single_writer
@@ -85,6 +94,67 @@ def _single_indices(
             block,
         )
     return found[0]
+
+
+def _check_copy_in_bounds(
+    state: ScheduleState, prim: str, block: Block, buffer: Buffer, indices: Sequence[PrimExpr]
+) -> None:
+    """The copy stage reads ``buffer[indices]`` at every instance of the block, unguarded.
+    That is sound when the block itself reads there at every instance, or when the index
+    provably stays inside the buffer; a read under a condition (``T.if_then_else``, an
+    ``if``) may go out of bounds where the condition is false, so it needs the proof."""
+    if not _read_is_guarded(block, buffer):
+        return
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
+    for dim, (idx, extent) in enumerate(zip(indices, buffer.shape)):
+        inside = analyzer.can_prove(LE(const(0, idx.dtype), idx)) and analyzer.can_prove(
+            LT(idx, _cast_like(extent, idx))
+        )
+        if not inside:
+            raise fail(
+                state,
+                prim,
+                f"block {block.name_hint!r} reads {buffer.name!r} only under a condition, and "
+                f"index {dim} of the read may leave the buffer where the condition is false; "
+                "the unguarded copy stage would read out of bounds",
+                block,
+            )
+
+
+def _cast_like(value: PrimExpr, like: PrimExpr) -> PrimExpr:
+    return value if value.dtype == like.dtype else Cast(like.dtype, value)
+
+
+def _read_is_guarded(block: Block, buffer: Buffer) -> bool:
+    """Whether some load of ``buffer`` in the block sits under a condition."""
+    found = False
+
+    def loads_buffer(node: object) -> bool:
+        hit = False
+
+        def visit(n: object) -> None:
+            nonlocal hit
+            if isinstance(n, BufferLoad) and n.buffer is buffer:
+                hit = True
+
+        post_order_visit(node, visit)
+        return hit
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, IfThenElse):
+            found = found or loads_buffer(node.then_case) or (
+                node.else_case is not None and loads_buffer(node.else_case)
+            )
+        elif isinstance(node, Call) and node.op == "if_then_else" and len(node.args) == 3:
+            found = found or loads_buffer(node.args[1]) or loads_buffer(node.args[2])
+        elif isinstance(node, (And, Or)):
+            found = found or loads_buffer(node.b)  # not evaluated when ``a`` decides
+
+    post_order_visit(block.body, visit)
+    return found
 
 
 def _same(a: Sequence[PrimExpr], b: Sequence[PrimExpr]) -> bool:
@@ -186,6 +256,7 @@ def reindex_cache_read(
     if any(w is buffer for w in block_access(block).write_buffers):
         raise fail(state, name, f"block {block.name_hint!r} writes {buffer.name!r} as well", block)
     shape = _cache_shape(state, name, block, block.iter_vars, mapping)
+    _check_copy_in_bounds(state, name, block, buffer, indices)
     if writer is not None:
         writer_item = top_level_position(state, scope_block, index.realize_of(writer))
         if top_level_position(state, scope_block, index.realize_of(block)) < writer_item:

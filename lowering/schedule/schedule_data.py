@@ -209,7 +209,11 @@ class DataPrimitives(ScheduleBase):
         else:
             raise TypeError("transform_layout: index_map must be an IndexMap or a function")
         recorded_pad = (  # a function is recorded as its IndexMap (printable)
-            layout.IndexMap.from_func(pad_value, None, dtype)
+            layout.IndexMap.from_func(
+                pad_value,
+                len(mapping.final_indices) if layout.takes_varargs(pad_value) else None,
+                dtype,
+            )
             if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
             else pad_value
         )

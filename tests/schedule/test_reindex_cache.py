@@ -173,3 +173,35 @@ def test_reindex_cache_read_of_a_predicated_block_copies_the_loops_of_its_predic
     sch = _sch(guarded)
     sch.reindex_cache_read(sch.get_block("B"), 0, "local", lambda p, q: (q, p))
     assert_schedule(guarded, sch, expected)
+
+
+def test_reindex_cache_read_refuses_a_guarded_read_that_leaves_the_buffer():
+    # A random schedule (seed 9494030504) padded a layout, so the block read 'P' only where
+    # an if_then_else kept the index inside. The copy stage reads at every instance, without
+    # the guard: it read past the end of 'P'. Refused now, with or without the debug check.
+    @T.prim_func
+    def padded(P: T.Buffer((4, 6), "int32"), OUT: T.Buffer((2, 4, 4), "int32")):
+        for a, b, c in T.grid(2, 4, 4):
+            with T.block("OUT"):
+                va, vb, vc = T.axis.remap("SSS", [a, b, c])
+                OUT[va, vb, vc] = T.if_then_else(
+                    va == 1 and 2 <= vc, va - vc, P[vb, va * 4 + vc]
+                )
+
+    for debug in ("all", None):
+        sch = T.Schedule(padded, debug_mask=debug) if debug else T.Schedule(padded)
+        with pytest.raises(T.ScheduleError, match="index 1 of the read may leave the buffer"):
+            sch.reindex_cache_read(sch.get_block("OUT"), 0, "local", lambda p, q, r: (p, q, r))
+
+    # a guarded read whose index stays inside the buffer is copied as before
+    @T.prim_func
+    def clamped(A: T.Buffer((6, 4), "int32"), OUT: T.Buffer((6, 4), "int32")):
+        for i, j in T.grid(6, 4):
+            with T.block("OUT"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                OUT[vi, vj] = T.if_then_else(vj < 3, A[vi, T.min(vj + 1, 3)], 0)
+
+    sch = _sch(clamped)
+    sch.reindex_cache_read(sch.get_block("OUT"), 0, "local", lambda p, q: (q, p))
+    assert "A_local[vj, vi] = A[vi, T.min(vj + 1, 3)]" in sch.mod["main"].script()
+    assert_same_results(clamped, sch)
