@@ -33,12 +33,13 @@ from irbuilder.ir import (
     Sub,
     Var,
     const,
-    post_order_visit,
     structural_equal,
 )
 from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer, simplify_expr
+
+from .analysis import mentions_any
 
 __all__ = [
     "Interval",
@@ -54,18 +55,6 @@ Interval = tuple[PrimExpr, PrimExpr]
 """``(lo, hi)``, both ends included."""
 
 
-def _mentions(expr: PrimExpr, ids: set[int]) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, Var) and id(node) in ids:
-            found = True
-
-    post_order_visit(expr, visit)
-    return found
-
-
 def eval_interval(expr: PrimExpr, relaxed: Mapping[Var, Range]) -> Interval | None:
     """The interval of ``expr`` as the vars of ``relaxed`` range over their ranges (each
     end unsimplified), or None when an operator here cannot bound it."""
@@ -75,7 +64,7 @@ def eval_interval(expr: PrimExpr, relaxed: Mapping[Var, Range]) -> Interval | No
 
 
 def _eval(expr: PrimExpr, ids: set[int], by_id: dict[int, Range]) -> Interval | None:
-    if not _mentions(expr, ids):
+    if not mentions_any(expr, ids):
         return expr, expr
     if isinstance(expr, Var):
         rng = by_id[id(expr)]

@@ -39,9 +39,9 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    Or,
     PrimExpr,
     Stmt,
-    Or,
     Var,
     const,
     make_data_var,
@@ -145,8 +145,10 @@ def _read_is_guarded(block: Block, buffer: Buffer) -> bool:
     def visit(node: object) -> None:
         nonlocal found
         if isinstance(node, IfThenElse):
-            found = found or loads_buffer(node.then_case) or (
-                node.else_case is not None and loads_buffer(node.else_case)
+            found = (
+                found
+                or loads_buffer(node.then_case)
+                or (node.else_case is not None and loads_buffer(node.else_case))
             )
         elif isinstance(node, Call) and node.op == "if_then_else" and len(node.args) == 3:
             found = found or loads_buffer(node.args[1]) or loads_buffer(node.args[2])

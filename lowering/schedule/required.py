@@ -40,7 +40,7 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer
 
-from .analysis import access_regions
+from .analysis import access_regions, mentions_any
 from .interval import Interval, eval_interval, pick_max, pick_min, simplify_index
 from .region_inverse import digit_iter_ranges
 from .state import TreeIndex
@@ -86,12 +86,6 @@ def inner_loops(index: TreeIndex, loop: For, block: Block) -> dict[Var, Range]:
             continue
         relaxed[lp.loop_var] = Range(lp.min, lp.extent)
     return relaxed
-
-
-def _mentions_any(expr: PrimExpr, relaxed: dict[Var, Range]) -> bool:
-    from lowering.analysis.vars import depends_on
-
-    return any(depends_on(expr, v) for v in relaxed)
 
 
 def _reads_memory(expr: PrimExpr) -> bool:
@@ -146,7 +140,8 @@ def _relax_range(
 ) -> Interval:
     lo_expr = substitute_expr(rng.min, binding)
     extent = substitute_expr(rng.extent, binding)
-    found = None if _mentions_any(extent, relaxed) else eval_interval(lo_expr, relaxed)
+    relaxed_ids = {id(v) for v in relaxed}
+    found = None if mentions_any(extent, relaxed_ids) else eval_interval(lo_expr, relaxed)
     if found is not None and any(_reads_memory(end) for end in found):
         # a data-dependent index is no bound of its own: its value may change before use
         found = None

@@ -43,7 +43,11 @@ class DataPrimitives(ScheduleBase):
     ) -> BlockRV:
         """Copy a buffer the block reads into ``storage_scope`` before its consumers."""
         return self._cache(
-            cache.cache_read, "cache_read", block, read_buffer_index, storage_scope,
+            cache.cache_read,
+            "cache_read",
+            block,
+            read_buffer_index,
+            storage_scope,
             consumer_blocks,
         )
 
@@ -56,7 +60,11 @@ class DataPrimitives(ScheduleBase):
     ) -> BlockRV:
         """Make the block write a ``storage_scope`` cache, copied back right after it."""
         return self._cache(
-            cache_write.cache_write, "cache_write", block, write_buffer_index, storage_scope,
+            cache_write.cache_write,
+            "cache_write",
+            block,
+            write_buffer_index,
+            storage_scope,
             consumer_blocks,
         )
 
@@ -105,8 +113,12 @@ class DataPrimitives(ScheduleBase):
         """Copy what the block reads of a buffer into a cache laid out by ``index_map`` of
         its iter vars, before it."""
         return self._reindex_cache(
-            reindex_cache.reindex_cache_read, "reindex_cache_read", block, read_buffer_index,
-            storage_scope, index_map,
+            reindex_cache.reindex_cache_read,
+            "reindex_cache_read",
+            block,
+            read_buffer_index,
+            storage_scope,
+            index_map,
         )
 
     def reindex_cache_write(
@@ -119,8 +131,12 @@ class DataPrimitives(ScheduleBase):
         """Make the block write a cache laid out by ``index_map`` of its iter vars, copied
         back after it."""
         return self._reindex_cache(
-            reindex_cache.reindex_cache_write, "reindex_cache_write", block, write_buffer_index,
-            storage_scope, index_map,
+            reindex_cache.reindex_cache_write,
+            "reindex_cache_write",
+            block,
+            write_buffer_index,
+            storage_scope,
+            index_map,
         )
 
     def _reindex_cache(
@@ -378,7 +394,10 @@ class DataPrimitives(ScheduleBase):
         for rv, value in zip(rvs, chosen):
             self._table[rv] = value
         self._record(
-            "sample_perfect_tile", [loop], [int(n), int(max_innermost_factor)], list(rvs),
+            "sample_perfect_tile",
+            [loop],
+            [int(n), int(max_innermost_factor)],
+            list(rvs),
             list(chosen),
         )
         return rvs
