@@ -131,7 +131,7 @@ def _read_is_guarded(block: Block, buffer: Buffer) -> bool:
     """Whether some load of ``buffer`` in the block sits under a condition."""
     found = False
 
-    def loads_buffer(node: object) -> bool:
+    def loads_buffer(node: Stmt | PrimExpr) -> bool:
         hit = False
 
         def visit(n: object) -> None:
