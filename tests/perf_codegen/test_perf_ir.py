@@ -401,7 +401,7 @@ def _reference_mm(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
 def test_accumulator_loop_is_versioned() -> None:
     from irbuilder.ir import IfThenElse
 
-    prepared = lower_for(_naive_matmul(8))
+    prepared = lower_for(_naive_matmul(16))  # promote_accumulators.MIN_TRIP_COUNT
     found: list[IfThenElse] = []
 
     class _Ifs(StmtExprVisitor):
@@ -410,10 +410,11 @@ def test_accumulator_loop_is_versioned() -> None:
             self.generic_visit(node)
 
     _Ifs().visit_stmt(prepared.body)
-    assert len(found) == 1
-    fast = collect(found[0].then_case)
-    assert any(s.buffer.name.endswith("_acc") for s in fast.stores)
-    assert found[0].else_case is not None
+    # at this size the matmul is also interchanged and panel-tiled under their own tests
+    promoted = [
+        f for f in found if any(s.buffer.name.endswith("_acc") for s in collect(f.then_case).stores)
+    ]
+    assert promoted and all(f.else_case is not None for f in promoted)
 
 
 def test_promoted_accumulator_values() -> None:

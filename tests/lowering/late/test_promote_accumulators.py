@@ -55,6 +55,25 @@ def test_a_loop_without_a_memory_accumulator_is_left_alone() -> None:
     assert run_pass("promote_accumulators", before) is before
 
 
+def test_a_short_reduction_loop_is_left_to_llvm() -> None:
+    # a 3x3 window: LLVM unrolls the window and vectorizes over w, which a versioned
+    # window loop prevented (the depthwise convolution ran 12x slower)
+    @T.prim_func
+    def depthwise(
+        A: T.Buffer((4, 10, 10), "float32"),
+        W: T.Buffer((4, 3, 3), "float32"),
+        O: T.Buffer((4, 8, 8), "float32"),
+    ):
+        for c in T.parallel(4):
+            for h, w in T.grid(8, 8):
+                O[c, h, w] = T.float32(0)
+                for kh, kw in T.grid(3, 3):
+                    O[c, h, w] = O[c, h, w] + A[c, h + kh, w + kw] * W[c, kh, kw]
+
+    before = before_late(depthwise)
+    assert run_pass("promote_accumulators", before) is before
+
+
 @runs_avx2
 def test_same_numbers_before_and_after() -> None:
     before = before_late(row_sums)
