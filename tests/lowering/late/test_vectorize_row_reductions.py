@@ -178,16 +178,6 @@ def test_left_alone() -> None:
             S[i] = acc[0]
 
     @T.prim_func
-    def dot_rows(A: T.Buffer((32, 64), "float32"), B: T.Buffer((32, 64), "float32"),
-                 S: T.Buffer((32,), "float32")):
-        for i in T.parallel(32):
-            acc = T.decl_buffer((1,), "float32")
-            acc[0] = T.float32(0)
-            for k in range(64):
-                acc[0] = acc[0] + A[i, k] * B[i, k]  # may contract into an FMA: not ours
-            S[i] = acc[0]
-
-    @T.prim_func
     def column_sums(A: T.Buffer((64, 32), "float32"), S: T.Buffer((32,), "float32")):
         for i in T.parallel(32):
             acc = T.decl_buffer((1,), "float32")
@@ -205,10 +195,54 @@ def test_left_alone() -> None:
                 acc[0] = acc[0] + A[i, k]
             S[i] = acc[0]
 
-    for func in (serial_rows, dot_rows, column_sums, few_rows):
+    for func in (serial_rows, column_sums, few_rows):
         before = before_late(func, AVX512)
         with lowering.PassContext(opt_level=3, target=AVX512):
             assert vectorize_row_reductions(before) is before, func
+
+
+@T.prim_func
+def matvec(A: T.Buffer((37, 45), "float32"), x: T.Buffer((45,), "float32"),
+           y: T.Buffer((37,), "float32")):
+    for i in T.parallel(37):
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in range(45):
+            acc[0] = acc[0] + A[i, k] * x[k]
+        y[i] = acc[0]
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_a_multiply_add_chain_runs_in_lanes(target: Target) -> None:
+    # matvec: each row's chain acc + A[i, k] * x[k], x broadcast per column
+    before = before_late(matvec, target)
+    with lowering.PassContext(opt_level=3, target=target):
+        after = vectorize_row_reductions(before)
+    assert after is not before
+    assert any(lp.loop_var.name == "i_rows" for lp in loops(after))
+
+
+def test_a_multiply_add_chain_without_contraction_is_bit_identical() -> None:
+    # With fp_contract=False every product is rounded, in the lanes as in the scalar
+    # chain: the interpreter's bits. (With contraction LLVM may fuse each multiply-add,
+    # docs/performance.md "fp_contract".)
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal((37, 45)).astype("float32"),
+            rng.standard_normal(45).astype("float32"), np.zeros(37, "float32")]
+    want = [a.copy() for a in args]
+    tvmscript.build(matvec, target="interp")(*want)
+    targets = [t for t in (AVX2, AVX512) if not t.missing_on_host()]
+    if not targets:
+        pytest.skip("the host runs neither AVX2 nor AVX-512 code")
+    for target in targets:
+        kernel = tvmscript.build(matvec, target=target, cache=False, fp_contract=False)
+        assert "i_rows" in kernel.get_source("tir")
+        got = [a.copy() for a in args]
+        kernel(*got)
+        np.testing.assert_array_equal(got[2], want[2])
+        contracted = [a.copy() for a in args]
+        tvmscript.build(matvec, target=target, cache=False)(*contracted)
+        np.testing.assert_allclose(contracted[2], want[2], rtol=1e-5, atol=1e-5)
 
 
 def _interp_and_built(func: PrimFunc, args: list[np.ndarray[Any, Any]], target: Target,
