@@ -39,6 +39,7 @@ from irbuilder.ir import (
     EQ,
     GE,
     GT,
+    Add,
     AttrStmt,
     Buffer,
     BufferStore,
@@ -46,10 +47,12 @@ from irbuilder.ir import (
     ForKind,
     IfThenElse,
     IntImm,
+    Mul,
     PrimExpr,
     PrimFunc,
     SeqStmt,
     Stmt,
+    Var,
     as_dtype,
     structural_equal,
 )
@@ -70,6 +73,7 @@ from .versioning import (
 
 __all__ = [
     "MIN_INNER_TRIP_COUNT",
+    "MIN_PARALLEL_CHUNKS",
     "interchange_loop",
     "interchange_nests",
     "interchange_reductions",
@@ -78,6 +82,11 @@ __all__ = [
 
 MIN_INNER_TRIP_COUNT = 16
 """Shorter ``j`` loops would not fill a vector: leave them alone."""
+
+MIN_PARALLEL_CHUNKS = 8
+"""A parallel ``j`` loop is cut into at least this many chunks of columns (of 16 to 1024
+columns, the widest that divides it), each interchanged: enough chunks to share among the
+threads, each chunk's row a contiguous run of up to 4 KiB (float32)."""
 
 _U64 = as_dtype("uint64")
 
@@ -125,6 +134,8 @@ def _is_first_iteration(cond: PrimExpr, loop: For) -> bool:
 
 def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     """The versioned, interchanged nest (see the module doc), or None when it does not apply."""
+    if loop.kind is ForKind.PARALLEL:
+        return _interchange_in_chunks(loop, local_data)
     if loop.kind is not ForKind.SERIAL:
         return None
     # Symbolic trip counts are tested at run time (the fast copy runs when they qualify).
@@ -238,6 +249,37 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
     )
     return IfThenElse(all_of(checks), fast, loop, span=loop.span) if checks else fast
+
+
+def _chunk_width(extent: int) -> int | None:
+    for width in (1024, 512, 256, 128, 64, 32, 16):
+        if extent % width == 0 and extent // width >= MIN_PARALLEL_CHUNKS:
+            return width
+    return None
+
+
+def _interchange_in_chunks(loop: For, local_data: set[int]) -> Stmt | None:
+    """A parallel ``j`` loop over the nest: parallel chunks of columns, each chunk's nest
+    interchanged. Chunks write disjoint columns, and within one every column still sees its
+    updates in ``k`` order, so this is the serial rewrite applied per chunk."""
+    if not (isinstance(loop.extent, IntImm) and isinstance(loop.min, IntImm)):
+        return None
+    if loop.min.value != 0 or loop.thread_binding is not None:
+        return None
+    width = _chunk_width(loop.extent.value)
+    if width is None:
+        return None
+    j = loop.loop_var
+    chunk, column = Var(f"{j.name}_chunk", j.dtype), Var(f"{j.name}_in", j.dtype)
+    step = IntImm(j.dtype, width)
+    body = copy_with_fresh_vars(loop.body, {j: Add(Mul(chunk, step), column)})
+    zero = IntImm(j.dtype, 0)
+    inner = interchange_loop(For(column, zero, step, ForKind.SERIAL, body), local_data)
+    if inner is None:
+        return None
+    chunks = IntImm(j.dtype, loop.extent.value // width)
+    return For(chunk, zero, chunks, ForKind.PARALLEL, inner, None, loop.annotations,
+               span=loop.span)
 
 
 def interchange_nests(stmt: Stmt, local_data: set[int]) -> Stmt:

@@ -84,3 +84,36 @@ def test_same_numbers_before_and_after() -> None:
     # C over A: the original loop order runs
     overlapping = lambda rng: one_storage(matmul, [0, 2048, 0], rng)  # noqa: E731
     assert_same_numbers(matmul, before, after, overlapping, reference=False)
+
+
+@T.prim_func
+def column_sums(A: T.Buffer((64, 256), "float32"), S: T.Buffer((256,), "float32")):
+    for j in T.parallel(256):
+        for i in range(64):
+            with T.block("S"):
+                vj, vi = T.axis.remap("SR", [j, i])
+                with T.init():
+                    S[vj] = T.float32(0)
+                S[vj] = S[vj] + A[vi, vj]
+
+
+def test_a_parallel_column_loop_runs_interchanged_chunks() -> None:
+    # the block reduction down the columns: parallel over chunks of 32 columns (8 chunks),
+    # each chunk row-by-row with a unit-stride inner loop
+    before = before_late(column_sums)
+    after = run_pass("interchange_reductions", before)
+    (outer,) = [lp for lp in loops(after) if lp.loop_var.name == "j_chunk"]
+    assert outer.kind.name == "PARALLEL" and int(outer.extent) == 8
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    assert _nests(after, branch.then_case) == [["i", "j_in"]]
+    assert branch.else_case is not None
+
+
+@runs_avx2
+def test_interchanged_chunks_give_the_same_numbers() -> None:
+    before = before_late(column_sums)
+    after = run_pass("interchange_reductions", before)
+    assert_same_numbers(column_sums, before, after)
+    # S inside A: every chunk runs the original order
+    overlapping = lambda rng: one_storage(column_sums, [0, 4096], rng)  # noqa: E731
+    assert_same_numbers(column_sums, before, after, overlapping, reference=False)
