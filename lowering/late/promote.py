@@ -10,8 +10,8 @@ the loop. Operations and their order are unchanged, so results are bit-identical
 the test fails (overlapping arrays) the original loop runs.
 
 Applied to SERIAL loops with a constant trip count of at least :data:`MIN_TRIP_COUNT`
-whose body is a single scalar ``BufferStore`` to a non-local buffer at an index independent of the loop, whose value
-reads that buffer only at the same index, and has no side effects.
+whose body is a single scalar ``BufferStore`` to a non-local buffer at an index independent
+of the loop, whose value reads that buffer only at the same index, and has no side effects.
 """
 
 from __future__ import annotations
