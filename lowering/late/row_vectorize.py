@@ -89,6 +89,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.ir.buffer import make_data_var
+from irbuilder.ir.functor import post_order_visit
 
 from ..analysis.loads import reads_memory
 from ..analysis.substitute import substitute_expr
@@ -132,11 +133,26 @@ def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) 
     return max(1, min(target.vector_bits, max_bits) // 8 // dtype.itemsize)
 
 
-class _Chain:
-    """The matched reduction: its loop, accumulator, operation and the operand ``x``."""
+MAX_CHAINS = 4
+"""Most accumulator elements a matched loop may update (each is one chain per row)."""
 
-    def __init__(self, loop: For, acc: Buffer, op: type, acc_first: bool, x: PrimExpr) -> None:
-        self.loop, self.acc, self.op, self.acc_first, self.x = loop, acc, op, acc_first, x
+
+class _Update:
+    """One chain's statement ``acc[at] = acc[at] <op> x`` (or ``x <op> acc[at]``)."""
+
+    def __init__(self, acc: Buffer, at: int, op: type, acc_first: bool, x: PrimExpr) -> None:
+        self.acc, self.at, self.op, self.acc_first, self.x = acc, at, op, acc_first, x
+
+
+class _Chain:
+    """The matched reduction loop and the chains its body updates, in source order."""
+
+    def __init__(self, loop: For, accs: list[Buffer], updates: list[_Update]) -> None:
+        self.loop, self.accs, self.updates = loop, accs, updates
+        self.dtype = accs[0].dtype
+
+    def operands(self) -> list[PrimExpr]:
+        return [u.x for u in self.updates]
 
 
 def _peel(body: Stmt) -> tuple[list[Stmt], Stmt]:
@@ -148,13 +164,21 @@ def _peel(body: Stmt) -> tuple[list[Stmt], Stmt]:
     return wrappers, body
 
 
-def _is_acc(expr: PrimExpr, acc: Buffer) -> bool:
+def _peel_allocations(body: Stmt) -> tuple[list[Stmt], Stmt]:
+    wrappers: list[Stmt] = []
+    while isinstance(body, (Allocate, DeclBuffer)):
+        wrappers.append(body)
+        body = body.body
+    return wrappers, body
+
+
+def _is_acc(expr: PrimExpr, acc: Buffer, at: int = 0) -> bool:
     return (
         isinstance(expr, BufferLoad)
         and expr.buffer.data is acc.data
         and len(expr.indices) == 1
         and isinstance(expr.indices[0], IntImm)
-        and expr.indices[0].value == 0
+        and expr.indices[0].value == at
     )
 
 
@@ -196,6 +220,12 @@ def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
     """The body's wrappers, its statements and its one reduction chain, or None."""
     wrappers, inner_body = _peel(loop.body)
     stmts = list(inner_body.seq) if isinstance(inner_body, SeqStmt) else [inner_body]
+    # an allocation placed after the first statements (at the LCA of its uses) may as well
+    # wrap them all: they cannot name it
+    while stmts and isinstance(stmts[-1], (Allocate, DeclBuffer)):
+        more, rest = _peel_allocations(stmts[-1])
+        wrappers.extend(more)
+        stmts = stmts[:-1] + (list(rest.seq) if isinstance(rest, SeqStmt) else [rest])
     inner: set[int] = set()
     locals_: dict[int, Allocate] = {}
     for w in wrappers:
@@ -204,61 +234,122 @@ def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
             locals_[id(w.buffer_var)] = w
         elif isinstance(w, LetStmt):
             inner.add(id(w.var))
-    reductions = [s for s in stmts if isinstance(s, For)]
-    if len(reductions) != 1 or not all(isinstance(s, (For, BufferStore)) for s in stmts):
+    loops_ = [k for k, s in enumerate(stmts) if isinstance(s, For)]
+    if not loops_ or not all(isinstance(s, BufferStore) for s in stmts[: loops_[0]]):
         return None
-    (red,) = reductions
+    red = stmts[loops_[0]]
+    assert isinstance(red, For)
     if red.kind is not ForKind.SERIAL or red.annotations or red.thread_binding is not None:
         return None
     row = loop.loop_var
     for bound in (red.min, red.extent):
         if any(v is row or id(v) in inner for v in free_vars(bound)):
             return None
-    store = red.body
-    if not isinstance(store, BufferStore) or len(store.indices) != 1:
+    body_stmts = list(red.body.seq) if isinstance(red.body, SeqStmt) else [red.body]
+    if not body_stmts or len(body_stmts) > MAX_CHAINS:
         return None
-    acc = store.buffer
+    operand = _Operand(row, red.loop_var, inner)
+    updates: list[_Update] = []
+    accs: list[Buffer] = []
+    for store in body_stmts:
+        update = _match_update(store, locals_, operand)
+        if update is None or any(
+            u.acc.data is update.acc.data and u.at == update.at for u in updates
+        ):
+            return None
+        updates.append(update)
+        if not any(a.data is update.acc.data for a in accs):
+            accs.append(update.acc)
+    if any(a.dtype != accs[0].dtype for a in accs):
+        return None
+    # after the loop, the accumulators are read per row; every access names a constant
+    # element (the lanes keep each element's rows side by side)
+    if not all(_constant_accesses(s, accs) for s in stmts):
+        return None
+    if any(_stores_to(s, accs) for s in stmts[loops_[0] + 1:]):
+        return None
+    return wrappers, stmts, _Chain(red, accs, updates)
+
+
+def _match_update(stmt: Stmt, locals_: dict[int, Allocate], operand: _Operand) -> _Update | None:
+    if not isinstance(stmt, BufferStore) or len(stmt.indices) != 1:
+        return None
+    (at,) = stmt.indices
+    acc = stmt.buffer
     alloc = locals_.get(id(acc.data))
     dtype = acc.dtype
     if alloc is None or not dtype.is_float or dtype.lanes != 1 or dtype.bits not in (32, 64):
         return None
-    if not (isinstance(alloc.extent, IntImm) and alloc.extent.value == 1):
+    if not (isinstance(alloc.extent, IntImm) and 1 <= alloc.extent.value <= MAX_CHAINS):
         return None
-    if not _is_acc(BufferLoad(acc, store.indices), acc):
+    if not (isinstance(at, IntImm) and 0 <= at.value < alloc.extent.value):
         return None
-    value = store.value
+    value = stmt.value
     if not isinstance(value, _OPS):
         return None
     assert isinstance(value, (Add, Sub, Mul, Div, Max, Min))
-    if _is_acc(value.a, acc):
+    if _is_acc(value.a, acc, at.value):
         acc_first, x = True, value.b
-    elif _is_acc(value.b, acc):
+    elif _is_acc(value.b, acc, at.value):
         acc_first, x = False, value.a
     else:
         return None
-    operand = _Operand(row, red.loop_var, inner)
     if not operand.ok(x):
         return None
-    return wrappers, stmts, _Chain(red, acc, type(value), acc_first, x)
+    return _Update(acc, at.value, type(value), acc_first, x)
+
+
+def _constant_accesses(stmt: Stmt, accs: list[Buffer]) -> bool:
+    data = {id(a.data) for a in accs}
+    ok = True
+
+    def visit(node: object) -> None:
+        nonlocal ok
+        if isinstance(node, (BufferLoad, BufferStore)) and id(node.buffer.data) in data:
+            if len(node.indices) != 1 or not isinstance(node.indices[0], IntImm):
+                ok = False
+        elif isinstance(node, Var) and id(node) in data:
+            ok = False  # the accumulator's address escapes
+
+    post_order_visit(stmt, visit)
+    return ok
+
+
+def _stores_to(stmt: Stmt, accs: list[Buffer]) -> bool:
+    data = {id(a.data) for a in accs}
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, BufferStore) and id(node.buffer.data) in data:
+            found = True
+
+    post_order_visit(stmt, visit)
+    return found
 
 
 class _ToLane(StmtExprMutator):
-    """Accesses of the accumulator ``acc[k]`` become ``rows[lane + k]``."""
+    """Accesses of an accumulator ``acc[k]`` become ``rows[k * lanes + lane]`` of its rows
+    buffer: element ``k`` of the ``lanes`` rows is one vector."""
 
-    def __init__(self, acc: Buffer, rows: Buffer, lane: int) -> None:
-        self.acc, self.rows, self.lane = acc, rows, lane
+    def __init__(self, rows: dict[int, Buffer], lanes: int, lane: int) -> None:
+        self.rows, self.lanes, self.lane = rows, lanes, lane
+
+    def _at(self, k: PrimExpr) -> PrimExpr:
+        assert isinstance(k, IntImm)
+        return IntImm(k.dtype, k.value * self.lanes + self.lane)
 
     def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
-        if node.buffer.data is self.acc.data:
-            (k,) = node.indices
-            return BufferLoad(self.rows, (IntImm(k.dtype, self.lane) + k,))
+        rows = self.rows.get(id(node.buffer.data))
+        if rows is not None:
+            return BufferLoad(rows, (self._at(node.indices[0]),))
         return self.generic_mutate(node)
 
     def visit_buffer_store_(self, stmt: BufferStore) -> Stmt:
-        if stmt.buffer.data is self.acc.data:
-            (k,) = stmt.indices
+        rows = self.rows.get(id(stmt.buffer.data))
+        if rows is not None:
             value = self.visit_expr(stmt.value)
-            return BufferStore(self.rows, value, (IntImm(k.dtype, self.lane) + k,), span=stmt.span)
+            return BufferStore(rows, value, (self._at(stmt.indices[0]),), span=stmt.span)
         return self.generic_mutate(stmt)
 
 
@@ -282,10 +373,10 @@ def _nest(lets: list[LetStmt], body: Stmt) -> Stmt:
 class _Vectorizer:
     """Builds the vector form of one chain for the rows ``first + u``, ``u < lanes``."""
 
-    def __init__(self, chain: _Chain, rows: Buffer, lanes: int, first: PrimExpr,
+    def __init__(self, chain: _Chain, rows: dict[int, Buffer], lanes: int, first: PrimExpr,
                  row: Var, last_row: PrimExpr | None = None) -> None:
         self.chain, self.rows, self.lanes, self.first, self.row = chain, rows, lanes, first, row
-        self.dtype = chain.acc.dtype.with_lanes(lanes)
+        self.dtype = chain.dtype.with_lanes(lanes)
         self.last_row = last_row
         """The loop's last row, when the next group's rows are to be prefetched."""
 
@@ -321,12 +412,13 @@ class _Vectorizer:
         assert isinstance(expr, (Add, Sub, Mul, Div, Max, Min))
         return type(expr)(self.vector(expr.a, col, columns), self.vector(expr.b, col, columns))
 
-    def update(self, value: PrimExpr) -> Stmt:
-        """``rows[0:L] = rows[0:L] <op> value`` (operands in the source's order)."""
-        ramp = Ramp(IntImm(_I32, 0), IntImm(_I32, 1), self.lanes)
-        acc = BufferLoad(self.rows, (ramp,))
-        a, b = (acc, value) if self.chain.acc_first else (value, acc)
-        return BufferStore(self.rows, self.chain.op(a, b), (ramp,))
+    def update(self, update: _Update, value: PrimExpr) -> Stmt:
+        """``rows[at*L : at*L + L] = rows[...] <op> value`` (operands in the source's order)."""
+        rows = self.rows[id(update.acc.data)]
+        ramp = Ramp(IntImm(_I32, update.at * self.lanes), IntImm(_I32, 1), self.lanes)
+        acc = BufferLoad(rows, (ramp,))
+        a, b = (acc, value) if update.acc_first else (value, acc)
+        return BufferStore(rows, update.op(a, b), (ramp,))
 
     def prefetches(self, jo: Var, tiles: PrimExpr) -> list[Stmt]:
         """Hints fetching the next group's rows of each tiled load, in address order, spread
@@ -365,7 +457,7 @@ class _Vectorizer:
     def tiled_loads(self) -> list[BufferLoad]:
         """The loads transposed from row tiles: stepping with the column and the row."""
         out: list[BufferLoad] = []
-        for load in _loads(self.chain.x):
+        for load in [ld for x in self.chain.operands() for ld in _loads(x)]:
             (index,) = load.indices
             if linear_coefficient(index, self.chain.loop.loop_var) != 1:
                 continue
@@ -404,19 +496,21 @@ class _Vectorizer:
         updates: list[Stmt] = []
         for k in range(self.lanes):
             col = start + IntImm(jdt, k)
-            columns: dict[int, PrimExpr] = {}
-            for load in _loads(self.chain.x):
-                for tiled in self.tiled_loads():
-                    if structural_equal(load, tiled):
-                        columns[id(load)] = by_load[id(tiled)][k]
-            updates.append(self.update(self.vector(self.chain.x, col, columns)))
+            for update in self.chain.updates:
+                columns: dict[int, PrimExpr] = {}
+                for load in _loads(update.x):
+                    for tiled in self.tiled_loads():
+                        if structural_equal(load, tiled):
+                            columns[id(load)] = by_load[id(tiled)][k]
+                updates.append(self.update(update, self.vector(update.x, col, columns)))
         tile_loop = For(jo, IntImm(jdt, 0), tiles, ForKind.SERIAL,
                         _nest(lets, SeqStmt((*self.prefetches(jo, tiles), *updates))),
                         span=red.span)
         jr = Var(f"{j.name}_rest", jdt)
         col = red.min + tiles * width + jr
-        rest_loop = For(jr, IntImm(jdt, 0), rest, ForKind.SERIAL,
-                        self.update(self.vector(self.chain.x, col, {})), span=red.span)
+        rest_updates = [self.update(u, self.vector(u.x, col, {})) for u in self.chain.updates]
+        rest_loop = For(jr, IntImm(jdt, 0), rest, ForKind.SERIAL, seq(rest_updates),
+                        span=red.span)
         parts: list[Stmt] = []
         if not (isinstance(tiles, IntImm) and tiles.value == 0):
             parts.append(tile_loop)
@@ -436,15 +530,18 @@ def _loads(expr: PrimExpr) -> list[BufferLoad]:
 
 
 class _ReplaceChain(StmtExprMutator):
-    """The merged chain loop (the one loop of the merged body) becomes ``replacement``."""
+    """The merged chain loop (the loop of the merged body updating the rows buffers)
+    becomes ``replacement``; the loops after it stay."""
 
-    def __init__(self, rows: Buffer, replacement: Stmt) -> None:
+    def __init__(self, rows: dict[int, Buffer], replacement: Stmt) -> None:
         self.rows, self.replacement, self.count = rows, replacement, 0
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
+        if not _stores_to(stmt, list(self.rows.values())):
+            return stmt
         self.count += 1
         return self.replacement
 
@@ -461,7 +558,7 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     if found is None:
         return None
     wrappers, stmts, chain = found
-    lanes = row_lanes(target, chain.acc.dtype, max_bits)
+    lanes = row_lanes(target, chain.dtype, max_bits)
     if lanes < 2 or lanes & (lanes - 1):
         return None
     n, m = loop.extent, chain.loop.extent
@@ -471,13 +568,18 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         return None
     row = loop.loop_var
     idt = row.dtype
-    rows_data = make_data_var(f"{chain.acc.name}_rows", chain.acc.dtype, "local")
-    rows = Buffer(f"{chain.acc.name}_rows", rows_data, (IntImm(_I32, lanes),), chain.acc.dtype,
-                  scope="local")
-    # the body without the accumulator's allocation and declaration
+    rows: dict[int, Buffer] = {}
+    for acc in chain.accs:
+        (extent,) = acc.shape
+        count = lanes * (extent.value if isinstance(extent, IntImm) else 1)
+        data = make_data_var(f"{acc.name}_rows", acc.dtype, "local")
+        rows[id(acc.data)] = Buffer(f"{acc.name}_rows", data, (IntImm(_I32, count),), acc.dtype,
+                                    scope="local")
+    # the body without the accumulators' allocations and declarations
+    acc_data = {id(a.data) for a in chain.accs}
     kept = [w for w in wrappers
-            if not (isinstance(w, Allocate) and w.buffer_var is chain.acc.data)
-            and not (isinstance(w, DeclBuffer) and w.buffer.data is chain.acc.data)]
+            if not (isinstance(w, Allocate) and id(w.buffer_var) in acc_data)
+            and not (isinstance(w, DeclBuffer) and id(w.buffer.data) in acc_data)]
     body: Stmt = SeqStmt(tuple(stmts)) if len(stmts) != 1 else stmts[0]
     for w in reversed(kept):
         if isinstance(w, Allocate):
@@ -492,7 +594,7 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     width = IntImm(idt, lanes)
     first = loop.min + group * width
     copies = [
-        _ToLane(chain.acc, rows, u).visit_stmt(
+        _ToLane(rows, lanes, u).visit_stmt(
             copy_with_fresh_vars(body, {row: first if u == 0 else first + IntImm(idt, u)})
         )
         for u in range(lanes)
@@ -505,12 +607,12 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     if replacer.count != 1:
         return None  # the copies' loops did not merge into one
     groups = FloorDiv(n, width) if not isinstance(n, IntImm) else IntImm(idt, n.value // lanes)
-    vectorized = For(
-        group, IntImm(idt, 0), groups, ForKind.PARALLEL,
-        Allocate(rows_data, chain.acc.dtype, IntImm(_I32, lanes), _TRUE,
-                 DeclBuffer(rows, merged)),
-        span=loop.span,
-    )
+    group_body: Stmt = merged
+    for buf in reversed(list(rows.values())):
+        group_body = Allocate(buf.data, buf.dtype, buf.shape[0], _TRUE,
+                              DeclBuffer(buf, group_body))
+    vectorized = For(group, IntImm(idt, 0), groups, ForKind.PARALLEL, group_body,
+                     span=loop.span)
     if isinstance(n, IntImm) and n.value % lanes == 0:
         return vectorized
     rest = Var(f"{row.name}_rest", idt)

@@ -245,6 +245,85 @@ def test_a_multiply_add_chain_without_contraction_is_bit_identical() -> None:
         np.testing.assert_allclose(contracted[2], want[2], rtol=1e-5, atol=1e-5)
 
 
+@T.prim_func
+def layer_norm(A: T.Buffer((21, 40), "float32"), O: T.Buffer((21, 40), "float32")):
+    for i in T.parallel(21):
+        s = T.alloc_buffer((2,), "float32")
+        s[0] = T.float32(0)
+        s[1] = T.float32(0)
+        for j in range(40):
+            s[0] = s[0] + A[i, j]
+            s[1] = s[1] + A[i, j] * A[i, j]
+        for j in range(40):
+            O[i, j] = (A[i, j] - s[0] / T.float32(40)) * T.rsqrt(
+                s[1] / T.float32(40) - s[0] / T.float32(40) * (s[0] / T.float32(40)) + T.float32(1e-5)
+            )
+
+
+@T.prim_func
+def sum_and_max(A: T.Buffer((19, 33), "float64"), S: T.Buffer((19,), "float64"),
+                M: T.Buffer((19,), "float64")):
+    for i in T.parallel(19):
+        total = T.alloc_buffer((1,), "float64")
+        top = T.alloc_buffer((1,), "float64")
+        total[0] = T.float64(0)
+        top[0] = A[i, 0]
+        for j in range(33):
+            total[0] = total[0] + A[i, j]
+            top[0] = T.max(top[0], A[i, j])
+        S[i] = total[0]
+        M[i] = top[0]
+
+
+@pytest.mark.parametrize("func", [layer_norm, sum_and_max], ids=["two_elements", "two_buffers"])
+def test_several_chains_in_one_loop_run_in_lanes(func: PrimFunc) -> None:
+    # every chain of the loop in its own lanes; the per-row loop after it stays per row
+    before = before_late(func, AVX2)
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        after = vectorize_row_reductions(before)
+    assert after is not before
+    lanes = 8 if func is layer_norm else 4
+    rows = [s for s in stmts(after) if isinstance(s, Allocate) and "_rows" in s.buffer_var.name]
+    sizes = sorted(int(a.extent) for a in rows)
+    assert sizes == ([2 * lanes] if func is layer_norm else [lanes, lanes])
+    targets = [t for t in (AVX2, AVX512) if not t.missing_on_host()]
+    if not targets:
+        pytest.skip("the host runs neither AVX2 nor AVX-512 code")
+    rng = np.random.default_rng(11)
+    args = _random(func, rng)
+    want = [a.copy() for a in args]
+    tvmscript.build(func, target="interp")(*want)
+    for target in targets:
+        kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
+        assert "_rows" in kernel.get_source("tir")
+        with lowering.PassContext(disabled_passes=["vectorize_row_reductions"]):
+            scalar = tvmscript.build(func, target=target, cache=False, fp_contract=False)
+        got, same = [a.copy() for a in args], [a.copy() for a in args]
+        kernel(*got)
+        scalar(*same)
+        for g, s, w in zip(got, same, want):
+            np.testing.assert_array_equal(g, s)  # the rewrite changes no bit
+            # (T.rsqrt compiled may differ from the interpreter's in the last place)
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_a_chain_read_at_a_computed_element_is_left_alone() -> None:
+    @T.prim_func
+    def picked(A: T.Buffer((16, 32), "float32"), K: T.Buffer((16,), "int32"),
+               S: T.Buffer((16,), "float32")):
+        for i in T.parallel(16):
+            s = T.alloc_buffer((2,), "float32")
+            s[0] = T.float32(0)
+            s[1] = T.float32(0)
+            for j in range(32):
+                s[0] = s[0] + A[i, j]
+            S[i] = s[K[i]]  # the lanes keep no element at a computed index
+
+    before = before_late(picked, AVX512)
+    with lowering.PassContext(opt_level=3, target=AVX512):
+        assert vectorize_row_reductions(before) is before
+
+
 def _interp_and_built(func: PrimFunc, args: list[np.ndarray[Any, Any]], target: Target,
                       runs: int = 3) -> None:
     want = [a.copy() for a in args]
