@@ -40,6 +40,7 @@ from irbuilder.ir import (
     GE,
     GT,
     Add,
+    And,
     AttrStmt,
     Buffer,
     BufferStore,
@@ -78,6 +79,7 @@ __all__ = [
     "interchange_nests",
     "interchange_reductions",
     "split_reduction_nest",
+    "split_reduction_nests",
 ]
 
 MIN_INNER_TRIP_COUNT = 16
@@ -95,6 +97,19 @@ def split_reduction_nest(loop: For) -> tuple[BufferStore | None, For, BufferStor
     """``(init store or None, inner k loop, accumulating store)`` of a ``j`` loop of the
     matched shape: ``init; for k: update``, or the lowered block form
     ``for k: (if k == k_min: init); update`` (the init taken out with ``k = k_min``)."""
+    parts = split_reduction_nests(loop)
+    if parts is None or len(parts[1]) != 1:
+        return None
+    return parts[0], parts[1][0], parts[2]
+
+
+def split_reduction_nests(
+    loop: For,
+) -> tuple[BufferStore | None, list[For], BufferStore] | None:
+    """``(init store or None, the k loops outermost first, accumulating store)`` of a ``j``
+    loop over perfectly nested reduction loops: ``init; for k...: update``, or the lowered
+    block form ``for k...: (if k1 == k1_min and ...: init); update`` (the init taken out
+    with every ``k`` at its start)."""
     body = loop.body
     init: Stmt | None = None
     if (
@@ -104,32 +119,55 @@ def split_reduction_nest(loop: For) -> tuple[BufferStore | None, For, BufferStor
         and isinstance(body.seq[1], For)
     ):
         init, body = body.seq
-    if not isinstance(body, For):
+    ks: list[For] = []
+    while isinstance(body, For):
+        ks.append(body)
+        body = body.body
+    if not ks:
         return None
-    update = body.body
+    update = body
     if init is None and isinstance(update, SeqStmt) and len(update.seq) == 2:
         guard, rest = update.seq
         if (
             isinstance(guard, IfThenElse)
             and guard.else_case is None
             and isinstance(guard.then_case, BufferStore)
-            and _is_first_iteration(guard.condition, body)
+            and _is_first_iteration(guard.condition, ks)
         ):
-            init = copy_with_fresh_vars(guard.then_case, {body.loop_var: body.min})
+            init = copy_with_fresh_vars(guard.then_case, {k.loop_var: k.min for k in ks})
             update = rest
     if not isinstance(update, BufferStore):
         return None
     assert init is None or isinstance(init, BufferStore)
-    return init, body, update
+    return init, ks, update
 
 
-def _is_first_iteration(cond: PrimExpr, loop: For) -> bool:
-    if not isinstance(cond, EQ):
+def _is_first_iteration(cond: PrimExpr, loops: list[For]) -> bool:
+    """Whether ``cond`` is ``k == k_min`` for every loop of ``loops``, and-ed in any order."""
+    terms: list[PrimExpr] = []
+
+    def flatten(expr: PrimExpr) -> None:
+        if isinstance(expr, And):
+            flatten(expr.a)
+            flatten(expr.b)
+        else:
+            terms.append(expr)
+
+    flatten(cond)
+    if len(terms) != len(loops):
         return False
-    var, start = loop.loop_var, loop.min
-    return (cond.a is var and structural_equal(cond.b, start)) or (
-        cond.b is var and structural_equal(cond.a, start)
-    )
+    for loop in loops:
+        var, start = loop.loop_var, loop.min
+        if not any(
+            isinstance(t, EQ)
+            and (
+                (t.a is var and structural_equal(t.b, start))
+                or (t.b is var and structural_equal(t.a, start))
+            )
+            for t in terms
+        ):
+            return False
+    return True
 
 
 def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
@@ -147,26 +185,29 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     else:
         trip_checks.append(GE(loop.extent, IntImm(loop.extent.dtype, MIN_INNER_TRIP_COUNT)))
-    parts = split_reduction_nest(loop)
+    parts = split_reduction_nests(loop)
     if parts is None:
         return None
-    init, inner, store = parts
-    if inner.kind is not ForKind.SERIAL:
-        return None
-    if isinstance(inner.extent, IntImm):
-        if inner.extent.value <= 0:
+    init, ks, store = parts
+    j = loop.loop_var
+    for inner in ks:
+        if inner.kind is not ForKind.SERIAL:
             return None
-    elif reads_memory(inner.extent) or not inner.extent.dtype.is_int:
-        return None
-    else:
-        # the init runs once before the first update: only when there is one
-        trip_checks.append(GT(inner.extent, IntImm(inner.extent.dtype, 0)))
-    j, k = loop.loop_var, inner.loop_var
-    if depends_on(inner.min, j) or depends_on(inner.extent, j):
-        return None
-    # Interchanged, the j loop's start is evaluated once per k and the k loop's once in
-    # all: a start reading memory the nest writes would see other values.
-    if reads_memory(loop.min) or reads_memory(inner.min):
+        if isinstance(inner.extent, IntImm):
+            if inner.extent.value <= 0:
+                return None
+        elif reads_memory(inner.extent) or not inner.extent.dtype.is_int:
+            return None
+        else:
+            # the init runs once before the first update: only when there is one
+            trip_checks.append(GT(inner.extent, IntImm(inner.extent.dtype, 0)))
+        if depends_on(inner.min, j) or depends_on(inner.extent, j):
+            return None
+        # Interchanged, the j loop's start is evaluated once per k and the k loop's once in
+        # all: a start reading memory the nest writes would see other values.
+        if reads_memory(inner.min):
+            return None
+    if reads_memory(loop.min):
         return None
     target = store.buffer
     if id(target.data) in local_data or len(store.indices) != 1:
@@ -174,7 +215,11 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if store.value.dtype.lanes != 1 or target.dtype.lanes != 1:
         return None
     (index,) = store.indices
-    if depends_on(index, k) or linear_coefficient(index, j) != 1 or reads_memory(index):
+    if (
+        any(depends_on(index, k.loop_var) for k in ks)
+        or linear_coefficient(index, j) != 1
+        or reads_memory(index)
+    ):
         return None
     if init is not None:
         if init.buffer.data is not target.data or len(init.indices) != 1:
@@ -207,14 +252,16 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         coef_j = linear_coefficient(at, j)
         if coef_j is None or coef_j not in (0, 1):
             return None
-        coef_k = linear_coefficient(at, k)
-        if coef_k is None:
-            # a symbolic stride (``k * n + j``): profitable to assume it is not +-1
-            if not depends_on(at, k):
-                return None
-            strided_in_k = True
-        elif coef_k not in (0, 1, -1):
-            strided_in_k = True
+        for inner in ks:
+            k = inner.loop_var
+            coef_k = linear_coefficient(at, k)
+            if coef_k is None:
+                # a symbolic stride (``k * n + j``): profitable to assume it is not +-1
+                if not depends_on(at, k):
+                    return None
+                strided_in_k = True
+            elif coef_k not in (0, 1, -1):
+                strided_in_k = True
         if id(load.buffer.data) not in local_data:
             others.setdefault(id(load.buffer.data), load.buffer)
     if not (reads_self and strided_in_k):
@@ -226,17 +273,11 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if checks is None:
         return None
     checks = [*trip_checks, *checks]
-    swapped = For(
-        k,
-        inner.min,
-        inner.extent,
-        inner.kind,
-        For(j, loop.min, loop.extent, loop.kind, store, loop.thread_binding, loop.annotations,
-            span=loop.span),
-        inner.thread_binding,
-        inner.annotations,
-        span=inner.span,
-    )
+    swapped: Stmt = For(j, loop.min, loop.extent, loop.kind, store, loop.thread_binding,
+                        loop.annotations, span=loop.span)
+    for inner in reversed(ks):
+        swapped = For(inner.loop_var, inner.min, inner.extent, inner.kind, swapped,
+                      inner.thread_binding, inner.annotations, span=inner.span)
     steps: list[Stmt] = []
     if init is not None:
         init_loop = For(j, loop.min, loop.extent, loop.kind, init, loop.thread_binding,

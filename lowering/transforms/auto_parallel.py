@@ -4,8 +4,9 @@ A ``T.compute`` nest, a block over spatial axes or a plain loop filling an array
 serial as written, and runs on one core while ``T.parallel`` would use all of them. This
 pass makes an outermost serial loop parallel when doing so cannot change any result:
 
-* the loop is not inside another loop, has no annotations, and nothing in it is
-  parallel already;
+* the loop is not inside another loop (but for loops of fewer than :data:`MIN_EXTENT`
+  iterations wrapping it alone, such as a batch loop of one), has no annotations, and
+  nothing in it is parallel already;
 * its body has no side effects beyond buffer stores (no assertions, no extern calls,
   no builtins other than pure ones), so iterations differ only in what they store;
 * the race check (``lowering/checks/race_check.py``, the rule ``T.parallel`` loops are held
@@ -243,7 +244,20 @@ class _Candidates(StmtExprMutator):
         if node.kind is not ForKind.SERIAL or node.annotations:
             return node
         new = self.decide(node)
-        return node if new is None else new
+        if new is not None:
+            return new
+        if (
+            isinstance(node.extent, IntImm)
+            and node.extent.value < MIN_EXTENT
+            and isinstance(node.body, For)
+        ):
+            # a batch loop of one (or a few) iterations around the real nest: the loop
+            # inside it may be parallel, forked once per outer iteration
+            inner = self.visit_for_(node.body)
+            if inner is not node.body:
+                wrapped: For = rebuild(node, {"body": inner})
+                return wrapped
+        return node
 
     def decide(self, loop: For) -> For | None:
         found: list[bool] = []

@@ -209,3 +209,28 @@ def test_work_depending_on_the_loop_itself_is_not_tested_before_it() -> None:
     a = np.random.default_rng(1).standard_normal((70, 70)).astype("float32")
     fast, slow = run_both(symbolic_triangle, a, target=AVX2)
     np.testing.assert_array_equal(fast[0], slow[0])
+
+
+@T.prim_func
+def batch_of_two(X: T.Buffer((2, 64, 1024), "float32"), Y: T.Buffer((2, 64, 1024), "float32")):
+    for n, c, w in T.grid(2, 64, 1024):
+        with T.block("Y"):
+            vn, vc, vw = T.axis.remap("SSS", [n, c, w])
+            Y[vn, vc, vw] = X[vn, vc, vw] * T.float32(2) + T.float32(1)
+
+
+@T.prim_func
+def batch_of_two_racing(X: T.Buffer((2, 64, 1024), "float32"), S: T.Buffer((1024,), "float32")):
+    for n, c, w in T.grid(2, 64, 1024):
+        S[w] = S[w] + X[n, c, w]  # every c adds to the same S[w]: c may not be parallel
+
+
+def test_a_loop_under_a_small_batch_loop_runs_in_parallel() -> None:
+    found = loops(lower_for(batch_of_two))
+    assert found[0][:2] == ("n", ForKind.SERIAL)
+    assert found[1][0] == "c" and found[1][1] is ForKind.PARALLEL and found[1][2]
+    x = np.random.default_rng(4).standard_normal((2, 64, 1024)).astype("float32")
+    fast, slow = run_both(batch_of_two, x, np.zeros((2, 64, 1024), "float32"))
+    np.testing.assert_array_equal(fast[1], slow[1])
+    # under a small loop the race check still decides
+    assert all(kind is ForKind.SERIAL for _, kind, _ in loops(lower_for(batch_of_two_racing)))

@@ -117,3 +117,36 @@ def test_interchanged_chunks_give_the_same_numbers() -> None:
     # S inside A: every chunk runs the original order
     overlapping = lambda rng: one_storage(column_sums, [0, 4096], rng)  # noqa: E731
     assert_same_numbers(column_sums, before, after, overlapping, reference=False)
+
+
+@T.prim_func
+def window_sums(P: T.Buffer((4, 10, 40), "float32"), W: T.Buffer((4, 3, 3), "float32"),
+                Y: T.Buffer((8, 32), "float32")):
+    for h, w, c, kh, kw in T.grid(8, 32, 4, 3, 3):
+        with T.block("Y"):
+            vh, vw, vc, vkh, vkw = T.axis.remap("SSRRR", [h, w, c, kh, kw])
+            with T.init():
+                Y[vh, vw] = T.float32(0)
+            Y[vh, vw] = Y[vh, vw] + P[vc, vh + vkh, vw + vkw] * W[vc, vkh, vkw]
+
+
+def test_nested_reduction_loops_move_outside_the_output_row() -> None:
+    # a convolution's three reduction loops, the init guarded by all three at their start:
+    # the output row (w) goes innermost, below c, kh, kw
+    before = before_late(window_sums)
+    after = run_pass("interchange_reductions", before)
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    nest = branch.then_case.body.seq[1]  # after the init loop
+    names = []
+    while isinstance(nest, For):
+        names.append(nest.loop_var.name)
+        nest = nest.body
+    assert [name.split("_")[0] for name in names] == ["c", "kh", "kw", "w"]
+    assert branch.else_case is not None
+
+
+@runs_avx2
+def test_nested_reduction_loops_give_the_same_numbers() -> None:
+    before = before_late(window_sums)
+    after = run_pass("interchange_reductions", before)
+    assert_same_numbers(window_sums, before, after)
