@@ -172,6 +172,18 @@ def _peel_allocations(body: Stmt) -> tuple[list[Stmt], Stmt]:
     return wrappers, body
 
 
+def _has_loop(stmt: Stmt) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, For):
+            found = True
+
+    post_order_visit(stmt, visit)
+    return found
+
+
 def _is_acc(expr: PrimExpr, acc: Buffer, at: int = 0) -> bool:
     return (
         isinstance(expr, BufferLoad)
@@ -332,12 +344,15 @@ class _ToLane(StmtExprMutator):
     """Accesses of an accumulator ``acc[k]`` become ``rows[k * lanes + lane]`` of its rows
     buffer: element ``k`` of the ``lanes`` rows is one vector."""
 
-    def __init__(self, rows: dict[int, Buffer], lanes: int, lane: int) -> None:
+    def __init__(self, rows: dict[int, Buffer], lanes: int, lane: int | Var) -> None:
         self.rows, self.lanes, self.lane = rows, lanes, lane
 
     def _at(self, k: PrimExpr) -> PrimExpr:
         assert isinstance(k, IntImm)
-        return IntImm(k.dtype, k.value * self.lanes + self.lane)
+        if isinstance(self.lane, int):
+            return IntImm(k.dtype, k.value * self.lanes + self.lane)
+        lane = self.lane if self.lane.dtype == k.dtype else Cast(k.dtype, self.lane)
+        return IntImm(k.dtype, k.value * self.lanes) + lane
 
     def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
         rows = self.rows.get(id(node.buffer.data))
@@ -580,6 +595,14 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     kept = [w for w in wrappers
             if not (isinstance(w, Allocate) and id(w.buffer_var) in acc_data)
             and not (isinstance(w, DeclBuffer) and id(w.buffer.data) in acc_data)]
+    split = next(k for k, st in enumerate(stmts) if isinstance(st, For)) + 1
+    after = stmts[split:]
+    # loops after the chain run once per lane in a loop over the lanes rather than as one
+    # copy per lane (a layernorm's normalising row: eight copies of a vectorized row loop
+    # cost compile time for nothing); only without other locals, which each lane owns
+    lane_loop = not kept and any(_has_loop(st) for st in after)
+    if lane_loop:
+        stmts = stmts[:split]
     body: Stmt = SeqStmt(tuple(stmts)) if len(stmts) != 1 else stmts[0]
     for w in reversed(kept):
         if isinstance(w, Allocate):
@@ -600,6 +623,11 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         for u in range(lanes)
     ]
     merged = merge_copies(copies)
+    if lane_loop:
+        lane = Var(f"{row.name}_lane", idt)
+        per_lane = copy_with_fresh_vars(seq(after), {row: first + lane})
+        merged = seq([merged, For(lane, IntImm(idt, 0), width, ForKind.SERIAL,
+                                  _ToLane(rows, lanes, lane).visit_stmt(per_lane))])
     last_row = loop.min + n - IntImm(idt, 1) if prefetch else None
     vector = _Vectorizer(chain, rows, lanes, first, row, last_row).loops()
     replacer = _ReplaceChain(rows, vector)

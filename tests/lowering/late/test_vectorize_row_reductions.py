@@ -286,6 +286,9 @@ def test_several_chains_in_one_loop_run_in_lanes(func: PrimFunc) -> None:
     rows = [s for s in stmts(after) if isinstance(s, Allocate) and "_rows" in s.buffer_var.name]
     sizes = sorted(int(a.extent) for a in rows)
     assert sizes == ([2 * lanes] if func is layer_norm else [lanes, lanes])
+    # the normalising loop after the chains runs in a loop over the lanes, not in 8 copies
+    lane_loops = [lp for lp in loops(after) if lp.loop_var.name.endswith("_lane")]
+    assert len(lane_loops) == (1 if func is layer_norm else 0)
     targets = [t for t in (AVX2, AVX512) if not t.missing_on_host()]
     if not targets:
         pytest.skip("the host runs neither AVX2 nor AVX-512 code")
