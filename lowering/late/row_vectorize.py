@@ -32,16 +32,19 @@ gather; a load that does not depend on the row is broadcast, one that does not d
 the column is a strided vector load.
 
 Applied to PARALLEL loops without annotations whose body (under allocations, buffer
-declarations and bindings) is a sequence of stores and exactly one serial loop whose only
-statement updates a function-local one-element float accumulator declared in the body,
-``acc[0] = acc[0] <op> x`` or ``acc[0] = x <op> acc[0]`` (``op``: ``+ - * /``, ``T.max``,
-``T.min``), where ``x`` is built of loads, casts, constants, outer variables and those
-operations (a multiply-add too: ``acc + A[i, k] * x[k]``, a matrix-vector product), reads
-no function-local buffer, and loads at
-indices that step 0 or 1 element per column (a row's columns are contiguous) and do not
-read memory; how they depend on the row is free (a symbolic row stride is fine).
-The loop's bounds must not depend on the row. Symbolic row and column counts are handled
-(``n // L``, ``n % L``, ``m // L``, ``m % L`` at run time).
+declarations and bindings) is a sequence of stores, then one serial loop whose statements
+each update one element of a function-local float accumulator declared in the body (up to
+:data:`MAX_CHAINS` chains: a layernorm's sum and sum of squares, in one buffer ``s[0]``,
+``s[1]`` or in several), ``acc[c] = acc[c] <op> x`` or ``acc[c] = x <op> acc[c]``
+(``op``: ``+ - * /``, ``T.max``, ``T.min``), then any statements that do not store to the
+accumulators (loops too: they run once per lane in a loop over the lanes). ``x`` is built
+of loads, casts, constants, outer variables and those operations (a multiply-add too:
+``acc + A[i, k] * x[k]``, a matrix-vector product), reads no function-local buffer, and
+loads at indices that step 0 or 1 element per column (a row's columns are contiguous) and
+do not read memory; how they depend on the row is free (a symbolic row stride is fine).
+Every access to an accumulator names a constant element. The loop's bounds must not depend
+on the row. Symbolic row and column counts are handled (``n // L``, ``n % L``, ``m // L``,
+``m % L`` at run time).
 
 Bit-identical means with ``fp_contract=False``. With contraction allowed (the default) a
 multiply feeding an add may become one FMA, and LLVM decides per instruction: the scalar
