@@ -44,6 +44,7 @@ Order (passes above the context's ``opt_level`` are skipped)::
     interchange_reductions  strided reduction nests interchanged (under a no-overlap test)
     promote_accumulators    accumulators kept in registers (under a no-overlap test)
     version_gathers         gather loops get a no-alias fast path (AVX-512 targets only)
+    privatize_scatter_adds  integer histogram loops run in parallel on private copies
     align_streams           stream-writing vector loops shifted onto cache lines
     mark_streams            large write-only arrays marked for non-temporal stores
     simplify                clean the rewrites' index arithmetic
@@ -68,6 +69,7 @@ from .late.distribute import distribute_reductions
 from .late.interchange import interchange_reductions
 from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
+from .late.privatize import privatize_scatter_adds
 from .late.promote import promote_accumulators
 from .late.row_vectorize import vectorize_row_reductions
 from .late.stream_vectorize import vectorize_streams
@@ -133,6 +135,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "interchange_reductions",
     "promote_accumulators",
     "version_gathers",
+    "privatize_scatter_adds",
     "align_streams",
     "mark_streams",
     "simplify",
@@ -198,6 +201,7 @@ def lowering_passes(
         "interchange_reductions": interchange_reductions,
         "promote_accumulators": promote_accumulators,
         "version_gathers": version_gathers,
+        "privatize_scatter_adds": privatize_scatter_adds,
         "align_streams": align_streams,
         "mark_streams": mark_streams,
     }

@@ -53,6 +53,7 @@ def test_late_stage_names() -> None:
         "interchange_reductions",
         "promote_accumulators",
         "version_gathers",
+        "privatize_scatter_adds",
         "align_streams",
         "mark_streams",
         "simplify",

@@ -66,6 +66,7 @@ from lowering.late.jam import jam_parallel_reductions
 from lowering.late.row_vectorize import vectorize_row_reductions
 from lowering.late.panel_tile import tile_reduction_panels
 from lowering.late.promote import promote_accumulators
+from lowering.late.privatize import privatize_scatter_adds
 from lowering.late.stream_vectorize import vectorize_streams
 from lowering.late.transpose_tiles import transpose_tiles
 from lowering.late.vector_remainder import vectorize_remainders
@@ -511,6 +512,7 @@ def test_default_pipeline_order() -> None:
         tile_reduction_panels,
         interchange_reductions,
         promote_accumulators,
+        privatize_scatter_adds,
         align_streams,
         mark_streams,
         lowering.simplify,
