@@ -62,7 +62,7 @@ from ..analysis import free_vars
 from ..arith import Analyzer, ExprSimplifier
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["NestRange", "hoist_bounds_checks"]
+__all__ = ["NestRange", "WithoutAsserts", "hoist_bounds_checks"]
 
 _I64 = as_dtype("int64")
 _LIMIT = 1 << 63
@@ -219,7 +219,7 @@ def _wide(expr: PrimExpr) -> PrimExpr:
     return expr if expr.dtype == _I64 else Cast(_I64, expr)
 
 
-class _Without(StmtExprMutator):
+class WithoutAsserts(StmtExprMutator):
     """Removes the given assert statements (by identity)."""
 
     def __init__(self, drop: set[int]) -> None:
@@ -259,7 +259,7 @@ class _Hoister(StmtExprMutator):
         test = ExprSimplifier().visit_expr(_all(tests))
         if isinstance(test, IntImm) and not test.value:
             return self.generic_mutate(node)  # some access is out of bounds: keep checking
-        fast = self.generic_mutate(_Without(covered).visit_stmt(node))
+        fast = self.generic_mutate(WithoutAsserts(covered).visit_stmt(node))
         if isinstance(test, IntImm):
             return fast
         # Both copies define the nest's variables: the fast one gets fresh objects.

@@ -110,7 +110,7 @@ from ..arith import Analyzer, ExprSimplifier
 from ..late.versioning import all_of, byte_range, disjoint
 from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.unroll import copy_with_fresh_vars
-from .bounds_hoist import NestRange
+from .bounds_hoist import NestRange, WithoutAsserts
 
 __all__ = ["CHUNK_BYTES", "FLAG_NAME", "MIN_TRIP_COUNT", "validate_in_chunks"]
 
@@ -382,7 +382,8 @@ def _two_phase(outer: For, local_data: Collection[int]) -> Stmt | None:
             BufferStore(all_ok, BufferLoad(all_ok, (zero,)) & BufferLoad(flags, (k,)), (zero,))),
     ])
     first: Stmt = gather_flags if test is None else IfThenElse(test, gather_flags)
-    fast = copy_with_fresh_vars(_Drop({id(a) for a, _ in plan.validated}).visit_stmt(outer))
+    validated = {id(a) for a, _ in plan.validated}
+    fast = copy_with_fresh_vars(WithoutAsserts(validated).visit_stmt(outer))
     run = IfThenElse(NE(BufferLoad(all_ok, (zero,)), IntImm(_INT8, 0)), fast, outer,
                      span=outer.span)
     body = seq([BufferStore(all_ok, IntImm(_INT8, 0), (zero,)), first, run])
@@ -391,29 +392,12 @@ def _two_phase(outer: For, local_data: Collection[int]) -> Stmt | None:
         all_ok, Allocate(flags_data, _INT8, outer.extent, true, DeclBuffer(flags, body))))
 
 
-class _Drop(StmtExprMutator):
-    """The loop body without the validated asserts (by identity)."""
-
-    def __init__(self, drop: set[int]) -> None:
-        self.drop = drop
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr
-
-    def visit_seq_stmt_(self, node: SeqStmt) -> Stmt:
-        kept = [self.visit_stmt(s) for s in node.seq if id(s) not in self.drop]
-        return seq(kept)
-
-    def visit_assert_stmt_(self, node: AssertStmt) -> Stmt:
-        return seq([]) if id(node) in self.drop else node
-
-
 def _chunked(loop: For, plan: _Plan) -> Stmt:
     """The loop as validated chunks (module doc)."""
     var = loop.loop_var
     dtype = var.dtype
     size = plan.chunk()
-    fast_body = _Drop({id(a) for a, _ in plan.validated}).visit_stmt(loop.body)
+    fast_body = WithoutAsserts({id(a) for a, _ in plan.validated}).visit_stmt(loop.body)
     conds = [cond for _, cond in plan.validated]
 
     def chunk(start: PrimExpr, count: PrimExpr) -> Stmt:
