@@ -57,8 +57,9 @@ _U64 = as_dtype("uint64")
 _TRUE = IntImm(as_dtype("bool"), 1)
 
 
-def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
-    """The versioned loop with a register accumulator (see module doc), or None."""
+def _plan(loop: For, local_data: set[int]) -> tuple[list[BufferLoad], list[PrimExpr]] | None:
+    """The accumulator's loads in the loop's store and the no-overlap tests the fast copy
+    needs, or None when the loop does not qualify (see module doc)."""
     if loop.kind is not ForKind.SERIAL or not isinstance(loop.body, BufferStore):
         return None
     if not (isinstance(loop.extent, IntImm) and loop.extent.value >= MIN_TRIP_COUNT):
@@ -85,8 +86,18 @@ def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     others = (load.buffer for load in found.loads if load.buffer.data is not buffer.data)
     checks = no_overlap_checks(element_range(buffer, index), others, local_data)
-    if checks is None:
+    return None if checks is None else (self_loads, checks)
+
+
+def promote_loop(loop: For, local_data: set[int]) -> Stmt | None:
+    """The versioned loop with a register accumulator (see module doc), or None."""
+    plan = _plan(loop, local_data)
+    if plan is None:
         return None
+    self_loads, checks = plan
+    store = loop.body
+    assert isinstance(store, BufferStore)
+    buffer, (index,), var = store.buffer, store.indices, loop.loop_var
     acc_data = make_data_var(f"{buffer.name}_acc", buffer.dtype)
     acc = Buffer(f"{buffer.name}_acc", acc_data, (IntImm(as_dtype("int32"), 1),), buffer.dtype)
     zero = IntImm(as_dtype("int32"), 0)
@@ -141,9 +152,9 @@ class _Promoter(LoopRewriter):
         fallback = stmt.else_case
         if isinstance(fallback, For):
             inner = self.generic_mutate(fallback)
-            out = self.rewrite(inner)
-            if isinstance(out, IfThenElse) and structural_equal(
-                simplify_expr(out.condition), simplify_expr(stmt.condition)
+            plan = _plan(inner, self.local_data)
+            if plan is not None and plan[1] and structural_equal(
+                simplify_expr(all_of(plan[1])), simplify_expr(stmt.condition)
             ):
                 then = self.visit_stmt(stmt.then_case)
                 if then is stmt.then_case and inner is fallback:
