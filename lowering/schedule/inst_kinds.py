@@ -244,28 +244,25 @@ _kind(
 )
 
 
-def _loop_only(name: str, method: str) -> None:
-    """A kind whose one input is a loop and that has no attrs (parallel, vectorize...)."""
+def _one_input(name: str, method: str, keyword: str) -> None:
+    """A kind with one input (a loop for parallel, vectorize...; a block for
+    compute_inline...), passed as ``keyword``, and no attrs."""
 
     def apply(sch: Schedule, i: list[Any], a: list[Any], d: Any) -> Any:
-        return getattr(sch, method)(loop=i[0])
+        return getattr(sch, method)(**{keyword: i[0]})
 
     def as_python(o: list[str], i: list[Any], a: list[Any], d: Any) -> str:
-        return _call(method, o, ("loop", i[0]))
+        return _call(method, o, (keyword, i[0]))
 
     _kind(name, apply, as_python)
+
+
+def _loop_only(name: str, method: str) -> None:
+    _one_input(name, method, "loop")
 
 
 def _block_only(name: str, method: str) -> None:
-    """A kind whose one input is a block and that has no attrs (compute_inline...)."""
-
-    def apply(sch: Schedule, i: list[Any], a: list[Any], d: Any) -> Any:
-        return getattr(sch, method)(block=i[0])
-
-    def as_python(o: list[str], i: list[Any], a: list[Any], d: Any) -> str:
-        return _call(method, o, ("block", i[0]))
-
-    _kind(name, apply, as_python)
+    _one_input(name, method, "block")
 
 
 def _compute_at(name: str, method: str) -> None:
