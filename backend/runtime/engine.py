@@ -557,6 +557,7 @@ def compile_ir(
     symbols: Mapping[str, int] | None = None,
     target: Target | None = None,
     phase: Callable[[str], contextlib.AbstractContextManager[None]] | None = None,
+    codegen_opt_level: int | None = None,
 ) -> CompiledLibrary:
     """Compile LLVM IR text for ``target`` (default: the host CPU) and load it; return a
     :class:`CompiledLibrary`. The caller makes sure the host can run the target's code
@@ -570,6 +571,9 @@ def compile_ir(
       object code in ``cache_dir`` (default :func:`default_cache_dir`) keyed by the sha256 of
       the IR text, llvmlite/LLVM versions, CPU name and features, opt level and fastmath; a warm
       hit loads the object without running any LLVM optimisation or code generation.
+    * ``codegen_opt_level`` (default ``opt_level``) is the machine-code generator's level
+      alone: 0 selects LLVM's fast instruction selection and register allocation, several
+      times quicker for code whose speed does not matter (the thread pool's).
     * ``phase(name)`` (optional) is entered around each LLVM step: ``llvm-parse``,
       ``llvm-optimize``, ``llvm-codegen`` (machine code), ``llvm-link`` (progress, timing).
     """
@@ -579,7 +583,10 @@ def compile_ir(
     explicit = dict(symbols or {})
     use_cache = cache_enabled(cache)
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    emit_level = opt_level if codegen_opt_level is None else codegen_opt_level
     key = _cache_key(ir_text, opt_level, fastmath, target)
+    if emit_level != opt_level:
+        key = hashlib.sha256(f"{key}/codegen{emit_level}".encode()).hexdigest()
     path = directory / f"{key}.tvmo" if use_cache else None
 
     with _jit_lock:
@@ -601,7 +608,7 @@ def compile_ir(
                     )
 
         ensure_initialized()
-        tm = codegen_target_machine(opt_level, target=target)
+        tm = codegen_target_machine(emit_level, target=target)
         with step("llvm-parse"):
             try:
                 mod = llvm.parse_assembly(ir_text)

@@ -17,6 +17,24 @@ from backend.runtime import cache_enabled, compile_ir, compile_stats, optimize_c
 TWICE = "define i64 @twice(i64 %x) {\n  %y = shl i64 %x, 1\n  ret i64 %y\n}\n"
 
 
+def test_a_codegen_level_of_its_own_is_a_separate_entry(tmp_path: Path) -> None:
+    # the thread pool's library: IR optimised at O2, machine code at level 0
+    ir, spec = saxpy_ir()
+    fast_emit = compile_ir(ir, name="saxpy", cache=True, cache_dir=tmp_path, opt_level=2,
+                           codegen_opt_level=0)
+    usual = compile_ir(ir, name="saxpy", cache=True, cache_dir=tmp_path, opt_level=2)
+    assert not fast_emit.from_cache and not usual.from_cache  # two keys, two entries
+    assert len(list(tmp_path.glob("*.tvmo"))) == 2
+    again = compile_ir(ir, name="saxpy", cache=True, cache_dir=tmp_path, opt_level=2,
+                       codegen_opt_level=0)
+    assert again.from_cache and again.object_bytes == fast_emit.object_bytes
+    fn = make_builtin(fast_emit, spec, "saxpy_kernel")
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    fn(x, x, out, 2.0, 8)
+    np.testing.assert_array_equal(out, 3 * x)
+
+
 def test_second_compile_loads_from_disk(tmp_path: Path) -> None:
     ir, spec = saxpy_ir()
     first = compile_ir(ir, name="saxpy", cache=True, cache_dir=tmp_path)
