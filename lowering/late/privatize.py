@@ -145,7 +145,7 @@ def privatize_loop(loop: For, func: PrimFunc, local_data: set[int]) -> Stmt | No
     idt = loop.loop_var.dtype
     hdt = bins.dtype
     name = f"{hist.name}_private"
-    data = make_data_var(name, hist.dtype)
+    data = make_data_var(f"{name}_data", hist.dtype)
     total = IntImm(hdt, TASKS * bins.value)
     counts = Buffer(name, data, (total,), hist.dtype)
     task = Var("task", idt)
