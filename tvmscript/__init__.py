@@ -48,6 +48,8 @@ def build(
     ``copy_noncontiguous_inputs``, ...) are documented on ``tvmscript.build`` 's implementation,
     ``tvmscript.compiler.build.build``, and in the README.
     """
+    if "tvmscript.compiler.build" not in sys.modules:
+        _prewarm.wait_for_imports()  # the same modules, one thread at a time
     from .compiler.build import build as build_impl
 
     try:

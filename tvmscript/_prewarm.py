@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 import threading
 
-__all__ = ["start", "started"]
+__all__ = ["start", "started", "wait_for_imports"]
 
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
@@ -32,6 +33,7 @@ def _disabled() -> bool:
 # the thread spends while the program parses, instead of the first build.
 _COMPILER = (("tvmscript.compiler.build", None), ("lowering", "lower"))
 _stop = threading.Event()
+_imports_done = threading.Event()
 
 
 def _run() -> None:
@@ -39,16 +41,38 @@ def _run() -> None:
         from backend.runtime import engine
 
         engine.warm_now()
-    with contextlib.suppress(Exception):  # the first build imports whatever is left
-        # Waits until `import tvmscript` has finished: the compiler's imports never run beside
-        # the package's own (two threads importing halfway into each other's modules).
-        importlib.import_module("tvmscript")
-        for module, attr in _COMPILER:
-            if _stop.is_set():
-                return
-            imported = importlib.import_module(module)
-            if attr is not None:
-                getattr(imported, attr)
+    try:
+        with contextlib.suppress(Exception):  # the first build imports whatever is left
+            # Waits until `import tvmscript` has finished: the compiler's imports never run
+            # beside the package's own (two threads importing halfway into each other's
+            # modules).
+            importlib.import_module("tvmscript")
+            for module, attr in _COMPILER:
+                if _stop.is_set():
+                    return
+                imported = importlib.import_module(module)
+                if attr is not None:
+                    getattr(imported, attr)
+    finally:
+        _imports_done.set()
+
+
+def wait_for_imports(timeout: float = 5.0) -> None:
+    """Let the thread finish the compiler's imports before this thread imports more of the
+    package (``tir.Schedule`` loads the schedule library on first use).
+
+    Two threads importing overlapping module graphs can fail in CPython 3.11 with a
+    ``_DeadlockError`` (seen once in CI: the schedule library and the compiler, both reaching
+    ``lowering.analysis``). Not from the thread itself, nor while ``import tvmscript`` is
+    still running (the thread waits for that import to end); bounded by ``timeout``."""
+    thread = _thread
+    if thread is None or thread is threading.current_thread() or not thread.is_alive():
+        return
+    package = sys.modules.get("tvmscript")
+    spec = getattr(package, "__spec__", None)
+    if package is None or getattr(spec, "_initializing", False):
+        return
+    _imports_done.wait(timeout)
 
 
 def _join() -> None:

@@ -94,6 +94,9 @@ def __getattr__(name: str) -> Any:
     # The schedule library (and the interpreter check it installs) loads on first use, so
     # `import tvmscript` stays the language only.
     if name in _SCHEDULE_NAMES:
+        from . import _prewarm
+
+        _prewarm.wait_for_imports()
         from lowering import schedule as library
 
         from . import schedule as _checker  # noqa: F401  (installs the interpreter check)

@@ -161,3 +161,22 @@ def test_without_the_thread_the_compiler_waits_for_the_first_build(tmp_path: Pat
 def test_a_program_that_only_imports_ends_without_error(tmp_path: Path) -> None:
     # Exit stops the thread between the compiler's modules (it does not wait for them all).
     assert _run_code(tmp_path, "import tvmscript\nprint('ok')\n")[0] == "ok"
+
+
+_SCHEDULE_AT_ONCE = textwrap.dedent(
+    """
+    import sys
+    import tvmscript
+    from tvmscript import _prewarm, tir as T
+    running = _prewarm.started() and _prewarm._thread.is_alive()
+    T.Schedule  # loads the schedule library: after the thread's compiler imports
+    print(running, "tvmscript.compiler.build" in sys.modules or not running)
+    """
+)
+
+
+def test_the_schedule_library_loads_after_the_threads_imports(tmp_path: Path) -> None:
+    # Two threads importing overlapping parts of the package once failed with CPython's
+    # _DeadlockError in CI; tir.Schedule now lets the thread finish its imports first.
+    for _ in range(3):
+        assert _run_code(tmp_path, _SCHEDULE_AT_ONCE)[0].split()[1] == "True"
