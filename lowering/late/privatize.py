@@ -113,7 +113,7 @@ def _match(loop: For, local_data: set[int]) -> tuple[BufferStore, PrimExpr, Prim
     return None
 
 
-def privatize_loop(loop: For, func: PrimFunc, local_data: set[int]) -> Stmt | None:
+def privatize_loop(loop: For, local_data: set[int]) -> Stmt | None:
     """The versioned, privatized loop (see the module doc), or None."""
     if loop.kind is not ForKind.SERIAL or loop.annotations or loop.thread_binding is not None:
         return None
@@ -181,15 +181,15 @@ def privatize_loop(loop: For, func: PrimFunc, local_data: set[int]) -> Stmt | No
 class _Outermost(StmtExprMutator):
     """Offers every loop that is not inside another loop."""
 
-    def __init__(self, func: PrimFunc, local_data: set[int]) -> None:
+    def __init__(self, local_data: set[int]) -> None:
         super().__init__()
-        self.func, self.local_data = func, local_data
+        self.local_data = local_data
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
-        out = privatize_loop(stmt, self.func, self.local_data)
+        out = privatize_loop(stmt, self.local_data)
         return stmt if out is None else out
 
 
@@ -198,7 +198,7 @@ def _privatize_scatter_adds(func: PrimFunc) -> PrimFunc:
     """Run histogram loops in parallel on private copies, summed afterwards (module doc)."""
     finder = LocalAllocations()
     finder.visit_stmt(func.body)
-    body = _Outermost(func, finder.vars).visit_stmt(func.body)
+    body = _Outermost(finder.vars).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 

@@ -100,6 +100,7 @@ from ..analysis.vars import depends_on, free_vars
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
+from ..transforms.auto_parallel import has_loop
 from ..transforms.unroll import copy_with_fresh_vars
 from .jam import merge_copies
 from .transpose_tiles import transpose_bindings
@@ -158,33 +159,17 @@ class _Chain:
         return [u.x for u in self.updates]
 
 
-def _peel(body: Stmt) -> tuple[list[Stmt], Stmt]:
-    """The allocations, declarations and bindings wrapping ``body``, and what they wrap."""
+def _peel(
+    body: Stmt, kinds: tuple[type, ...] = (Allocate, DeclBuffer, LetStmt)
+) -> tuple[list[Stmt], Stmt]:
+    """The allocations, declarations and bindings (``kinds``) wrapping ``body``, and what
+    they wrap."""
     wrappers: list[Stmt] = []
-    while isinstance(body, (Allocate, DeclBuffer, LetStmt)):
+    while isinstance(body, kinds):
+        assert isinstance(body, (Allocate, DeclBuffer, LetStmt))
         wrappers.append(body)
         body = body.body
     return wrappers, body
-
-
-def _peel_allocations(body: Stmt) -> tuple[list[Stmt], Stmt]:
-    wrappers: list[Stmt] = []
-    while isinstance(body, (Allocate, DeclBuffer)):
-        wrappers.append(body)
-        body = body.body
-    return wrappers, body
-
-
-def _has_loop(stmt: Stmt) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, For):
-            found = True
-
-    post_order_visit(stmt, visit)
-    return found
 
 
 def _is_acc(expr: PrimExpr, acc: Buffer, at: int = 0) -> bool:
@@ -238,7 +223,7 @@ def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
     # an allocation placed after the first statements (at the LCA of its uses) may as well
     # wrap them all: they cannot name it
     while stmts and isinstance(stmts[-1], (Allocate, DeclBuffer)):
-        more, rest = _peel_allocations(stmts[-1])
+        more, rest = _peel(stmts[-1], (Allocate, DeclBuffer))
         wrappers.extend(more)
         stmts = stmts[:-1] + (list(rest.seq) if isinstance(rest, SeqStmt) else [rest])
     inner: set[int] = set()
@@ -603,7 +588,7 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     # loops after the chain run once per lane in a loop over the lanes rather than as one
     # copy per lane (a layernorm's normalising row: eight copies of a vectorized row loop
     # cost compile time for nothing); only without other locals, which each lane owns
-    lane_loop = not kept and any(_has_loop(st) for st in after)
+    lane_loop = not kept and any(has_loop(st) for st in after)
     if lane_loop:
         stmts = stmts[:split]
     body: Stmt = SeqStmt(tuple(stmts)) if len(stmts) != 1 else stmts[0]

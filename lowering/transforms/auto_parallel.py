@@ -71,7 +71,7 @@ from ..pass_infra import PassContext, function_pass
 from .compact_buffer import compact_buffer_allocation
 from .plan_alloc import plan_allocation_location
 
-__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "parallelize_loops"]
+__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "has_loop", "parallelize_loops"]
 
 PARALLEL_IF = "tvmscript.parallel_if"
 """Loop annotation of a parallel loop: a bool expression; when false at run time the loop
@@ -307,7 +307,7 @@ def _chunked(loop: For, inner: int, annotations: dict[str, Any]) -> For:
     """``loop`` made parallel; an innermost loop becomes parallel chunks of a serial loop,
     so the late stage's rewrites (streaming, gather fast paths) see a serial loop."""
     extent = loop.extent
-    if inner == 1 and not _has_loop(loop.body) and isinstance(extent, IntImm):
+    if inner == 1 and not has_loop(loop.body) and isinstance(extent, IntImm):
         for chunk in CHUNKS:
             if extent.value % chunk == 0 and extent.value // chunk >= MIN_EXTENT:
                 dtype = loop.loop_var.dtype
@@ -323,7 +323,8 @@ def _chunked(loop: For, inner: int, annotations: dict[str, Any]) -> For:
     return result
 
 
-def _has_loop(stmt: Stmt) -> bool:
+def has_loop(stmt: Stmt) -> bool:
+    """Whether a ``for`` or ``while`` loop is anywhere in ``stmt``."""
     found: list[bool] = []
     post_order_visit(stmt, lambda n: found.append(True) if isinstance(n, (For, While)) else None)
     return bool(found)
