@@ -68,7 +68,8 @@ declare void @llvm.x86.sse2.pause()
 @pool_ctx = internal global ptr null, align 8
 @pool_n = internal global i64 0, align 8
 @pool_grain = internal global i64 1, align 8
-@pool_next = internal global i64 0, align 64        ; next unclaimed iteration of the region
+; One cache line per thread: {next unclaimed iteration, end} of the range it owns.
+@pool_ranges = internal global [MAXT x [8 x i64]] zeroinitializer, align 64
 @pool_gen = internal global i32 0, align 64        ; own cache lines: hot words of the protocol
 @pool_pending = internal global i32 0, align 64
 @pool_sleepers = internal global i32 0, align 64
@@ -88,24 +89,42 @@ define internal void @futex_wake(ptr %addr, i32 %cnt) {
   ret void
 }
 
-; Take chunks of pool_grain iterations from the shared counter until [0, n) is used up.
-define internal void @run_chunk() {
+; Thread %self runs the chunks of the range it owns, then takes what is left of the others'
+; ranges (in turn from %self + 1): each thread reads the same part of the data on every
+; region unless a busy neighbour slowed it down.
+define internal void @run_chunk(i64 %self) {
 entry:
   %fn = load ptr, ptr @pool_fn, align 8
   %ctx = load ptr, ptr @pool_ctx, align 8
-  %n = load i64, ptr @pool_n, align 8
+  %nt = load i64, ptr @pool_nt, align 8
   %grain = load i64, ptr @pool_grain, align 8
-  br label %next
-next:
-  %b = atomicrmw add ptr @pool_next, i64 %grain monotonic
-  %more = icmp ult i64 %b, %n
-  br i1 %more, label %run, label %done
+  br label %owner
+owner:
+  %k = phi i64 [ 0, %entry ], [ %k1, %drained ]
+  %more_owners = icmp ult i64 %k, %nt
+  br i1 %more_owners, label %pick, label %done
+pick:
+  %su = add i64 %self, %k
+  %wrap = icmp uge i64 %su, %nt
+  %sw = sub i64 %su, %nt
+  %u = select i1 %wrap, i64 %sw, i64 %su
+  %next = getelementptr [MAXT x [8 x i64]], ptr @pool_ranges, i64 0, i64 %u, i64 0
+  %endp = getelementptr [MAXT x [8 x i64]], ptr @pool_ranges, i64 0, i64 %u, i64 1
+  %end = load i64, ptr %endp, align 8
+  br label %claim
+claim:
+  %b = atomicrmw add ptr %next, i64 %grain monotonic
+  %more = icmp ult i64 %b, %end
+  br i1 %more, label %run, label %drained
 run:
   %e0 = add i64 %b, %grain
-  %past = icmp ugt i64 %e0, %n
-  %e = select i1 %past, i64 %n, i64 %e0
+  %past = icmp ugt i64 %e0, %end
+  %e = select i1 %past, i64 %end, i64 %e0
   call void %fn(ptr %ctx, i64 %b, i64 %e)
-  br label %next
+  br label %claim
+drained:
+  %k1 = add i64 %k, 1
+  br label %owner
 done:
   ret void
 }
@@ -141,7 +160,8 @@ go:
   %stop = icmp ne i32 %quit, 0
   br i1 %stop, label %exit, label %work
 work:
-  call void @run_chunk()
+  %self = ptrtoint ptr %arg to i64
+  call void @run_chunk(i64 %self)
   %old = atomicrmw sub ptr @pool_pending, i32 1 seq_cst
   %last = icmp eq i32 %old, 1
   br i1 %last, label %maybe_wake, label %finished
@@ -196,7 +216,28 @@ entry:
   %small = icmp ult i64 %g, 1
   %grain = select i1 %small, i64 1, i64 %g
   store i64 %grain, ptr @pool_grain, align 8
-  store atomic i64 0, ptr @pool_next seq_cst, align 64
+  ; thread u owns [u * q + min(u, r), (u + 1) * q + min(u + 1, r)) with n = q * nt + r
+  %q = udiv i64 %n, %nt
+  %r = urem i64 %n, %nt
+  br label %split
+split:
+  %u = phi i64 [ 0, %entry ], [ %u1, %split ]
+  %uq = mul i64 %u, %q
+  %ur_small = icmp ult i64 %u, %r
+  %ur = select i1 %ur_small, i64 %u, i64 %r
+  %lo = add i64 %uq, %ur
+  %u1 = add i64 %u, 1
+  %u1q = mul i64 %u1, %q
+  %u1r_small = icmp ult i64 %u1, %r
+  %u1r = select i1 %u1r_small, i64 %u1, i64 %r
+  %hi = add i64 %u1q, %u1r
+  %nextp = getelementptr [MAXT x [8 x i64]], ptr @pool_ranges, i64 0, i64 %u, i64 0
+  %endp = getelementptr [MAXT x [8 x i64]], ptr @pool_ranges, i64 0, i64 %u, i64 1
+  store atomic i64 %lo, ptr %nextp monotonic, align 64
+  store i64 %hi, ptr %endp, align 8
+  %more_threads = icmp ult i64 %u1, %nt
+  br i1 %more_threads, label %split, label %publish
+publish:
   %nw64 = sub i64 %nt, 1
   %nw = trunc i64 %nw64 to i32
   store atomic i32 %nw, ptr @pool_pending seq_cst, align 4
@@ -212,7 +253,7 @@ self:
   %stopping = icmp ne i32 %quit, 0
   br i1 %stopping, label %ret, label %runself
 runself:
-  call void @run_chunk()
+  call void @run_chunk(i64 0)
   br label %waitloop
 waitloop:
   %k = phi i32 [ 0, %runself ], [ %k1, %pause ], [ 0, %woke ]
