@@ -5,12 +5,14 @@ ownership), so ``C = A + B`` over arrays far larger than the caches moves four b
 every three it needs. A non-temporal store writes whole lines around the caches instead:
 ``vadd`` and the stencil run up to a third faster once DRAM bandwidth is the limit.
 
-A parameter array qualifies when the function never reads it and its size is at least
-:data:`~lowering.late.align_streams.STREAMING_MIN_BYTES`: the late pass ``mark_streams``
-lists those in the function attribute :data:`~lowering.late.align_streams.STREAMS_ATTR`, which is
-all this module reads (:func:`stream_conditions`). An array of symbolic size is listed too; its
-stores stream only when its size, computed from its shape at run time, reaches the threshold
-(one comparison LLVM hoists out of the loops). Only explicit
+A parameter array qualifies when the function never reads it, its size is at least
+:data:`~lowering.late.align_streams.STREAMING_MIN_BYTES` and the parameter arrays together
+reach :data:`~lowering.late.align_streams.STREAMING_MIN_FOOTPRINT` (smaller working sets stay
+in cache from call to call): the late pass ``mark_streams``
+lists those in the function attribute :data:`~lowering.late.align_streams.STREAMS_ATTR`, which
+is all this module reads (:func:`stream_conditions`). An array of symbolic size (or beside
+one) is listed too; its stores stream only when the sizes, computed from the shapes at run
+time, reach the thresholds (comparisons LLVM hoists out of the loops). Only explicit
 contiguous vector stores of at least 16 bytes stream (LLVM's own vectorizer refuses loops
 holding non-temporal scalar stores, so the ``vectorize_streams`` pass makes serial loops
 filling such arrays explicit vector loops first: :mod:`lowering.late.stream_vectorize`); each
@@ -25,9 +27,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from irbuilder.ir import GE, Cast, DataType, IntImm, Mul, PrimExpr, PrimFunc, as_dtype
-from lowering.late import align_streams
-from lowering.late.align_streams import STREAMING_MIN_BYTES, streamed_data_vars
+from irbuilder.ir import DataType, PrimExpr, PrimFunc
+from lowering.late.align_streams import (
+    STREAMING_MIN_BYTES,
+    stream_size_tests,
+    streamed_data_vars,
+)
 
 from .context import llvm_type
 
@@ -47,25 +52,15 @@ STREAMING_FENCE = "  fence seq_cst"
 (``mfence`` on x86; ``fence release`` would emit nothing there)."""
 
 
-_I64 = as_dtype("int64")
 
 
 def stream_conditions(func: PrimFunc) -> dict[int, PrimExpr | None]:
     """The data vars (by id) of the arrays listed in ``func``'s streams attribute, each with
-    the run-time test of its size (``None``: a constant size, already large enough)."""
+    the run-time test that it streams (``None``: constant sizes, large enough; see
+    :func:`~lowering.late.align_streams.stream_size_tests`)."""
     streamed = streamed_data_vars(func)
-    out: dict[int, PrimExpr | None] = {}
-    for buffer in func.buffer_map.values():
-        if id(buffer.data) not in streamed:
-            continue
-        if all(isinstance(extent, IntImm) for extent in buffer.shape):
-            out[id(buffer.data)] = None
-            continue
-        size: PrimExpr = IntImm(_I64, buffer.dtype.itemsize)
-        for extent in buffer.shape:
-            size = Mul(size, extent if extent.dtype == _I64 else Cast(_I64, extent))
-        out[id(buffer.data)] = GE(size, IntImm(_I64, align_streams.STREAMING_MIN_BYTES))
-    return out
+    tests = stream_size_tests(func)
+    return {data: tests.get(data) for data in streamed}
 
 
 def emit_streaming_store(

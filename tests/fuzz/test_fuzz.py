@@ -50,6 +50,7 @@ def test_llvm_matches_interpreter_with_every_written_array_streamed(prog: Progra
     # program in five has a loop vectorize_streams rewrites).
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(align_streams, "STREAMING_MIN_BYTES", 1)
+        patch.setattr(align_streams, "STREAMING_MIN_FOOTPRINT", 1)
         patch.setattr(stream_vectorize, "MIN_TRIP_COUNT", 2)
         tvmscript.clear_build_cache()
         try:

@@ -16,12 +16,14 @@ for _path in (_ROOT, _HERE):
 
 @pytest.fixture
 def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every write-only parameter array of 64 bytes or more streams (the real threshold,
-    16 MiB, would make the tests slow), with no build cached across the change."""
+    """Every write-only parameter array of 64 bytes or more streams (the real thresholds,
+    16 MiB and 48 MiB in all, would make the tests slow), with no build cached across the
+    change."""
     import lowering.late.align_streams as align
     import tvmscript
 
     monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
+    monkeypatch.setattr(align, "STREAMING_MIN_FOOTPRINT", 64)
     tvmscript.clear_build_cache()
     yield
     tvmscript.clear_build_cache()

@@ -9,9 +9,11 @@ import pytest
 
 import lowering
 import tvmscript
+from backend.codegen import CodegenOptions, generate
 from backend.codegen.streaming import STREAMING_MIN_BYTES
 from irbuilder.ir import PrimFunc
 from lowering.late.align_streams import STREAMS_ATTR, streaming_data_vars
+from pinned import AVX2, AVX512, lower_for
 from tvmscript import tir as T
 
 BIG = STREAMING_MIN_BYTES // 4  # float32 elements in the smallest streaming array
@@ -32,8 +34,8 @@ def add(A: T.Buffer((BIG,), "float32"), B: T.Buffer((BIG,), "float32"),
 
 
 @T.prim_func
-def scale_serial(A: T.Buffer((BIG // 2,), "float64"), C: T.Buffer((BIG // 2,), "float64")):
-    for io in range(BIG // 2 // 64):
+def scale_serial(A: T.Buffer((BIG,), "float64"), C: T.Buffer((BIG,), "float64")):
+    for io in range(BIG // 64):
         for ii in T.vectorized(64):
             C[io * 64 + ii] = A[io * 64 + ii] * T.float64(3)
 
@@ -94,7 +96,7 @@ def test_results_with_aligned_and_misaligned_outputs(offset: int) -> None:
 def test_float64_serial_stream() -> None:
     ll = tvmscript.build(scale_serial).get_source("ll")
     assert "!nontemporal" in ll and "fence seq_cst" in ll
-    a = np.random.default_rng(9).standard_normal(BIG // 2)
+    a = np.random.default_rng(9).standard_normal(BIG)
     c = np.empty_like(a)
     tvmscript.build(scale_serial)(a, c)
     np.testing.assert_array_equal(c, a * 3)
@@ -117,9 +119,9 @@ def test_a_symbolic_size_array_streams_when_large_at_run_time(
     ``n * 64 * 4 >= 4096`` bytes (the threshold here) and streams only then, reading the shape
     variable captured from the caller; below the threshold the stores are ordinary ones."""
     import lowering.late.align_streams as align
-    from pinned import AVX2
 
     monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 4096)
+    monkeypatch.setattr(align, "STREAMING_MIN_FOOTPRINT", 4096)
     kernel = tvmscript.build(add_symbolic, target=AVX2, cache=False)
     assert kernel.lowered is not None and kernel.lowered.attrs[STREAMS_ATTR] == [1]
     body = _function_text(kernel.get_source("ll"), "add_symbolic__par_0")
@@ -140,3 +142,53 @@ def test_symbolic_size_arrays_are_not_stream_candidates_of_the_loop_rewrites() -
     assert streaming_data_vars(lowered, symbolic=True) == frozenset(
         {id(lowered.buffer_map[lowered.params[1]].data)}
     )
+
+
+@T.prim_func
+def bias_relu(A: T.Buffer((BIG // 1024, 1024), "float32"), b: T.Buffer((1024,), "float32"),
+              O: T.Buffer((BIG // 1024, 1024), "float32")):
+    for i in T.parallel(BIG // 1024):
+        for j in T.vectorized(1024):
+            O[i, j] = T.max(A[i, j] + b[j], T.float32(0))
+
+
+@T.prim_func
+def bias_relu_residual(A: T.Buffer((BIG // 1024, 1024), "float32"),
+                       R: T.Buffer((BIG // 1024, 1024), "float32"),
+                       b: T.Buffer((1024,), "float32"),
+                       O: T.Buffer((BIG // 1024, 1024), "float32")):
+    for i in T.parallel(BIG // 1024):
+        for j in T.vectorized(1024):
+            O[i, j] = T.max(A[i, j] + b[j], T.float32(0)) + R[i, j]
+
+
+def test_a_working_set_that_fits_a_large_cache_does_not_stream() -> None:
+    """16 MiB out of 16 MiB in (32 MiB in all) stays in a 32 MiB last-level cache from call
+    to call: ordinary stores. One more 16 MiB input (48 MiB) makes the output a stream."""
+    from lowering.late.align_streams import STREAMING_MIN_FOOTPRINT
+
+    assert 2 * STREAMING_MIN_BYTES + 4096 < STREAMING_MIN_FOOTPRINT <= 3 * STREAMING_MIN_BYTES
+    fits = lower_for(bias_relu, AVX512)
+    assert STREAMS_ATTR not in fits.attrs
+    assert "!nontemporal" not in generate([fits], CodegenOptions(target=AVX512)).text
+    spills = lower_for(bias_relu_residual, AVX512)
+    assert spills.attrs[STREAMS_ATTR] == [3]
+    assert "!nontemporal" in generate([spills], CodegenOptions(target=AVX512)).text
+
+
+def test_a_symbolic_working_set_is_measured_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With symbolic shapes the total is computed from the shapes at run time: the output
+    streams only when it reaches its own threshold and all arrays together theirs."""
+    import lowering.late.align_streams as align
+
+    monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 4096)
+    monkeypatch.setattr(align, "STREAMING_MIN_FOOTPRINT", 3 * 4096)
+    text = generate([lower_for(add_symbolic, AVX2)], CodegenOptions(target=AVX2)).text
+    body = _function_text(text, "add_symbolic__par_0")
+    assert "icmp sge i64" in body and ", 4096" in body and ", 12288" in body  # both, in bytes
+    kernel = tvmscript.build(add_symbolic, target=AVX2, cache=False)
+    for rows in (16, 40, 48, 100):  # 48 rows: 12 KiB out, 24 KiB in all
+        a = np.random.default_rng(rows).standard_normal((rows, 64)).astype("float32")
+        c = np.full((rows, 64), np.nan, "float32")
+        kernel(a, c)
+        np.testing.assert_array_equal(c, a + np.float32(1))

@@ -13,12 +13,13 @@ if _HERE not in sys.path:
 
 @pytest.fixture
 def small_streams(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every write-only parameter array of 64 bytes or more is a stream (the real threshold,
-    16 MiB, would make the tests slow)."""
+    """Every write-only parameter array of 64 bytes or more is a stream (the real thresholds,
+    16 MiB and 48 MiB in all, would make the tests slow)."""
     import lowering.late.align_streams as align
     import tvmscript
 
     monkeypatch.setattr(align, "STREAMING_MIN_BYTES", 64)
+    monkeypatch.setattr(align, "STREAMING_MIN_FOOTPRINT", 64)
     tvmscript.clear_build_cache()
     yield
     tvmscript.clear_build_cache()

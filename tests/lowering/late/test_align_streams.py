@@ -86,15 +86,22 @@ def symbolic_stencil(a: T.handle, b: T.handle):
                 B[i + 1, jo * 16 + ji + 1] = A[i, jo * 16 + ji + 1] + A[i + 2, jo * 16 + ji + 1]
 
 
-def test_a_symbolic_trip_count_is_versioned_on_its_size_at_run_time() -> None:
+def test_a_symbolic_trip_count_is_versioned_on_its_size_at_run_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import lowering.late.align_streams as align
+
+    monkeypatch.setattr(align, "STREAMING_MIN_FOOTPRINT", 128)
     before = before_late(symbolic_stencil)
     after = run_pass("align_streams", before)
     (shift,) = [s for s in stmts(after) if isinstance(s, LetStmt) and s.var.name == SHIFT_NAME]
     assert isinstance(shift.body, IfThenElse)
-    # the loop runs at least twice and the output is a stream (>= the threshold) at run time
+    # the loop runs at least twice and the output is a stream at run time: its size and the
+    # arrays' total reach the (patched) thresholds, in bytes
     text = after.script()
-    assert "stream_shift != 0 and (w - 2) // 16 >= 2" in text
-    assert ">= T.uint64(64)" in text  # the (patched) stream threshold, in bytes
+    size = 'T.int64(4) * T.Cast("int64", m) * T.Cast("int64", w)'
+    assert f"stream_shift != 0 and (w - 2) // 16 >= 2 and ({size} >= T.int64(64) and " in text
+    assert f"{size} + {size} >= T.int64(128))" in text
     assert isinstance(shift.body.else_case, For)  # the original loop otherwise
 
 
