@@ -23,7 +23,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.ir.functor import post_order_visit
-from lowering.late.row_vectorize import row_lanes, vectorize_row_reductions
+from lowering.late.row_vectorize import row_blocks, row_lanes, vectorize_row_reductions
 from lowering.target import Target
 from tvmscript import tir as T
 
@@ -125,30 +125,38 @@ SSE = Target("llvm -mcpu=x86-64")
 """SSE2 only: 128-bit vectors."""
 
 
-@pytest.mark.parametrize(("target", "bits", "lanes"), [
-    (SSE, None, 4), (AVX2, None, 8), (AVX512, None, 8), (AVX2, 512, 8), (AVX512, 512, 16),
+@pytest.mark.parametrize(("target", "bits", "lanes", "blocks"), [
+    (SSE, None, 4, 1), (AVX2, None, 8, 1), (AVX512, None, 8, 2), (AVX2, 512, 8, 1),
+    (AVX512, 512, 16, 1),
 ], ids=["sse", "avx2", "avx512", "avx2-512", "avx512-512"])
 def test_rows_in_lanes_with_a_transposed_tile(target: Target, bits: int | None,
-                                              lanes: int) -> None:
+                                              lanes: int, blocks: int) -> None:
     # 256-bit transposes by default (measured faster than 512-bit ones on a Zen 5); the
-    # config lets AVX-512 targets use 16 lanes, never more than the target has
+    # config lets AVX-512 targets use 16 lanes, never more than the target has. With 32
+    # vector registers and 256-bit tiles, two vectors of rows run interleaved.
     assert row_lanes(target, T.float32(0).dtype, bits or 256) == lanes
+    assert row_blocks(target, lanes, T.float32(0).dtype) == blocks
+    group = lanes * blocks
     after = _vectorized(row_sums, target, bits)
     named = {f.loop_var.name: f for f in loops(after)}
     rows, tile, rest, leftover = (named[n] for n in ("i_rows", "k_tile", "k_rest", "i_rest"))
-    assert (rows.kind, int(rows.extent)) == (ForKind.PARALLEL, 37 // lanes)
+    assert (rows.kind, int(rows.extent)) == (ForKind.PARALLEL, 37 // group)
     assert (tile.kind, int(tile.extent)) == (ForKind.SERIAL, 45 // lanes)
     assert (rest.kind, int(rest.extent)) == (ForKind.SERIAL, 45 % lanes)
-    assert (leftover.kind, int(leftover.extent)) == (ForKind.SERIAL, 37 % lanes)
+    assert (leftover.kind, int(leftover.extent)) == (ForKind.SERIAL, 37 % group)
     (buf,) = _lane_buffers(after)
-    assert int(buf.extent) == lanes
-    # log2(L) stages of L two-vector shuffles transpose each L x L tile
-    assert _shuffles(after) == lanes * (lanes.bit_length() - 1)
+    assert int(buf.extent) == group
+    # log2(L) stages of L two-vector shuffles transpose each L x L tile, one tile a block
+    stages = lanes.bit_length() - 1
+    assert _shuffles(after) == blocks * lanes * stages
     lets = [s for s in stmts(after) if isinstance(s, LetStmt)]
-    assert sum(s.var.dtype.lanes == lanes for s in lets) == lanes + lanes * (lanes.bit_length() - 1)
+    assert sum(s.var.dtype.lanes == lanes for s in lets) == blocks * (lanes + lanes * stages)
     updates = [s for s in stmts(after) if isinstance(s, BufferStore)
                and s.buffer.data is buf.buffer_var and s.value.dtype.lanes == lanes]
-    assert len(updates) == lanes + 1  # one per column of the tile, one in the remainder loop
+    # one per column of the tile and one in the remainder loop, for each block
+    assert len(updates) == blocks * (lanes + 1)
+    starts = sorted({int(u.indices[0].base) for u in updates})
+    assert starts == [lanes * b for b in range(blocks)]  # block b: lanes [b*L, b*L + L)
 
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
@@ -410,23 +418,29 @@ def _hint_address(hint: str, **values: int) -> int:
     return int(eval(begin.replace("T.min", "min"), {}, values))
 
 
-def test_the_tile_loop_prefetches_the_next_groups_rows_in_address_order() -> None:
-    # 8 rows of 45 floats (360 elements, 23 lines of 16) over 5 tiles: 5 hints a tile, the
-    # row clamped to the last one (36) so that no hint names an address past the buffer
-    after = _vectorized(row_sums, AVX512)
+@pytest.mark.parametrize(("target", "rows"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
+def test_the_tile_loop_prefetches_the_next_groups_rows_in_address_order(
+    target: Target, rows: int
+) -> None:
+    # AVX2: 8 rows of 45 floats (360 elements, 23 lines of 16) over 5 tiles: 5 hints a tile;
+    # AVX-512: two blocks of 8 rows (720 elements, 45 lines): 9 hints a tile. The row is
+    # clamped to the last one (36) so that no hint names an address past the buffer.
+    after = _vectorized(row_sums, target)
     hints = _prefetched(after)
-    assert len(hints) == 5
+    per_tile = -(-(-(-rows * 45 // 16)) // 5)
+    assert len(hints) == per_tile
     assert all(h.startswith("T.evaluate(T.prefetch(A_flat, [T.Range(T.min(") for h in hints)
     assert all(", 36) * 45" in h for h in hints)
-    for group in (0, 2, 3):
+    for group in range(37 // rows):
         named = [_hint_address(h, i_rows=group, k_tile=t) for t in range(5) for h in hints]
-        next_rows = [min(group * 8 + 8 + e // 45, 36) * 45 + e % 45 for e in range(0, 400, 16)]
-        assert named == next_rows  # every line of the next 8 rows, in address order
+        next_rows = [min(group * rows + rows + e // 45, 36) * 45 + e % 45
+                     for e in range(0, 5 * per_tile * 16, 16)]
+        assert named == next_rows  # every line of the next group's rows, in address order
     assert structural_equal(tvmscript.from_source(after.script()), after)
-    assert _prefetched(_vectorized(sym_sums, AVX512)) == []  # symbolic columns: none
-    with lowering.PassContext(opt_level=3, target=AVX512,
+    assert _prefetched(_vectorized(sym_sums, target)) == []  # symbolic columns: none
+    with lowering.PassContext(opt_level=3, target=target,
                               config={"vectorize_row_reductions": {"prefetch": False}}):
-        assert _prefetched(vectorize_row_reductions(before_late(row_sums, AVX512))) == []
+        assert _prefetched(vectorize_row_reductions(before_late(row_sums, target))) == []
 
 
 @pytest.mark.parametrize("target", _targets())
@@ -446,3 +460,20 @@ def test_prefetching_changes_no_bit(target: Target) -> None:
         for k in range(45):
             expected[i] = np.float32(expected[i] + A[i, k])
     assert np.array_equal(results[0], expected)
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_fastmath_leaves_rows_to_llvm(target: Target) -> None:
+    """With reassociation allowed (``fastmath=True``) each row's loop is LLVM's to vectorize
+    with partial sums: no rows in lanes; the default build keeps them."""
+    strict = tvmscript.build(row_sums, target=target, cache=False)
+    fast = tvmscript.build(row_sums, target=target, cache=False, fastmath=True)
+    assert strict.lowered is not None and fast.lowered is not None
+    assert _lane_buffers(strict.lowered) and not _lane_buffers(fast.lowered)
+    A = np.random.default_rng(5).standard_normal((37, 45)).astype("float32")
+    out = np.zeros(37, "float32")
+    fast(A, out)
+    np.testing.assert_allclose(out, A.astype("float64").sum(axis=1), rtol=1e-5, atol=1e-5)
+    with lowering.PassContext(config={"vectorize_row_reductions": {"enabled": False}}):
+        off = tvmscript.build(row_sums, target=target, cache=False)
+    assert off.lowered is not None and not _lane_buffers(off.lowered)
