@@ -9,9 +9,12 @@ The engine binds ``tvms_parallel_for`` for any module declaring it (see
 :func:`parallel_runtime_symbols`).  Design (measured in the project's notes, 0.26 us/region):
 
 * T-1 worker pthreads are created lazily by the first parallel region and kept; the caller works
-  too.  Chunks are claimed dynamically: ``[0, n)`` is cut into chunks of
-  ``ceil(n / (T * CHUNKS_PER_THREAD))`` iterations that every thread takes from a shared atomic
-  counter until none is left, so a thread slowed down by a busy neighbour runs fewer of them.
+  too (thread 0).  ``[0, n)`` is split into T contiguous ranges, thread ``t`` owning the
+  ``t``-th; each range is cut into chunks of ``ceil(n / (T * CHUNKS_PER_THREAD))`` iterations
+  claimed from the range's own atomic counter (one cache line per thread).  A thread runs
+  the chunks of its own range first, then takes what is left of the others' ranges (from
+  ``t + 1`` on): every thread reads the same part of the data on every call unless a busy
+  neighbour slowed it down, when it simply runs fewer chunks.
 * A region is published by storing body/ctx/n, setting ``pending = T-1`` and bumping a 32-bit
   generation word.  Workers spin on it with ``pause`` for about 3000 iterations (50-100 us) and
   then sleep in ``futex(FUTEX_WAIT_PRIVATE)``; the caller wakes sleepers only if there are any.

@@ -97,6 +97,27 @@ define void @run_wait(ptr %ctx, i64 %n) {
   ret void
 }
 
+; records each chunk's [b, e) in slots 3 + 2k, 4 + 2k (k: the chunk's claim order, < 30)
+define void @range_body(ptr %ctx, i64 %b, i64 %e) {
+entry:
+  %calls = getelementptr inbounds i64, ptr %ctx, i64 1
+  %c0 = atomicrmw add ptr %calls, i64 1 seq_cst
+  %k = and i64 %c0, 31
+  %lo = mul i64 %k, 2
+  %lo1 = add i64 %lo, 3
+  %hi1 = add i64 %lo, 4
+  %plo = getelementptr inbounds i64, ptr %ctx, i64 %lo1
+  %phi = getelementptr inbounds i64, ptr %ctx, i64 %hi1
+  store i64 %b, ptr %plo, align 8
+  store i64 %e, ptr %phi, align 8
+  ret void
+}
+
+define void @run_ranges(ptr %ctx, i64 %n) {
+  call void @tvms_parallel_for(ptr @range_body, ptr %ctx, i64 %n)
+  ret void
+}
+
 define void @run_sum(ptr %ctx, i64 %n) {
   call void @tvms_parallel_for(ptr @sum_body, ptr %ctx, i64 %n)
   ret void
@@ -134,14 +155,42 @@ def test_parallel_sum(lib: CompiledLibrary, threads: int, n: int) -> None:
     set_num_threads(threads)
     ctx = _run_sum(lib, n)
     assert ctx.acc == n * (n - 1) // 2
-    # chunks of ceil(n / (threads * CHUNKS_PER_THREAD)) iterations, none empty; a region of
-    # fewer than 2 iterations, or with one thread, is one serial call
+    # each thread's range cut into chunks of ceil(n / (threads * CHUNKS_PER_THREAD))
+    # iterations, none empty; a region of fewer than 2 iterations, or with one thread, is one
+    # serial call
     if n < 2 or threads == 1:
         expected = 0 if n == 0 else 1
     else:
-        grain = max(1, -(-n // (threads * CHUNKS_PER_THREAD)))
-        expected = -(-n // grain)
+        assert running_threads() == threads
+        expected = sum(-(-(hi - lo) // _grain(n, threads)) for lo, hi in _ranges(n, threads))
     assert ctx.calls == expected
+
+
+def _grain(n: int, threads: int) -> int:
+    return max(1, -(-n // (threads * CHUNKS_PER_THREAD)))
+
+
+def _ranges(n: int, threads: int) -> list[tuple[int, int]]:
+    """The contiguous range each thread owns: sizes differ by at most one, larger first."""
+    q, r = divmod(n, threads)
+    return [(t * q + min(t, r), (t + 1) * q + min(t + 1, r)) for t in range(threads)]
+
+
+@pytest.mark.parametrize(("threads", "n"), [(2, 2), (2, 9), (3, 10), (3, 100), (4, 7)])
+def test_chunks_tile_each_threads_range(lib: CompiledLibrary, threads: int, n: int) -> None:
+    """Whoever runs them, the chunks are those of the owners' ranges: each within one range,
+    together covering [0, n) once, starting at the range's start every ``grain`` steps."""
+    set_num_threads(threads)
+    for _ in range(20):  # which thread takes which chunk varies from run to run
+        ctx = Ctx()
+        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(lib.address("run_ranges"))
+        fn(ctypes.addressof(ctx), n)
+        assert running_threads() == threads
+        chunks = sorted((ctx.tids[2 * k], ctx.tids[2 * k + 1]) for k in range(ctx.calls))
+        grain = _grain(n, threads)
+        expected = [(b, min(b + grain, hi)) for lo, hi in _ranges(n, threads)
+                    for b in range(lo, hi, grain)]
+        assert chunks == expected
 
 
 def test_two_threads_really_used(lib: CompiledLibrary) -> None:
