@@ -110,6 +110,7 @@ from .jam import merge_copies
 from .transpose_tiles import transpose_bindings
 
 __all__ = [
+    "CACHED_ROWS_BYTES",
     "MAX_VECTOR_BITS",
     "row_blocks",
     "row_lanes",
@@ -147,15 +148,28 @@ def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) 
     return max(1, min(target.vector_bits, max_bits) // 8 // dtype.itemsize)
 
 
-def row_blocks(target: Target, lanes: int, dtype: DataType) -> int:
-    """Vectors of rows interleaved in one group: each chain of a row group is a sequence of
-    dependent adds (or multiply-adds), one per column, so one vector of rows runs at the
-    latency of that operation; two independent vectors keep the pipeline busier (a 256 x
-    4096 float32 matvec from L2 on the Zen 5 host: 8.7 -> 11.4 elements/ns per core). Two
-    where the target has 32 vector registers (AVX-512) and the vectors are at most 256 bits
-    (the rows of both tiles, their transposes and the accumulators stay in registers), one
-    otherwise (16 registers, or 512-bit tiles: measured 14.5 -> 5.5 elements/ns from
-    spills)."""
+CACHED_ROWS_BYTES = 32 << 20
+"""Largest matrix (bytes the row loop reads) given two interleaved vectors of rows
+(:func:`row_blocks`); a larger one streams from DRAM, where one vector of rows is faster."""
+
+
+def row_blocks(target: Target, lanes: int, dtype: DataType, bytes_read: int | None,
+               multiplies: bool = True) -> int:
+    """Vectors of rows interleaved in one group. Each chain of a row group is a sequence of
+    dependent operations, one per column, so one vector of rows runs at the latency of that
+    operation. For a multiply-add (an FMA: four cycles on a Zen 5) two independent vectors
+    keep the pipeline busier from cache (on the Zen 5 host, a layernorm over 16 MiB: 0.52
+    -> 0.40 ms; a matvec from L2: 8.5 -> 11.8 elements/ns per core); for a plain add, max
+    or min the transposes are the limit and a second vector only costs (a row sum from L2:
+    16.1 -> 12.1 elements/ns). From DRAM the rows are streams, twice as many with two
+    vectors, and fewer streams are faster (a 64 MiB matvec on two cores: 1.06 ms with one
+    vector, 1.44 ms with two). So two vectors where a chain ``multiplies``, the matrix is
+    known to be at most :data:`CACHED_ROWS_BYTES`, the target has 32 vector registers
+    (AVX-512) and the vectors are at most 256 bits (the rows of both tiles, their
+    transposes and the accumulators then stay in registers: 512-bit tiles spill); one
+    otherwise."""
+    if not multiplies or bytes_read is None or bytes_read > CACHED_ROWS_BYTES:
+        return 1
     return 2 if target.has_feature("avx512f") and lanes * dtype.bits <= 256 else 1
 
 
@@ -589,8 +603,18 @@ class _ReplaceChain(StmtExprMutator):
         return seq([self.visit_stmt(s) for s in stmt.seq])
 
 
+def _bytes_read(loop: For, chain: _Chain, lanes: int) -> int | None:
+    """Bytes the rows' tiled loads read over the whole loop, when the sizes are constants."""
+    n, m = loop.extent, chain.loop.extent
+    if not (isinstance(n, IntImm) and isinstance(m, IntImm)):
+        return None
+    tiled = _Vectorizer(chain, {}, lanes, loop.loop_var, loop.loop_var).tiled_loads()
+    return sum(n.value * m.value * load.buffer.dtype.itemsize for load in tiled)
+
+
 def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BITS,
-                       prefetch: bool = PREFETCH_NEXT_ROWS) -> Stmt | None:
+                       prefetch: bool = PREFETCH_NEXT_ROWS,
+                       blocks: int | None = None) -> Stmt | None:
     """The row-vectorized form of a qualifying parallel loop (module doc), or None."""
     if loop.kind is not ForKind.PARALLEL or loop.annotations or loop.thread_binding is not None:
         return None
@@ -606,7 +630,10 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         return None
     if isinstance(m, IntImm) and m.value < lanes:
         return None
-    blocks = row_blocks(target, lanes, chain.dtype)
+    if blocks is None:
+        multiplies = any(isinstance(u.x, Mul) and u.op in (Add, Sub) for u in chain.updates)
+        blocks = row_blocks(target, lanes, chain.dtype, _bytes_read(loop, chain, lanes),
+                            multiplies)
     if isinstance(n, IntImm) and n.value < lanes * blocks:
         blocks = 1
     per_group = lanes * blocks
@@ -682,15 +709,18 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
 
 
 class _Rows(StmtExprMutator):
-    def __init__(self, target: Target, max_bits: int, prefetch: bool) -> None:
+    def __init__(self, target: Target, max_bits: int, prefetch: bool,
+                 blocks: int | None) -> None:
         self.target, self.max_bits, self.prefetch = target, max_bits, prefetch
+        self.blocks = blocks
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
         if stmt.kind is ForKind.PARALLEL:
-            out = vectorize_row_loop(stmt, self.target, self.max_bits, self.prefetch)
+            out = vectorize_row_loop(stmt, self.target, self.max_bits, self.prefetch,
+                                     self.blocks)
             if out is not None:
                 return out
         return self.generic_mutate(stmt)
@@ -711,8 +741,10 @@ def _vectorize_row_reductions(func: PrimFunc) -> PrimFunc:
         return func
     max_bits = ctx.option("vectorize_row_reductions", "vector_bits")
     prefetch = ctx.option("vectorize_row_reductions", "prefetch")
+    blocks = ctx.option("vectorize_row_reductions", "blocks")
     rows = _Rows(as_target(ctx.target), int(max_bits or MAX_VECTOR_BITS),
-                 PREFETCH_NEXT_ROWS if prefetch is None else bool(prefetch))
+                 PREFETCH_NEXT_ROWS if prefetch is None else bool(prefetch),
+                 None if blocks is None else max(1, int(blocks)))
     body = rows.visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 

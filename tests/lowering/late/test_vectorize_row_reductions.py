@@ -39,6 +39,17 @@ def row_sums(A: T.Buffer((37, 45), "float32"), S: T.Buffer((37,), "float32")):
 
 
 @T.prim_func
+def row_dots(A: T.Buffer((37, 45), "float32"), W: T.Buffer((45,), "float32"),
+             S: T.Buffer((37,), "float32")):
+    for i in T.parallel(37):
+        acc = T.decl_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in range(45):
+            acc[0] = acc[0] + A[i, k] * W[k]
+        S[i] = acc[0]
+
+
+@T.prim_func
 def sym_sums(a: T.handle, b: T.handle):
     m, n = T.int32(), T.int32()
     A = T.match_buffer(a, (m, n), "float32")
@@ -129,15 +140,20 @@ SSE = Target("llvm -mcpu=x86-64")
     (SSE, None, 4, 1), (AVX2, None, 8, 1), (AVX512, None, 8, 2), (AVX2, 512, 8, 1),
     (AVX512, 512, 16, 1),
 ], ids=["sse", "avx2", "avx512", "avx2-512", "avx512-512"])
+@pytest.mark.parametrize("func", [row_sums, row_dots], ids=["sum", "dot"])
 def test_rows_in_lanes_with_a_transposed_tile(target: Target, bits: int | None,
-                                              lanes: int, blocks: int) -> None:
+                                              lanes: int, blocks: int, func: PrimFunc) -> None:
     # 256-bit transposes by default (measured faster than 512-bit ones on a Zen 5); the
     # config lets AVX-512 targets use 16 lanes, never more than the target has. With 32
-    # vector registers and 256-bit tiles, two vectors of rows run interleaved.
-    assert row_lanes(target, T.float32(0).dtype, bits or 256) == lanes
-    assert row_blocks(target, lanes, T.float32(0).dtype) == blocks
+    # vector registers and 256-bit tiles, two vectors of rows run interleaved when the chain
+    # is a multiply-add (a plain sum keeps one).
+    f32 = T.float32(0).dtype
+    assert row_lanes(target, f32, bits or 256) == lanes
+    if func is row_sums:
+        blocks = 1
+    assert row_blocks(target, lanes, f32, 37 * 45 * 4, multiplies=func is row_dots) == blocks
+    after = _vectorized(func, target, bits)
     group = lanes * blocks
-    after = _vectorized(row_sums, target, bits)
     named = {f.loop_var.name: f for f in loops(after)}
     rows, tile, rest, leftover = (named[n] for n in ("i_rows", "k_tile", "k_rest", "i_rest"))
     assert (rows.kind, int(rows.extent)) == (ForKind.PARALLEL, 37 // group)
@@ -344,7 +360,8 @@ def _interp_and_built(func: PrimFunc, args: list[np.ndarray[Any, Any]], target: 
     for bits in (256, 512):  # 512: 16 float32 lanes on AVX-512 targets
         config = {"vectorize_row_reductions": {"vector_bits": bits}}
         with lowering.PassContext(config=config):
-            kernel = tvmscript.build(func, target=target, cache=False)
+            # no contraction: a multiply-add rounds twice, as in the interpreter
+            kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
         assert "_rows" in kernel.get_source("tir")
         for _ in range(runs):  # parallel code: several runs, same bits each time
             got = [a.copy() for a in args]
@@ -372,8 +389,9 @@ def _targets() -> list[Any]:
 
 
 @pytest.mark.parametrize("target", _targets())
-@pytest.mark.parametrize("func", [row_sums, mixed, row_max, alternating, every_other_row],
-                         ids=["sums", "mixed", "max", "alternating", "every_other_row"])
+@pytest.mark.parametrize("func", [row_sums, row_dots, mixed, row_max, alternating,
+                                  every_other_row],
+                         ids=["sums", "dots", "mixed", "max", "alternating", "every_other_row"])
 def test_bit_identical_to_the_interpreter(func: PrimFunc, target: Target) -> None:
     for seed in range(2):
         _interp_and_built(func, _random(func, np.random.default_rng(seed)), target)
@@ -418,14 +436,16 @@ def _hint_address(hint: str, **values: int) -> int:
     return int(eval(begin.replace("T.min", "min"), {}, values))
 
 
-@pytest.mark.parametrize(("target", "rows"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
+@pytest.mark.parametrize(("target", "func", "rows"), [
+    (AVX2, row_sums, 8), (AVX512, row_sums, 8), (AVX512, row_dots, 16),
+], ids=["avx2", "avx512", "avx512-two-blocks"])
 def test_the_tile_loop_prefetches_the_next_groups_rows_in_address_order(
-    target: Target, rows: int
+    target: Target, func: PrimFunc, rows: int
 ) -> None:
-    # AVX2: 8 rows of 45 floats (360 elements, 23 lines of 16) over 5 tiles: 5 hints a tile;
-    # AVX-512: two blocks of 8 rows (720 elements, 45 lines): 9 hints a tile. The row is
-    # clamped to the last one (36) so that no hint names an address past the buffer.
-    after = _vectorized(row_sums, target)
+    # 8 rows of 45 floats (360 elements, 23 lines of 16) over 5 tiles: 5 hints a tile; two
+    # blocks of 8 rows (720 elements, 45 lines): 9 hints a tile. The row is clamped to the
+    # last one (36) so that no hint names an address past the buffer.
+    after = _vectorized(func, target)
     hints = _prefetched(after)
     per_tile = -(-(-(-rows * 45 // 16)) // 5)
     assert len(hints) == per_tile
