@@ -8,9 +8,11 @@ other vector index is a gather, and intrinsic calls become vector-typed calls.
 Lanes: the extent itself when it is a constant power of two <= ``max_width``
 (``PassContext.option("vectorize_loop", "max_width", 16)``); otherwise a serial loop
 over full vectors of the chosen width plus a scalar remainder loop (also for
-non-constant extents). A body that cannot be vectorized (nested loops, allocations,
-extern calls, data-dependent control flow other than an if/else of two stores to the
-same place, ...) falls back to a SERIAL loop.
+non-constant extents). An inner serial loop whose bounds do not depend on the vectorized
+variable runs once for all lanes, its body vectorized (TVM's rule). A body that cannot be
+vectorized (allocations, extern calls, data-dependent control flow other than an if/else
+of two stores to the same place, an inner loop with lane-dependent bounds, ...) falls
+back to a SERIAL loop.
 
 Like TVM, ``T.vectorized`` is taken as the user's promise that iterations are
 independent: no loop-carried dependence analysis is done.
@@ -209,6 +211,8 @@ class _Vectorizer:
             return LetStmt(var, value, self.stmt(stmt.body), span=stmt.span)
         if isinstance(stmt, IfThenElse):
             return self._if(stmt)
+        if isinstance(stmt, For):
+            return self._loop(stmt)
         if isinstance(stmt, AssertStmt):
             if self._varying(self.expr(stmt.condition)):
                 raise CannotVectorize("assert condition depends on the loop var")
@@ -220,6 +224,16 @@ class _Vectorizer:
                 raise CannotVectorize("evaluated expression depends on the loop var")
             raise CannotVectorize("a T.evaluate would run once instead of once per lane")
         raise CannotVectorize(f"no vector form for {type(stmt).__name__} inside the loop")
+
+    def _loop(self, stmt: For) -> Stmt:
+        """An inner loop runs once for all lanes, its body vectorized (as TVM does): every
+        lane performs the inner iterations in order, the lanes side by side."""
+        if stmt.kind not in (ForKind.SERIAL, ForKind.UNROLLED) or stmt.thread_binding is not None:
+            raise CannotVectorize(f"a {stmt.kind.value} loop inside the loop")
+        if self._varying(self.expr(stmt.min)) or self._varying(self.expr(stmt.extent)):
+            raise CannotVectorize("an inner loop's bounds depend on the loop var")
+        return For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, self.stmt(stmt.body),
+                   stmt.thread_binding, stmt.annotations, span=stmt.span)
 
     def _store(self, stmt: BufferStore) -> Stmt:
         if stmt.buffer.dtype.is_vector:
