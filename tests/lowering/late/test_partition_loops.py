@@ -1,0 +1,105 @@
+"""``partition_loops``: a loop comparing its variable with constants runs as parts, each with
+the comparisons decided; tiny parts, symbolic bounds and annotated loops are left alone."""
+
+from __future__ import annotations
+
+import numpy as np
+from late_kit import AVX2, assert_same_numbers, before_late, loops, run_pass, runs_avx2
+
+import tvmscript
+from irbuilder.ir import ForKind, PrimFunc, structural_equal
+from tvmscript import tir as T
+
+
+@T.prim_func
+def concat(A: T.Buffer((3, 32), "float32"), B: T.Buffer((3, 48), "float32"),
+           O: T.Buffer((3, 80), "float32")):
+    for i, j in T.grid(3, 80):
+        with T.block("concat"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = T.if_then_else(vj < 32, A[vi, vj], B[vi, vj - 32])
+
+
+@T.prim_func
+def three_ways(A: T.Buffer((64,), "int32"), O: T.Buffer((64,), "int32")):
+    for j in range(64):
+        if 20 <= j:
+            O[j] = T.Select(j > 39, A[j] * 2, A[j] + 1)
+        else:
+            O[j] = 0
+
+
+@T.prim_func
+def padded(X: T.Buffer((4, 6, 6), "float32"), P: T.Buffer((4, 8, 8), "float32")):
+    for c, h, w in T.grid(4, 8, 8):  # borders of one element: parts shorter than MIN_PART
+        P[c, h, w] = T.if_then_else(1 <= h and h < 7 and 1 <= w and w < 7,
+                                    X[c, h - 1, w - 1], T.float32(0))
+
+
+def _serial(func: PrimFunc) -> PrimFunc:
+    return before_late(func, AVX2, config={"parallelize_loops": {"enabled": False}})
+
+
+def test_a_concatenation_becomes_two_contiguous_copies() -> None:
+    after = run_pass("partition_loops", _serial(concat))
+    extents = [int(f.extent) for f in loops(after) if f.kind is ForKind.SERIAL]
+    assert sorted(extents) == [3, 32, 48]
+    text = after.script()
+    # decided; the late simplify folds the constant conditions (see the build test below)
+    assert "j < 32" not in text
+    assert "T.if_then_else(True, A_flat[i * 32 + j]" in text
+    assert "T.if_then_else(False, A_flat[i * 32 + (j_1 + 32)]" in text
+    assert structural_equal(tvmscript.from_source(text), after)
+
+
+def test_three_parts_decide_every_comparison() -> None:
+    after = run_pass("partition_loops", _serial(three_ways))
+    extents = [int(f.extent) for f in loops(after)]
+    assert sorted(extents) == [20, 20, 24]
+    text = after.script()
+    assert "20 <= j" not in text and "> 39" not in text
+
+
+def test_short_parts_symbolic_and_annotated_loops_stay() -> None:
+    before = _serial(padded)
+    assert run_pass("partition_loops", before) is before
+
+    @T.prim_func
+    def symbolic(a: T.handle, o: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (n,), "int32")
+        O = T.match_buffer(o, (n,), "int32")
+        for j in range(n):
+            O[j] = T.if_then_else(j < 32, A[j], 0)
+
+    before = _serial(symbolic)
+    assert run_pass("partition_loops", before) is before
+
+    @T.prim_func
+    def parallel(A: T.Buffer((64,), "int32"), O: T.Buffer((64,), "int32")):
+        for j in T.parallel(64):
+            O[j] = T.if_then_else(j < 32, A[j], 0)
+
+    before = _serial(parallel)
+    assert run_pass("partition_loops", before) is before
+
+
+@runs_avx2
+def test_same_numbers_as_the_interpreter() -> None:
+    for func in (concat, three_ways):
+        before = _serial(func)
+        after = run_pass("partition_loops", before)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_the_default_build_partitions_and_agrees_with_numpy() -> None:
+    kernel = tvmscript.build(concat, target=AVX2, cache=False)
+    assert "if_then_else" not in kernel.get_source("tir")
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((3, 32)).astype("float32")
+    B = rng.standard_normal((3, 48)).astype("float32")
+    O = np.zeros((3, 80), "float32")
+    kernel(A, B, O)
+    np.testing.assert_array_equal(O, np.concatenate([A, B], axis=1))
