@@ -1,0 +1,121 @@
+"""The ``split_divided_loops`` pass: a loop whose variable is divided by a small constant
+runs the quotient as its variable and the remainders as copies of the body.
+
+A nearest-neighbour upsample, ``O[h, w] = A[h // 2, w // 2]``, indexes ``A`` with ``w //
+2``, which no vectorizer turns into a vector load: LLVM leaves the loop scalar (on the
+Zen 5 host 0.45 ms for 8 x 64 x 112 x 112 float32, against 0.21-0.36 ms for numba's twin).
+With ``w = 2 * w_q + r``::
+
+    for w_q in range(56):
+        O[h * 112 + 2 * w_q] = A[h // 2 * 56 + w_q]          # r = 0: w // 2 = w_q
+        O[h * 112 + 2 * w_q + 1] = A[h // 2 * 56 + w_q]      # r = 1
+
+the loads are contiguous in ``w_q`` and the two stores one interleaved group, which LLVM
+vectorizes. The iterations run in the same order (``w = 2 * w_q + r``, ``r`` inner), each
+with the same operations: exact.
+
+Applied to SERIAL loops without annotations, from 0 to a constant extent divisible by
+``d``, whose body contains ``w // d`` or ``w % d`` for one constant ``d`` in 2..4
+(:data:`MAX_DIVISOR`), the loop variable itself the dividend.
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    FloorDiv,
+    FloorMod,
+    For,
+    ForKind,
+    IntImm,
+    Mul,
+    PrimExpr,
+    PrimFunc,
+    Stmt,
+    StmtExprMutator,
+    Var,
+    post_order_visit,
+    seq,
+)
+
+from ..pass_infra import FunctionPass, function_pass
+from ..transforms.unroll import copy_with_fresh_vars
+
+__all__ = ["MAX_DIVISOR", "split_divided_loop", "split_divided_loops"]
+
+MAX_DIVISOR = 4
+"""Largest divisor split: the body is copied once per remainder."""
+
+
+def _divisors(body: Stmt, var: Var) -> set[int]:
+    found: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, (FloorDiv, FloorMod)) and node.a is var and isinstance(
+            node.b, IntImm
+        ):
+            found.add(node.b.value)
+
+    post_order_visit(body, visit)
+    return found
+
+
+class _Divide(StmtExprMutator):
+    """``var // d`` becomes ``quotient``, ``var % d`` the constant ``remainder``."""
+
+    def __init__(self, var: Var, d: int, quotient: Var, remainder: int) -> None:
+        self.var, self.d, self.quotient, self.remainder = var, d, quotient, remainder
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if (isinstance(expr, (FloorDiv, FloorMod)) and expr.a is self.var
+                and isinstance(expr.b, IntImm) and expr.b.value == self.d):
+            if isinstance(expr, FloorDiv):
+                return self.quotient
+            return IntImm(expr.dtype, self.remainder)
+        return super().visit_expr(expr)
+
+
+def split_divided_loop(loop: For) -> For | None:
+    """``loop`` with its variable split by the divisor of its body (module doc), or None."""
+    if (loop.kind is not ForKind.SERIAL or loop.annotations or loop.thread_binding is not None
+            or not isinstance(loop.min, IntImm) or loop.min.value != 0
+            or not isinstance(loop.extent, IntImm)):
+        return None
+    var = loop.loop_var
+    divisors = _divisors(loop.body, var)
+    if len(divisors) != 1:
+        return None
+    (d,) = divisors
+    if not 2 <= d <= MAX_DIVISOR or loop.extent.value % d:
+        return None
+    quotient = Var(f"{var.name}_q", var.dtype)
+    copies: list[Stmt] = []
+    for r in range(d):
+        divided = _Divide(var, d, quotient, r).visit_stmt(loop.body)
+        at: PrimExpr = Mul(IntImm(var.dtype, d), quotient)
+        if r:
+            at = at + IntImm(var.dtype, r)
+        copies.append(copy_with_fresh_vars(divided, {var: at}))
+    return For(quotient, IntImm(var.dtype, 0), IntImm(var.dtype, loop.extent.value // d),
+               ForKind.SERIAL, seq(copies), span=loop.span)
+
+
+class _Split(StmtExprMutator):
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        visited = self.generic_mutate(stmt)
+        assert isinstance(visited, For)
+        split = split_divided_loop(visited)
+        return visited if split is None else split
+
+
+@function_pass("split_divided_loops", opt_level=1)
+def _split_divided_loops(func: PrimFunc) -> PrimFunc:
+    """Split loops whose variable is divided by a small constant (module doc)."""
+    body = _Split().visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+split_divided_loops: FunctionPass = _split_divided_loops
+"""The ``split_divided_loops`` pass (a :class:`FunctionPass`)."""
