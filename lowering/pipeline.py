@@ -23,6 +23,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     reuse_memory            dead allocations' memory reused by later ones (opt_level 1)
+    fuse_contiguous_loops   nested serial loops walking memory contiguously become one loop
+                            (a declared reduction's too: its lanes need the trip count)
     unroll_loop             T.unroll loops (and small constant loops)
     simplify                fold the unrolled constants
     vectorize_reductions    declared (block) reductions accumulate in fixed lanes (opt 1;
@@ -32,6 +34,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     insert_entry_checks     argument checks, data/shape bindings
   late stage: machine-code rewrites (opt_level 1; after flattening and vectorize; each
   bit-exact; selected by the Target)
+    partition_loops         loops split where comparisons of their variable change value
+    split_divided_loops     loops whose variable is divided by 2..4 run the quotient
+    transpose_tiles         copy nests B[j, i] = A[i, j] in register-transposed tiles
     vectorize_streams       serial loops filling large write-only arrays become vector loops
     vectorize_remainders    constant remainders of vectorized loops become narrower vectors
     distribute_reductions   element-wise stores split from scalar reductions
@@ -43,6 +48,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
                             no-overlap test; the tile follows the Target's registers)
     interchange_reductions  strided reduction nests interchanged (under a no-overlap test)
     promote_accumulators    accumulators kept in registers (under a no-overlap test)
+    vectorize_parallel_columns
+                            a parallel loop over the contiguous dimension, around serial
+                            loops, runs neighbouring iterations in vector lanes
     version_gathers         gather loops get a no-alias fast path (AVX-512 targets only)
     privatize_scatter_adds  integer histogram loops run in parallel on private copies
     align_streams           stream-writing vector loops shifted onto cache lines
@@ -65,10 +73,13 @@ from .checks.race_check import check_parallel_races
 from .checks.verifier import verify_well_formed
 from .late.alias_version import version_gathers
 from .late.align_streams import align_streams, mark_streams
+from .late.column_lanes import vectorize_parallel_columns
 from .late.distribute import distribute_reductions
+from .late.divided_loops import split_divided_loops
 from .late.interchange import interchange_reductions
 from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
+from .late.partition import partition_loops
 from .late.privatize import privatize_scatter_adds
 from .late.promote import promote_accumulators
 from .late.row_vectorize import vectorize_row_reductions
@@ -83,6 +94,7 @@ from .transforms.bufferize import bufferize
 from .transforms.compact_buffer import compact_buffer_allocation
 from .transforms.declare_buffers import declare_buffers
 from .transforms.flatten_buffer import flatten_buffer
+from .transforms.fuse_loops import fuse_contiguous_loops
 from .transforms.hoist_alloc import hoist_allocations
 from .transforms.lower_blocks import lower_blocks
 from .transforms.memory_reuse import reuse_memory
@@ -118,6 +130,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "flatten_buffer",
     "hoist_allocations",
     "reuse_memory",
+    "fuse_contiguous_loops",
     "unroll_loop",
     "simplify",
     "vectorize_reductions",
@@ -125,6 +138,8 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "simplify",
     "insert_entry_checks",
     # the late stage (LATE_STAGE)
+    "partition_loops",
+    "split_divided_loops",
     "transpose_tiles",
     "vectorize_streams",
     "vectorize_remainders",
@@ -134,6 +149,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "tile_reduction_panels",
     "interchange_reductions",
     "promote_accumulators",
+    "vectorize_parallel_columns",
     "version_gathers",
     "privatize_scatter_adds",
     "align_streams",
@@ -191,6 +207,9 @@ def lowering_passes(
         "vectorize_reductions": vectorize_reductions,
         "vectorize_loop": vectorize_loop,
         "insert_entry_checks": insert_entry_checks,
+        "partition_loops": partition_loops,
+        "split_divided_loops": split_divided_loops,
+        "fuse_contiguous_loops": fuse_contiguous_loops,
         "transpose_tiles": transpose_tiles,
         "vectorize_streams": vectorize_streams,
         "vectorize_remainders": vectorize_remainders,
@@ -200,6 +219,7 @@ def lowering_passes(
         "tile_reduction_panels": tile_reduction_panels,
         "interchange_reductions": interchange_reductions,
         "promote_accumulators": promote_accumulators,
+        "vectorize_parallel_columns": vectorize_parallel_columns,
         "version_gathers": version_gathers,
         "privatize_scatter_adds": privatize_scatter_adds,
         "align_streams": align_streams,

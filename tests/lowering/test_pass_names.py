@@ -43,6 +43,8 @@ def _defining_module(p: Pass) -> object:
 
 def test_late_stage_names() -> None:
     assert LATE_STAGE == (
+        "partition_loops",
+        "split_divided_loops",
         "transpose_tiles",
         "vectorize_streams",
         "vectorize_remainders",
@@ -52,6 +54,7 @@ def test_late_stage_names() -> None:
         "tile_reduction_panels",
         "interchange_reductions",
         "promote_accumulators",
+        "vectorize_parallel_columns",
         "version_gathers",
         "privatize_scatter_adds",
         "align_streams",

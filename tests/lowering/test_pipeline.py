@@ -60,13 +60,16 @@ from lowering import (
 )
 from lowering.checks.race_check import check_parallel_races
 from lowering.late.align_streams import align_streams, mark_streams
+from lowering.late.column_lanes import vectorize_parallel_columns
 from lowering.late.distribute import distribute_reductions
+from lowering.late.divided_loops import split_divided_loops
 from lowering.late.interchange import interchange_reductions
 from lowering.late.jam import jam_parallel_reductions
-from lowering.late.row_vectorize import vectorize_row_reductions
 from lowering.late.panel_tile import tile_reduction_panels
-from lowering.late.promote import promote_accumulators
+from lowering.late.partition import partition_loops
 from lowering.late.privatize import privatize_scatter_adds
+from lowering.late.promote import promote_accumulators
+from lowering.late.row_vectorize import vectorize_row_reductions
 from lowering.late.stream_vectorize import vectorize_streams
 from lowering.late.transpose_tiles import transpose_tiles
 from lowering.late.vector_remainder import vectorize_remainders
@@ -74,6 +77,7 @@ from lowering.pipeline import LATE_STAGE
 from lowering.target import Target
 from lowering.transforms.auto_parallel import parallelize_loops
 from lowering.transforms.compact_buffer import compact_buffer_allocation
+from lowering.transforms.fuse_loops import fuse_contiguous_loops
 from lowering.transforms.hoist_alloc import hoist_allocations
 from lowering.transforms.memory_reuse import reuse_memory
 
@@ -497,12 +501,15 @@ def test_default_pipeline_order() -> None:
         lowering.flatten_buffer,
         hoist_allocations,
         reuse_memory,
+        fuse_contiguous_loops,
         lowering.unroll_loop,
         lowering.simplify,
         vectorize_reductions,
         lowering.vectorize_loop,
         lowering.simplify,
         lowering.insert_entry_checks,
+        partition_loops,
+        split_divided_loops,
         transpose_tiles,
         vectorize_streams,
         vectorize_remainders,
@@ -512,6 +519,7 @@ def test_default_pipeline_order() -> None:
         tile_reduction_panels,
         interchange_reductions,
         promote_accumulators,
+        vectorize_parallel_columns,
         privatize_scatter_adds,
         align_streams,
         mark_streams,
@@ -619,11 +627,13 @@ def test_disabled_passes_are_inherited() -> None:
 
 
 def test_elemwise_full_pipeline_keeps_the_design_form() -> None:
-    """Through lower_blocks, simplify, unroll and vectorize the elemwise form is unchanged."""
+    """Through lower_blocks, simplify, unroll and vectorize the elemwise form is unchanged
+    (but for the fusion of its two loops, tested on its own)."""
     a, c = buf("A", (16, 16)), buf("C", (16, 16))
     i, j = Var("i"), Var("j")
     f = func(loop(i, 16, loop(j, 16, BufferStore(c, a[i, j], (i, j)))), a, c)
-    with PassContext(disabled_passes=frozenset({"insert_entry_checks"})):
+    skipped = frozenset({"insert_entry_checks", "fuse_contiguous_loops"})
+    with PassContext(disabled_passes=skipped):
         out = lower(f, verify_each=True)
     a_flat = Buffer("A_flat", a.data, (256,), "float32")
     c_flat = Buffer("C_flat", c.data, (256,), "float32")
