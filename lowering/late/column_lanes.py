@@ -54,16 +54,19 @@ from ..transforms.vectorize import CannotVectorize, vectorize_body
 __all__ = ["vectorize_column_loop", "vectorize_parallel_columns"]
 
 
+class _NotColumns(Exception):
+    """Stops the walk at the first access that is not a column lane."""
+
+
 def _column_accesses(body: Stmt, var: Var) -> int | None:
     """The widest element size (bytes) of the accesses of ``body``, when every index that
     depends on ``var`` steps one element per ``var`` and a serial loop is inside; else
     None."""
     widest = 0
-    ok = True
     has_loop = False
 
     def visit(node: object) -> None:
-        nonlocal widest, ok, has_loop
+        nonlocal widest, has_loop
         if isinstance(node, For):
             has_loop = has_loop or node.kind is ForKind.SERIAL
         if isinstance(node, (BufferLoad, BufferStore)):
@@ -72,10 +75,13 @@ def _column_accesses(body: Stmt, var: Var) -> int | None:
                 if depends_on(index, var) and (
                     index.dtype.lanes != 1 or linear_coefficient(index, var) != 1
                 ):
-                    ok = False
+                    raise _NotColumns
 
-    post_order_visit(body, visit)
-    return widest if ok and has_loop and widest else None
+    try:
+        post_order_visit(body, visit)
+    except _NotColumns:
+        return None
+    return widest if has_loop and widest else None
 
 
 def vectorize_column_loop(loop: For, target: Target) -> Stmt | None:

@@ -99,13 +99,32 @@ def split_divided_loop(loop: For) -> For | None:
                ForKind.SERIAL, seq(copies), span=loop.span)
 
 
+def _divided_vars(body: Stmt) -> set[int]:
+    """Ids of the variables divided by a constant anywhere in ``body`` (one walk)."""
+    found: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, (FloorDiv, FloorMod)) and isinstance(node.a, Var) and isinstance(
+            node.b, IntImm
+        ):
+            found.add(id(node.a))
+
+    post_order_visit(body, visit)
+    return found
+
+
 class _Split(StmtExprMutator):
+    def __init__(self, divided: set[int]) -> None:
+        self.divided = divided
+
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
         visited = self.generic_mutate(stmt)
         assert isinstance(visited, For)
+        if id(visited.loop_var) not in self.divided:
+            return visited
         split = split_divided_loop(visited)
         return visited if split is None else split
 
@@ -113,7 +132,10 @@ class _Split(StmtExprMutator):
 @function_pass("split_divided_loops", opt_level=1)
 def _split_divided_loops(func: PrimFunc) -> PrimFunc:
     """Split loops whose variable is divided by a small constant (module doc)."""
-    body = _Split().visit_stmt(func.body)
+    divided = _divided_vars(func.body)
+    if not divided:
+        return func
+    body = _Split(divided).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 

@@ -143,11 +143,31 @@ def partition_loop(loop: For) -> Stmt | None:
     return seq(parts)
 
 
+def _compared_vars(body: Stmt) -> set[int]:
+    """Ids of the variables compared with a constant anywhere in ``body`` (one walk: the
+    loops of the others are not searched)."""
+    found: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, (LT, LE, GT, GE)):
+            for side, other in ((node.a, node.b), (node.b, node.a)):
+                if isinstance(side, Var) and isinstance(other, IntImm):
+                    found.add(id(side))
+
+    post_order_visit(body, visit)
+    return found
+
+
 class _Partition(StmtExprMutator):
+    def __init__(self, compared: set[int]) -> None:
+        self.compared = compared
+
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
+        if id(stmt.loop_var) not in self.compared:
+            return self.generic_mutate(stmt)
         parts = partition_loop(stmt)
         if parts is None:
             return self.generic_mutate(stmt)
@@ -158,7 +178,10 @@ class _Partition(StmtExprMutator):
 def _partition_loops(func: PrimFunc) -> PrimFunc:
     """Split loops at the constant thresholds their variable is compared with (module
     doc)."""
-    body = _Partition().visit_stmt(func.body)
+    compared = _compared_vars(func.body)
+    if not compared:
+        return func
+    body = _Partition(compared).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 

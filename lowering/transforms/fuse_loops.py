@@ -57,25 +57,26 @@ from .lower_blocks import REDUCTION_ANNOTATION
 __all__ = ["fuse_contiguous_loops", "fuse_loop_pair"]
 
 
+class _NotContiguous(Exception):
+    """Stops the rewrite at the first index that does not walk memory as one loop."""
+
+
 class _Reindex(StmtExprMutator):
     """Rewrites every scalar index reaching ``outer``/``inner`` whose coefficients walk
-    memory contiguously; ``ok`` turns False at the first index that does not."""
+    memory contiguously; raises :class:`_NotContiguous` at the first index that does not."""
 
     def __init__(self, outer: Var, inner: Var, inner_extent: int, fused: Var) -> None:
         self.outer, self.inner, self.extent, self.fused = outer, inner, inner_extent, fused
-        self.ok = True
 
     def _index(self, index: PrimExpr) -> PrimExpr:
         if not (depends_on(index, self.outer) or depends_on(index, self.inner)):
             return index
         if index.dtype.lanes != 1:
-            self.ok = False
-            return index
+            raise _NotContiguous
         a = linear_coefficient(index, self.outer)
         b = linear_coefficient(index, self.inner)
         if a is None or b is None or a != b * self.extent:
-            self.ok = False
-            return index
+            raise _NotContiguous
         zero = IntImm(self.outer.dtype, 0)
         return simplify_expr(substitute_expr(index, {self.outer: zero, self.inner: self.fused}))
 
@@ -140,9 +141,11 @@ def fuse_loop_pair(outer: For) -> For | None:
     if count >= 1 << (h.dtype.bits - 1):
         return None
     fused = Var(f"{h.name}_{w.name}", w.dtype)
-    reindex = _Reindex(h, w, inner.extent.value, fused)
-    body = reindex.visit_stmt(inner.body)
-    if not reindex.ok or depends_on(body, h) or depends_on(body, w):
+    try:
+        body = _Reindex(h, w, inner.extent.value, fused).visit_stmt(inner.body)
+    except _NotContiguous:
+        return None
+    if depends_on(body, h) or depends_on(body, w):
         return None
     return For(fused, IntImm(w.dtype, 0), IntImm(w.dtype, count), ForKind.SERIAL, body,
                annotations=inner.annotations, span=outer.span)
