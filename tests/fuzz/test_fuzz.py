@@ -17,6 +17,7 @@ from progen import Program, programs
 
 import lowering
 import lowering.late.align_streams as align_streams
+import lowering.late.partition as partition
 import lowering.late.stream_vectorize as stream_vectorize
 import tvmscript
 from irbuilder.ir import IfThenElse, IntImm, PrimFunc, post_order_visit, structural_equal
@@ -47,8 +48,10 @@ def test_llvm_matches_interpreter_and_verifier_accepts_every_stage(prog: Program
 def test_llvm_matches_interpreter_with_every_written_array_streamed(prog: Program) -> None:
     # Every write-only parameter array counts as a stream, so that vectorize_streams,
     # align_streams and the non-temporal stores run on these small programs (about one
-    # program in five has a loop vectorize_streams rewrites).
+    # program in five has a loop vectorize_streams rewrites); loops split at every
+    # comparison of their variable, however short the parts (partition_loops).
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(partition, "MIN_PART", 1)
         patch.setattr(align_streams, "STREAMING_MIN_BYTES", 1)
         patch.setattr(align_streams, "STREAMING_MIN_FOOTPRINT", 1)
         patch.setattr(stream_vectorize, "MIN_TRIP_COUNT", 2)
