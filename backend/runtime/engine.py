@@ -108,6 +108,15 @@ def resolve_runtime_symbol(name: str) -> int | None:
 
 _jit_lock = threading.RLock()
 _jit: Any = None
+
+
+def jit_lock() -> threading.RLock:
+    """The lock every compile and link holds (re-entrant). A library built on first use
+    while symbols are being bound (the thread pool) takes it before its own lock, in the
+    order a compile binding that library's symbols takes them."""
+    return _jit_lock
+
+
 _lib_counter = itertools.count()
 _stats = {"cold_compiles": 0, "cache_hits": 0, "cache_writes": 0, "cache_errors": 0}
 

@@ -36,7 +36,7 @@ import threading
 import warnings
 from typing import Any
 
-from .engine import CompiledLibrary, compile_ir
+from .engine import CompiledLibrary, compile_ir, jit_lock
 
 __all__ = [
     "MAX_THREADS",
@@ -466,7 +466,9 @@ def pool_library() -> CompiledLibrary:
     global _library
     if _library is not None:
         return _library
-    with _lock:
+    # The JIT's lock first: a compile binding ``tvms_parallel_for`` calls this holding it,
+    # and a thread compiling the pool ahead of time must not hold _lock while it waits.
+    with jit_lock(), _lock:
         if _library is None:
             # Machine code at level 0: 3 ms instead of 12-17 ms of the first parallel build,
             # and an empty parallel region measured the same (0.21-0.22 us, znver5).
