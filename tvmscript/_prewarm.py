@@ -4,8 +4,7 @@ The thread imports the native runtime (llvmlite, ``backend.runtime``) and then c
 LLJIT (LLVM initialisation, host target query, one probe link): neither is on the importing
 thread, so ``import tvmscript`` stays short, and by the time a first kernel is parsed and
 lowered the JIT is ready; then it imports the compiler (passes, code generation) so that the
-first build does not, and compiles the thread pool's library (about 25 ms the first parallel
-build would otherwise spend when the disk cache does not hold it).
+first build does not.
 ``TVMSCRIPT_PREWARM=0`` disables it. A ``fork()`` waits for the thread (the child must not
 inherit a half-done import or a half-initialised LLVM); interpreter exit waits for it too
 (it is not a daemon: LLVM is not torn down under it).
@@ -57,11 +56,6 @@ def _run() -> None:
                     getattr(imported, attr)
     finally:
         _imports_done.set()
-    with contextlib.suppress(Exception):  # the first parallel build compiles it otherwise
-        if not _stop.is_set():
-            from backend.runtime import threadpool
-
-            threadpool.pool_library()
 
 
 def wait_for_imports(timeout: float = 5.0) -> None:

@@ -470,10 +470,11 @@ def pool_library() -> CompiledLibrary:
     # and a thread compiling the pool ahead of time must not hold _lock while it waits.
     with jit_lock(), _lock:
         if _library is None:
-            # Machine code at level 0: 3 ms instead of 12-17 ms of the first parallel build,
-            # and an empty parallel region measured the same (0.21-0.22 us, znver5).
+            # Level 0 throughout: 6 ms of the first parallel build instead of 27-30 ms at
+            # opt_level 2 (12-17 ms more with machine code at level 2 too), and an empty
+            # parallel region measured the same (0.20-0.23 us either way, znver5).
             lib = compile_ir(
-                _POOL_IR, opt_level=2, codegen_opt_level=0, name="tvms_threadpool", cache=None
+                _POOL_IR, opt_level=0, codegen_opt_level=0, name="tvms_threadpool", cache=None
             )
             _funcs["set"] = _VOID_I64(lib.address("tvms_pool_set_threads"))
             _funcs["get"] = _I64_VOID(lib.address("tvms_pool_get_threads"))
