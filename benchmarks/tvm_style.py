@@ -28,6 +28,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -303,28 +304,35 @@ def _load(source: str, header: str, name: str) -> Any:
     return module
 
 
-def _ours(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+Agrees = Callable[[str, list[np.ndarray], list[np.ndarray]], bool]
+"""Whether a peer's outputs of a kernel match ours (marks the peer's time with ``!``)."""
+
+
+def ours_runners(names: list[str], args: dict[str, list[np.ndarray]], source: str = SOURCE,
+                 tag: str = "tvm_style") -> dict[str, Any]:
+    """Our builds of the kernels ``names`` of ``source``, each called on its ``args``."""
     import tvmscript
 
-    module = _load(SOURCE, "from tvmscript import tir as T", "tvm_style_ours")
+    module = _load(source, "from tvmscript import tir as T", f"{tag}_ours")
     runners = {}
     for name in names:
         kernel = tvmscript.build(getattr(module, name))
-        arrays = args[name]
-        runners[name] = lambda k=kernel, a=arrays: k(*a)
+        runners[name] = lambda k=kernel, a=args[name]: k(*a)
     return runners
 
 
-def _tvm(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+def tvm_runners(names: list[str], args: dict[str, list[np.ndarray]], source: str = SOURCE,
+                tag: str = "tvm_style") -> dict[str, Any]:
+    """TVM 0.27 compiling the same source for the host CPU (empty when TVM is missing)."""
     try:
         import llvmlite.binding as llvm
         import tvm
     except ImportError:
         return {}
-    source = SOURCE.replace("T.block(", "T.sblock(").replace(
+    source = source.replace("T.block(", "T.sblock(").replace(
         "@T.prim_func", "@T.prim_func(check_well_formed=False)"
     )
-    module = _load(source, "from tvm.script import tirx as T", "tvm_style_tvm")
+    module = _load(source, "from tvm.script import tirx as T", f"{tag}_tvm")
     target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
     runners = {}
     for name in names:
@@ -334,46 +342,39 @@ def _tvm(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
     return runners
 
 
-def _numba(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+def numba_runners(names: list[str], args: dict[str, list[np.ndarray]],
+                  twins_module: str = "benchmarks._numba_tvm_style") -> dict[str, Any]:
+    """The numba twins of ``twins_module`` (``numba_twins()``; empty when numba is missing)."""
     try:
-        from benchmarks._numba_tvm_style import numba_twins
+        twins = importlib.import_module(twins_module).numba_twins()
     except ImportError:
         return {}
-    twins = numba_twins()
     return {n: (lambda f=twins[n], a=args[n]: f(*a)) for n in names if n in twins}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", default="")
-    opts = parser.parse_args()
+def print_host() -> None:
     host = host_info()
     feats = " ".join(f for f, on in host["features"].items() if on)
     print(f"# host {host['hostname']}: {host['cpu']} ({feats}), {host['cores']} cores, "
           f"load {host['load'][0]:.1f} at {host['utc']} UTC")
-    names = list(inputs(0))
-    if opts.only:
-        names = [n for n in names if n in opts.only.split(",")]
-    sides = {"ours": inputs(0), "tvm": inputs(0), "numba": inputs(0)}
-    runners = {
-        "ours": _ours(names, sides["ours"]),
-        "tvm": _tvm(names, sides["tvm"]),
-        "numba": _numba(names, sides["numba"]),
-    }
+
+
+def time_and_print(names: list[str], sides: dict[str, dict[str, list[np.ndarray]]],
+                   runners: dict[str, dict[str, Any]], rounds: int, repeat: int,
+                   agrees: Agrees) -> None:
+    """Time every side ``rounds`` times interleaved (best of ``repeat`` calls each), print
+    one row per kernel with each peer's ratio to ours, then the geomean of the best peer's."""
     best: dict[str, dict[str, float]] = {side: {} for side in runners}
-    for _ in range(opts.rounds):
+    for _ in range(rounds):
         for name in names:
             for side, table in runners.items():
                 if name in table:
-                    t = best_time(table[name], opts.repeat)
+                    t = best_time(table[name], repeat)
                     best[side][name] = min(best[side].get(name, t), t)
     print(f"{'kernel':20s}{'ours ms':>10s}{'tvm ms':>10s}{'/ours':>7s}{'numba ms':>10s}{'/ours':>7s}")
     ratios: list[float] = []
     for name in names:
         ours = best["ours"][name]
-        out = sides["ours"][name][-1].astype("float64")
         cells = [f"{name:20s}{ours * 1e3:10.3f}"]
         row_best = None
         for side in ("tvm", "numba"):
@@ -381,7 +382,7 @@ def main() -> None:
             if t is None:
                 cells.append(f"{'-':>10s}{'-':>7s}")
                 continue
-            same = np.allclose(sides[side][name][-1].astype("float64"), out, rtol=2e-3, atol=2e-2)
+            same = agrees(name, sides[side][name], sides["ours"][name])
             cells.append(f"{t * 1e3:9.3f}{' ' if same else '!'}{t / ours:7.2f}")
             row_best = t if row_best is None else min(row_best, t)
         if row_best is not None:
@@ -391,6 +392,30 @@ def main() -> None:
         geo = float(np.exp(np.mean(np.log(ratios))))
         print(f"# geomean best-peer/ours over {len(ratios)} kernels: {geo:.2f}; "
               f"kernels behind the best peer: {sum(r < 1 for r in ratios)}")
+
+
+def _last_output_agrees(name: str, peer: list[np.ndarray], ours: list[np.ndarray]) -> bool:
+    return bool(np.allclose(peer[-1].astype("float64"), ours[-1].astype("float64"),
+                            rtol=2e-3, atol=2e-2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="")
+    opts = parser.parse_args()
+    print_host()
+    names = list(inputs(0))
+    if opts.only:
+        names = [n for n in names if n in opts.only.split(",")]
+    sides = {"ours": inputs(0), "tvm": inputs(0), "numba": inputs(0)}
+    runners = {
+        "ours": ours_runners(names, sides["ours"]),
+        "tvm": tvm_runners(names, sides["tvm"]),
+        "numba": numba_runners(names, sides["numba"]),
+    }
+    time_and_print(names, sides, runners, opts.rounds, opts.repeat, _last_output_agrees)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np
 
 from benchmarks.peers import aligned_empty
-from benchmarks.suite import best_time, host_info
-from benchmarks.tvm_style import _load
+from benchmarks.tvm_style import (
+    numba_runners,
+    ours_runners,
+    print_host,
+    time_and_print,
+    tvm_runners,
+)
 
 SOURCE = r'''
 @T.prim_func
@@ -346,44 +351,21 @@ def agrees(name: str, got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
     return bool(np.allclose(got64, want64, rtol=2e-3, atol=atol)), err
 
 
-def _ours(names: list[str], args: dict[str, list[np.ndarray]], source: str = SOURCE) -> dict[str, Any]:
-    import tvmscript
-
-    module = _load(source, "from tvmscript import tir as T", "tvm_style2_ours")
-    runners = {}
-    for name in names:
-        kernel = tvmscript.build(getattr(module, name))
-        runners[name] = lambda k=kernel, a=args[name]: k(*a)
-    return runners
+def _ours(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+    return ours_runners(names, args, SOURCE, "tvm_style2")
 
 
-def _tvm(names: list[str], args: dict[str, list[np.ndarray]], source: str = SOURCE) -> dict[str, Any]:
-    """TVM 0.27 on the same source (as ``tvm_style._tvm``, for any source text)."""
-    try:
-        import llvmlite.binding as llvm
-        import tvm
-    except ImportError:
-        return {}
-    source = source.replace("T.block(", "T.sblock(").replace(
-        "@T.prim_func", "@T.prim_func(check_well_formed=False)"
-    )
-    module = _load(source, "from tvm.script import tirx as T", "tvm_style2_tvm")
-    target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
-    runners = {}
-    for name in names:
-        fn = tvm.compile(tvm.IRModule({"main": getattr(module, name)}), target=target)["main"]
-        arrays = [tvm.runtime.from_dlpack(a) for a in args[name]]
-        runners[name] = lambda f=fn, a=arrays: f(*a)
-    return runners
+def _tvm(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
+    return tvm_runners(names, args, SOURCE, "tvm_style2")
 
 
 def _numba(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
-    try:
-        from benchmarks._numba_tvm_style2 import numba_twins
-    except ImportError:
-        return {}
-    twins = numba_twins()
-    return {n: (lambda f=twins[n], a=args[n]: f(*a)) for n in names if n in twins}
+    return numba_runners(names, args, "benchmarks._numba_tvm_style2")
+
+
+def _outputs_agree(name: str, peer: list[np.ndarray], ours: list[np.ndarray]) -> bool:
+    k = OUTPUTS.get(name, 1)
+    return all(agrees(name, p, o)[0] for p, o in zip(peer[-k:], ours[-k:]))
 
 
 def check(names: list[str]) -> int:
@@ -427,45 +409,14 @@ def main() -> None:
         names = [n for n in names if n in opts.only.split(",")]
     if opts.check:
         sys.exit(1 if check(names) else 0)
-    host = host_info()
-    feats = " ".join(f for f, on in host["features"].items() if on)
-    print(f"# host {host['hostname']}: {host['cpu']} ({feats}), {host['cores']} cores, "
-          f"load {host['load'][0]:.1f} at {host['utc']} UTC")
+    print_host()
     sides = {"ours": inputs(0), "tvm": inputs(0), "numba": inputs(0)}
     runners = {
         "ours": _ours(names, sides["ours"]),
         "tvm": _tvm(names, sides["tvm"]),
         "numba": _numba(names, sides["numba"]),
     }
-    best: dict[str, dict[str, float]] = {side: {} for side in runners}
-    for _ in range(opts.rounds):
-        for name in names:
-            for side, table in runners.items():
-                if name in table:
-                    t = best_time(table[name], opts.repeat)
-                    best[side][name] = min(best[side].get(name, t), t)
-    print(f"{'kernel':20s}{'ours ms':>10s}{'tvm ms':>10s}{'/ours':>7s}{'numba ms':>10s}{'/ours':>7s}")
-    ratios: list[float] = []
-    for name in names:
-        ours = best["ours"][name]
-        k = OUTPUTS.get(name, 1)
-        cells = [f"{name:20s}{ours * 1e3:10.3f}"]
-        row_best = None
-        for side in ("tvm", "numba"):
-            t = best[side].get(name)
-            if t is None:
-                cells.append(f"{'-':>10s}{'-':>7s}")
-                continue
-            same = all(agrees(name, p, o)[0] for p, o in zip(sides[side][name][-k:], sides["ours"][name][-k:]))
-            cells.append(f"{t * 1e3:9.3f}{' ' if same else '!'}{t / ours:7.2f}")
-            row_best = t if row_best is None else min(row_best, t)
-        if row_best is not None:
-            ratios.append(row_best / ours)
-        print("".join(cells))
-    if ratios:
-        geo = float(np.exp(np.mean(np.log(ratios))))
-        print(f"# geomean best-peer/ours over {len(ratios)} kernels: {geo:.2f}; "
-              f"kernels behind the best peer: {sum(r < 1 for r in ratios)}")
+    time_and_print(names, sides, runners, opts.rounds, opts.repeat, _outputs_agree)
 
 
 if __name__ == "__main__":
