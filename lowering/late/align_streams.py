@@ -275,11 +275,11 @@ class _ShiftRamps(StmtExprMutator):
 
 
 def align_loop(
-    loop: For, streams: frozenset[int], size_tests: dict[int, PrimExpr | None] | None = None
+    loop: For, streams: frozenset[int], size_tests: dict[int, PrimExpr | None]
 ) -> Stmt | None:
     """The loop shifted onto aligned stores (module doc), or None when it does not apply.
-    ``size_tests`` (from :func:`stream_size_tests`) gives each stream's run-time test; an
-    array missing from it is taken to be a stream whenever its size is symbolic."""
+    ``size_tests`` (from :func:`stream_size_tests`, over the same streams) gives each
+    stream's run-time test."""
     if loop.kind is not ForKind.SERIAL:
         return None
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
@@ -316,7 +316,7 @@ def align_loop(
     )
     if checks is None:
         return None
-    test = _size_test(target, written, size_tests)
+    test = size_tests.get(id(target.data))
     if test is not None:
         checks = [test, *checks]
 
@@ -382,18 +382,6 @@ def align_loop(
         Cast(idx_dtype, Div(gap, IntImm(_U64, item)) if item > 1 else gap),
         IfThenElse(all_of([NE(shift, const(0)), *checks]), aligned_body, loop, span=loop.span),
     )
-
-
-def _size_test(
-    target: Buffer,
-    written: tuple[PrimExpr, PrimExpr] | None,
-    size_tests: dict[int, PrimExpr | None] | None,
-) -> PrimExpr | None:
-    if size_tests is not None and id(target.data) in size_tests:
-        return size_tests[id(target.data)]
-    if _static_bytes(target) is not None or written is None:
-        return None
-    return GE(Sub(written[1], written[0]), IntImm(_U64, STREAMING_MIN_BYTES))
 
 
 def inline_lets(body: Stmt) -> BufferStore | None:

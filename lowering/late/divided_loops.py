@@ -46,14 +46,16 @@ MAX_DIVISOR = 4
 """Largest divisor split: the body is copied once per remainder."""
 
 
-def _divisors(body: Stmt, var: Var) -> set[int]:
-    found: set[int] = set()
+def _divisors(body: Stmt) -> dict[int, set[int]]:
+    """For each variable (by id) divided by a constant in ``body``, the constants (one
+    walk for the whole function: a loop's variable occurs only inside the loop)."""
+    found: dict[int, set[int]] = {}
 
     def visit(node: object) -> None:
-        if isinstance(node, (FloorDiv, FloorMod)) and node.a is var and isinstance(
+        if isinstance(node, (FloorDiv, FloorMod)) and isinstance(node.a, Var) and isinstance(
             node.b, IntImm
         ):
-            found.add(node.b.value)
+            found.setdefault(id(node.a), set()).add(node.b.value)
 
     post_order_visit(body, visit)
     return found
@@ -74,14 +76,16 @@ class _Divide(StmtExprMutator):
         return super().visit_expr(expr)
 
 
-def split_divided_loop(loop: For) -> For | None:
-    """``loop`` with its variable split by the divisor of its body (module doc), or None."""
+def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | None:
+    """``loop`` with its variable split by the divisor of its body (module doc), or None;
+    ``divisors``: those of its variable when already known."""
     if (loop.kind is not ForKind.SERIAL or loop.annotations or loop.thread_binding is not None
             or not isinstance(loop.min, IntImm) or loop.min.value != 0
             or not isinstance(loop.extent, IntImm)):
         return None
     var = loop.loop_var
-    divisors = _divisors(loop.body, var)
+    if divisors is None:
+        divisors = _divisors(loop.body).get(id(var), set())
     if len(divisors) != 1:
         return None
     (d,) = divisors
@@ -99,22 +103,8 @@ def split_divided_loop(loop: For) -> For | None:
                ForKind.SERIAL, seq(copies), span=loop.span)
 
 
-def _divided_vars(body: Stmt) -> set[int]:
-    """Ids of the variables divided by a constant anywhere in ``body`` (one walk)."""
-    found: set[int] = set()
-
-    def visit(node: object) -> None:
-        if isinstance(node, (FloorDiv, FloorMod)) and isinstance(node.a, Var) and isinstance(
-            node.b, IntImm
-        ):
-            found.add(id(node.a))
-
-    post_order_visit(body, visit)
-    return found
-
-
 class _Split(StmtExprMutator):
-    def __init__(self, divided: set[int]) -> None:
+    def __init__(self, divided: dict[int, set[int]]) -> None:
         self.divided = divided
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
@@ -123,16 +113,17 @@ class _Split(StmtExprMutator):
     def visit_for_(self, stmt: For) -> Stmt:
         visited = self.generic_mutate(stmt)
         assert isinstance(visited, For)
-        if id(visited.loop_var) not in self.divided:
+        divisors = self.divided.get(id(visited.loop_var))
+        if divisors is None:
             return visited
-        split = split_divided_loop(visited)
+        split = split_divided_loop(visited, divisors)
         return visited if split is None else split
 
 
 @function_pass("split_divided_loops", opt_level=1)
 def _split_divided_loops(func: PrimFunc) -> PrimFunc:
     """Split loops whose variable is divided by a small constant (module doc)."""
-    divided = _divided_vars(func.body)
+    divided = _divisors(func.body)
     if not divided:
         return func
     body = _Split(divided).visit_stmt(func.body)

@@ -503,17 +503,8 @@ class _Vectorizer:
         return out
 
     def tiled_loads(self) -> list[BufferLoad]:
-        """The loads transposed from row tiles: stepping with the column and the row."""
-        out: list[BufferLoad] = []
-        for load in [ld for x in self.chain.operands() for ld in _loads(x)]:
-            (index,) = load.indices
-            if linear_coefficient(index, self.chain.loop.loop_var) != 1:
-                continue
-            if not depends_on(index, self.row):
-                continue
-            if not any(structural_equal(load, seen) for seen in out):
-                out.append(load)
-        return out
+        """The loads transposed from row tiles (:func:`_tiled_loads`)."""
+        return _tiled_loads(self.chain, self.row)
 
     def loops(self) -> Stmt:
         """The tile loop and the remainder loop replacing the chain's loop."""
@@ -603,12 +594,27 @@ class _ReplaceChain(StmtExprMutator):
         return seq([self.visit_stmt(s) for s in stmt.seq])
 
 
-def _bytes_read(loop: For, chain: _Chain, lanes: int) -> int | None:
+def _tiled_loads(chain: _Chain, row: Var) -> list[BufferLoad]:
+    """The chain's loads stepping with the column and the row (read as row tiles and
+    transposed), each once."""
+    out: list[BufferLoad] = []
+    for load in [ld for x in chain.operands() for ld in _loads(x)]:
+        (index,) = load.indices
+        if linear_coefficient(index, chain.loop.loop_var) != 1:
+            continue
+        if not depends_on(index, row):
+            continue
+        if not any(structural_equal(load, seen) for seen in out):
+            out.append(load)
+    return out
+
+
+def _bytes_read(loop: For, chain: _Chain) -> int | None:
     """Bytes the rows' tiled loads read over the whole loop, when the sizes are constants."""
     n, m = loop.extent, chain.loop.extent
     if not (isinstance(n, IntImm) and isinstance(m, IntImm)):
         return None
-    tiled = _Vectorizer(chain, {}, lanes, loop.loop_var, loop.loop_var).tiled_loads()
+    tiled = _tiled_loads(chain, loop.loop_var)
     return sum(n.value * m.value * load.buffer.dtype.itemsize for load in tiled)
 
 
@@ -632,7 +638,7 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         return None
     if blocks is None:
         multiplies = any(isinstance(u.x, Mul) and u.op in (Add, Sub) for u in chain.updates)
-        blocks = row_blocks(target, lanes, chain.dtype, _bytes_read(loop, chain, lanes),
+        blocks = row_blocks(target, lanes, chain.dtype, _bytes_read(loop, chain),
                             multiplies)
     if isinstance(n, IntImm) and n.value < lanes * blocks:
         blocks = 1
