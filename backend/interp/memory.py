@@ -50,6 +50,13 @@ class Pointer:
     def __add__(self, nbytes: int) -> Pointer:
         return Pointer(self.storage, self.offset + nbytes)
 
+    @property
+    def address(self) -> int:
+        """The machine address it stands for (what ``T.Cast("uint64", data)`` gives): argument
+        arrays are viewed in place, so two arguments over one memory compare as compiled
+        code sees them."""
+        return int(self.storage.bytes.ctypes.data) + self.offset
+
     def copy_from(self, source: Pointer, nbytes: int, what: str) -> None:
         """``memcpy(self, source, nbytes)`` (overlapping ranges copy as ``memmove``)."""
         data = source._span(0, nbytes, what).copy()

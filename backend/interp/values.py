@@ -292,6 +292,9 @@ def cast(value: Value, src: DataType, dst: DataType) -> Value:
     if src.is_handle or dst.is_handle:
         if src.is_handle and dst.is_handle:
             return value
+        address = getattr(value, "address", None)  # a memory.Pointer (no import: a cycle)
+        if src.is_handle and dst.is_integer and dst.lanes == 1 and isinstance(address, int):
+            return wrap_int(address, dst)
         raise TypeError(f"cannot cast {src} to {dst}")
     se, de = src.element_of(), dst.element_of()
     return pack([_cast_scalar(x, se, de) for x in to_lanes(value, src)], dst)

@@ -19,7 +19,9 @@
   variable is bound to a reduce iter var of a block with ``init`` whose body is
   ``B[...] = B[...] <op> x`` -- get the annotation ``{REDUCTION_ANNOTATION: kind}``
   (``"sum"``, ``"prod"``, ``"max"``, ``"min"``): the declared commutative-associative
-  update that ``vectorize_reductions`` may reorder into lanes.
+  update that ``vectorize_reductions`` may reorder into lanes. A block whose body is
+  several such updates of independent accumulators (a sum and a sum of squares) is marked
+  too: with their common kind, or their kinds in store order joined by ``,``.
 """
 
 from __future__ import annotations
@@ -85,26 +87,64 @@ LANE_COMBINERS: dict[str, type[BinaryOp]] = {
 _LANE_KIND_OF_COMBINER = {REDUCE_COMBINERS[kind]: kind for kind in LANE_REDUCTIONS}
 
 
-def _update_kind(body: Stmt) -> str | None:
-    """The kind of ``B[i] = B[i] <op> x`` (either operand order), or None."""
-    if not isinstance(body, BufferStore):
+def _store_update(store: Stmt) -> tuple[str, PrimExpr] | None:
+    """(kind, x) of ``B[i] = B[i] <op> x`` (either operand order), or None."""
+    if not isinstance(store, BufferStore):
         return None
-    value = body.value
+    value = store.value
     if not isinstance(value, BinaryOp):
         return None
     lane_kind = _LANE_KIND_OF_COMBINER.get(type(value))
     if lane_kind is None:
         return None
-    kind = lane_kind.value
-    for operand in (value.a, value.b):
+    for acc, x in ((value.a, value.b), (value.b, value.a)):
         if (
-            isinstance(operand, BufferLoad)
-            and operand.buffer is body.buffer
-            and len(operand.indices) == len(body.indices)
-            and all(structural_equal(a, b) for a, b in zip(operand.indices, body.indices))
+            isinstance(acc, BufferLoad)
+            and acc.buffer is store.buffer
+            and len(acc.indices) == len(store.indices)
+            and all(structural_equal(a, b) for a, b in zip(acc.indices, store.indices))
         ):
-            return kind
+            return lane_kind.value, x
     return None
+
+
+def _surely_distinct(a: BufferStore, b: BufferStore) -> bool:
+    """``a`` and ``b`` store to different elements: other buffers, or constant indices that
+    differ in some dimension."""
+    if a.buffer.data is not b.buffer.data:
+        return True
+    return any(
+        isinstance(i, IntImm) and isinstance(j, IntImm) and i.value != j.value
+        for i, j in zip(a.indices, b.indices)
+    )
+
+
+def _update_kind(body: Stmt) -> str | None:
+    """The annotation of a reduction block's body, or None.
+
+    The body is one update ``B[i] = B[i] <op> x`` or several in sequence (a block with two
+    outputs: a sum and a sum of squares). Each update's ``x`` reads no accumulator of the
+    block, and updates of different kinds store to different elements, so every update is
+    a reduction of its own that may be reordered independently. The value is the kind, or
+    the kinds in store order joined by ``,`` when they differ.
+    """
+    stores = body.seq if isinstance(body, SeqStmt) else (body,)
+    updates = [_store_update(store) for store in stores]
+    kinds: list[str] = []
+    for update in updates:
+        if update is None:
+            return None
+        kind, x = update
+        if any(uses_buffer_data(x, other.buffer.data) for other in stores
+               if isinstance(other, BufferStore)):
+            return None
+        kinds.append(kind)
+    for i, a in enumerate(stores):
+        for b, kind_b in zip(stores[i + 1 :], kinds[i + 1 :]):
+            assert isinstance(a, BufferStore) and isinstance(b, BufferStore)
+            if kinds[i] != kind_b and not _surely_distinct(a, b):
+                return None
+    return kinds[0] if len(set(kinds)) == 1 else ",".join(kinds)
 
 
 def _annotated(loop: For, kind: str) -> For:

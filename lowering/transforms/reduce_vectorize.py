@@ -39,6 +39,13 @@ runs again in source order (it has not written ``B`` yet). Float min/max therefo
 source order's bits always. Loops *without* the annotation whose update is an integer sum,
 product, min or max (wrap-around arithmetic is associative) are vectorized the same way,
 as a plain loop's bits are unchanged.
+A loop whose body updates several accumulators (a block with two outputs: ``S[i] += x``
+and ``Q[i] += x * x``, or a max beside a sum, marked by ``lower_blocks`` with the kinds in
+store order) gets one lane buffer per accumulator, all filled by the same vector loop (the
+loads of ``x`` are shared) and combined as above; ``L`` is that of the widest dtype. No
+update's ``x`` may read any accumulator, and two accumulators of different kinds must not
+be one element (tested at run time for arrays); with a float min/max among them, the
+guard above covers every update: all lanes are kept, or the loop runs in source order.
 Every load of ``x`` must step by 0 or 1 elements per ``k`` (strided reductions are left to
 ``interchange_reductions``), ``x`` must not read ``B``, and ``x`` must have no side
 effects. ``PassContext(config={"vectorize_reductions": {"enabled": False}})`` (what
@@ -49,6 +56,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from irbuilder.ir import (
     EQ,
@@ -79,6 +87,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     make_data_var,
+    seq,
     structural_equal,
 )
 
@@ -143,34 +152,99 @@ def exact_kind(loop: For) -> str | None:
     return None
 
 
-def _split_update(
-    loop: For, kind: str | None = None
-) -> tuple[Stmt | None, BufferStore, PrimExpr] | None:
-    """(init, the update store, x) of a reduction loop's body, or None."""
-    body = loop.body
-    init: Stmt | None = None
-    if isinstance(body, SeqStmt) and len(body.seq) == 2:
-        init, body = body.seq
-        if not _is_first_iteration_test(init, loop):
-            return None
-    if not isinstance(body, BufferStore) or len(body.indices) != 1:
+@dataclass(frozen=True)
+class _Update:
+    """One update ``store.buffer[i] = store.buffer[i] <kind> x`` of a reduction loop."""
+
+    kind: str
+    store: BufferStore
+    x: PrimExpr
+
+
+def _as_update(stmt: Stmt, kind: str) -> _Update | None:
+    op = LANE_COMBINERS.get(kind)
+    if op is None or not isinstance(stmt, BufferStore) or len(stmt.indices) != 1:
         return None
-    if kind is None:
-        declared = loop.annotations.get(REDUCTION_ANNOTATION)
-        kind = declared if isinstance(declared, str) else None
-    op = LANE_COMBINERS.get(kind) if kind is not None else None
-    if op is None or not isinstance(body.value, op):
+    if not isinstance(stmt.value, op):
         return None
-    (index,) = body.indices
-    for acc, x in ((body.value.a, body.value.b), (body.value.b, body.value.a)):
+    (index,) = stmt.indices
+    for acc, x in ((stmt.value.a, stmt.value.b), (stmt.value.b, stmt.value.a)):
         if (
             isinstance(acc, BufferLoad)
-            and acc.buffer.data is body.buffer.data
+            and acc.buffer.data is stmt.buffer.data
             and len(acc.indices) == 1
             and structural_equal(acc.indices[0], index)
         ):
-            return init, body, x
+            return _Update(kind, stmt, x)
     return None
+
+
+def _split_update(loop: For, kind: str | None = None) -> tuple[Stmt | None, list[_Update]] | None:
+    """(init, the updates) of a reduction loop's body, or None. ``kind`` (one kind, or
+    several joined by ``,`` in store order, as ``lower_blocks`` writes them) defaults to the
+    loop's annotation."""
+    body = loop.body
+    stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    init: Stmt | None = None
+    if len(stmts) >= 2 and isinstance(stmts[0], IfThenElse):
+        init = stmts.pop(0)
+        if not _is_first_iteration_test(init, loop):
+            return None
+    if kind is None:
+        declared = loop.annotations.get(REDUCTION_ANNOTATION)
+        kind = declared if isinstance(declared, str) else None
+    if kind is None:
+        return None
+    kinds = kind.split(",")
+    if len(kinds) == 1:
+        kinds *= len(stmts)
+    if len(kinds) != len(stmts):
+        return None
+    updates = [_as_update(stmt, k) for stmt, k in zip(stmts, kinds)]
+    if any(update is None for update in updates):
+        return None
+    return init, [update for update in updates if update is not None]
+
+
+def _reads_and_checks(
+    updates: list[_Update], var: Var, local_data: set[int]
+) -> list[PrimExpr] | None:
+    """The run-time no-overlap tests under which ``updates`` may run in lanes, or None when
+    they never may: an accumulator index that moves with ``var``, an ``x`` with effects or
+    a load that strides by more than one element or reads an accumulator."""
+    loads = []
+    for update in updates:
+        (index,) = update.store.indices
+        if depends_on(index, var):
+            return None
+        found = LoadCollector(traps_are_effects=True)
+        found.visit_expr(update.x)
+        if found.impure:
+            return None
+        loads.extend(found.loads)
+    accumulators = {id(update.store.buffer.data) for update in updates}
+    if any(
+        id(load.buffer.data) in accumulators
+        or len(load.indices) != 1
+        or not _steps_by_at_most_one(load.indices[0], var)
+        for load in loads
+    ):
+        return None
+    checks: list[PrimExpr] = []
+    for i, update in enumerate(updates):
+        if id(update.store.buffer.data) in local_data:
+            continue  # the function's own allocation overlaps no array
+        written = element_range(update.store.buffer, update.store.indices[0])
+        # Two accumulators of different kinds must not be one element: the lanes would
+        # then combine a max into a sum (lower_blocks proved it for block buffers; two
+        # parameter arrays may still alias).
+        others = [other.store.buffer for other in updates[i + 1 :] if other.kind != update.kind]
+        found_checks = no_overlap_checks(written, [load.buffer for load in loads] + others,
+                                         local_data)
+        if found_checks is None:
+            return None
+        checks.extend(found_checks)
+    return checks
 
 
 def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
@@ -183,44 +257,31 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     parts = _split_update(loop, kind)
     if parts is None:
         return None
-    init, store, x = parts
-    dtype = store.value.dtype
-    if dtype.lanes != 1 or not (dtype.is_float or dtype.is_int or dtype.is_uint):
+    init, updates = parts
+    dtypes = [update.store.value.dtype for update in updates]
+    if any(d.lanes != 1 or not (d.is_float or d.is_int or d.is_uint) for d in dtypes):
         return None
-    (index,) = store.indices
     var = loop.loop_var
-    if depends_on(index, var):
+    checks = _reads_and_checks(updates, var, local_data)
+    if checks is None:
         return None
-    found = LoadCollector(traps_are_effects=True)
-    found.visit_expr(x)
-    if found.impure or any(load.buffer.data is store.buffer.data for load in found.loads):
-        return None
-    if any(
-        len(load.indices) != 1 or not _steps_by_at_most_one(load.indices[0], var)
-        for load in found.loads
-    ):
-        return None
-    lanes = reduction_lanes(dtype)
+    lanes = min(reduction_lanes(dtype) for dtype in dtypes)
     extent = loop.extent
     static = isinstance(extent, IntImm)
     if isinstance(extent, IntImm) and extent.value < 2 * lanes:
         return None
     if reads_memory(extent) or reads_memory(loop.min):
         return None  # evaluated several times below: it must not see the updates
-    checks = no_overlap_checks(
-        element_range(store.buffer, index), (load.buffer for load in found.loads), local_data
-    )
-    if checks is None:
-        return None
     if not static:
         checks.append(GE(extent, IntImm(extent.dtype, lanes)))
+    plain_body = seq([update.store for update in updates])
     plain_loop = For(
-        var, loop.min, loop.extent, loop.kind, store, loop.thread_binding,
+        var, loop.min, loop.extent, loop.kind, plain_body, loop.thread_binding,
         {k: v for k, v in loop.annotations.items() if k != REDUCTION_ANNOTATION},
         span=loop.span,
     )
-    guarded = dtype.is_float and kind in ("max", "min")
-    fast = _lane_split(loop, kind, store, x, lanes, _fresh_copy(plain_loop) if guarded else None)
+    guarded = any(u.store.value.dtype.is_float and u.kind in ("max", "min") for u in updates)
+    fast = _lane_split(loop, updates, lanes, _fresh_copy(plain_loop) if guarded else None)
     versioned: Stmt = IfThenElse(all_of(checks), fast, plain_loop, span=loop.span) if checks \
         else fast
     if init is None:
@@ -250,50 +311,68 @@ def _fold_upper_half(kind: str, buf: Buffer, half: PrimExpr, lane: Var) -> Stmt:
     return _accumulate(kind, buf, lane, BufferLoad(buf, (Add(lane, half),)))
 
 
+def _local_buffer(name: str, dtype: DataType, lanes: int) -> Buffer:
+    data = make_data_var(name, dtype, "local")
+    return Buffer(name, data, (IntImm(as_dtype("int32"), lanes),), dtype, scope="local")
+
+
 def _lane_split(
-    loop: For, kind: str, store: BufferStore, x: PrimExpr, lanes: int, source_order: Stmt | None
+    loop: For, updates: list[_Update], lanes: int, source_order: Stmt | None
 ) -> Stmt:
-    """The lanes; with ``source_order`` (float min/max), the guard of the module doc: the
-    lane result is kept only when no element was NaN or infinite and it is not zero,
-    otherwise ``source_order`` runs."""
-    dtype = store.value.dtype
+    """The lanes, one buffer per update, filled by one vector loop; with ``source_order``
+    (some update is a float min/max), the guard of the module doc: the lane results are
+    kept only when no element of a guarded update was NaN or infinite and its result is not
+    zero, otherwise ``source_order`` runs."""
     ity = loop.loop_var.dtype
     var = loop.loop_var
 
     def imm(value: int) -> IntImm:
         return IntImm(ity, value)
 
-    data = make_data_var(f"{store.buffer.name}_lanes", dtype, "local")
-    buf = Buffer(f"{store.buffer.name}_lanes", data, (IntImm(as_dtype("int32"), lanes),), dtype,
-                 scope="local")
-
-    def vector_loop(width: int, body_of: Callable[[Var], Stmt]) -> Stmt:
+    def vector_loop(width: int, body_of: Callable[[Var], list[Stmt]]) -> Stmt:
         lane = Var("l", ity)
-        body = body_of(lane)
+        body = seq(body_of(lane))
         if width == 1:
             return substitute(body, {lane: imm(0)})
         return For(lane, imm(0), imm(width), ForKind.VECTORIZED, body)
 
-    def at(k: PrimExpr) -> PrimExpr:
+    def at(x: PrimExpr, k: PrimExpr) -> PrimExpr:
         return substitute_expr(x, {var: k})
 
-    chk_data = make_data_var(f"{store.buffer.name}_finite", dtype, "local")
-    chk = Buffer(f"{store.buffer.name}_finite", chk_data, (IntImm(as_dtype("int32"), lanes),),
-                 dtype, scope="local")
+    bufs = [_local_buffer(f"{u.store.buffer.name}_lanes", u.store.value.dtype, lanes)
+            for u in updates]
+    chks: list[Buffer | None] = [
+        _local_buffer(f"{u.store.buffer.name}_finite", u.store.value.dtype, lanes)
+        if source_order is not None and u.store.value.dtype.is_float and u.kind in ("max", "min")
+        else None
+        for u in updates
+    ]
 
-    def first(lane: Var) -> Stmt:
-        value = at(Add(loop.min, lane))
-        own = BufferStore(buf, value, (lane,))
-        if source_order is None:
-            return own
-        return SeqStmt((own, BufferStore(chk, Sub(value, value), (lane,))))
+    def first(lane: Var) -> list[Stmt]:
+        out: list[Stmt] = []
+        for u, buf, chk in zip(updates, bufs, chks):
+            value = at(u.x, Add(loop.min, lane))
+            out.append(BufferStore(buf, value, (lane,)))
+            if chk is not None:
+                out.append(BufferStore(chk, Sub(value, value), (lane,)))
+        return out
 
-    def update(lane: Var) -> Stmt:
-        value = at(Add(base, lane))
-        own = _accumulate(kind, buf, lane, value)
-        if source_order is None:
-            return own
-        return SeqStmt((own, _accumulate("sum", chk, lane, Sub(value, value))))
+    def update(lane: Var) -> list[Stmt]:
+        out: list[Stmt] = []
+        for u, buf, chk in zip(updates, bufs, chks):
+            value = at(u.x, Add(base, lane))
+            out.append(_accumulate(u.kind, buf, lane, value))
+            if chk is not None:
+                out.append(_accumulate("sum", chk, lane, Sub(value, value)))
+        return out
+
+    def fold(half: int, lane: Var) -> list[Stmt]:
+        out: list[Stmt] = []
+        for u, buf, chk in zip(updates, bufs, chks):
+            out.append(_fold_upper_half(u.kind, buf, imm(half), lane))
+            if chk is not None:
+                out.append(_fold_upper_half("sum", chk, imm(half), lane))
+        return out
 
     ko = Var("ko", ity)
     full = FloorDiv(loop.extent, imm(lanes))
@@ -304,36 +383,38 @@ def _lane_split(
     ]
     half = lanes // 2
     while half >= 1:
-        steps.append(vector_loop(half, functools.partial(_fold_upper_half, kind, buf, imm(half))))
-        if source_order is not None:
-            steps.append(
-                vector_loop(half, functools.partial(_fold_upper_half, "sum", chk, imm(half)))
-            )
+        steps.append(vector_loop(half, functools.partial(fold, half)))
         half //= 2
-    target, (index,) = store.buffer, store.indices
-    lane_result = BufferLoad(buf, (imm(0),))
     rest = Var("r", ity)
     start = Add(loop.min, Mul(full, imm(lanes)))
     tail: list[Stmt] = [
-        _accumulate(kind, target, index, lane_result),
-        For(
-            rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
-            _accumulate(kind, target, index, at(Add(start, rest))),
-        ),
+        _accumulate(u.kind, u.store.buffer, u.store.indices[0], BufferLoad(buf, (imm(0),)))
+        for u, buf in zip(updates, bufs)
     ]
+    tail.append(For(
+        rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
+        seq([_accumulate(u.kind, u.store.buffer, u.store.indices[0], at(u.x, Add(start, rest)))
+                for u in updates]),
+    ))
     if source_order is None:
         steps.extend(tail)
-        body: Stmt = DeclBuffer(buf, SeqStmt(tuple(steps)))
-        return Allocate(data, dtype, IntImm(as_dtype("int32"), lanes), IntImm(_BOOL, 1), body)
-    finite = BufferLoad(chk, (imm(0),))
-    combined = _combine(kind, BufferLoad(target, (index,)), lane_result)
-    exact = And(EQ(finite, finite), NE(combined, FloatImm(dtype, 0.0)))
-    steps.append(IfThenElse(exact, SeqStmt(tuple(tail)), source_order))
-    body = DeclBuffer(buf, DeclBuffer(chk, SeqStmt(tuple(steps))))
+    else:
+        exact: list[PrimExpr] = []
+        for u, buf, chk in zip(updates, bufs, chks):
+            if chk is None:
+                continue
+            finite = BufferLoad(chk, (imm(0),))
+            combined = _combine(u.kind, BufferLoad(u.store.buffer, u.store.indices),
+                                BufferLoad(buf, (imm(0),)))
+            exact.append(And(EQ(finite, finite), NE(combined, FloatImm(combined.dtype, 0.0))))
+        steps.append(IfThenElse(all_of(exact), SeqStmt(tuple(tail)), source_order))
+    body: Stmt = SeqStmt(tuple(steps))
     size = IntImm(as_dtype("int32"), lanes)
-    return Allocate(
-        data, dtype, size, IntImm(_BOOL, 1), Allocate(chk_data, dtype, size, IntImm(_BOOL, 1), body)
-    )
+    for buf in [b for b in chks if b is not None][::-1] + bufs[::-1]:
+        body = DeclBuffer(buf, body)
+    for buf in [b for b in chks if b is not None][::-1] + bufs[::-1]:
+        body = Allocate(buf.data, buf.dtype, size, IntImm(_BOOL, 1), body)
+    return body
 
 
 class _Vectorizer(LoopRewriter):

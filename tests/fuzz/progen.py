@@ -325,6 +325,39 @@ class _Stages:
                                                          else T.min(acc, term))
                 _store(out, vs, new)
 
+    def two_output_reduce(self) -> None:
+        """A block with two accumulators (``out`` and a scratch buffer), each with its own
+        combiner, then ``out += scratch``: the multi-output lane split of
+        ``vectorize_reductions``. Long float reductions combine by max/min only (exact in
+        any order, the guard included); float sums stay short (no lanes)."""
+        d = self.draw
+        out = self.out
+        dims = [int(e.value) for e in out.shape]  # type: ignore[attr-defined]
+        kext = d(st.sampled_from([1, 3, 5, 130, 200]))
+        tmp = T.alloc_buffer(tuple(dims), d(st.sampled_from(_STORAGE)))
+        with T.grid(*dims, kext) as loops:
+            loops = list(loops) if isinstance(loops, (list, tuple)) else [loops]
+            with T.block("red2"):
+                axes = T.axis.remap("S" * len(dims) + "R", loops)
+                vs, vk = list(axes[:-1]), axes[-1]
+                with T.init():
+                    for buf in (out, tmp):
+                        _store(buf, vs, self.g.leaf(_Scope([], self.inputs), _value_dtype(buf)))
+                scope = _Scope([(v, e) for v, e in zip([*vs, vk], [*dims, kext])], self.inputs)
+                for buf in (out, tmp):
+                    vt = _value_dtype(buf)
+                    exact = as_dtype(vt).is_float and kext > 5
+                    comb = d(st.sampled_from(["max", "min"] if exact else ["add", "max", "min"]))
+                    term = self.g.expr(scope, vt, d(st.integers(0, 2)))
+                    acc = self.g.cast(buf[tuple(vs)] if len(vs) > 1 else buf[vs[0]], vt)
+                    new = acc + term if comb == "add" else (
+                        T.max(acc, term) if comb == "max" else T.min(acc, term))
+                    _store(buf, vs, new)
+        vt = _value_dtype(out)
+        self.loop_nest(out, [tmp, out], value_fn=lambda idx: self.g.cast(
+            out[tuple(idx)] if len(idx) > 1 else out[idx[0]], vt) + self.g.cast(
+            tmp[tuple(idx)] if len(idx) > 1 else tmp[idx[0]], vt))
+
     def compute(self) -> None:
         """A ``T.compute`` tensor (maybe a ``T.sum`` reduction) copied into the output."""
         d = self.draw
@@ -446,7 +479,7 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
     in_specs = [(draw(st.sampled_from(_STORAGE)), _shape(draw)) for _ in range(n_inputs)]
     out_spec = (draw(st.sampled_from(_STORAGE)), _shape(draw))
     stage_kinds = draw(st.lists(st.sampled_from(["loop", "loop", "block", "compute", "alloc",
-                                                 "facts"]),
+                                                 "facts", "block2"]),
                                 min_size=1, max_size=max_stages))
     with IRBuilder() as b:
         with T.prim_func():
@@ -460,6 +493,8 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
                     stages.loop_nest(out, [*inputs, out] if draw(st.booleans()) else inputs)
                 elif kind == "block":
                     stages.block_reduce()
+                elif kind == "block2":
+                    stages.two_output_reduce()
                 elif kind == "compute":
                     stages.compute()
                 elif kind == "facts":
