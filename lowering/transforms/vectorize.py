@@ -20,9 +20,13 @@ independent: no loop-carried dependence analysis is done.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from irbuilder.ir import (
     INTRINSICS,
     Add,
+    Allocate,
     AssertStmt,
     BinaryOp,
     Broadcast,
@@ -54,12 +58,15 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
+    post_order_visit,
     rebuild,
     seq,
     structural_equal,
 )
 
+from ..analysis.loads import LoadCollector
 from ..arith import simplify_expr
+from ..arith.analyzer import Analyzer
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from .unroll import copy_with_fresh_vars
 
@@ -269,6 +276,85 @@ class _Vectorizer:
         raise CannotVectorize("if condition depends on the loop var (data-dependent control flow)")
 
 
+class Speculation(StmtExprMutator):
+    """``T.if_then_else(c, a, b)`` becomes ``T.Select(c, a, b)`` where evaluating ``a`` and
+    ``b`` in every iteration is harmless: no trapping division, no call with effects, and
+    every load proven (from the ranges of the loops around it) to lie inside memory of a
+    known size -- parameters (their entry checks enforce the shape) and constant-size
+    allocations. The values are the same; only the laziness goes, which a vector of lanes
+    choosing differently cannot keep. Other ``if_then_else``s stay lazy (and their loop
+    scalar)."""
+
+    def __init__(self, sizes: dict[Var, int]) -> None:
+        self.analyzer = Analyzer()
+        self.sizes = sizes
+
+    @contextmanager
+    def loop(self, loop: For) -> Iterator[None]:
+        """The analyzer knows ``loop``'s variable range inside the ``with``."""
+        with self.analyzer.scope():
+            self.analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
+            yield
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        with self.loop(stmt):
+            return self.generic_mutate(stmt)
+
+    def visit_call_(self, node: Call) -> PrimExpr:
+        new = self.generic_mutate(node)
+        if not (
+            isinstance(new, Call) and new.kind is CallKind.BUILTIN
+            and new.op == "if_then_else" and len(new.args) == 3
+        ):
+            return new
+        cond, then, other = new.args
+        if self.harmless(then) and self.harmless(other):
+            return Select(cond, then, other, span=node.span)
+        return new
+
+    def harmless(self, expr: PrimExpr) -> bool:
+        """Whether evaluating ``expr`` in any iteration of the loops around it can neither
+        trap nor touch memory outside a known allocation."""
+        found = LoadCollector(traps_are_effects=True)
+        found.visit_expr(expr)
+        return not found.impure and all(self._in_bounds(load) for load in found.loads)
+
+    def _in_bounds(self, load: BufferLoad) -> bool:
+        buffer = load.buffer
+        size = self.sizes.get(buffer.data)
+        if size is None or len(load.indices) != 1 or not isinstance(buffer.elem_offset, IntImm):
+            return False
+        (index,) = load.indices
+        if not (index.dtype.is_integer and index.dtype.is_scalar):
+            return False
+        bound = self.analyzer.const_int_bound(index)
+        offset, item = buffer.elem_offset.value, buffer.dtype.itemsize
+        return (offset + bound.lo) * item >= 0 and (offset + bound.hi + 1) * item <= size
+
+
+def known_sizes(func: PrimFunc) -> dict[Var, int]:
+    """Bytes behind each data var of ``func`` whose size is known: contiguous parameter
+    buffers of constant shape (the entry checks enforce it) and constant-size allocations."""
+    sizes: dict[Var, int] = {}
+    for buffer in func.buffer_map.values():
+        if buffer.strides or not all(isinstance(e, IntImm) for e in buffer.shape):
+            continue
+        if not (isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0):
+            continue
+        count = 1
+        for extent in buffer.shape:
+            assert isinstance(extent, IntImm)
+            count *= extent.value
+        sizes[buffer.data] = count * buffer.dtype.itemsize
+
+    def visit(node: object) -> None:
+        if isinstance(node, Allocate) and isinstance(node.extent, IntImm):
+            sizes[node.buffer_var] = node.extent.value * node.dtype.itemsize
+
+    post_order_visit(func.body, visit)
+    return sizes
+
+
 def _zero(like: PrimExpr) -> PrimExpr:
     return IntImm(like.dtype, 0)
 
@@ -328,10 +414,17 @@ def _split(loop: For, width: int, main_extent: PrimExpr, rem_extent: PrimExpr) -
 
 
 def vectorize_for(
-    loop: For, max_width: int = DEFAULT_MAX_WIDTH, *, strict: bool = False
+    loop: For, max_width: int = DEFAULT_MAX_WIDTH, *, strict: bool = False,
+    speculation: Speculation | None = None,
 ) -> Stmt:
     """The vector form of one ``T.vectorized`` loop: serial when it cannot be vectorized, or
-    with ``strict``, :class:`CannotVectorize` raised instead."""
+    with ``strict``, :class:`CannotVectorize` raised instead. ``speculation`` (knowing the
+    ranges of the loops around ``loop``) first turns its harmless ``if_then_else``s into
+    selects."""
+    if speculation is not None:
+        speculated = speculation.visit_stmt(loop)
+        assert isinstance(speculated, For)
+        loop = speculated
     dtype = loop.loop_var.dtype
     extent = loop.extent
     try:
@@ -361,14 +454,19 @@ def vectorize_for(
 
 
 class _LoopVectorizer(StmtExprMutator):
-    def __init__(self, max_width: int) -> None:
+    def __init__(self, max_width: int, speculation: Speculation) -> None:
         self.max_width = max_width
+        self.speculation = speculation
 
     def visit_for_(self, stmt: For) -> Stmt:
-        new = self.generic_mutate(stmt)  # inner loops first
-        if new.kind is not ForKind.VECTORIZED:
-            return new
-        return vectorize_for(new, self.max_width)
+        if stmt.kind is ForKind.VECTORIZED:
+            # inner loops first; an inner vectorized loop is vectorized here with the
+            # outer one's range still unknown to the speculation (a rare, safe loss)
+            new = self.generic_mutate(stmt)
+            assert isinstance(new, For)
+            return vectorize_for(new, self.max_width, speculation=self.speculation)
+        with self.speculation.loop(stmt):
+            return self.generic_mutate(stmt)
 
 
 @function_pass("vectorize_loop")
@@ -377,7 +475,7 @@ def _vectorize_loop(func: PrimFunc) -> PrimFunc:
     max_width = PassContext.current().option("vectorize_loop", "max_width", DEFAULT_MAX_WIDTH)
     if not isinstance(max_width, int) or isinstance(max_width, bool):
         raise TypeError(f"vectorize_loop option max_width must be an int, got {max_width!r}")
-    body = _LoopVectorizer(max_width).visit_stmt(func.body)
+    body = _LoopVectorizer(max_width, Speculation(known_sizes(func))).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 

@@ -1,0 +1,106 @@
+"""A ``T.if_then_else`` whose choice differs from lane to lane inside a ``T.vectorized`` loop
+(lowering/transforms/vectorize.py): a ``Select`` when both values may be evaluated in every
+iteration (loads proven in bounds of known memory, no trapping division), a scalar loop
+otherwise, which keeps the lazy evaluation the scalar semantics promise."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tvmscript
+from tvmscript import tir as T
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "perf_codegen"))
+from pinned import AVX2, AVX512, lower_for  # noqa: E402
+
+
+@T.prim_func
+def clip_where(A: T.Buffer((64, 200), "float32"), B: T.Buffer((64, 200), "float32"),
+               O: T.Buffer((64, 200), "float32")):
+    for i in T.parallel(64):
+        for j in T.vectorized(200):
+            O[i, j] = T.if_then_else(A[i, j] > T.float32(0), T.min(A[i, j], T.float32(1)),
+                                     B[i, j] * T.float32(0.1))
+
+
+@T.prim_func
+def shift_right(A: T.Buffer((256,), "float32"), O: T.Buffer((256,), "float32")):
+    for j in T.vectorized(256):
+        O[j] = T.if_then_else(j >= 2, A[j - 2], T.float32(0))  # A[-2], A[-1] never read
+
+
+@T.prim_func
+def shift_in_scratch(A: T.Buffer((256,), "float32"), O: T.Buffer((256,), "float32")):
+    P = T.alloc_buffer((260,), "float32")
+    for j in range(260):
+        P[j] = T.float32(j)
+    for j in T.vectorized(256):
+        O[j] = T.if_then_else(A[j] > T.float32(0), P[j + 4], A[j])  # in bounds: P has 260
+
+
+@T.prim_func
+def safe_divide(A: T.Buffer((256,), "int32"), B: T.Buffer((256,), "int32"),
+                O: T.Buffer((256,), "int32")):
+    for j in T.vectorized(256):
+        O[j] = T.if_then_else(B[j] != 0, T.floordiv(A[j], B[j]), 0)
+
+
+@T.prim_func
+def guarded_gather(Tb: T.Buffer((64,), "float32"), I: T.Buffer((256,), "int32"),
+                   O: T.Buffer((256,), "float32")):
+    for j in T.vectorized(256):
+        O[j] = T.if_then_else(I[j] >= 0, Tb[I[j]], T.float32(0))
+
+
+def _interp_and_native(func: object, *arrays: np.ndarray) -> tuple[list[np.ndarray], ...]:
+    want = [a.copy() for a in arrays]
+    tvmscript.build(func, target="interp")(*want)
+    got = [a.copy() for a in arrays]
+    tvmscript.build(func)(*got)
+    return want, got
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_in_bounds_values_become_a_select(target: object) -> None:
+    text = lower_for(clip_where, target).script()
+    assert "T.Select(A_flat[T.Ramp(" in text
+    assert "if_then_else" not in text
+    assert "T.Select(" in lower_for(shift_in_scratch, target).script()
+
+
+def test_selects_compute_the_interpreter_result() -> None:
+    rng = np.random.default_rng(0)
+    A, B = (rng.standard_normal((64, 200)).astype("float32") for _ in range(2))
+    want, got = _interp_and_native(clip_where, A, B, np.zeros((64, 200), "float32"))
+    np.testing.assert_array_equal(got[2], want[2])
+    a = rng.standard_normal(256).astype("float32")
+    want, got = _interp_and_native(shift_in_scratch, a, np.zeros(256, "float32"))
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize(
+    "func", [shift_right, safe_divide, guarded_gather],
+    ids=["load-before-the-start", "division-by-zero", "gather-of-unknown-index"],
+)
+def test_values_that_may_fault_keep_the_loop_scalar(func: object) -> None:
+    text = lower_for(func, AVX512).script()
+    assert "T.if_then_else(" in text
+    assert "T.Select(" not in text
+
+
+def test_values_that_may_fault_are_never_evaluated() -> None:
+    a = np.arange(256, dtype="float32")
+    want, got = _interp_and_native(shift_right, a, np.zeros(256, "float32"))
+    np.testing.assert_array_equal(got[1], want[1])
+    ints = np.arange(-128, 128, dtype="int32")
+    divisors = np.where(ints % 3 == 0, 0, ints).astype("int32")
+    want, got = _interp_and_native(safe_divide, ints, divisors, np.zeros(256, "int32"))
+    np.testing.assert_array_equal(got[2], want[2])
+    index = np.where(np.arange(256) % 2 == 0, -(10**8), np.arange(256) % 64).astype("int32")
+    table = np.arange(64, dtype="float32")
+    want, got = _interp_and_native(guarded_gather, table, index, np.zeros(256, "float32"))
+    np.testing.assert_array_equal(got[2], want[2])
