@@ -20,7 +20,7 @@ import os
 
 from lowering.target import Target
 
-__all__ = ["MATMUL_PACKED_TILE", "benchmark_target", "host_has_avx512"]
+__all__ = ["MATMUL_PACKED_TILE", "benchmark_target", "host_has_avx512", "pin_numba_cpu"]
 
 
 @functools.cache
@@ -29,6 +29,17 @@ def benchmark_target() -> Target:
     host)."""
     spec = os.environ.get("TVMSCRIPT_BENCH_TARGET", "").strip()
     return Target(spec) if spec else Target.host()
+
+
+def pin_numba_cpu() -> None:
+    """Make numba compile for :func:`benchmark_target` too (``NUMBA_CPU_NAME``, read when
+    numba is imported): with ``TVMSCRIPT_BENCH_TARGET="llvm -mcpu=znver3"`` on an AVX-512
+    host every side runs AVX2 code, the nearest thing to an AVX2 host."""
+    if not os.environ.get("TVMSCRIPT_BENCH_TARGET", "").strip():
+        return
+    os.environ.setdefault("NUMBA_CPU_NAME", benchmark_target().mcpu)
+    # numba adds the host's features unless given some; the CPU name implies the rest
+    os.environ.setdefault("NUMBA_CPU_FEATURES", "+sse2")
 
 
 def host_has_avx512() -> bool:

@@ -116,6 +116,9 @@ def _peer_factories(same_nest: bool) -> dict[str, Callable[[dict[str, Any]], dic
         return build_tvm_strong(tvm, T, inputs)
 
     def numba_strong(inputs: dict[str, Any]) -> dict[str, Runner]:
+        from benchmarks.schedule import pin_numba_cpu
+
+        pin_numba_cpu()
         import numba  # noqa: F401 - fail early when absent
 
         from benchmarks._numba_strong import build_numba_strong

@@ -312,28 +312,31 @@ def ours_runners(names: list[str], args: dict[str, list[np.ndarray]], source: st
                  tag: str = "tvm_style") -> dict[str, Any]:
     """Our builds of the kernels ``names`` of ``source``, each called on its ``args``."""
     import tvmscript
+    from benchmarks.schedule import benchmark_target
 
     module = _load(source, "from tvmscript import tir as T", f"{tag}_ours")
     runners = {}
     for name in names:
-        kernel = tvmscript.build(getattr(module, name))
+        kernel = tvmscript.build(getattr(module, name), target=benchmark_target())
         runners[name] = lambda k=kernel, a=args[name]: k(*a)
     return runners
 
 
 def tvm_runners(names: list[str], args: dict[str, list[np.ndarray]], source: str = SOURCE,
                 tag: str = "tvm_style") -> dict[str, Any]:
-    """TVM 0.27 compiling the same source for the host CPU (empty when TVM is missing)."""
+    """TVM 0.27 compiling the same source for the host CPU, or ``TVMSCRIPT_BENCH_TARGET``'s
+    (empty when TVM is missing)."""
     try:
-        import llvmlite.binding as llvm
         import tvm
     except ImportError:
         return {}
+    from benchmarks.schedule import benchmark_target
+
     source = source.replace("T.block(", "T.sblock(").replace(
         "@T.prim_func", "@T.prim_func(check_well_formed=False)"
     )
     module = _load(source, "from tvm.script import tirx as T", f"{tag}_tvm")
-    target = {"kind": "llvm", "mcpu": llvm.get_host_cpu_name()}
+    target = {"kind": "llvm", "mcpu": benchmark_target().mcpu}
     runners = {}
     for name in names:
         fn = tvm.compile(tvm.IRModule({"main": getattr(module, name)}), target=target)["main"]
@@ -345,6 +348,9 @@ def tvm_runners(names: list[str], args: dict[str, list[np.ndarray]], source: str
 def numba_runners(names: list[str], args: dict[str, list[np.ndarray]],
                   twins_module: str = "benchmarks._numba_tvm_style") -> dict[str, Any]:
     """The numba twins of ``twins_module`` (``numba_twins()``; empty when numba is missing)."""
+    from benchmarks.schedule import pin_numba_cpu
+
+    pin_numba_cpu()
     try:
         twins = importlib.import_module(twins_module).numba_twins()
     except ImportError:
@@ -357,6 +363,11 @@ def print_host() -> None:
     feats = " ".join(f for f, on in host["features"].items() if on)
     print(f"# host {host['hostname']}: {host['cpu']} ({feats}), {host['cores']} cores, "
           f"load {host['load'][0]:.1f} at {host['utc']} UTC")
+    from benchmarks.schedule import benchmark_target
+
+    target = benchmark_target()
+    if os.environ.get("TVMSCRIPT_BENCH_TARGET", "").strip():
+        print(f"# every side compiles for {target.mcpu} (TVMSCRIPT_BENCH_TARGET), not the host")
 
 
 def time_and_print(names: list[str], sides: dict[str, dict[str, list[np.ndarray]]],
