@@ -22,7 +22,8 @@ loops without a thread binding whose body holds a serial loop and, wherever it i
 memory with the loop variable, does so with a coefficient of 1 (contiguous lanes, never a
 gather), when the body has a vector form (no allocation, no extern call, ...) and the loop
 runs at least ``L`` times. ``L`` is the Target's vector width over the widest element the
-body touches (16 float32 on AVX-512, 8 on AVX2).
+body touches (16 float32 on AVX-512, 8 on AVX2), doubled while the group stays within
+:data:`COLUMN_BLOCK_BYTES` and leaves at least :data:`MIN_COLUMN_GROUPS` groups.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_body
 
 __all__ = ["vectorize_column_loop", "vectorize_parallel_columns"]
+
+
+COLUMN_BLOCK_BYTES = 256
+"""Widest group of columns, in bytes: four cache lines of every row. A wider group than one
+vector (LLVM splits it into several) gives each thread more independent rows' worth of
+lines in flight: the 1024 x 4096 float32 column cumsum took 1.9 ms with 8-lane groups
+(AVX2), 1.1 ms with 16 and 0.54 ms with 64 on the Zen 5 host (AVX-512: 1.07 ms with 16,
+0.49 ms with 64); a 3-d permutation was unchanged."""
+
+MIN_COLUMN_GROUPS = 64
+"""Fewest parallel groups a widened group may leave (work for many cores): the group stays
+one vector wide when the loop is too short to widen it."""
 
 
 class _NotColumns(Exception):
@@ -100,6 +113,12 @@ def vectorize_column_loop(loop: For, target: Target) -> Stmt | None:
     n = loop.extent
     if isinstance(n, IntImm) and n.value < lanes:
         return None
+    while (
+        isinstance(n, IntImm)
+        and 2 * lanes * item <= COLUMN_BLOCK_BYTES
+        and n.value // (2 * lanes) >= MIN_COLUMN_GROUPS
+    ):
+        lanes *= 2
     dtype = var.dtype
     width = IntImm(dtype, lanes)
     group = Var(f"{var.name}_lanes", dtype)

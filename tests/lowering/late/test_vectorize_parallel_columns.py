@@ -121,3 +121,31 @@ def test_the_default_build_agrees_with_numpy_on_every_run() -> None:
         O = np.zeros_like(A)
         kernel(A, O)
         np.testing.assert_array_equal(O, want)
+
+
+@T.prim_func
+def wide_cumsum(A: T.Buffer((3, 4100), "float32"), O: T.Buffer((3, 4100), "float32")):
+    for j in T.parallel(4100):
+        O[0, j] = A[0, j]
+        for i in range(1, 3):
+            O[i, j] = O[i - 1, j] + A[i, j]
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_long_loops_take_four_cache_lines_of_columns_per_group(target: Target) -> None:
+    # 4100 columns: 64-lane groups (256 bytes) leave 64 groups; 4 columns are left over
+    after = run_pass("vectorize_parallel_columns", before_late(wide_cumsum, target), target)
+    named = {f.loop_var.name: f for f in loops(after)}
+    assert int(named["j_lanes"].extent) == 64 and int(named["j_rest"].extent) == 4
+    assert "O_flat[T.Ramp(i * 4100 + j_lanes * 64, 1, 64)]" in after.script()
+    # 37 columns cannot leave 64 groups of anything wider than a vector
+    short = run_pass("vectorize_parallel_columns", before_late(column_cumsum, target), target)
+    assert "j_lanes * 8, 1, 8)" in short.script() or "j_lanes * 16, 1, 16)" in short.script()
+
+
+@runs_avx2
+def test_wide_groups_give_the_interpreter_numbers() -> None:
+    before = before_late(wide_cumsum, AVX2)
+    after = run_pass("vectorize_parallel_columns", before, AVX2)
+    assert "1, 64)" in after.script()
+    assert_same_numbers(wide_cumsum, before, after)
