@@ -155,7 +155,18 @@ def shared_row(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 64), "float32"),
             C[j] = C[j] + A[i, k] * B[k, j]  # every row i accumulates into the same C[j]
 
 
-@pytest.mark.parametrize("func", [ragged, shared_row], ids=lambda f: f.name)
+@T.prim_func
+def sum_outer_axis(A: T.Buffer((8, 16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for j in T.parallel(16):
+        for k, i in T.grid(64, 8):
+            with T.block("B"):
+                vj, vk, vi = T.axis.remap("SSR", [j, k, i])
+                with T.init():
+                    B[vj, vk] = T.float32(0)
+                B[vj, vk] = B[vj, vk] + A[vi, vj, vk]  # every operand moves with the row vj
+
+
+@pytest.mark.parametrize("func", [ragged, shared_row, sum_outer_axis], ids=lambda f: f.name)
 def test_nests_the_tile_does_not_fit_are_left_alone(func: PrimFunc) -> None:
     before = before_late(func, AVX2)
     assert run_pass("tile_reduction_panels", before) is before  # the registered pass
