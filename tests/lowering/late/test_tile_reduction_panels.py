@@ -166,7 +166,19 @@ def sum_outer_axis(A: T.Buffer((8, 16, 64), "float32"), B: T.Buffer((16, 64), "f
                 B[vj, vk] = B[vj, vk] + A[vi, vj, vk]  # every operand moves with the row vj
 
 
-@pytest.mark.parametrize("func", [ragged, shared_row, sum_outer_axis], ids=lambda f: f.name)
+@T.prim_func
+def taps(X: T.Buffer((8, 70), "float32"), W: T.Buffer((7,), "float32"),
+         Y: T.Buffer((8, 64), "float32")):
+    for b, i, k in T.grid(8, 64, 7):
+        with T.block("conv"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                Y[vb, vi] = T.float32(0)
+            Y[vb, vi] = Y[vb, vi] + X[vb, vi + vk] * W[vk]  # W[k]: shared, but one lane
+
+
+@pytest.mark.parametrize("func", [ragged, shared_row, sum_outer_axis, taps],
+                         ids=lambda f: f.name)
 def test_nests_the_tile_does_not_fit_are_left_alone(func: PrimFunc) -> None:
     before = before_late(func, AVX2)
     assert run_pass("tile_reduction_panels", before) is before  # the registered pass
