@@ -80,6 +80,8 @@ class ExprEmitter(FunctionBuilder):
     """Whether a streaming store was emitted (the function must end with a fence)."""
     hardware_gathers: bool = False
     """Whether vector loads at per-lane indices become hardware gathers (AVX-512 targets)."""
+    function_attributes: str = ""
+    """Attributes appended to the function headers (:mod:`.gather_policy`)."""
     alias_scopes: dict[int, str] = {}  # replaced per region, never mutated in place
     """Per data var (by id): metadata suffix of its accesses inside a no-overlap region
     (see :mod:`lowering.late.alias_version`)."""

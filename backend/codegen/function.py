@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from backend.runtime.target import machine_cpu_and_features
 from irbuilder.ir import Call, CallKind, PrimFunc, as_dtype
 from lowering.target import as_target
 
 from .context import CodegenError, ModuleContext, llvm_type
+from .gather_policy import function_attributes
 from .stmt import StmtEmitter
 from .streaming import STREAMING_FENCE, stream_conditions
 
@@ -33,7 +35,11 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
     em.func_name = func.name
     em.buffer_handles = frozenset(id(handle) for handle in func.buffer_map)
     em.streaming = stream_conditions(func)
-    em.hardware_gathers = as_target(ctx.options.target).has_feature("avx512f")
+    target = as_target(ctx.options.target)
+    em.hardware_gathers = target.has_feature("avx512f")
+    em.function_attributes = function_attributes(
+        func, target, machine_cpu_and_features(ctx.options.target)[1]
+    )
     params = []
     for param, ty in zip(func.params, kernel_signature(func)):
         value = em.tmp(param.name)
@@ -50,6 +56,6 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
             # too so hand-built IR works (LLVM removes the duplicate load).
             em.bind(buffer.data, em.expr(Call(_HANDLE, "array_data", (handle,), CallKind.BUILTIN)))
     em.stmt(func.body)
-    header = f'define i32 @"{func.name}"({", ".join(params)}) nounwind'
+    header = f'define i32 @"{func.name}"({", ".join(params)}) nounwind{em.function_attributes}'
     fence = [STREAMING_FENCE] if em.streamed else []
     ctx.definitions.append(em.finish(header, [*fence, "  ret i32 0"], [*fence, "  ret i32 -1"]))

@@ -134,7 +134,8 @@ def emit_parallel(em: StmtEmitter, node: For) -> None:
     fence = [STREAMING_FENCE] if child.streamed else []
     ctx.definitions.append(
         child.finish(
-            f'define internal void @"{name}"(ptr %ctx, i64 %begin, i64 %end) nounwind noinline',
+            f'define internal void @"{name}"(ptr %ctx, i64 %begin, i64 %end) nounwind noinline'
+            f"{child.function_attributes}",
             [*fence, "  ret void"],
             [*fence, "  ret void"],
         )

@@ -61,6 +61,7 @@ class StmtEmitter(ExprEmitter):
         child.buffer_handles = self.buffer_handles
         child.streaming = self.streaming
         child.hardware_gathers = self.hardware_gathers
+        child.function_attributes = self.function_attributes
         return child
 
     def scoped_bind(self, var: Var, value: str, body: Callable[[], None]) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "HostTarget",
     "apply_fastmath",
     "codegen_target_machine",
+    "machine_cpu_and_features",
     "ensure_initialized",
     "host_target",
     "host_target_machine",
@@ -137,10 +138,7 @@ def codegen_target_machine(
     shared library; otherwise the JIT's large code model is used. ``target`` (default: the
     host) gives the CPU and features.
     """
-    chosen = Target.host() if target is None else target
-    cpu, features = chosen.llvm_cpu, chosen.llvm_features
-    if target is None or (chosen.is_host and not chosen.mattr):
-        cpu, features = host_target().cpu, host_target().features
+    cpu, features = machine_cpu_and_features(target)
     key = (_clamp_level(opt), reloc, "default" if reloc == "pic" else "jitdefault", cpu, features)
     with _codegen_lock:
         tm = _codegen_tms.get(key)
@@ -151,6 +149,15 @@ def codegen_target_machine(
             )
             _codegen_tms[key] = tm
         return tm
+
+
+def machine_cpu_and_features(target: Target | None) -> tuple[str, str]:
+    """The CPU name and feature string of the machine that compiles for ``target`` (None:
+    the host): a host target without ``-mattr`` takes the host's detected features."""
+    chosen = Target.host() if target is None else target
+    if target is None or (chosen.is_host and not chosen.mattr):
+        return host_target().cpu, host_target().features
+    return chosen.llvm_cpu, chosen.llvm_features
 
 
 def _clamp_level(level: int) -> int:
