@@ -51,6 +51,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     vectorize_parallel_columns
                             a parallel loop over the contiguous dimension, around serial
                             loops, runs neighbouring iterations in vector lanes
+    version_accumulator_nests
+                            nests with short in-memory accumulations (a 3x3 pool) get a
+                            no-alias fast path, where LLVM keeps the accumulator in a register
     version_gathers         gather loops get a no-alias fast path (AVX-512 targets only)
     privatize_scatter_adds  integer histogram loops run in parallel on private copies
     align_streams           stream-writing vector loops shifted onto cache lines
@@ -71,7 +74,7 @@ from irbuilder.ir import IRModule, PrimFunc
 from .abi.entry_checks import insert_entry_checks
 from .checks.race_check import check_parallel_races
 from .checks.verifier import verify_well_formed
-from .late.alias_version import version_gathers
+from .late.alias_version import version_accumulator_nests, version_gathers
 from .late.align_streams import align_streams, mark_streams
 from .late.column_lanes import vectorize_parallel_columns
 from .late.distribute import distribute_reductions
@@ -150,6 +153,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "interchange_reductions",
     "promote_accumulators",
     "vectorize_parallel_columns",
+    "version_accumulator_nests",
     "version_gathers",
     "privatize_scatter_adds",
     "align_streams",
@@ -220,6 +224,7 @@ def lowering_passes(
         "interchange_reductions": interchange_reductions,
         "promote_accumulators": promote_accumulators,
         "vectorize_parallel_columns": vectorize_parallel_columns,
+        "version_accumulator_nests": version_accumulator_nests,
         "version_gathers": version_gathers,
         "privatize_scatter_adds": privatize_scatter_adds,
         "align_streams": align_streams,

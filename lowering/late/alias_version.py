@@ -42,9 +42,11 @@ from irbuilder.ir import (
     structural_equal,
 )
 
-from ..analysis.loads import reads_memory
+from ..analysis.loads import LoadCollector, reads_memory
+from ..analysis.vars import depends_on
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
+from .promote import MIN_TRIP_COUNT as PROMOTE_MIN_TRIP_COUNT
 from .versioning import (
     NOALIAS_ATTR,
     ByteRange,
@@ -60,8 +62,11 @@ __all__ = [
     "MIN_TRIP_COUNT",
     "NOALIAS_ATTR",
     "is_noalias_version",
+    "short_accumulator",
+    "version_accumulator_nests",
     "version_gathers",
     "version_loop",
+    "version_nest",
 ]
 
 MIN_TRIP_COUNT = 64
@@ -71,10 +76,14 @@ _U64 = as_dtype("uint64")
 
 
 class _Body(StmtExprVisitor):
-    """Buffers a loop body reads and writes, and whether it is simple enough to version."""
+    """Buffers a loop body reads and writes, and whether it is simple enough to version.
+    With ``nests``, serial loops may occur, and the accumulators of short accumulation
+    nests (:func:`short_accumulator`) are collected."""
 
-    def __init__(self) -> None:
+    def __init__(self, nests: bool = False) -> None:
         self.ok = True
+        self.nests = nests
+        self.accumulators: list[Var] = []
         self.gathers = False
         self.buffers: dict[int, list[Buffer]] = {}
         self.written: dict[int, Var] = {}
@@ -89,6 +98,15 @@ class _Body(StmtExprVisitor):
             self.buffers[key].append(buffer)
 
     def visit_stmt(self, stmt: Stmt) -> None:
+        if self.nests and isinstance(stmt, For):
+            if stmt.kind not in (ForKind.SERIAL, ForKind.UNROLLED) or stmt.thread_binding:
+                self.ok = False
+                return
+            accumulator = short_accumulator(stmt)
+            if accumulator is not None:
+                self.accumulators.append(accumulator)
+            super().visit_stmt(stmt)
+            return
         if not isinstance(stmt, (BufferStore, SeqStmt, LetStmt, IfThenElse)):
             self.ok = False  # loops, allocations, asserts, evaluates, attributes
             return
@@ -134,6 +152,62 @@ def version_loop(loop: For, local_data: set[int]) -> Stmt | None:
     body.visit_stmt(loop.body)
     if not (body.ok and body.gathers):
         return None
+    return _versioned(loop, body, local_data)
+
+
+def short_accumulator(loop: For) -> Var | None:
+    """The data var of ``B`` when ``loop`` (and the constant loops nested in it) is a short
+    accumulation ``B[e] = f(B[e], ...)`` (after a block's guarded init of ``B[e]``, if
+    any): fewer than ``promote_accumulators``' ``MIN_TRIP_COUNT`` iterations in all, ``e``
+    independent of the loops."""
+    trips, variables = 1, []
+    stmt: Stmt = loop
+    while isinstance(stmt, For):
+        if not isinstance(stmt.extent, IntImm) or stmt.kind not in (
+            ForKind.SERIAL, ForKind.UNROLLED
+        ):
+            return None
+        trips *= stmt.extent.value
+        variables.append(stmt.loop_var)
+        stmt = stmt.body
+    if (
+        isinstance(stmt, SeqStmt) and len(stmt.seq) == 2 and isinstance(stmt.seq[0], IfThenElse)
+        and stmt.seq[0].else_case is None and isinstance(stmt.seq[0].then_case, BufferStore)
+        and isinstance(stmt.seq[1], BufferStore)
+        and stmt.seq[0].then_case.buffer.data is stmt.seq[1].buffer.data
+        and len(stmt.seq[0].then_case.indices) == 1 and len(stmt.seq[1].indices) == 1
+        and structural_equal(stmt.seq[0].then_case.indices[0], stmt.seq[1].indices[0])
+    ):
+        stmt = stmt.seq[1]  # a block's init, guarded by the first iteration, then the update
+    if not isinstance(stmt, BufferStore) or trips >= PROMOTE_MIN_TRIP_COUNT:
+        return None
+    if len(stmt.indices) != 1 or any(depends_on(stmt.indices[0], v) for v in variables):
+        return None
+    found = LoadCollector(traps_are_effects=True)
+    found.visit_expr(stmt.value)
+    if found.impure or not any(
+        load.buffer.data is stmt.buffer.data and len(load.indices) == 1
+        and structural_equal(load.indices[0], stmt.indices[0])
+        for load in found.loads
+    ):
+        return None
+    return stmt.buffer.data
+
+
+def version_nest(loop: For, local_data: set[int]) -> Stmt | None:
+    """The nest ``loop`` versioned on its buffers not overlapping when it holds a short
+    accumulation into a parameter array (see the module doc), or None."""
+    if loop.kind is not ForKind.SERIAL:
+        return None
+    body = _Body(nests=True)
+    body.visit_stmt(loop.body)
+    if not body.ok or all(id(v) in local_data for v in body.accumulators):
+        return None
+    return _versioned(loop, body, local_data)
+
+
+def _versioned(loop: For, body: _Body, local_data: set[int]) -> Stmt | None:
+    """``if <the shared buffers of body do not overlap>: <noalias copy> else: loop``."""
     shared = [v for v in body.order if id(v) not in local_data]
     written = [v for v in shared if id(v) in body.written]
     if not written or len(shared) < 2:
@@ -171,6 +245,13 @@ class _Versioner(LoopRewriter):
         return is_noalias_version(stmt)
 
 
+class _NestVersioner(_Versioner):
+    inner_first = False  # the outermost loop of the nest takes the test
+
+    def rewrite(self, loop: For) -> Stmt | None:
+        return version_nest(loop, self.local_data)
+
+
 @function_pass("version_gathers", opt_level=1)
 def _version_gathers(func: PrimFunc) -> PrimFunc:
     """Version gather loops on a run-time no-overlap test (see the module doc)."""
@@ -179,3 +260,14 @@ def _version_gathers(func: PrimFunc) -> PrimFunc:
 
 version_gathers: FunctionPass = _version_gathers
 """The ``version_gathers`` pass (a :class:`FunctionPass`)."""
+
+
+@function_pass("version_accumulator_nests", opt_level=1)
+def _version_accumulator_nests(func: PrimFunc) -> PrimFunc:
+    """Version loop nests holding short accumulations on a run-time no-overlap test (see
+    the module doc)."""
+    return rewrite_loops(func, _NestVersioner)
+
+
+version_accumulator_nests: FunctionPass = _version_accumulator_nests
+"""The ``version_accumulator_nests`` pass (a :class:`FunctionPass`)."""

@@ -63,6 +63,7 @@ from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
+from .alias_version import short_accumulator
 from .versioning import (
     NOALIAS_ATTR,
     VersionedLoopRewriter,
@@ -189,6 +190,13 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if parts is None:
         return None
     init, ks, store = parts
+    if short_accumulator(ks[0]) is not None:
+        # A reduction of a few steps (a 3x3 window) stays in place: with the nest in a
+        # no-overlap region (version_accumulator_nests) LLVM keeps the accumulator in a
+        # register and vectorizes the j loop around it. Interchanged, every step loads
+        # and stores the row: a 3x3 depthwise convolution of 64 x 112 x 112 took 0.156 ms
+        # against 0.089 (AVX2 code on the Zen 5 host; AVX-512: 0.083 and 0.068).
+        return None
     j = loop.loop_var
     for inner in ks:
         if inner.kind is not ForKind.SERIAL:

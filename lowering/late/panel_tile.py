@@ -31,9 +31,10 @@ tested at run time: the tiled copy runs under a no-overlap test (and, for the bl
 a non-empty ``k`` loop), the original nest otherwise.
 
 Applies when some vector operand of ``f`` is shared by the rows (depends on ``j`` but not
-on ``i``: the reuse the tile exists for), ``M`` is a multiple of ``R`` and ``N`` of ``W`` (symbolic extents: tested at run
-time, with ``RB = R``, and a failed test runs the nest the way ``interchange_reductions``
-rewrites it), loops start at 0, the value is pure and vectorizes along ``j``, and it reads
+on ``i``: the reuse the tile exists for), ``M`` is a multiple of ``R`` and ``N`` of ``W``
+(symbolic extents: tested at run time, with ``RB = R``, and a failed test runs the nest the
+way ``interchange_reductions`` rewrites it), loops start at 0, the value is pure and
+vectorizes along ``j``, and it reads
 ``C`` only at the element being written. The tile follows the target's registers: 4 rows
 of 4 vectors with 32 vector registers (AVX-512), 4 rows of 2 vectors with 16.
 """

@@ -55,6 +55,7 @@ def test_late_stage_names() -> None:
         "interchange_reductions",
         "promote_accumulators",
         "vectorize_parallel_columns",
+        "version_accumulator_nests",
         "version_gathers",
         "privatize_scatter_adds",
         "align_streams",

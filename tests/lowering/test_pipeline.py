@@ -59,6 +59,7 @@ from lowering import (
     lower,
 )
 from lowering.checks.race_check import check_parallel_races
+from lowering.late.alias_version import version_accumulator_nests
 from lowering.late.align_streams import align_streams, mark_streams
 from lowering.late.column_lanes import vectorize_parallel_columns
 from lowering.late.distribute import distribute_reductions
@@ -127,6 +128,8 @@ class Interp:
             return np.logical_not(self.expr(e.a))
         if name == "Cast":
             v = self.expr(e.value)
+            if e.value.dtype.is_handle:  # an array's address (no-overlap tests)
+                return np.uint64(v.ctypes.data)
             return np.asarray(v).astype(e.dtype.element_of().numpy_dtype)[()]
         if name == "Select":
             return np.where(
@@ -520,6 +523,7 @@ def test_default_pipeline_order() -> None:
         interchange_reductions,
         promote_accumulators,
         vectorize_parallel_columns,
+        version_accumulator_nests,
         privatize_scatter_adds,
         align_streams,
         mark_streams,
