@@ -1,4 +1,5 @@
-"""The ``version_gathers`` pass: run gather loops on a no-overlap fast path LLVM can vectorize.
+"""The ``version_gathers`` and ``version_accumulator_nests`` passes: loops run on a no-overlap
+fast path that LLVM can vectorize.
 
 ``for i: O[i] = T[I[i]]`` cannot be vectorized as written: the parameters are arbitrary
 numpy arrays (overlapping arguments keep sequential semantics), and LLVM's own run-time
@@ -16,6 +17,19 @@ Applied to innermost SERIAL loops with a constant trip count of at least
 :data:`MIN_TRIP_COUNT` whose body only stores, binds and branches (no loops, allocations,
 asserts or extern calls), that load at a data-dependent index (an index reading memory)
 and store only at indices that read no memory (scatters keep their conflicts).
+
+``version_accumulator_nests`` gives the same fast path to a loop nest holding a short
+accumulation into a parameter array: ``O[c, h, w] = T.max(O[c, h, w], A[...])`` over a 3x3
+window (:func:`short_accumulator`: fewer than ``promote_accumulators``' ``MIN_TRIP_COUNT``
+steps, which that pass leaves alone because a test per window would stop LLVM vectorizing
+the loop around it). Inside the region LLVM knows ``O`` does not alias ``A``: it keeps the
+accumulator in a register and vectorizes the ``w`` loop. The outermost serial loop of the
+nest takes the test (inside a ``T.parallel`` loop, the loop of its body), so it runs once
+per nest. On the Zen 5 host: a 64 x 112 x 112 max pool 0.177 -> 0.143 ms (AVX-512 code),
+with ``interchange_reductions`` leaving such windows in place a depthwise 3x3 convolution
+0.156 -> 0.089 ms (AVX2 code) and 0.083 -> 0.068 ms (AVX-512). Applied to SERIAL loops
+whose body stores, binds, branches and loops (serial or unrolled), with no allocations,
+asserts or extern calls.
 """
 
 from __future__ import annotations
