@@ -53,6 +53,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
     Var,
     as_dtype,
+    post_order_visit,
     structural_equal,
 )
 
@@ -280,6 +281,10 @@ version_gathers: FunctionPass = _version_gathers
 def _version_accumulator_nests(func: PrimFunc) -> PrimFunc:
     """Version loop nests holding short accumulations on a run-time no-overlap test (see
     the module doc)."""
+    found: list[For] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, For) else None)
+    if not any(short_accumulator(loop) is not None for loop in found):
+        return func  # the common case, decided without the nest walks
     return rewrite_loops(func, _NestVersioner)
 
 

@@ -332,6 +332,17 @@ class Speculation(StmtExprMutator):
         return (offset + bound.lo) * item >= 0 and (offset + bound.hi + 1) * item <= size
 
 
+def _has_if_then_else(stmt: Stmt) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or (isinstance(node, Call) and node.op == "if_then_else")
+
+    post_order_visit(stmt, visit)
+    return found
+
+
 def known_sizes(func: PrimFunc) -> dict[Var, int]:
     """Bytes behind each data var of ``func`` whose size is known: contiguous parameter
     buffers of constant shape (the entry checks enforce it) and constant-size allocations."""
@@ -421,7 +432,7 @@ def vectorize_for(
     with ``strict``, :class:`CannotVectorize` raised instead. ``speculation`` (knowing the
     ranges of the loops around ``loop``) first turns its harmless ``if_then_else``s into
     selects."""
-    if speculation is not None:
+    if speculation is not None and _has_if_then_else(loop.body):
         speculated = speculation.visit_stmt(loop)
         assert isinstance(speculated, For)
         loop = speculated
@@ -454,7 +465,7 @@ def vectorize_for(
 
 
 class _LoopVectorizer(StmtExprMutator):
-    def __init__(self, max_width: int, speculation: Speculation) -> None:
+    def __init__(self, max_width: int, speculation: Speculation | None) -> None:
         self.max_width = max_width
         self.speculation = speculation
 
@@ -465,6 +476,8 @@ class _LoopVectorizer(StmtExprMutator):
             new = self.generic_mutate(stmt)
             assert isinstance(new, For)
             return vectorize_for(new, self.max_width, speculation=self.speculation)
+        if self.speculation is None:
+            return self.generic_mutate(stmt)
         with self.speculation.loop(stmt):
             return self.generic_mutate(stmt)
 
@@ -475,7 +488,9 @@ def _vectorize_loop(func: PrimFunc) -> PrimFunc:
     max_width = PassContext.current().option("vectorize_loop", "max_width", DEFAULT_MAX_WIDTH)
     if not isinstance(max_width, int) or isinstance(max_width, bool):
         raise TypeError(f"vectorize_loop option max_width must be an int, got {max_width!r}")
-    body = _LoopVectorizer(max_width, Speculation(known_sizes(func))).visit_stmt(func.body)
+    # Loop ranges are tracked only for a function with an if_then_else to speculate.
+    speculation = Speculation(known_sizes(func)) if _has_if_then_else(func.body) else None
+    body = _LoopVectorizer(max_width, speculation).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 
 
