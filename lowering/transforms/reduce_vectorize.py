@@ -92,12 +92,14 @@ from irbuilder.ir import (
 )
 
 from ..analysis import substitute, substitute_expr
-from ..analysis.loads import LoadCollector, reads_memory
+from ..analysis.loads import LoadCollector, LocalAllocations, reads_memory
 from ..analysis.vars import depends_on
 from ..arith import simplify_expr
 from ..late.versioning import LoopRewriter, all_of, element_range, no_overlap_checks, rewrite_loops
 from ..pass_infra import FunctionPass, PassContext, function_pass
+from ..target import as_target
 from .lower_blocks import LANE_COMBINERS, REDUCTION_ANNOTATION
+from .reduce_jam import jam_factor, jam_reduction_columns
 
 __all__ = ["reduction_lanes", "vectorize_reductions"]
 
@@ -425,9 +427,23 @@ class _Vectorizer(LoopRewriter):
 @function_pass("vectorize_reductions", opt_level=1)
 def _vectorize_reductions(func: PrimFunc) -> PrimFunc:
     """Declared reductions accumulate in a fixed number of lanes (see module doc)."""
-    enabled = PassContext.current().option("vectorize_reductions", "enabled")
+    ctx = PassContext.current()
+    enabled = ctx.option("vectorize_reductions", "enabled")
     if enabled is not None and not enabled:
         return func
+    jam = ctx.option("vectorize_reductions", "jam")
+    if jam is None:
+        jam = jam_factor(as_target(ctx.target))
+    elif not isinstance(jam, int) or isinstance(jam, bool) or jam < 1:
+        raise TypeError(f"vectorize_reductions option jam must be an int >= 1, got {jam!r}")
+    if jam > 1:
+        finder = LocalAllocations()
+        finder.visit_stmt(func.body)
+        local = finder.vars
+        body = jam_reduction_columns(
+            func.body, jam, lambda loop: vectorize_reduction(loop, local) is not None
+        )
+        func = func if body is func.body else func.with_body(body)
     return rewrite_loops(func, _Vectorizer)
 
 

@@ -1,0 +1,77 @@
+"""Dot-product reductions of neighbouring outputs share one lane-split loop on AVX-512
+targets (lowering/transforms/reduce_jam.py): the IR per target, the same bits as the
+unjammed split, the config override."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pinned import AVX2, AVX512
+
+import lowering
+import tvmscript
+from tvmscript import tir as T
+
+
+@T.prim_func
+def matmul_nt(A: T.Buffer((8, 256), "float32"), B: T.Buffer((30, 256), "float32"),
+              C: T.Buffer((8, 30), "float32")):
+    for i, j, k in T.grid(8, 30, 256):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+@T.prim_func
+def own_rows(B: T.Buffer((8, 30, 256), "float32"), C: T.Buffer((8, 60), "float32")):
+    for i in T.parallel(8):
+        for j, k in T.grid(30, 256):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj * 2] = T.float32(0)
+                C[vi, vj * 2] = C[vi, vj * 2] + B[vi, vj, vk]  # every load moves with j
+
+
+def _lowered(func: object, target: object, **config: object) -> str:
+    with lowering.PassContext(config={"vectorize_reductions": config} if config else {}):
+        return lowering.lower(func, target=target).script()
+
+
+def test_four_outputs_share_the_loop_on_avx512_only() -> None:
+    text = _lowered(matmul_nt, AVX512)
+    assert "for j_jam in range(7):" in text and "for j_rest in range(2):" in text
+    lanes = [line for line in text.splitlines() if '= T.decl_buffer((64,), "float32"' in line]
+    assert len(lanes) == 4 + 1  # the jammed outputs' lanes, then the leftover column's
+    assert "j_jam" not in _lowered(matmul_nt, AVX2)
+    assert "j_jam" in _lowered(matmul_nt, AVX2, jam=4)  # the config overrides the target
+    assert "j_jam" not in _lowered(matmul_nt, AVX512, jam=1)
+
+
+def test_outputs_without_a_shared_operand_are_not_jammed() -> None:
+    text = _lowered(own_rows, AVX512)
+    assert "C_flat_lanes" in text and "for j in range(30)" in text  # split, not jammed
+    assert "j_jam" not in text
+
+
+def test_same_bits_as_the_unjammed_split() -> None:
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((8, 256)).astype("float32")
+    B = rng.standard_normal((30, 256)).astype("float32")
+    outs = []
+    for jam in (1, 4):
+        with lowering.PassContext(config={"vectorize_reductions": {"jam": jam}}):
+            kernel = tvmscript.build(matmul_nt, target=AVX2, cache=False, fp_contract=False)
+        C = np.zeros((8, 30), "float32")
+        kernel(A, B, C)
+        outs.append(C)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_allclose(outs[1], A.astype("float64") @ B.T.astype("float64"),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_a_bad_jam_option_is_refused() -> None:
+    with pytest.raises(TypeError, match="jam must be an int >= 1"):
+        _lowered(matmul_nt, AVX512, jam=0)
