@@ -104,3 +104,16 @@ def test_values_that_may_fault_are_never_evaluated() -> None:
     table = np.arange(64, dtype="float32")
     want, got = _interp_and_native(guarded_gather, table, index, np.zeros(256, "float32"))
     np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_the_parallel_select_kernel_gives_the_interpreter_bits_on_every_run() -> None:
+    rng = np.random.default_rng(6)
+    A, B = (rng.standard_normal((64, 200)).astype("float32") for _ in range(2))
+    want = np.zeros((64, 200), "float32")
+    tvmscript.build(clip_where, target="interp")(A, B, want)
+    kernel = tvmscript.build(clip_where, target=AVX2, cache=False)
+    assert "T.Select(" in kernel.get_source("tir")
+    for _ in range(5):  # a T.parallel loop: every core, several runs
+        O = np.zeros((64, 200), "float32")
+        kernel(A, B, O)
+        np.testing.assert_array_equal(O, want)

@@ -81,3 +81,14 @@ def test_the_result_is_unchanged() -> None:
     O = np.zeros(64, "int32")
     tvmscript.build(argmin_rows)(A, O)
     np.testing.assert_array_equal(O, A.argmin(axis=1))
+
+
+def test_parallel_argmin_gives_the_interpreter_result_on_every_run() -> None:
+    A = np.random.default_rng(3).standard_normal((64, 256)).astype("float32")
+    want = np.zeros(64, "int32")
+    tvmscript.build(argmin_rows, target="interp")(A, want)
+    kernel = tvmscript.build(argmin_rows, target=AVX2, cache=False)
+    for _ in range(5):
+        O = np.zeros(64, "int32")
+        kernel(A, O)
+        np.testing.assert_array_equal(O, want)

@@ -76,3 +76,33 @@ def test_same_bits_as_the_unjammed_split() -> None:
 def test_a_bad_jam_option_is_refused() -> None:
     with pytest.raises(TypeError, match="jam must be an int >= 1"):
         _lowered(matmul_nt, AVX512, jam=0)
+
+
+@T.prim_func
+def dense_parallel(A: T.Buffer((16, 256), "float32"), B: T.Buffer((30, 256), "float32"),
+                   C: T.Buffer((16, 30), "float32")):
+    for i in T.parallel(16):
+        for j, k in T.grid(30, 256):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+def test_parallel_jammed_rows_agree_with_the_interpreter_on_every_run() -> None:
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((16, 256)).astype("float32")
+    B = rng.standard_normal((30, 256)).astype("float32")
+    want = np.zeros((16, 30), "float32")
+    tvmscript.build(dense_parallel, target="interp")(A, B, want)
+    with lowering.PassContext(config={"vectorize_reductions": {"jam": 4}}):
+        kernel = tvmscript.build(dense_parallel, target=AVX2, cache=False)
+    assert "j_jam" in kernel.get_source("tir")
+    first = None
+    for _ in range(5):  # every core, several runs: within the lane split's rounding, same bits
+        C = np.zeros((16, 30), "float32")
+        kernel(A, B, C)
+        np.testing.assert_allclose(C, want, rtol=1e-4, atol=1e-4)
+        first = C if first is None else first
+        np.testing.assert_array_equal(C, first)

@@ -200,3 +200,33 @@ def test_the_interpreter_runs_the_lowered_no_overlap_tests(aliased: bool) -> Non
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5)
     if aliased:  # source order in both: the same bits
         np.testing.assert_array_equal(results[1][0], results[0][0])
+
+
+@T.prim_func
+def stats_parallel(X: T.Buffer((16, 900), "float32"), S: T.Buffer((16,), "float32"),
+                   Q: T.Buffer((16,), "float32")):
+    for n in T.parallel(16):
+        for k in range(900):
+            with T.block("stats"):
+                vn, vk = T.axis.remap("SR", [n, k])
+                with T.init():
+                    S[vn] = T.float32(0)
+                    Q[vn] = T.float32(0)
+                S[vn] = S[vn] + X[vn, vk]
+                Q[vn] = Q[vn] + X[vn, vk] * X[vn, vk]
+
+
+def test_parallel_rows_agree_with_the_interpreter_on_every_run() -> None:
+    assert "S_flat_lanes" in lower_for(stats_parallel, AVX2).script()
+    X = _normal((16, 900), "float32", seed=10)
+    want = _run(stats_parallel, X, np.zeros(16, "float32"), np.zeros(16, "float32"),
+                target="interp")
+    kernel = tvmscript.build(stats_parallel, target=AVX2, cache=False)
+    first = None
+    for _ in range(5):  # every core, several runs: the same bits each time
+        S, Q = np.zeros(16, "float32"), np.zeros(16, "float32")
+        kernel(X, S, Q)
+        np.testing.assert_allclose(S, want[1], rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(Q, want[2], rtol=1e-4)
+        first = (S, Q) if first is None else first
+        assert S.tobytes() == first[0].tobytes() and Q.tobytes() == first[1].tobytes()
