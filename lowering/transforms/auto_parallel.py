@@ -211,8 +211,12 @@ def _no_alias_condition(func: PrimFunc, loop: For) -> list[PrimExpr] | None:
     """Tests that every parameter array the loop writes overlaps no other one it uses."""
     params = {b.data: b for b in func.buffer_map.values()}
     stored, loaded = _accessed(loop)
-    written = {b.data for b in stored if b.data in params}
-    used = {b.data for b in (*stored, *loaded) if b.data in params}
+    # In parameter order (not set order): the same kernel must give the same IR text in
+    # every process, or the object cache, keyed by that text, would miss.
+    stored_data = {b.data for b in stored}
+    loaded_data = {b.data for b in loaded}
+    written = [data for data in params if data in stored_data]
+    used = [data for data in params if data in stored_data or data in loaded_data]
     checks: list[PrimExpr] = []
     done: set[tuple[int, int]] = set()
     for w in written:

@@ -235,3 +235,26 @@ def test_a_loop_under_a_small_batch_loop_runs_in_parallel() -> None:
         np.testing.assert_array_equal(fast[1], slow[1])
     # under a small loop the race check still decides
     assert all(kind is ForKind.SERIAL for _, kind, _ in loops(lower_for(batch_of_two_racing)))
+
+
+@T.prim_func
+def add_three(A: T.Buffer((N,), "float32"), B: T.Buffer((N,), "float32"),
+              C: T.Buffer((N,), "float32"), D: T.Buffer((N,), "float32")):
+    for i in range(N):
+        D[i] = A[i] + B[i] * C[i]
+
+
+def test_the_run_time_test_names_the_arrays_in_parameter_order() -> None:
+    # The object cache is keyed by the generated text: the same kernel must give the same
+    # test in every process (the order once followed the hashes of a set of vars).
+    conds: list[Any] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, For) and PARALLEL_IF in node.annotations:
+            conds.append(node.annotations[PARALLEL_IF])
+
+    post_order_visit(lower_for(add_three).body, visit)
+    assert len(conds) == 1
+    text = str(conds[0])
+    names = [text.index(f"'{name}_data'") for name in "ABC"]
+    assert names == sorted(names), text

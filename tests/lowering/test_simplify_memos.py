@@ -175,3 +175,46 @@ def test_a_sequence_flattened_in_round_one_is_simplified_again() -> None:
     stored = result.seq[-1]
     assert isinstance(stored, BufferStore)
     assert isinstance(stored.value, IntImm) and stored.value.value == 1
+
+
+def test_a_loop_whose_dead_store_goes_away_is_simplified_again() -> None:
+    # Round 1 forgets `A[0] < 4` at the loop (its body stores to A) before it finds that
+    # store dead and the loop empty; the round asks for another one, which keeps the fact.
+    @T.prim_func
+    def guarded(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+        if A[0] < 4:
+            for i in range(4):
+                if i > 10:
+                    A[0] = 5
+            B[0] = T.if_then_else(A[0] < 4, 1, 0)
+
+    simplify = _simplify_module()
+    simplifier = simplify.Simplifier(Analyzer())
+    simplifier.visit_stmt(guarded.body)
+    assert simplifier.revisit
+    text = guarded.with_body(simplify.simplify_stmt(guarded.body, Analyzer())).script()
+    assert "B[0] = 1" in text and "A[0] = 5" not in text
+
+
+def test_one_round_is_enough_without_a_reason_for_another() -> None:
+    @T.prim_func
+    def plain(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+        for i in range(16):
+            B[i] = A[i] + 2 - 2 + i * 0
+
+    simplify = _simplify_module()
+    rounds: list[Any] = []
+
+    class Counting(simplify.Simplifier):  # type: ignore[misc, name-defined]
+        def __init__(self, analyzer: Any = None) -> None:
+            super().__init__(analyzer)
+            rounds.append(self)
+
+    original = simplify.Simplifier
+    simplify.Simplifier = Counting
+    try:
+        result = simplify.simplify_stmt(plain.body, Analyzer())
+    finally:
+        simplify.Simplifier = original
+    assert len(rounds) == 1 and not rounds[0].revisit
+    assert "B[i] = A[i]" in plain.with_body(result).script()
