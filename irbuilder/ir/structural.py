@@ -20,7 +20,7 @@ from typing import Any
 
 from .buffer import Buffer, IterVar
 from .dtype import DataType
-from .expr import IntImm, PrimExpr, Var
+from .expr import BinaryOp, Cast, IntImm, Not, PrimExpr, Var
 from .function import IRModule, PrimFunc
 from .functor import DEFINITION_FIELDS
 from .span import Span
@@ -379,8 +379,40 @@ def structural_equal(
         return True
     if isinstance(lhs, PrimExpr) and type(lhs) is not type(rhs) and not isinstance(rhs, Span):
         return False  # the comparison's first step; most of the simplifier's questions end here
+    if not map_free_vars and isinstance(lhs, PrimExpr):
+        return _expr_equal(lhs, rhs)
     try:
         _EqualQuiet(map_free_vars, compare_block_names).value(lhs, rhs, "<root>")
+    except _Unequal:
+        return False
+    return True
+
+
+def _expr_equal(a: PrimExpr, b: PrimExpr) -> bool:
+    """``structural_equal(a, b)`` of two expressions, free variables compared by identity.
+
+    The simplifier asks this thousands of times a build, mostly of small index trees.
+    Operators, casts and constants define no variable, so their operands compare alone and
+    a free variable equals only itself; any other node (a ``Let`` binds one, a load names
+    a buffer) goes to the full comparison, which sees no enclosing binding here either.
+    """
+    if a is b:
+        return True
+    cls = type(a)
+    if cls is not type(b):
+        return False
+    if isinstance(a, BinaryOp) and isinstance(b, BinaryOp):
+        return a.dtype == b.dtype and _expr_equal(a.a, b.a) and _expr_equal(a.b, b.b)
+    if cls is IntImm and isinstance(a, IntImm) and isinstance(b, IntImm):
+        return a.dtype == b.dtype and a.value == b.value
+    if cls is Var:
+        return False  # two free variables: equal only when they are one object
+    if isinstance(a, Cast) and isinstance(b, Cast):
+        return a.dtype == b.dtype and _expr_equal(a.value, b.value)
+    if isinstance(a, Not) and isinstance(b, Not):
+        return _expr_equal(a.a, b.a)
+    try:
+        _EqualQuiet(False, False).value(a, b, "<root>")
     except _Unequal:
         return False
     return True

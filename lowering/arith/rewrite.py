@@ -195,6 +195,10 @@ class ExprSimplifier(StmtExprMutator):
             return hit[1]
         result = self._arith_rules(expr)
         self._arith_memo[id(expr)] = (expr, result)
+        if result is not expr and isinstance(result, (Add, Sub, Mul)):
+            # A regrouped result is in canonical form already: regrouping it again (the
+            # next rewrite round of this very node) would rebuild and compare an equal tree.
+            self._arith_memo[id(result)] = (result, result)
         return result
 
     def _arith_rules(self, expr: Add | Sub | Mul) -> PrimExpr:

@@ -18,9 +18,12 @@ from irbuilder.ir import (
     Buffer,
     BufferLoad,
     BufferStore,
+    Cast,
     For,
     ForKind,
     IntImm,
+    Let,
+    Not,
     SeqStmt,
     SizeVar,
     StringImm,
@@ -40,6 +43,7 @@ def _simplify_module() -> Any:
 
 
 I32 = as_dtype("int32")
+I64 = as_dtype("int64")
 
 
 def decl_buffer(shape: tuple[int, ...], dtype: str, name: str) -> Buffer:
@@ -61,6 +65,16 @@ def test_structural_equal_shortcuts_agree_with_the_full_comparison() -> None:
     j = Var("j", I32)
     assert not structural_equal(i + 1, j + 1)
     assert structural_equal(i + 1, j + 1, map_free_vars=True)
+    # below an operator: a variable a Let binds maps to the other side's, a free one not
+    x, y = Var("x", I32), Var("y", I32)
+    assert structural_equal(Let(x, _int(1), x + i) * 2, Let(y, _int(1), y + i) * 2)
+    assert not structural_equal(Let(x, _int(1), x + i) * 2, Let(y, _int(1), y + j) * 2)
+    def below() -> Not:
+        return Not(LT(Cast(I64, i), Cast(I64, n)))
+
+    assert structural_equal(below(), below())
+    assert not structural_equal(Cast(I64, i) + 1, Cast(as_dtype("uint64"), i) + 1)
+    assert not structural_equal(IntImm(I32, 1) + i, IntImm(I32, 2) + i)
 
 
 def test_fact_memory_reads_are_recomputed_for_a_new_fact_object() -> None:
