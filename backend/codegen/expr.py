@@ -56,6 +56,7 @@ from .context import (
     scalar_type,
 )
 from .intrinsics import emit_call
+from .strided import shuffled_stride, strided_load
 
 __all__ = ["ExprEmitter"]
 
@@ -602,6 +603,10 @@ def _buffer_load(em: ExprEmitter, node: BufferLoad) -> str:
         assert isinstance(index, Ramp)
         ptr = em.index_pointer(buffer, index.base)
         return em.load_scalar_at(ptr, node.dtype, md)
+    if isinstance(index, Ramp):
+        stride = shuffled_stride(node, index)
+        if stride is not None:
+            return strided_load(em, node, index, stride, md)
     if (em.hardware_gathers and not isinstance(index, (Ramp, Broadcast))
             and buffer.dtype.lanes == 1 and not buffer.dtype.is_bool):
         return _hardware_gather(em, node, index, md)
