@@ -172,9 +172,10 @@ def test_nests_it_must_not_tile_are_left_alone() -> None:
 
     @T.prim_func
     def not_a_copy(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        # a call is not one of the elementwise operations the tiles compute
         for i in range(16):
             for j in range(16):
-                B[j, i] = A[i, j] + T.float32(1)
+                B[j, i] = T.exp(A[i, j])
 
     @T.prim_func
     def odd_extent(A: T.Buffer((12, 16), "float32"), B: T.Buffer((16, 12), "float32")):
@@ -262,3 +263,88 @@ def test_rows_along_the_inner_loop_at_symbolic_sizes() -> None:
             b = np.full((n, m), np.nan, "float32")
             kernel(a, b)
             np.testing.assert_array_equal(b, a.T)
+
+
+# -- elementwise values around the transposed load ---------------------------------------
+
+
+@T.prim_func
+def transpose_add(A: T.Buffer((64, 32), "float32"), C: T.Buffer((32, 64), "float32"),
+                  B: T.Buffer((32, 64), "float32")):
+    for j in T.parallel(32):
+        for i in range(64):
+            B[j, i] = A[i, j] + C[j, i]
+
+
+@T.prim_func
+def transpose_scaled(A: T.Buffer((32, 48), "float32"), s: T.Buffer((2,), "float32"),
+                     H: T.Buffer((48, 32), "float16"), B: T.Buffer((48, 32), "float32")):
+    for i in range(32):
+        for j in range(48):
+            B[j, i] = T.max(A[i, j] * A[i, j] * s[1] - T.Cast("float32", H[j, i]),
+                            T.float32(0.5)) / s[0]
+
+
+@T.prim_func
+def transpose_add_rows_inner(A: T.Buffer((32, 64), "float64"), C: T.Buffer((64, 32), "float64"),
+                             B: T.Buffer((64, 32), "float64")):
+    for i in T.parallel(64):
+        for j in range(32):
+            B[i, j] = C[i, j] - A[j, i]
+
+
+@pytest.mark.parametrize("func", [transpose_add, transpose_scaled, transpose_add_rows_inner],
+                         ids=["add", "scaled", "rows_inner"])
+@runs_avx2
+def test_elementwise_values_around_the_transpose_are_tiled(func: Any) -> None:
+    for target in (AVX2, AVX512):
+        before = before_late(func, target)
+        after = run_pass("transpose_tiles", before, target)
+        assert after is not before
+        assert any(isinstance(s, LetStmt) and isinstance(s.value, Shuffle) for s in stmts(after))
+        assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_a_row_operand_over_the_output_takes_the_original_nest() -> None:
+    """C over B: the tiled nest would read C's rows after writing other rows of B."""
+    @T.prim_func
+    def square_add(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32"),
+                   B: T.Buffer((32, 32), "float32")):
+        for i in range(32):
+            for j in range(32):
+                B[j, i] = A[i, j] + C[j, i]
+
+    before = before_late(square_add, AVX2)
+    after = run_pass("transpose_tiles", before, AVX2)
+    assert after is not before
+    for offset in (0, 3, 40):
+        assert_same_numbers(
+            square_add, before, after,
+            lambda rng, o=offset: one_storage(square_add, [40, o, 0], rng), reference=False,
+        )
+
+
+def test_values_it_cannot_tile_are_left_alone() -> None:
+    @T.prim_func
+    def two_transposed(A: T.Buffer((32, 32), "float32"), D: T.Buffer((32, 32), "float32"),
+                       B: T.Buffer((32, 32), "float32")):
+        for i in range(32):
+            for j in range(32):
+                B[j, i] = A[i, j] + D[i, j]
+
+    @T.prim_func
+    def index_in_value(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
+        for i in range(32):
+            for j in range(32):
+                B[j, i] = A[i, j] + T.Cast("float32", i)
+
+    @T.prim_func
+    def reads_output(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32")):
+        for i in range(32):
+            for j in range(32):
+                B[j, i] = A[i, j] + B[0, 0]
+
+    for func in (two_transposed, index_in_value, reads_output):
+        before = before_late(func, AVX2)
+        assert run_pass("transpose_tiles", before, AVX2) is before, func.script()
