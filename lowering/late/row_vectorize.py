@@ -37,7 +37,10 @@ each update one element of a function-local float accumulator declared in the bo
 :data:`MAX_CHAINS` chains: a layernorm's sum and sum of squares, in one buffer ``s[0]``,
 ``s[1]`` or in several), ``acc[c] = acc[c] <op> x`` or ``acc[c] = x <op> acc[c]``
 (``op``: ``+ - * /``, ``T.max``, ``T.min``), then any statements that do not store to the
-accumulators (loops too: they run once per lane in a loop over the lanes). ``x`` is built
+accumulators (loops too: they run once per lane in a loop over the lanes) or are one store
+to an accumulator element (a mean's ``m[0] = m[0] / n``: one store per lane; a second
+reduction loop reading it then runs the group's rows interleaved, one scalar chain each:
+a two-pass row variance as AVX2 code, 1.76 -> 0.93 ms on the Zen 5 host). ``x`` is built
 of loads, casts, constants, outer variables and those operations (a multiply-add too:
 ``acc + A[i, k] * x[k]``, a matrix-vector product), reads no function-local buffer, and
 loads at indices that step 0 or 1 element per column (a row's columns are contiguous) and
@@ -302,7 +305,10 @@ def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
     # element (the lanes keep each element's rows side by side)
     if not all(_constant_accesses(s, accs) for s in stmts):
         return None
-    if any(_stores_to(s, accs) for s in stmts[loops_[0] + 1:]):
+    # after the loop a row may rescale its accumulators (a mean: ``m[0] = m[0] / n``), one
+    # store per lane; a loop storing to them would be a second chain of the same buffers
+    if any(_stores_to(s, accs) and not isinstance(s, BufferStore)
+           for s in stmts[loops_[0] + 1:]):
         return None
     return wrappers, stmts, _Chain(red, accs, updates)
 

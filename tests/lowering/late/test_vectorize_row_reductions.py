@@ -497,3 +497,52 @@ def test_fastmath_leaves_rows_to_llvm(target: Target) -> None:
     with lowering.PassContext(config={"vectorize_row_reductions": {"enabled": False}}):
         off = tvmscript.build(row_sums, target=target, cache=False)
     assert off.lowered is not None and not _lane_buffers(off.lowered)
+
+
+@T.prim_func
+def row_variance(A: T.Buffer((27, 40), "float32"), V: T.Buffer((27,), "float32")):
+    for i in T.parallel(27):
+        m = T.alloc_buffer((1,), "float32")
+        v = T.alloc_buffer((1,), "float32")
+        m[0] = T.float32(0)
+        for j in range(40):
+            m[0] = m[0] + A[i, j]
+        m[0] = m[0] / T.float32(40)
+        v[0] = T.float32(0)
+        for j in range(40):
+            v[0] = v[0] + (A[i, j] - m[0]) * (A[i, j] - m[0])
+        V[i] = v[0] / T.float32(40)
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_an_accumulator_rescaled_after_its_loop_runs_in_lanes(target: Target) -> None:
+    # the mean's chain runs in lanes; its rescale is one store per lane; the deviations'
+    # loop (a second chain reading the mean) runs the group's rows interleaved
+    before = before_late(row_variance, target)
+    with lowering.PassContext(opt_level=3, target=target):
+        after = vectorize_row_reductions(before)
+    assert after is not before
+    text = after.script()
+    assert "m_rows[T.Ramp(0, 1, 8)] = m_rows[T.Ramp(0, 1, 8)] + " in text
+    assert "m_rows[7] = m_rows[7] / T.float32(40)" in text
+    for seed in range(2):
+        _interp_and_built(row_variance, _random(row_variance, np.random.default_rng(seed)),
+                          target)
+
+
+def test_a_second_loop_into_the_same_accumulator_is_left_alone() -> None:
+    @T.prim_func
+    def twice(A: T.Buffer((32, 40), "float32"), S: T.Buffer((32,), "float32")):
+        for i in T.parallel(32):
+            s = T.alloc_buffer((1,), "float32")
+            s[0] = T.float32(0)
+            for j in range(40):
+                s[0] = s[0] + A[i, j]
+            s[0] = s[0] * T.float32(0.5)
+            for j in range(40):
+                s[0] = s[0] + A[i, j] * A[i, j]
+            S[i] = s[0]
+
+    before = before_late(twice, AVX2)
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        assert vectorize_row_reductions(before) is before
