@@ -23,9 +23,10 @@ arithmetic (``+ - * /``, min, max, casts) around that load: ``B[j, i] = A[i, j] 
 Loads that walk along B's rows (the same coefficients of ``i`` and ``j`` as the store: ``C``)
 become contiguous vector loads of each tile row, expressions of neither loop variable
 broadcasts; every buffer the value reads is in the no-overlap test (measured on the Zen 5
-host: a 2048 x 2048 transpose-and-add, 24.6 -> 1.5 ms; numba 14 ms, TVM 0.27 26 ms). Either loop may run along B's rows: the
-nest may also read ``B[sB * i + j] = A[.. + i]`` (the plain ``B[i, j] = A[j, i]`` of a
-user's transpose), whose tiles read rows of A along ``i`` and write rows of B along ``j``.
+host: a 2048 x 2048 transpose-and-add, 24.6 -> 1.5 ms; numba 14 ms, TVM 0.27 26 ms).
+Either loop may run along B's rows: the nest may also read ``B[sB * i + j] = A[.. + i]``
+(the plain ``B[i, j] = A[j, i]`` of a user's transpose), whose tiles read rows of A along
+``i`` and write rows of B along ``j``.
 """
 
 from __future__ import annotations

@@ -111,6 +111,22 @@ def reduction_lanes(dtype: DataType) -> int:
     return min(64, max(1, 256 // dtype.itemsize))
 
 
+MIN_SHORT_LANES = 8
+"""Fewest lanes a reduction of a constant extent is split into (an extent below 16 keeps
+its source order)."""
+
+
+def short_reduction_lanes(lanes: int, extent: int) -> int:
+    """Lanes of a reduction of constant ``extent``: ``lanes`` (:func:`reduction_lanes`)
+    when the extent is at least twice that, else the largest power of two at most half the
+    extent (a 64-step dot product of attention scores: 32 lanes, two steps each). A
+    function of the dtype and the extent alone, so the order stays the same on every
+    target and thread count."""
+    while lanes > 1 and extent < 2 * lanes:
+        lanes //= 2
+    return lanes
+
+
 def _combine(kind: str, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     return LANE_COMBINERS[kind](a, b)
 
@@ -270,8 +286,10 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     lanes = min(reduction_lanes(dtype) for dtype in dtypes)
     extent = loop.extent
     static = isinstance(extent, IntImm)
-    if isinstance(extent, IntImm) and extent.value < 2 * lanes:
-        return None
+    if isinstance(extent, IntImm):
+        lanes = short_reduction_lanes(lanes, extent.value)
+        if lanes < MIN_SHORT_LANES:
+            return None
     if reads_memory(extent) or reads_memory(loop.min):
         return None  # evaluated several times below: it must not see the updates
     if not static:

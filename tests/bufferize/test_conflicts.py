@@ -50,7 +50,11 @@ def test_conflict_forces_new_buffer_and_explain_names_three_lines() -> None:
     assert f"test_conflicts.py:{LINES['write']}  e = T.compute" in text
     assert f"test_conflicts.py:{LINES['read']}  f = T.compute" in text
     assert "allocations: 2" in text
-    assert len(allocates(lowered(f, opt_level=1))) == 2
+    # bufferization's two buffers; the 16-step sum's partial accumulators are the
+    # reduction's own (vectorize_reductions)
+    kept = [a for a in allocates(lowered(f, opt_level=1))
+            if not a.buffer_var.name.endswith("_lanes")]
+    assert len(kept) == 2
     a = np.arange(16, dtype="float32")
     (out,) = run(f, [a], opt_level=1)
     np.testing.assert_array_equal(out, [np.sum((a + 1) * 2 + (a + 1))])

@@ -506,7 +506,9 @@ def test_race_free_kernel_matches_the_interpreter_on_two_threads(
         kernel(*args)
         for got, want in zip(args, expected):
             if isinstance(got, np.ndarray):
-                np.testing.assert_allclose(got, want, rtol=1e-6)
+                # a block reduction adds its lanes in the documented order, the
+                # interpreter in source order: equal up to rounding
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
 
 
 # -- opt-outs ------------------------------------------------------------------------

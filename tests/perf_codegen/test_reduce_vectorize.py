@@ -337,3 +337,45 @@ def test_integer_sums_are_exact_in_any_order(dtype: str) -> None:
     tvmscript.build(int_sum, target="interp")(A, want)
     assert "_lanes" in kernel.get_source("tir")
     np.testing.assert_array_equal(got, want)  # wrapping integer sums do not depend on order
+
+
+@pytest.mark.parametrize("extent,lanes", [(15, 0), (16, 8), (40, 16), (64, 32), (127, 32),
+                                          (128, 64), (1000, 64)])
+def test_a_short_constant_extent_takes_fewer_lanes(extent: int, lanes: int) -> None:
+    @T.prim_func
+    def short_dot(a: T.Buffer((8, extent), "float32"), b: T.Buffer((extent,), "float32"),
+                  c: T.Buffer((8,), "float32")):
+        for i, k in T.grid(8, extent):
+            with T.block("dot"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    c[vi] = T.float32(0)
+                c[vi] = c[vi] + a[vi, vk] * b[vk]
+
+    for target in (AVX2, AVX512):
+        text = lower_for(short_dot, target).script()
+        if lanes == 0:
+            assert "_lanes" not in text  # below 16 steps: source order
+        else:
+            # one lane buffer per output (jammed outputs allocate theirs)
+            assert (f'T.decl_buffer(({lanes},), "float32", scope="local")' in text
+                    or f'T.allocate([{lanes}], "float32", "local")' in text)
+            assert f"_lanes[T.Ramp({lanes}," not in text  # no wider lanes
+    # the same bits on both targets and from run to run; the interpreter's source order
+    # differs only in rounding
+    a, b = _rng_args(((8, extent), "float32"), ((extent,), "float32"))
+    outs = []
+    for target in (AVX2, AVX512):
+        if target.missing_on_host():
+            continue
+        for _ in range(2):
+            c = np.zeros(8, "float32")
+            tvmscript.build(short_dot, target=target, fp_contract=False)(a, b, c)
+            outs.append(c)
+    want = np.zeros(8, "float32")
+    tvmscript.build(short_dot, target="interp")(a, b, want)
+    for c in outs:
+        np.testing.assert_array_equal(c, outs[0])
+        np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+    exact = a.astype("float64") @ b.astype("float64")
+    np.testing.assert_allclose(outs[0], exact, rtol=1e-5, atol=1e-5)
