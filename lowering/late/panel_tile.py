@@ -177,12 +177,6 @@ def _match(loop: For, local_data: set[int]) -> _Nest | None:
             others.setdefault(id(load.buffer.data), load.buffer)
     if not reads_self:
         return None
-    if any(depends_on(load, j) and linear_coefficient(load.indices[-1], j) not in (0, 1)
-           for load in found.loads):
-        # An operand strided along the tile's columns (``K[j, k]`` of a product with a
-        # transposed matrix) would be a gather per vector: a 4 x 16 tile of 8 x 256 x 256
-        # attention scores ran 2.2 ms on the Zen 5 host, the jammed dot products 0.6.
-        return None
     if not any(load.buffer.data is not target.data and not depends_on(load, i)
                and depends_on(load, j) for load in found.loads):
         # No vector operand shared by the tile's rows: nothing worth a register tile is

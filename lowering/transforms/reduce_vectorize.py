@@ -111,17 +111,19 @@ def reduction_lanes(dtype: DataType) -> int:
     return min(64, max(1, 256 // dtype.itemsize))
 
 
-MIN_SHORT_LANES = 8
-"""Fewest lanes a reduction of a constant extent is split into (an extent below 16 keeps
-its source order)."""
+MIN_SPLIT_EXTENT = 64
+"""Shortest constant extent split into lanes; a shorter reduction keeps its source order.
+TVM computes every reduction in source order, and the small shapes of its tests and
+schedules (16, 32 steps) then give TVM's bits; from 64 steps (a head of attention scores)
+the lanes pay."""
 
 
 def short_reduction_lanes(lanes: int, extent: int) -> int:
-    """Lanes of a reduction of constant ``extent``: ``lanes`` (:func:`reduction_lanes`)
-    when the extent is at least twice that, else the largest power of two at most half the
-    extent (a 64-step dot product of attention scores: 32 lanes, two steps each). A
-    function of the dtype and the extent alone, so the order stays the same on every
-    target and thread count."""
+    """Lanes of a reduction of constant ``extent`` (at least :data:`MIN_SPLIT_EXTENT`):
+    ``lanes`` (:func:`reduction_lanes`) when the extent is at least twice that, else halved
+    until it is (a 64-step float32 dot product: 32 lanes, two steps each). A function of
+    the dtype and the extent alone, so the order stays the same on every target and thread
+    count."""
     while lanes > 1 and extent < 2 * lanes:
         lanes //= 2
     return lanes
@@ -287,9 +289,9 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
     extent = loop.extent
     static = isinstance(extent, IntImm)
     if isinstance(extent, IntImm):
-        lanes = short_reduction_lanes(lanes, extent.value)
-        if lanes < MIN_SHORT_LANES:
+        if extent.value < MIN_SPLIT_EXTENT:
             return None
+        lanes = short_reduction_lanes(lanes, extent.value)
     if reads_memory(extent) or reads_memory(loop.min):
         return None  # evaluated several times below: it must not see the updates
     if not static:
