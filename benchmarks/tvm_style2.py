@@ -19,23 +19,15 @@ ours. ``--check`` compares every side with a numpy reference instead of timing::
 # ruff: noqa: E501 - TVMScript sources and input tables
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import numpy as np
 
+from benchmarks.kernel_sets import KernelSet
 from benchmarks.peers import aligned_empty
-from benchmarks.tvm_style import (
-    numba_runners,
-    ours_runners,
-    print_host,
-    time_and_print,
-    tvm_runners,
-)
 
 SOURCE = r'''
 @T.prim_func
@@ -351,73 +343,17 @@ def agrees(name: str, got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
     return bool(np.allclose(got64, want64, rtol=2e-3, atol=atol)), err
 
 
-def _ours(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
-    return ours_runners(names, args, SOURCE, "tvm_style2")
-
-
-def _tvm(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
-    return tvm_runners(names, args, SOURCE, "tvm_style2")
-
-
-def _numba(names: list[str], args: dict[str, list[np.ndarray]]) -> dict[str, Any]:
-    return numba_runners(names, args, "benchmarks._numba_tvm_style2")
-
-
-def _outputs_agree(name: str, peer: list[np.ndarray], ours: list[np.ndarray]) -> bool:
-    k = OUTPUTS.get(name, 1)
-    return all(agrees(name, p, o)[0] for p, o in zip(peer[-k:], ours[-k:]))
-
-
-def check(names: list[str]) -> int:
-    """Run every side once on fresh inputs and compare its outputs with numpy's; the number
-    of disagreements."""
-    sides = {"ours": inputs(0), "tvm": inputs(0), "numba": inputs(0)}
-    builders = {"ours": _ours, "tvm": _tvm, "numba": _numba}
-    bad = 0
-    for name in names:
-        want = reference(name, inputs(0)[name])
-        cells = [f"{name:20s}"]
-        for side, build in builders.items():
-            try:
-                runner = build([name], sides[side]).get(name)
-            except Exception as exc:
-                cells.append(f"{side}: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
-                bad += 1
-                continue
-            if runner is None:
-                cells.append(f"{side}: -")
-                continue
-            runner()
-            outs = sides[side][name][-OUTPUTS.get(name, 1):]
-            results = [agrees(name, g, w) for g, w in zip(outs, want)]
-            ok = all(r[0] for r in results)
-            bad += not ok
-            cells.append(f"{side}: {'ok ' if ok else 'BAD'} err {max(r[1] for r in results):.2e}")
-        print("  ".join(cells), flush=True)
-    return bad
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", default="")
-    parser.add_argument("--check", action="store_true", help="compare with numpy, no timing")
-    opts = parser.parse_args()
-    names = list(inputs(0))
-    if opts.only:
-        names = [n for n in names if n in opts.only.split(",")]
-    if opts.check:
-        sys.exit(1 if check(names) else 0)
-    print_host()
-    sides = {"ours": inputs(0), "tvm": inputs(0), "numba": inputs(0)}
-    runners = {
-        "ours": _ours(names, sides["ours"]),
-        "tvm": _tvm(names, sides["tvm"]),
-        "numba": _numba(names, sides["numba"]),
-    }
-    time_and_print(names, sides, runners, opts.rounds, opts.repeat, _outputs_agree)
+KERNELS = KernelSet(
+    tag="tvm_style2",
+    source=SOURCE,
+    numba_module="benchmarks._numba_tvm_style2",
+    inputs=inputs,
+    reference=reference,
+    agrees=agrees,
+    outputs=OUTPUTS,
+)
+"""The set's driver (``benchmarks/kernel_sets.py``)."""
 
 
 if __name__ == "__main__":
-    main()
+    KERNELS.main(__doc__)
