@@ -1,5 +1,7 @@
 """``partition_loops``: a loop comparing its variable with constants runs as parts, each with
-the comparisons decided; tiny parts, symbolic bounds and annotated loops are left alone."""
+the comparisons decided; a long loop peels short border parts; one threshold the loop does
+not change (or symbolic bounds) cuts it in two; tiny parts of short loops, thresholds the
+loop changes and annotated loops are left alone."""
 
 from __future__ import annotations
 
@@ -60,19 +62,8 @@ def test_three_parts_decide_every_comparison() -> None:
     assert "20 <= j" not in text and "> 39" not in text
 
 
-def test_short_parts_symbolic_and_annotated_loops_stay() -> None:
+def test_short_parts_and_annotated_loops_stay() -> None:
     before = _serial(padded)
-    assert run_pass("partition_loops", before) is before
-
-    @T.prim_func
-    def symbolic(a: T.handle, o: T.handle):
-        n = T.int32()
-        A = T.match_buffer(a, (n,), "int32")
-        O = T.match_buffer(o, (n,), "int32")
-        for j in range(n):
-            O[j] = T.if_then_else(j < 32, A[j], 0)
-
-    before = _serial(symbolic)
     assert run_pass("partition_loops", before) is before
 
     @T.prim_func
@@ -82,6 +73,110 @@ def test_short_parts_symbolic_and_annotated_loops_stay() -> None:
 
     before = _serial(parallel)
     assert run_pass("partition_loops", before) is before
+
+
+@T.prim_func
+def symbolic(a: T.handle, o: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "int32")
+    O = T.match_buffer(o, (n,), "int32")
+    for j in range(n):
+        O[j] = T.if_then_else(j < 32, A[j], 0)
+
+
+@T.prim_func
+def causal(A: T.Buffer((40, 40), "float32"), O: T.Buffer((40, 40), "float32")):
+    for i, j in T.grid(40, 40):
+        with T.block("mask"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = T.if_then_else(vj <= vi, A[vi, vj], T.float32(-1e30))
+
+
+@T.prim_func
+def ahead(A: T.Buffer((30, 30), "int32"), O: T.Buffer((30, 30), "int32")):
+    for i, j in T.grid(30, 30):  # from i = 25 on, the second part is empty
+        if j >= i + 5:
+            O[i, j] = A[i, j]
+        else:
+            O[i, j] = -A[i, j]
+
+
+@T.prim_func
+def behind(A: T.Buffer((30, 30), "int32"), O: T.Buffer((30, 30), "int32")):
+    for i, j in T.grid(30, 30):  # up to i = 5, the first part is empty
+        O[i, j] = T.Select(j < i - 5, A[i, j] * 3, A[i, j])
+
+
+@T.prim_func
+def stencil(A: T.Buffer((4, 300), "float32"), B: T.Buffer((4, 300), "float32")):
+    for i, j in T.grid(4, 300):
+        B[i, j] = T.if_then_else(0 < j and j < 299, A[i, j - 1] + A[i, j + 1], A[i, j])
+
+
+def test_a_symbolic_loop_is_cut_at_the_clamped_threshold() -> None:
+    after = run_pass("partition_loops", _serial(symbolic))
+    text = after.script()
+    assert "j < 32" not in text
+    assert text.count("for j") == 2
+    assert "range(T.min(32, n))" in text
+
+
+def test_a_threshold_of_an_outer_variable_cuts_the_inner_loop() -> None:
+    after = run_pass("partition_loops", _serial(causal))
+    text = after.script()
+    assert "j <= i" not in text
+    inner = [f for f in loops(after) if f.loop_var.name.startswith("j")]
+    assert len(inner) == 2  # the kept columns, then the masked ones
+    assert "T.if_then_else(True, A_flat" in text
+    assert "T.if_then_else(False, A_flat" in text
+
+
+def test_a_threshold_the_loop_changes_is_left_alone() -> None:
+    @T.prim_func
+    def data_dependent(A: T.Buffer((64,), "int32"), K: T.Buffer((1,), "int32"),
+                       O: T.Buffer((64,), "int32")):
+        for j in range(64):
+            O[j] = T.if_then_else(j < K[0], A[j], 0)  # a load: a store could change it
+
+    before = _serial(data_dependent)
+    assert run_pass("partition_loops", before) is before
+
+    @T.prim_func
+    def two_symbolic(A: T.Buffer((64, 64), "int32"), O: T.Buffer((64, 64), "int32")):
+        for i, j in T.grid(64, 64):
+            O[i, j] = T.if_then_else(j < i and j < 2 * i - 8, A[i, j], 0)
+
+    before = _serial(two_symbolic)
+    inner = [f for f in loops(run_pass("partition_loops", before))
+             if f.loop_var.name.startswith("j")]
+    assert len(inner) == 1  # two symbolic thresholds: their order is unknown
+
+
+def test_a_long_loop_peels_its_border_columns() -> None:
+    after = run_pass("partition_loops", _serial(stencil))
+    extents = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("j"))
+    assert extents == [1, 1, 298]  # the late simplify makes the borders plain statements
+    assert "j < 299" not in after.script()
+
+
+@runs_avx2
+def test_cut_loops_give_the_interpreters_numbers() -> None:
+    for func in (causal, ahead, behind, stencil):
+        before = _serial(func)
+        after = run_pass("partition_loops", before)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_a_symbolic_loop_agrees_with_numpy_at_every_size() -> None:
+    kernel = tvmscript.build(symbolic, target=AVX2, cache=False)
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 31, 32, 33, 100):
+        A = rng.integers(-9, 9, n).astype("int32")
+        O = np.full(n, 77, "int32")
+        kernel(A, O)
+        np.testing.assert_array_equal(O, np.where(np.arange(n) < 32, A, 0))
 
 
 @runs_avx2

@@ -546,3 +546,89 @@ def test_a_second_loop_into_the_same_accumulator_is_left_alone() -> None:
     before = before_late(twice, AVX2)
     with lowering.PassContext(opt_level=3, target=AVX2):
         assert vectorize_row_reductions(before) is before
+
+
+@T.prim_func
+def lower_triangle(L: T.Buffer((45, 45), "float32"), x: T.Buffer((45,), "float32"),
+                   y: T.Buffer((45,), "float32")):
+    for i in T.parallel(45):
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(i + 1):
+            acc[0] = acc[0] + L[i, j] * x[j]
+        y[i] = acc[0]
+
+
+@T.prim_func
+def upper_triangle(U: T.Buffer((45, 45), "float32"), x: T.Buffer((45,), "float32"),
+                   y: T.Buffer((45,), "float32")):
+    for i in T.parallel(45):
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(i, 45):
+            acc[0] = acc[0] + U[i, j] * x[j]
+        y[i] = acc[0]
+
+
+@T.prim_func
+def band(A: T.Buffer((40, 90), "float32"), y: T.Buffer((40,), "float32")):
+    for i in T.parallel(40):  # a sliding window: each row starts one column later
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(i, i + 37):
+            acc[0] = acc[0] + A[i, j]
+        y[i] = acc[0]
+
+
+@T.prim_func
+def steep(A: T.Buffer((40, 120), "float32"), y: T.Buffer((40,), "float32")):
+    for i in T.parallel(40):  # counts below zero from row 31; groups from row 16 share none
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(-1)
+        for j in range(3 * i - 20, 2 * i + 10):
+            acc[0] = T.max(acc[0], A[i, j + 20])
+        y[i] = acc[0]
+
+
+@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("func", [lower_triangle, upper_triangle, band, steep],
+                         ids=["lower", "upper", "band", "steep"])
+def test_rows_whose_columns_depend_on_the_row_are_bit_identical(func: PrimFunc,
+                                                                target: Target) -> None:
+    for seed in range(2):
+        _interp_and_built(func, _random(func, np.random.default_rng(seed)), target)
+
+
+def test_a_triangle_runs_the_shared_columns_in_lanes_and_the_rest_per_row() -> None:
+    lower = vectorize_row_reductions_for(lower_triangle).script()
+    # the shared columns end where the group's first row's end
+    assert "j_count: T.int32 = T.max(0 + (0 + i_rows * 8 + 1) - j_from, 0)" in lower
+    assert "for j_tile in range(j_count // 8):" in lower
+    assert "for j_tail in range(" in lower and "j_head" not in lower
+    upper = vectorize_row_reductions_for(upper_triangle).script()
+    # ... and start where the group's last row's start
+    assert "j_from: T.int32 = 0 + i_rows * 8 + 7" in upper
+    assert "for j_head in range(" in upper and "j_tail" not in upper
+
+
+def vectorize_row_reductions_for(func: PrimFunc) -> PrimFunc:
+    before = before_late(func, AVX2)
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        after = vectorize_row_reductions(before)
+    assert after is not before
+    return after
+
+
+def test_row_dependent_bounds_that_are_not_affine_are_left_alone() -> None:
+    @T.prim_func
+    def squares(A: T.Buffer((32, 1024), "float32"), y: T.Buffer((32,), "float32")):
+        for i in T.parallel(32):
+            acc = T.alloc_buffer((1,), "float32")
+            acc[0] = T.float32(0)
+            for j in range(i * i):
+                acc[0] = acc[0] + A[i, j]
+            y[i] = acc[0]
+
+    before = before_late(squares, AVX2)
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        assert vectorize_row_reductions(before) is before

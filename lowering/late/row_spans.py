@@ -1,0 +1,107 @@
+"""Column spans of a row group whose reduction loop's bounds depend on the row.
+
+A triangular matrix-vector product runs ``for j in range(i + 1)`` in row ``i``: the rows of
+a group of ``count`` rows ``first .. first + count - 1`` (computed together by
+``vectorize_row_reductions``, one row per vector lane) reduce over different columns. Each
+row's columns ``[lo(u), hi(u))`` are cut into three spans, run in this order so that every
+row still takes its columns in ascending order:
+
+* the row's **head** ``[lo(u), min(L, hi(u)))``, one row at a time (scalar),
+* the **common** span ``[L, max(L, H))`` of all rows, in vector lanes,
+* the row's **tail** ``[max(L, H), hi(u))``, one row at a time,
+
+with ``L = max lo(u)`` and ``H = min hi(u)``. A row ending before ``L`` is done after its
+head (the common span is then empty: ``H <= hi(u) < L``). ``lo`` and ``hi`` are affine in
+the row, so ``L`` and ``H`` are their values at the group's first or last row, by the sign
+of the row's coefficient. A bound that does not depend on the row gives no heads (``lo``)
+or no tails (``hi``).
+"""
+
+from __future__ import annotations
+
+from irbuilder.ir import (
+    For,
+    ForKind,
+    IntImm,
+    LetStmt,
+    Max,
+    Min,
+    PrimExpr,
+    Stmt,
+    Var,
+)
+
+from ..analysis.loads import reads_memory
+from ..analysis.substitute import substitute_expr
+from ..arith.canonical import linear_coefficient
+from ..transforms.unroll import copy_with_fresh_vars
+
+__all__ = ["RowSpans", "affine_in_row"]
+
+
+def affine_in_row(bound: PrimExpr, row: Var) -> bool:
+    """Whether ``bound`` is affine in ``row`` (or free of it) and reads no memory."""
+    return not reads_memory(bound) and linear_coefficient(bound, row) is not None
+
+
+class RowSpans:
+    """The spans (module doc) of the rows ``first + u``, ``u < count``, of ``loop`` (the
+    reduction loop of row ``row``); :attr:`start` and :attr:`extent` are the common span's
+    placeholders, bound by :meth:`bind` around the group's body."""
+
+    def __init__(self, loop: For, row: Var, first: PrimExpr, count: int) -> None:
+        self.loop, self.row, self.first, self.count = loop, row, first, count
+        jdt = loop.loop_var.dtype
+        self.lo = loop.min
+        self.hi = loop.min + loop.extent
+        self.start = Var(f"{loop.loop_var.name}_from", jdt)
+        self.extent = Var(f"{loop.loop_var.name}_count", jdt)
+
+    def _at(self, bound: PrimExpr, u: int | PrimExpr) -> PrimExpr:
+        if isinstance(u, int):
+            row_at = self.first if u == 0 else self.first + IntImm(self.first.dtype, u)
+        else:
+            row_at = self.first + u
+        return substitute_expr(bound, {self.row: row_at})
+
+    def _extreme(self, bound: PrimExpr, largest: bool) -> PrimExpr:
+        coefficient = linear_coefficient(bound, self.row)
+        assert coefficient is not None
+        last = (coefficient >= 0) == largest
+        return self._at(bound, self.count - 1 if last else 0)
+
+    def bind(self, body: Stmt) -> Stmt:
+        """``body`` with the common span's start and extent bound."""
+        start = self._extreme(self.lo, largest=True)
+        end = self._extreme(self.hi, largest=False)
+        zero = IntImm(self.extent.dtype, 0)
+        return LetStmt(self.start, start,
+                       LetStmt(self.extent, Max(end - self.start, zero), body))
+
+    def common_loop(self) -> For:
+        """The reduction loop over the common span (the same body)."""
+        loop = self.loop
+        return For(loop.loop_var, self.start, self.extent, ForKind.SERIAL, loop.body,
+                   span=loop.span)
+
+    def _per_row(self, lane: Var, begin: PrimExpr, extent: PrimExpr, tag: str) -> Stmt:
+        j = self.loop.loop_var
+        step = Var(f"{j.name}_{tag}", j.dtype)
+        zero = IntImm(j.dtype, 0)
+        body = copy_with_fresh_vars(self.loop.body, {self.row: self.first + lane,
+                                                      j: begin + step})
+        return For(step, zero, Max(extent, zero), ForKind.SERIAL, body, span=self.loop.span)
+
+    def heads(self, lane: Var) -> Stmt | None:
+        """Row ``first + lane``'s head loop, or None when ``lo`` does not depend on the row."""
+        if linear_coefficient(self.lo, self.row) == 0:
+            return None
+        lo, hi = self._at(self.lo, lane), self._at(self.hi, lane)
+        return self._per_row(lane, lo, Min(self.start, hi) - lo, "head")
+
+    def tails(self, lane: Var) -> Stmt | None:
+        """Row ``first + lane``'s tail loop, or None when ``hi`` does not depend on the row."""
+        if linear_coefficient(self.hi, self.row) == 0:
+            return None
+        begin = self.start + self.extent
+        return self._per_row(lane, begin, self._at(self.hi, lane) - begin, "tail")
