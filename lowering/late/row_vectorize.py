@@ -32,21 +32,23 @@ gather; a load that does not depend on the row is broadcast, one that does not d
 the column is a strided vector load.
 
 Applied to PARALLEL loops without annotations whose body (under allocations, buffer
-declarations and bindings) is a sequence of stores, then one serial loop whose statements
+declarations and bindings) is a sequence of stores, then serial loops whose statements
 each update one element of a function-local float accumulator declared in the body (up to
-:data:`MAX_CHAINS` chains: a layernorm's sum and sum of squares, in one buffer ``s[0]``,
-``s[1]`` or in several), ``acc[c] = acc[c] <op> x`` or ``acc[c] = x <op> acc[c]``
-(``op``: ``+ - * /``, ``T.max``, ``T.min``), then any statements that do not store to the
-accumulators (loops too: they run once per lane in a loop over the lanes) or are one store
-to an accumulator element (a mean's ``m[0] = m[0] / n``: one store per lane; a second
-reduction loop reading it then runs the group's rows interleaved, one scalar chain each:
-a two-pass row variance as AVX2 code, 1.76 -> 0.93 ms on the Zen 5 host). ``x`` is built
-of loads, casts, constants, outer variables and those operations (a multiply-add too:
-``acc + A[i, k] * x[k]``, a matrix-vector product), reads no function-local buffer, and
-loads at indices that step 0 or 1 element per column (a row's columns are contiguous) and
+:data:`~.row_chains.MAX_CHAINS` chains per loop: a layernorm's sum and sum of squares, in
+one buffer ``s[0]``, ``s[1]`` or in several), ``acc[c] = acc[c] <op> x`` or ``acc[c] = x
+<op> acc[c]`` (``op``: ``+ - * /``, ``T.max``, ``T.min``), with any statements between and
+after them that do not store to the accumulators (loops too: after the last chain loop
+they run once per lane in a loop over the lanes) or are one store to an accumulator
+element (a mean's ``m[0] = m[0] / n``: one store per lane). Matching is in
+``row_chains.py``. A later chain loop may read an earlier one's accumulators (a two-pass
+variance's deviations from the mean: the mean's lanes are one vector; as AVX2 code on the
+Zen 5 host 1.76 ms with both loops scalar, 0.93 with the first in lanes, 0.56 with both).
+``x`` is built of loads, casts, constants, outer variables and those operations (a
+multiply-add too: ``acc + A[i, k] * x[k]``, a matrix-vector product), reads no
+function-local buffer but those earlier accumulators, and loads at indices that step 0 or 1 element per column (a row's columns are contiguous) and
 do not read memory; how they depend on the row is free (a symbolic row stride is fine).
-Every access to an accumulator names a constant element. The loop's bounds may be affine
-in the row (a triangle's ``range(i + 1)``): the columns all rows of a group share run in
+Every access to an accumulator names a constant element. A single chain loop's bounds may
+be affine in the row (a triangle's ``range(i + 1)``): the columns all rows of a group share run in
 the lanes, each row's others one row at a time before or after them (``row_spans.py``;
 a 4096 x 4096 lower-triangular matrix-vector product on the Zen 5 host: 4.4 -> 0.65 ms).
 Symbolic row and column counts are handled (``n // L``, ``n % L``, ``m // L``, ``m % L``
@@ -104,11 +106,9 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.ir.buffer import make_data_var
-from irbuilder.ir.functor import post_order_visit
 
-from ..analysis.loads import reads_memory
 from ..analysis.substitute import substitute_expr
-from ..analysis.vars import depends_on, free_vars
+from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
 from ..arith.rewrite import simplify_expr
 from ..pass_infra import FunctionPass, PassContext, function_pass
@@ -116,7 +116,8 @@ from ..target import Target, as_target
 from ..transforms.auto_parallel import has_loop
 from ..transforms.unroll import copy_with_fresh_vars
 from .jam import merge_copies
-from .row_spans import RowSpans, affine_in_row
+from .row_chains import Chain, Update, loads, match_rows, stores_to
+from .row_spans import RowSpans
 from .transpose_tiles import transpose_bindings
 
 __all__ = [
@@ -128,7 +129,6 @@ __all__ = [
     "vectorize_row_reductions",
 ]
 
-_OPS: tuple[type, ...] = (Add, Sub, Mul, Div, Max, Min)
 _I32 = as_dtype("int32")
 _TRUE = IntImm(as_dtype("bool"), 1)
 
@@ -183,200 +183,6 @@ def row_blocks(target: Target, lanes: int, dtype: DataType, bytes_read: int | No
     return 2 if target.has_feature("avx512f") and lanes * dtype.bits <= 256 else 1
 
 
-MAX_CHAINS = 4
-"""Most accumulator elements a matched loop may update (each is one chain per row)."""
-
-
-class _Update:
-    """One chain's statement ``acc[at] = acc[at] <op> x`` (or ``x <op> acc[at]``)."""
-
-    def __init__(self, acc: Buffer, at: int, op: type, acc_first: bool, x: PrimExpr) -> None:
-        self.acc, self.at, self.op, self.acc_first, self.x = acc, at, op, acc_first, x
-
-
-class _Chain:
-    """The matched reduction loop and the chains its body updates, in source order."""
-
-    def __init__(self, loop: For, accs: list[Buffer], updates: list[_Update]) -> None:
-        self.loop, self.accs, self.updates = loop, accs, updates
-        self.dtype = accs[0].dtype
-
-    def operands(self) -> list[PrimExpr]:
-        return [u.x for u in self.updates]
-
-
-def _peel(
-    body: Stmt, kinds: tuple[type, ...] = (Allocate, DeclBuffer, LetStmt)
-) -> tuple[list[Stmt], Stmt]:
-    """The allocations, declarations and bindings (``kinds``) wrapping ``body``, and what
-    they wrap."""
-    wrappers: list[Stmt] = []
-    while isinstance(body, kinds):
-        assert isinstance(body, (Allocate, DeclBuffer, LetStmt))
-        wrappers.append(body)
-        body = body.body
-    return wrappers, body
-
-
-def _is_acc(expr: PrimExpr, acc: Buffer, at: int = 0) -> bool:
-    return (
-        isinstance(expr, BufferLoad)
-        and expr.buffer.data is acc.data
-        and len(expr.indices) == 1
-        and isinstance(expr.indices[0], IntImm)
-        and expr.indices[0].value == at
-    )
-
-
-class _Operand:
-    """Checks ``x`` (module doc) and collects its loads."""
-
-    def __init__(self, row: Var, col: Var, inner: set[int]) -> None:
-        self.row, self.col, self.inner = row, col, inner
-        self.loads: list[BufferLoad] = []
-
-    def ok(self, expr: PrimExpr) -> bool:
-        if isinstance(expr, (FloatImm, IntImm)):
-            return True
-        if isinstance(expr, Var):
-            return expr is not self.row and expr is not self.col and id(expr) not in self.inner
-        if isinstance(expr, Cast):
-            return expr.dtype.lanes == 1 and self.ok(expr.value)
-        if isinstance(expr, _OPS):
-            assert isinstance(expr, (Add, Sub, Mul, Div, Max, Min))
-            return self.ok(expr.a) and self.ok(expr.b)
-        if isinstance(expr, BufferLoad):
-            if len(expr.indices) != 1 or expr.dtype.lanes != 1 or expr.buffer.dtype.lanes != 1:
-                return False
-            if id(expr.buffer.data) in self.inner or expr.buffer.dtype.is_bool:
-                return False
-            (index,) = expr.indices
-            if index.dtype.lanes != 1:
-                return False
-            if any(id(v) in self.inner for v in free_vars(index)) or reads_memory(index):
-                return False
-            if linear_coefficient(index, self.col) not in (0, 1):
-                return False
-            self.loads.append(expr)
-            return True
-        return False
-
-
-def _match(loop: For) -> tuple[list[Stmt], list[Stmt], _Chain] | None:
-    """The body's wrappers, its statements and its one reduction chain, or None."""
-    wrappers, inner_body = _peel(loop.body)
-    stmts = list(inner_body.seq) if isinstance(inner_body, SeqStmt) else [inner_body]
-    # an allocation placed after the first statements (at the LCA of its uses) may as well
-    # wrap them all: they cannot name it
-    while stmts and isinstance(stmts[-1], (Allocate, DeclBuffer)):
-        more, rest = _peel(stmts[-1], (Allocate, DeclBuffer))
-        wrappers.extend(more)
-        stmts = stmts[:-1] + (list(rest.seq) if isinstance(rest, SeqStmt) else [rest])
-    inner: set[int] = set()
-    locals_: dict[int, Allocate] = {}
-    for w in wrappers:
-        if isinstance(w, Allocate):
-            inner.add(id(w.buffer_var))
-            locals_[id(w.buffer_var)] = w
-        elif isinstance(w, LetStmt):
-            inner.add(id(w.var))
-    loops_ = [k for k, s in enumerate(stmts) if isinstance(s, For)]
-    if not loops_ or not all(isinstance(s, BufferStore) for s in stmts[: loops_[0]]):
-        return None
-    red = stmts[loops_[0]]
-    assert isinstance(red, For)
-    if red.kind is not ForKind.SERIAL or red.annotations or red.thread_binding is not None:
-        return None
-    row = loop.loop_var
-    for bound in (red.min, red.extent):  # a triangle's row-dependent bounds: row_spans.py
-        if any(id(v) in inner for v in free_vars(bound)) or not affine_in_row(bound, row):
-            return None
-    body_stmts = list(red.body.seq) if isinstance(red.body, SeqStmt) else [red.body]
-    if not body_stmts or len(body_stmts) > MAX_CHAINS:
-        return None
-    operand = _Operand(row, red.loop_var, inner)
-    updates: list[_Update] = []
-    accs: list[Buffer] = []
-    for store in body_stmts:
-        update = _match_update(store, locals_, operand)
-        if update is None or any(
-            u.acc.data is update.acc.data and u.at == update.at for u in updates
-        ):
-            return None
-        updates.append(update)
-        if not any(a.data is update.acc.data for a in accs):
-            accs.append(update.acc)
-    if any(a.dtype != accs[0].dtype for a in accs):
-        return None
-    # after the loop, the accumulators are read per row; every access names a constant
-    # element (the lanes keep each element's rows side by side)
-    if not all(_constant_accesses(s, accs) for s in stmts):
-        return None
-    # after the loop a row may rescale its accumulators (a mean: ``m[0] = m[0] / n``), one
-    # store per lane; a loop storing to them would be a second chain of the same buffers
-    if any(_stores_to(s, accs) and not isinstance(s, BufferStore)
-           for s in stmts[loops_[0] + 1:]):
-        return None
-    return wrappers, stmts, _Chain(red, accs, updates)
-
-
-def _match_update(stmt: Stmt, locals_: dict[int, Allocate], operand: _Operand) -> _Update | None:
-    if not isinstance(stmt, BufferStore) or len(stmt.indices) != 1:
-        return None
-    (at,) = stmt.indices
-    acc = stmt.buffer
-    alloc = locals_.get(id(acc.data))
-    dtype = acc.dtype
-    if alloc is None or not dtype.is_float or dtype.lanes != 1 or dtype.bits not in (32, 64):
-        return None
-    if not (isinstance(alloc.extent, IntImm) and 1 <= alloc.extent.value <= MAX_CHAINS):
-        return None
-    if not (isinstance(at, IntImm) and 0 <= at.value < alloc.extent.value):
-        return None
-    value = stmt.value
-    if not isinstance(value, _OPS):
-        return None
-    assert isinstance(value, (Add, Sub, Mul, Div, Max, Min))
-    if _is_acc(value.a, acc, at.value):
-        acc_first, x = True, value.b
-    elif _is_acc(value.b, acc, at.value):
-        acc_first, x = False, value.a
-    else:
-        return None
-    if not operand.ok(x):
-        return None
-    return _Update(acc, at.value, type(value), acc_first, x)
-
-
-def _constant_accesses(stmt: Stmt, accs: list[Buffer]) -> bool:
-    data = {id(a.data) for a in accs}
-    ok = True
-
-    def visit(node: object) -> None:
-        nonlocal ok
-        if isinstance(node, (BufferLoad, BufferStore)) and id(node.buffer.data) in data:
-            if len(node.indices) != 1 or not isinstance(node.indices[0], IntImm):
-                ok = False
-        elif isinstance(node, Var) and id(node) in data:
-            ok = False  # the accumulator's address escapes
-
-    post_order_visit(stmt, visit)
-    return ok
-
-
-def _stores_to(stmt: Stmt, accs: list[Buffer]) -> bool:
-    data = {id(a.data) for a in accs}
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, BufferStore) and id(node.buffer.data) in data:
-            found = True
-
-    post_order_visit(stmt, visit)
-    return found
-
-
 class _ToLane(StmtExprMutator):
     """Accesses of an accumulator ``acc[k]`` become ``rows[k * lanes + lane]`` of its rows
     buffer: element ``k`` of the ``lanes`` rows is one vector."""
@@ -426,7 +232,7 @@ class _Vectorizer:
     """Builds the vector form of one chain for the rows ``first + u``, ``u < lanes *
     blocks``: ``blocks`` independent vectors of ``lanes`` rows each, interleaved."""
 
-    def __init__(self, chain: _Chain, rows: dict[int, Buffer], lanes: int, first: PrimExpr,
+    def __init__(self, chain: Chain, rows: dict[int, Buffer], lanes: int, first: PrimExpr,
                  row: Var, last_row: PrimExpr | None = None, blocks: int = 1) -> None:
         self.chain, self.rows, self.lanes, self.first, self.row = chain, rows, lanes, first, row
         self.blocks = blocks
@@ -466,12 +272,18 @@ class _Vectorizer:
         if isinstance(expr, BufferLoad):
             if id(expr) in columns:
                 return columns[id(expr)]
+            rows = self.rows.get(id(expr.buffer.data))
+            if rows is not None:  # an earlier chain's result: its lanes, one vector
+                (k,) = expr.indices
+                assert isinstance(k, IntImm)
+                at = (k.value * self.blocks + block) * self.lanes
+                return BufferLoad(rows, (Ramp(IntImm(_I32, at), IntImm(_I32, 1), self.lanes),))
             return self.lanes_of(expr, col, block)
         assert isinstance(expr, (Add, Sub, Mul, Div, Max, Min))
         return type(expr)(self.vector(expr.a, col, columns, block),
                           self.vector(expr.b, col, columns, block))
 
-    def update(self, update: _Update, value: PrimExpr, block: int) -> Stmt:
+    def update(self, update: Update, value: PrimExpr, block: int) -> Stmt:
         """``rows[v*L : v*L + L] = rows[...] <op> value`` with ``v = at * blocks + block``
         (operands in the source's order)."""
         rows = self.rows[id(update.acc.data)]
@@ -554,7 +366,7 @@ class _Vectorizer:
             for update in self.chain.updates:
                 for block in range(self.blocks):  # independent chains side by side
                     columns: dict[int, PrimExpr] = {}
-                    for load in _loads(update.x):
+                    for load in loads(update.x):
                         for tiled in self.tiled_loads():
                             if structural_equal(load, tiled):
                                 columns[id(load)] = by_load[(id(tiled), block)][k]
@@ -577,41 +389,33 @@ class _Vectorizer:
         return seq(parts)
 
 
-def _loads(expr: PrimExpr) -> list[BufferLoad]:
-    if isinstance(expr, BufferLoad):
-        return [expr]
-    if isinstance(expr, Cast):
-        return _loads(expr.value)
-    if isinstance(expr, (Add, Sub, Mul, Div, Max, Min)):
-        return _loads(expr.a) + _loads(expr.b)
-    return []
+class _ReplaceChains(StmtExprMutator):
+    """The merged chain loops (the loops of the merged body updating the rows buffers)
+    become ``replacements``, in order; the other loops stay."""
 
-
-class _ReplaceChain(StmtExprMutator):
-    """The merged chain loop (the loop of the merged body updating the rows buffers)
-    becomes ``replacement``; the loops after it stay."""
-
-    def __init__(self, rows: dict[int, Buffer], replacement: Stmt) -> None:
-        self.rows, self.replacement, self.count = rows, replacement, 0
+    def __init__(self, rows: dict[int, Buffer], replacements: list[Stmt]) -> None:
+        self.rows, self.replacements, self.count = rows, replacements, 0
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
-        if not _stores_to(stmt, list(self.rows.values())):
+        if not stores_to(stmt, list(self.rows.values())):
             return stmt
         self.count += 1
-        return self.replacement
+        if self.count > len(self.replacements):
+            return stmt
+        return self.replacements[self.count - 1]
 
     def visit_seq_stmt_(self, stmt: SeqStmt) -> Stmt:
         return seq([self.visit_stmt(s) for s in stmt.seq])
 
 
-def _tiled_loads(chain: _Chain, row: Var) -> list[BufferLoad]:
+def _tiled_loads(chain: Chain, row: Var) -> list[BufferLoad]:
     """The chain's loads stepping with the column and the row (read as row tiles and
     transposed), each once."""
     out: list[BufferLoad] = []
-    for load in [ld for x in chain.operands() for ld in _loads(x)]:
+    for load in [ld for x in chain.operands() for ld in loads(x)]:
         (index,) = load.indices
         if linear_coefficient(index, chain.loop.loop_var) != 1:
             continue
@@ -622,7 +426,7 @@ def _tiled_loads(chain: _Chain, row: Var) -> list[BufferLoad]:
     return out
 
 
-def _bytes_read(loop: For, chain: _Chain) -> int | None:
+def _bytes_read(loop: For, chain: Chain) -> int | None:
     """Bytes the rows' tiled loads read over the whole loop, when the sizes are constants
     (a column count affine in the row: the mean of the first and last rows' counts)."""
     n, m = loop.extent, chain.loop.extent
@@ -644,20 +448,22 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     """The row-vectorized form of a qualifying parallel loop (module doc), or None."""
     if loop.kind is not ForKind.PARALLEL or loop.annotations or loop.thread_binding is not None:
         return None
-    found = _match(loop)
+    found = match_rows(loop)
     if found is None:
         return None
-    wrappers, stmts, chain = found
+    chains = found.chains
+    chain = chains[0]
     lanes = row_lanes(target, chain.dtype, max_bits)
     if lanes < 2 or lanes & (lanes - 1):
         return None
-    n, m = loop.extent, chain.loop.extent
+    n = loop.extent
     if isinstance(n, IntImm) and n.value < lanes:
         return None
-    if isinstance(m, IntImm) and m.value < lanes:
+    if any(isinstance(c.loop.extent, IntImm) and c.loop.extent.value < lanes for c in chains):
         return None
     if blocks is None:
-        multiplies = any(isinstance(u.x, Mul) and u.op in (Add, Sub) for u in chain.updates)
+        multiplies = any(isinstance(u.x, Mul) and u.op in (Add, Sub)
+                         for c in chains for u in c.updates)
         blocks = row_blocks(target, lanes, chain.dtype, _bytes_read(loop, chain),
                             multiplies)
     if isinstance(n, IntImm) and n.value < lanes * blocks:
@@ -665,30 +471,33 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
     per_group = lanes * blocks
     row = loop.loop_var
     idt = row.dtype
+    accs = found.accs
     rows: dict[int, Buffer] = {}
-    for acc in chain.accs:
+    for acc in accs:
         (extent,) = acc.shape
         count = per_group * (extent.value if isinstance(extent, IntImm) else 1)
         data = make_data_var(f"{acc.name}_rows", acc.dtype, "local")
         rows[id(acc.data)] = Buffer(f"{acc.name}_rows", data, (IntImm(_I32, count),), acc.dtype,
                                     scope="local")
     # the body without the accumulators' allocations and declarations
-    acc_data = {id(a.data) for a in chain.accs}
-    kept = [w for w in wrappers
+    acc_data = {id(a.data) for a in accs}
+    kept = [w for w in found.wrappers
             if not (isinstance(w, Allocate) and id(w.buffer_var) in acc_data)
             and not (isinstance(w, DeclBuffer) and id(w.buffer.data) in acc_data)]
-    split = next(k for k, st in enumerate(stmts) if isinstance(st, For)) + 1
+    stmts = found.stmts
+    split = found.at[-1] + 1
     group = Var(f"{row.name}_rows", idt)
     width = IntImm(idt, per_group)
     first = loop.min + group * width
     spans: RowSpans | None = None
-    if depends_on(chain.loop.min, row) or depends_on(chain.loop.extent, row):
+    if len(chains) == 1 and (depends_on(chain.loop.min, row)
+                             or depends_on(chain.loop.extent, row)):
         spans = RowSpans(chain.loop, row, first, per_group)
         common = spans.common_loop()
         stmts = [*stmts[: split - 1], common, *stmts[split:]]
-        chain = _Chain(common, chain.accs, chain.updates)
+        chains = [Chain(common, chain.accs, chain.updates)]
     after = stmts[split:]
-    # loops after the chain run once per lane in a loop over the lanes rather than as one
+    # loops after the chains run once per lane in a loop over the lanes rather than as one
     # copy per lane (a layernorm's normalising row: eight copies of a vectorized row loop
     # cost compile time for nothing); only without other locals, which each lane owns
     lane_loop = not kept and any(has_loop(st) for st in after)
@@ -717,14 +526,19 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         merged = seq([merged, For(lane, IntImm(idt, 0), width, ForKind.SERIAL,
                                   _ToLane(rows, per_group, lane).visit_stmt(per_lane))])
     last_row = loop.min + n - IntImm(idt, 1) if prefetch else None
-    vector = _Vectorizer(chain, rows, lanes, first, row, last_row, blocks).loops()
-    if spans is not None:
-        vector = seq([*_each_lane(spans.heads, rows, per_group, idt), vector,
-                      *_each_lane(spans.tails, rows, per_group, idt)])
-    replacer = _ReplaceChain(rows, vector)
+    vectors: list[Stmt] = []
+    for k, c in enumerate(chains):
+        # only the first chain prefetches: the later ones read the rows it brought in
+        vector = _Vectorizer(c, rows, lanes, first, row, last_row if k == 0 else None,
+                             blocks).loops()
+        if spans is not None:
+            vector = seq([*_each_lane(spans.heads, rows, per_group, idt), vector,
+                          *_each_lane(spans.tails, rows, per_group, idt)])
+        vectors.append(vector)
+    replacer = _ReplaceChains(rows, vectors)
     merged = replacer.visit_stmt(merged)
-    if replacer.count != 1:
-        return None  # the copies' loops did not merge into one
+    if replacer.count != len(chains):
+        return None  # the copies' loops did not merge into one per chain
     groups = (FloorDiv(n, width) if not isinstance(n, IntImm)
               else IntImm(idt, n.value // per_group))
     group_body: Stmt = merged if spans is None else spans.bind(merged)

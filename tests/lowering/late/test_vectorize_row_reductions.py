@@ -517,7 +517,7 @@ def row_variance(A: T.Buffer((27, 40), "float32"), V: T.Buffer((27,), "float32")
 @pytest.mark.parametrize("target", _targets())
 def test_an_accumulator_rescaled_after_its_loop_runs_in_lanes(target: Target) -> None:
     # the mean's chain runs in lanes; its rescale is one store per lane; the deviations'
-    # loop (a second chain reading the mean) runs the group's rows interleaved
+    # loop (a second chain, reading the mean's lanes as one vector) runs in lanes too
     before = before_late(row_variance, target)
     with lowering.PassContext(opt_level=3, target=target):
         after = vectorize_row_reductions(before)
@@ -525,6 +525,8 @@ def test_an_accumulator_rescaled_after_its_loop_runs_in_lanes(target: Target) ->
     text = after.script()
     assert "m_rows[T.Ramp(0, 1, 8)] = m_rows[T.Ramp(0, 1, 8)] + " in text
     assert "m_rows[7] = m_rows[7] / T.float32(40)" in text
+    assert "v_rows[T.Ramp(0, 1, 8)] = v_rows[T.Ramp(0, 1, 8)] + (A_flat_" in text
+    assert " - m_rows[T.Ramp(0, 1, 8)]) * (A_flat_" in text
     for seed in range(2):
         _interp_and_built(row_variance, _random(row_variance, np.random.default_rng(seed)),
                           target)
@@ -632,3 +634,38 @@ def test_row_dependent_bounds_that_are_not_affine_are_left_alone() -> None:
     before = before_late(squares, AVX2)
     with lowering.PassContext(opt_level=3, target=AVX2):
         assert vectorize_row_reductions(before) is before
+
+
+@T.prim_func
+def standardized_max(A: T.Buffer((21, 35), "float32"), O: T.Buffer((21,), "float32")):
+    for i in T.parallel(21):  # three chain loops, the later ones reading the earlier sums
+        s = T.alloc_buffer((2,), "float32")
+        d = T.alloc_buffer((1,), "float32")
+        top = T.alloc_buffer((1,), "float32")
+        s[0] = T.float32(0)
+        s[1] = T.float32(0)
+        for j in range(35):
+            s[0] = s[0] + A[i, j]
+            s[1] = s[1] + A[i, j] * A[i, j]
+        s[0] = s[0] / T.float32(35)
+        d[0] = T.float32(0)
+        for j in range(35):
+            d[0] = d[0] + T.max(A[i, j] - s[0], T.float32(0)) * s[1]
+        top[0] = T.float32(-1e30)
+        for j in range(35):
+            top[0] = T.max(top[0], (A[i, j] - s[0]) / (d[0] + T.float32(1)))
+        O[i] = top[0] + s[1]
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_three_chain_loops_each_run_in_lanes(target: Target) -> None:
+    before = before_late(standardized_max, target)
+    with lowering.PassContext(opt_level=3, target=target):
+        after = vectorize_row_reductions(before)
+    text = after.script()
+    for rows in ("s_rows", "d_rows", "top_rows"):
+        assert f"{rows}[T.Ramp(0, 1, 8)] = " in text, rows
+    assert "s_rows[T.Ramp(8, 1, 8)]" in text  # s[1]'s lanes read by the second loop
+    for seed in range(2):
+        _interp_and_built(standardized_max,
+                          _random(standardized_max, np.random.default_rng(seed)), target)
