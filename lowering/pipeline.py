@@ -15,6 +15,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     check_parallel_races    refuse T.parallel loops whose iterations may conflict
                             (N-d indices; disabled by config {"check_parallel_races":
                             {"enabled": False}}, i.e. build(..., check_races=False))
+    fuse_parallel_loops     consecutive loops over the same rows, one parallel, fused when
+                            the race check proves the fused iterations independent
+                            (opt_level 1)
     compact_buffer_allocation
                             allocations shrunk to the box their accesses use (TVM's
                             CompactBufferAllocation): a tile accumulator fits the stack
@@ -98,6 +101,7 @@ from .transforms.compact_buffer import compact_buffer_allocation
 from .transforms.declare_buffers import declare_buffers
 from .transforms.flatten_buffer import flatten_buffer
 from .transforms.fuse_loops import fuse_contiguous_loops
+from .transforms.fuse_parallel import fuse_parallel_loops
 from .transforms.hoist_alloc import hoist_allocations
 from .transforms.lower_blocks import lower_blocks
 from .transforms.memory_reuse import reuse_memory
@@ -127,6 +131,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "parallelize_loops",
     "plan_allocation_location",
     "check_parallel_races",
+    "fuse_parallel_loops",
     "compact_buffer_allocation",
     "simplify",
     "declare_buffers",
@@ -204,6 +209,7 @@ def lowering_passes(
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,
         "check_parallel_races": check_parallel_races,
+        "fuse_parallel_loops": fuse_parallel_loops,
         "compact_buffer_allocation": compact_buffer_allocation,
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,

@@ -45,11 +45,12 @@ variance's deviations from the mean: the mean's lanes are one vector; as AVX2 co
 Zen 5 host 1.76 ms with both loops scalar, 0.93 with the first in lanes, 0.56 with both).
 ``x`` is built of loads, casts, constants, outer variables and those operations (a
 multiply-add too: ``acc + A[i, k] * x[k]``, a matrix-vector product), reads no
-function-local buffer but those earlier accumulators, and loads at indices that step 0 or 1 element per column (a row's columns are contiguous) and
-do not read memory; how they depend on the row is free (a symbolic row stride is fine).
-Every access to an accumulator names a constant element. A single chain loop's bounds may
-be affine in the row (a triangle's ``range(i + 1)``): the columns all rows of a group share run in
-the lanes, each row's others one row at a time before or after them (``row_spans.py``;
+function-local buffer but those earlier accumulators, and loads at indices that step 0 or
+1 element per column (a row's columns are contiguous) and do not read memory; how they
+depend on the row is free (a symbolic row stride is fine). Every access to an accumulator
+names a constant element. A single chain loop's bounds may be affine in the row (a
+triangle's ``range(i + 1)``): the columns all rows of a group share run in the lanes,
+each row's others one row at a time before or after them (``row_spans.py``;
 a 4096 x 4096 lower-triangular matrix-vector product on the Zen 5 host: 4.4 -> 0.65 ms).
 Symbolic row and column counts are handled (``n // L``, ``n % L``, ``m // L``, ``m % L``
 at run time).

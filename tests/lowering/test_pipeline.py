@@ -79,6 +79,7 @@ from lowering.target import Target
 from lowering.transforms.auto_parallel import parallelize_loops
 from lowering.transforms.compact_buffer import compact_buffer_allocation
 from lowering.transforms.fuse_loops import fuse_contiguous_loops
+from lowering.transforms.fuse_parallel import fuse_parallel_loops
 from lowering.transforms.hoist_alloc import hoist_allocations
 from lowering.transforms.memory_reuse import reuse_memory
 
@@ -498,6 +499,7 @@ def test_default_pipeline_order() -> None:
         parallelize_loops,
         lowering.plan_allocation_location,
         check_parallel_races,
+        fuse_parallel_loops,
         compact_buffer_allocation,
         lowering.simplify,
         lowering.declare_buffers,

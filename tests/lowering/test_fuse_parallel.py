@@ -1,0 +1,158 @@
+"""``fuse_parallel_loops``: consecutive loops over the same rows, one of them parallel,
+become one parallel loop when the race check proves the fused iterations independent;
+the result is the unfused program's."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import lowering
+import tvmscript
+from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
+from tvmscript import tir as T
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "perf_codegen"))
+from pinned import AVX2, lower_for  # noqa: E402
+
+
+@T.prim_func
+def layernorm_blocks(A: T.Buffer((1024, 128), "float32"), O: T.Buffer((1024, 128), "float32")):
+    S = T.alloc_buffer((1024,), "float32")
+    M = T.alloc_buffer((1024,), "float32")
+    Q = T.alloc_buffer((1024,), "float32")
+    for i, j in T.grid(1024, 128):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vj]
+    for i in range(1024):
+        with T.block("mean"):
+            vi = T.axis.remap("S", [i])
+            M[vi] = S[vi] / T.float32(128)
+    for i, j in T.grid(1024, 128):
+        with T.block("var"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                Q[vi] = T.float32(0)
+            Q[vi] = Q[vi] + (A[vi, vj] - M[vi]) * (A[vi, vj] - M[vi])
+    for i, j in T.grid(1024, 128):
+        with T.block("norm"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            O[vi, vj] = (A[vi, vj] - M[vi]) * T.rsqrt(Q[vi] / T.float32(128) + T.float32(1e-5))
+
+
+@T.prim_func
+def shifted(A: T.Buffer((1024, 128), "float32"), O: T.Buffer((256,), "float32")):
+    S = T.alloc_buffer((256,), "float32")
+    R = T.alloc_buffer((256,), "float32")
+    for i in T.parallel(256):
+        S[i] = T.float32(0)
+        for j in range(128):
+            S[i] = S[i] + A[i, j]
+    for i in T.parallel(256):  # reads the next row's sum: iteration i needs i + 1 done
+        R[i] = S[T.min(i + 1, 255)] - S[i]
+    for i in T.parallel(256):
+        O[i] = R[i] * T.float32(2)
+
+
+@T.prim_func
+def reversed_rows(A: T.Buffer((1024, 128), "float32"), O: T.Buffer((256,), "float32")):
+    S = T.alloc_buffer((256,), "float32")
+    R = T.alloc_buffer((256,), "float32")
+    for i in T.parallel(256):
+        S[i] = T.float32(0)
+        for j in range(128):
+            S[i] = S[i] + A[i, j]
+    for i in T.parallel(256):
+        R[i] = S[255 - i] * T.float32(2)
+    for i in T.parallel(256):
+        O[i] = R[i] + T.float32(1)
+
+
+@T.prim_func
+def two_outputs(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32"),
+                C: T.Buffer((4096,), "float32")):
+    for i in T.parallel(4096):
+        B[i] = A[i] + T.float32(1)
+    for i in T.parallel(4096):
+        C[i] = B[i] * T.float32(2)
+
+
+def _parallel_loops(func: PrimFunc) -> list[For]:
+    found: list[For] = []
+    post_order_visit(func.body, lambda n: found.append(n)
+                     if isinstance(n, For) and n.kind is ForKind.PARALLEL else None)
+    return found
+
+
+def _unfused(func: PrimFunc) -> PrimFunc:
+    with lowering.PassContext(disabled_passes=frozenset({"fuse_parallel_loops"})):
+        return lower_for(func, AVX2)
+
+
+def test_a_block_layernorms_statistics_run_in_one_parallel_loop() -> None:
+    fused = lower_for(layernorm_blocks, AVX2)
+    assert len(_parallel_loops(fused)) == 2  # sum + mean + var, then the normalising loop
+    assert len(_parallel_loops(_unfused(layernorm_blocks))) == 3
+    text = fused.script()
+    body = text.split("T.parallel(1024")[1]
+    assert "S[i] = S[i] + " in body and "Q[i] = Q[i] + " in body
+
+
+def test_fused_loops_compute_the_unfused_numbers() -> None:
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((1024, 128)).astype("float32")
+    want = np.zeros_like(A)
+    tvmscript.build(layernorm_blocks, target="interp")(A, want)
+    got = np.zeros_like(A)
+    tvmscript.build(layernorm_blocks, target=AVX2, cache=False)(A, got)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_loops_reading_another_rows_result_stay_apart() -> None:
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((1024, 128)).astype("float32")
+    for func in (shifted, reversed_rows):
+        lowered = lower_for(func, AVX2)
+        # the sums stay apart; the last two loops (row i reads row i) fuse
+        assert len(_parallel_loops(lowered)) == 2, func
+        assert len(_parallel_loops(_unfused(func))) == 3, func
+        want = np.zeros(256, "float32")
+        tvmscript.build(func, target="interp")(A, want)
+        got = np.zeros(256, "float32")
+        tvmscript.build(func, target=AVX2, cache=False)(A, got)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_loops_writing_parameter_arrays_that_may_overlap_stay_apart() -> None:
+    # B could be A shifted by a few elements: fused, row i of the second loop would read B
+    # before the first loop of a later row wrote it
+    lowered = lower_for(two_outputs, AVX2)
+    assert len(_parallel_loops(lowered)) == 2
+
+
+def test_loops_over_other_rows_or_both_serial_stay_apart() -> None:
+    @T.prim_func
+    def other_bounds(A: T.Buffer((300,), "float32"), B: T.Buffer((300,), "float32")):
+        S = T.alloc_buffer((300,), "float32")
+        for i in T.parallel(300):
+            S[i] = A[i] * T.float32(3)
+        for i in T.parallel(299):
+            B[i] = S[i]
+
+    @T.prim_func
+    def both_serial(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        S = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            S[i] = A[i] * T.float32(3)
+        for i in range(8):
+            B[i] = S[i]
+
+    assert len(_parallel_loops(lower_for(other_bounds, AVX2))) == 2
+    lowered = lower_for(both_serial, AVX2).script()
+    assert "T.parallel" not in lowered
+    assert lowered.count("for i") == 2
