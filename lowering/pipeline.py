@@ -39,6 +39,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
   bit-exact; selected by the Target)
     partition_loops         loops split where comparisons of their variable change value
     split_divided_loops     loops whose variable is divided by 2..4 run the quotient
+    tabulate_bindings       costly bindings of an inner loop's variable alone computed
+                            once into a table the nest reads (a resize's source columns)
     transpose_tiles         copy nests B[j, i] = A[i, j] in register-transposed tiles
     vectorize_streams       serial loops filling large write-only arrays become vector loops
     vectorize_remainders    constant remainders of vectorized loops become narrower vectors
@@ -90,6 +92,7 @@ from .late.privatize import privatize_scatter_adds
 from .late.promote import promote_accumulators
 from .late.row_vectorize import vectorize_row_reductions
 from .late.stream_vectorize import vectorize_streams
+from .late.tabulate import tabulate_bindings
 from .late.transpose_tiles import transpose_tiles
 from .late.vector_remainder import vectorize_remainders
 from .pass_infra import Pass, PassContext, PassInstrument, Sequential
@@ -148,6 +151,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     # the late stage (LATE_STAGE)
     "partition_loops",
     "split_divided_loops",
+    "tabulate_bindings",
     "transpose_tiles",
     "vectorize_streams",
     "vectorize_remainders",
@@ -219,6 +223,7 @@ def lowering_passes(
         "insert_entry_checks": insert_entry_checks,
         "partition_loops": partition_loops,
         "split_divided_loops": split_divided_loops,
+        "tabulate_bindings": tabulate_bindings,
         "fuse_contiguous_loops": fuse_contiguous_loops,
         "transpose_tiles": transpose_tiles,
         "vectorize_streams": vectorize_streams,

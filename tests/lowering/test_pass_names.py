@@ -45,6 +45,7 @@ def test_late_stage_names() -> None:
     assert LATE_STAGE == (
         "partition_loops",
         "split_divided_loops",
+        "tabulate_bindings",
         "transpose_tiles",
         "vectorize_streams",
         "vectorize_remainders",

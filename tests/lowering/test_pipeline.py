@@ -72,6 +72,7 @@ from lowering.late.privatize import privatize_scatter_adds
 from lowering.late.promote import promote_accumulators
 from lowering.late.row_vectorize import vectorize_row_reductions
 from lowering.late.stream_vectorize import vectorize_streams
+from lowering.late.tabulate import tabulate_bindings
 from lowering.late.transpose_tiles import transpose_tiles
 from lowering.late.vector_remainder import vectorize_remainders
 from lowering.pipeline import LATE_STAGE
@@ -515,6 +516,7 @@ def test_default_pipeline_order() -> None:
         lowering.insert_entry_checks,
         partition_loops,
         split_divided_loops,
+        tabulate_bindings,
         transpose_tiles,
         vectorize_streams,
         vectorize_remainders,

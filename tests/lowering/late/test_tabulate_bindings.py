@@ -1,0 +1,95 @@
+"""``tabulate_bindings``: costly bindings of an inner loop's variable alone are computed once
+into a table the nest reads, bit-identically; cheap, memory-reading, outer-dependent
+bindings and nests outside the limits are left alone."""
+
+from __future__ import annotations
+
+from late_kit import AVX2, assert_same_numbers, before_late, run_pass, runs_avx2
+
+from irbuilder.ir import PrimFunc, structural_equal
+from lowering.late.tabulate import MAX_TABLE
+from tvmscript import tir as T
+
+
+@T.prim_func
+def resize(A: T.Buffer((3, 16, 16), "float32"), O: T.Buffer((3, 32, 32), "float32")):
+    for c, h, w in T.grid(3, 32, 32):
+        sy = T.max((T.Cast("float32", h) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5),
+                   T.float32(0))
+        sx = T.max((T.Cast("float32", w) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5),
+                   T.float32(0))
+        y0 = T.Cast("int32", T.floor(sy))
+        x0 = T.Cast("int32", T.floor(sx))
+        y1 = T.min(y0 + 1, 15)
+        x1 = T.min(x0 + 1, 15)
+        dy = sy - T.floor(sy)
+        dx = sx - T.floor(sx)
+        O[c, h, w] = ((A[c, y0, x0] * (T.float32(1) - dx) + A[c, y0, x1] * dx)
+                      * (T.float32(1) - dy)
+                      + (A[c, y1, x0] * (T.float32(1) - dx) + A[c, y1, x1] * dx) * dy)
+
+
+@T.prim_func
+def shifted_columns(A: T.Buffer((8, 40), "int32"), O: T.Buffer((8, 24), "int32")):
+    for h in range(8):
+        for w in range(4, 28):  # starting at 4: the table is indexed w - 4
+            q = T.floordiv(w * 7 + 3, 5)
+            O[h, w - 4] = A[h, q] + q
+
+
+def _serial(func: PrimFunc) -> PrimFunc:
+    return before_late(func, AVX2, config={"parallelize_loops": {"enabled": False}})
+
+
+def test_a_resizes_column_indices_and_weights_become_tables() -> None:
+    after = run_pass("tabulate_bindings", _serial(resize))
+    text = after.script()
+    for table in ("x0_table", "x1_table", "dx_table"):
+        assert f"{table} = T.decl_buffer((32,)" in text
+    assert "sx_table" not in text  # used only by the tabulated bindings
+    assert "y0_table" not in text  # a function of the row: LLVM hoists it
+    assert "x0_1: T.int32 = x0_table[w_1]" in text
+    shifted = run_pass("tabulate_bindings", _serial(shifted_columns)).script()
+    assert "q_1: T.int32 = q_table[w_1 - 4]" in shifted
+
+
+@runs_avx2
+def test_tables_give_the_same_bits() -> None:
+    for func in (resize, shifted_columns):
+        before = _serial(func)
+        after = run_pass("tabulate_bindings", before)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+
+
+def test_cheap_memory_reading_and_oversized_bindings_stay() -> None:
+    @T.prim_func
+    def cheap(A: T.Buffer((8, 64), "int32"), O: T.Buffer((8, 64), "int32")):
+        for h, w in T.grid(8, 64):
+            k = w * 2 + 1  # an add and a multiply: cheaper than a load
+            O[h, w] = A[h, k // 2] + k
+
+    @T.prim_func
+    def reads_memory(A: T.Buffer((8, 64), "int32"), I: T.Buffer((64,), "int32"),
+                     O: T.Buffer((8, 64), "int32")):
+        for h, w in T.grid(8, 64):
+            k = T.floordiv(I[w], 3)  # a load: the nest could change I
+            O[h, w] = A[h, T.floormod(k, 64)]
+
+    @T.prim_func
+    def one_row(A: T.Buffer((1, 64), "int32"), O: T.Buffer((1, 64), "int32")):
+        for h, w in T.grid(1, 64):
+            k = T.floordiv(w * 5, 3)
+            O[h, w] = A[h, T.floormod(k, 64)]
+
+    @T.prim_func
+    def wide(A: T.Buffer((4, 4096), "int32"), O: T.Buffer((4, 4096), "int32")):
+        for h, w in T.grid(4, 4096):
+            k = T.floordiv(w * 5, 3)
+            O[h, w] = A[h, T.floormod(k, 4096)]
+
+    assert MAX_TABLE < 4096
+    for func in (cheap, reads_memory, one_row, wide):
+        before = _serial(func)
+        after = run_pass("tabulate_bindings", before)
+        assert structural_equal(after, before), func
