@@ -16,8 +16,9 @@ nest::
                                                     x0 = x0_table[w]
                                                     O[h, w] = A[.., x0] ...
 
-Applied to a SERIAL loop without annotations (at least :data:`MIN_OUTER` iterations, a
-constant count) whose body is one SERIAL loop without annotations of at most
+Applied to a SERIAL loop without annotations, or a PARALLEL one (its threads then share
+the tables, filled before it and only read in it), of at least :data:`MIN_OUTER`
+iterations (a constant count), whose body is one SERIAL loop without annotations of at most
 :data:`MAX_TABLE` iterations (constant bounds), to the bindings (``LetStmt``) at the top of
 the inner body whose value depends on the inner variable, on variables defined outside
 the nest and on other such bindings only, reads no memory and costs something (a call such
@@ -60,6 +61,7 @@ from irbuilder.ir.buffer import make_data_var
 from ..analysis.loads import reads_memory
 from ..analysis.vars import free_vars
 from ..pass_infra import FunctionPass, function_pass
+from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.unroll import copy_with_fresh_vars
 
 __all__ = ["MAX_TABLE", "MIN_OUTER", "tabulate_bindings", "tabulate_nest"]
@@ -93,9 +95,11 @@ def _used_vars(node: Stmt | PrimExpr) -> set[Var]:
 
 def tabulate_nest(outer: For) -> Stmt | None:
     """The nest with its inner variable's costly bindings tabulated (module doc), or None."""
-    if (outer.kind is not ForKind.SERIAL or outer.annotations
-            or outer.thread_binding is not None or not isinstance(outer.extent, IntImm)
-            or outer.extent.value < MIN_OUTER):
+    serial = outer.kind is ForKind.SERIAL and not outer.annotations
+    # a parallel loop's run-time no-overlap test is about the arrays, not the tables
+    parallel = outer.kind is ForKind.PARALLEL and set(outer.annotations) <= {PARALLEL_IF}
+    if (not (serial or parallel) or outer.thread_binding is not None
+            or not isinstance(outer.extent, IntImm) or outer.extent.value < MIN_OUTER):
         return None
     inner = outer.body
     if (not isinstance(inner, For) or inner.kind is not ForKind.SERIAL or inner.annotations

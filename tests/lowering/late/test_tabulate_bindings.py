@@ -37,6 +37,16 @@ def shifted_columns(A: T.Buffer((8, 40), "int32"), O: T.Buffer((8, 24), "int32")
             O[h, w - 4] = A[h, q] + q
 
 
+@T.prim_func
+def parallel_rows(A: T.Buffer((64, 300), "float32"), O: T.Buffer((64, 600), "float32")):
+    for h in T.parallel(64):  # the threads share the tables, filled before the loop
+        for w in range(600):
+            x = T.Cast("int32", T.floor(T.Cast("float32", w) * T.float32(0.5)))
+            f = T.Cast("float32", w) * T.float32(0.5) - T.floor(T.Cast("float32", w)
+                                                                * T.float32(0.5))
+            O[h, w] = A[h, x] * (T.float32(1) - f) + A[h, T.min(x + 1, 299)] * f
+
+
 def _serial(func: PrimFunc) -> PrimFunc:
     return before_late(func, AVX2, config={"parallelize_loops": {"enabled": False}})
 
@@ -55,8 +65,8 @@ def test_a_resizes_column_indices_and_weights_become_tables() -> None:
 
 @runs_avx2
 def test_tables_give_the_same_bits() -> None:
-    for func in (resize, shifted_columns):
-        before = _serial(func)
+    for func in (resize, shifted_columns, parallel_rows):
+        before = before_late(func, AVX2) if func is parallel_rows else _serial(func)
         after = run_pass("tabulate_bindings", before)
         assert after is not before
         assert_same_numbers(func, before, after)
@@ -93,3 +103,10 @@ def test_cheap_memory_reading_and_oversized_bindings_stay() -> None:
         before = _serial(func)
         after = run_pass("tabulate_bindings", before)
         assert structural_equal(after, before), func
+
+
+def test_a_parallel_loops_threads_share_tables_filled_before_it() -> None:
+    after = run_pass("tabulate_bindings", before_late(parallel_rows, AVX2))
+    text = after.script()
+    assert text.index("x_table[w] = x") < text.index("for h in T.parallel(64")
+    assert "f_1: T.float32 = f_table[w_1]" in text
