@@ -29,6 +29,7 @@ from irbuilder.ir import (
     PrimExpr,
     Stmt,
     Var,
+    rebuild,
 )
 
 from ..analysis.loads import reads_memory
@@ -80,9 +81,8 @@ class RowSpans:
 
     def common_loop(self) -> For:
         """The reduction loop over the common span (the same body)."""
-        loop = self.loop
-        return For(loop.loop_var, self.start, self.extent, ForKind.SERIAL, loop.body,
-                   span=loop.span)
+        common: For = rebuild(self.loop, {"min": self.start, "extent": self.extent})
+        return common
 
     def _per_row(self, lane: Var, begin: PrimExpr, extent: PrimExpr, tag: str) -> Stmt:
         j = self.loop.loop_var

@@ -103,6 +103,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
+    rebuild,
     seq,
     structural_equal,
 )
@@ -506,14 +507,7 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         stmts = stmts[:split]
     body: Stmt = SeqStmt(tuple(stmts)) if len(stmts) != 1 else stmts[0]
     for w in reversed(kept):
-        if isinstance(w, Allocate):
-            body = Allocate(w.buffer_var, w.dtype, w.extent, w.condition, body, w.annotations,
-                            span=w.span)
-        elif isinstance(w, DeclBuffer):
-            body = DeclBuffer(w.buffer, body, span=w.span)
-        else:
-            assert isinstance(w, LetStmt)
-            body = LetStmt(w.var, w.value, body, span=w.span)
+        body = rebuild(w, {"body": body})
     copies = [
         _ToLane(rows, per_group, u).visit_stmt(
             copy_with_fresh_vars(body, {row: first if u == 0 else first + IntImm(idt, u)})

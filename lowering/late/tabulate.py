@@ -54,6 +54,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     post_order_visit,
+    rebuild,
     seq,
 )
 from irbuilder.ir.buffer import make_data_var
@@ -87,10 +88,6 @@ def _costly(expr: PrimExpr) -> bool:
 
     post_order_visit(expr, visit)
     return found
-
-
-def _used_vars(node: Stmt | PrimExpr) -> set[Var]:
-    return set(free_vars(node))
 
 
 def tabulate_nest(outer: For) -> Stmt | None:
@@ -133,10 +130,10 @@ def tabulate_nest(outer: For) -> Stmt | None:
         costly[let.var] = _costly(value) or any(costly.get(v, False) for v in names)
     if not column:
         return None
-    used: set[Var] = _used_vars(body)
+    used = set(free_vars(body))
     for let in lets:
         if let.var not in column:
-            used |= _used_vars(let.value)
+            used.update(free_vars(let.value))
     chosen = [let for let in lets if let.var in column and let.var in used
               and costly[let.var]]
     if not chosen:
@@ -164,10 +161,7 @@ def tabulate_nest(outer: For) -> Stmt | None:
         table = tables.get(let.var)
         value = let.value if table is None else BufferLoad(table, (offset,))
         new_body = LetStmt(let.var, value, new_body, span=let.span)
-    new_inner = For(w, inner.min, inner.extent, inner.kind, new_body, inner.thread_binding,
-                    inner.annotations, span=inner.span)
-    new_outer = For(outer.loop_var, outer.min, outer.extent, outer.kind, new_inner,
-                    outer.thread_binding, outer.annotations, span=outer.span)
+    new_outer = rebuild(outer, {"body": rebuild(inner, {"body": new_body})})
     out: Stmt = seq([fill_loop, new_outer])
     for table in reversed(list(tables.values())):
         out = Allocate(table.data, table.dtype, table.shape[0], _TRUE, DeclBuffer(table, out))

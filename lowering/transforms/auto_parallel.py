@@ -71,7 +71,8 @@ from ..pass_infra import PassContext, function_pass
 from .compact_buffer import compact_buffer_allocation
 from .plan_alloc import plan_allocation_location
 
-__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "has_loop", "parallelize_loops"]
+__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "has_loop", "no_alias_condition",
+           "parallelize_loops"]
 
 PARALLEL_IF = "tvmscript.parallel_if"
 """Loop annotation of a parallel loop: a bool expression; when false at run time the loop
@@ -207,7 +208,7 @@ def _param_bytes(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
     return lo, lo + size
 
 
-def _no_alias_condition(func: PrimFunc, loop: For) -> list[PrimExpr] | None:
+def no_alias_condition(func: PrimFunc, loop: For) -> list[PrimExpr] | None:
     """Tests that every parameter array the loop writes overlaps no other one it uses."""
     params = {b.data: b for b in func.buffer_map.values()}
     stored, loaded = _accessed(loop)
@@ -272,7 +273,7 @@ class _Candidates(StmtExprMutator):
         symbolic = _symbolic_work(loop) if inner is None else None
         if inner == 0 or (inner is None and symbolic is None):
             return None
-        checks = _no_alias_condition(self.func, loop)
+        checks = no_alias_condition(self.func, loop)
         if checks is None:
             return None
         extent = loop.extent

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 from irbuilder.ir import (
     Allocate,
-    BufferLoad,
-    BufferStore,
     DeclBuffer,
     For,
     ForKind,
@@ -43,14 +41,14 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StmtExprMutator,
-    Var,
-    post_order_visit,
+    rebuild,
     seq,
     structural_equal,
 )
 
 from ..checks.race_check import loop_race
 from ..pass_infra import FunctionPass, function_pass
+from .auto_parallel import no_alias_condition
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["fuse_parallel_loops"]
@@ -85,20 +83,15 @@ def _unwrap(stmt: Stmt) -> tuple[list[Stmt], list[Stmt]]:
 def _rewrap(wrappers: list[Stmt], stmts: list[Stmt]) -> Stmt:
     body = seq(stmts)
     for w in reversed(wrappers):
-        if isinstance(w, DeclBuffer):
-            body = DeclBuffer(w.buffer, body, span=w.span)
-        else:
-            assert isinstance(w, Allocate)
-            body = Allocate(w.buffer_var, w.dtype, w.extent, w.condition, body, w.annotations,
-                            span=w.span)
+        body = rebuild(w, {"body": body})
     return body
 
 
 def fused_loop(first: For, second: For) -> For:
     """``for i in T.parallel(...): <first's body>; <second's body at i>``."""
     body2 = copy_with_fresh_vars(second.body, {second.loop_var: first.loop_var})
-    return For(first.loop_var, first.min, first.extent, ForKind.PARALLEL,
-               seq([first.body, body2]), span=first.span)
+    fused: For = rebuild(first, {"kind": ForKind.PARALLEL, "body": seq([first.body, body2])})
+    return fused
 
 
 class _FuseFirst(StmtExprMutator):
@@ -132,23 +125,6 @@ class _FuseFirst(StmtExprMutator):
         return stmt
 
 
-def _param_written_beside_another(func: PrimFunc, loop: For) -> bool:
-    params = {id(b.data) for b in func.buffer_map.values()}
-    written: set[int] = set()
-    used: set[int] = set()
-
-    def visit(node: object) -> None:
-        if isinstance(node, (BufferLoad, BufferStore)) and id(node.buffer.data) in params:
-            used.add(id(node.buffer.data))
-            if isinstance(node, BufferStore):
-                written.add(id(node.buffer.data))
-        elif isinstance(node, Var) and id(node) in params:
-            used.add(id(node))  # an address passed on
-
-    post_order_visit(loop.body, visit)
-    return bool(written) and len(used) > 1
-
-
 @function_pass("fuse_parallel_loops", opt_level=1)
 def _fuse_parallel_loops(func: PrimFunc) -> PrimFunc:
     """Fuse consecutive loops over the same iterations into one parallel loop when the
@@ -160,7 +136,8 @@ def _fuse_parallel_loops(func: PrimFunc) -> PrimFunc:
         if fuser.pair is None or fuser.fused is None:
             return func
         trial = func.with_body(body)
-        if (_param_written_beside_another(func, fuser.fused)
+        # a parameter array written beside another one it uses could overlap it
+        if (no_alias_condition(func, fuser.fused) != []
                 or loop_race(trial, fuser.fused) is not None):
             rejected.add(id(fuser.pair[0]))
             continue
