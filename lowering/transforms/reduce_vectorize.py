@@ -28,7 +28,11 @@ elements, the same on every target)::
 Lane ``l`` sums elements ``l, l + L, l + 2L, ...`` in order, then the lanes combine as a
 balanced tree: the result depends only on the data and ``L`` (not on thread count, run or
 target). Rounding error of a float sum is at most about ``(n / L + log2 L) * eps * sum|x|``
-instead of ``n * eps * sum|x|`` for the sequential loop (docs/performance.md).
+instead of ``n * eps * sum|x|`` for the sequential loop (docs/performance.md). The
+accumulators of one loop (outputs jammed by ``reduce_jam``, a block's several outputs) that
+share a kind and a dtype fold side by side, the halves of all of them in one vector per
+step (:func:`_fold_together`): the same operations on the same lanes, so the same bits, for
+a few shuffles per step instead of one per accumulator and step.
 
 Applied to sum and product of any numeric dtype and to min/max. Integer min/max are exact
 in any order. Float min/max (``T.max`` is ``a if a > b else b``) are exact in any order
@@ -81,7 +85,9 @@ from irbuilder.ir import (
     Mul,
     PrimExpr,
     PrimFunc,
+    Ramp,
     SeqStmt,
+    Shuffle,
     Stmt,
     Sub,
     Var,
@@ -403,15 +409,22 @@ def _lane_split(
         vector_loop(lanes, first),
         For(ko, imm(1), Sub(full, imm(1)), ForKind.SERIAL, vector_loop(lanes, update)),
     ]
-    half = lanes // 2
-    while half >= 1:
-        steps.append(vector_loop(half, functools.partial(fold, half)))
-        half //= 2
+    together = source_order is None and len(updates) > 1 and lanes > 1 and len(
+        {(u.kind, u.store.value.dtype) for u in updates}) == 1
+    if together:
+        folds, results, temps = _fold_together(updates[0].kind, bufs, lanes, ity)
+        steps.extend(folds)
+    else:
+        half = lanes // 2
+        while half >= 1:
+            steps.append(vector_loop(half, functools.partial(fold, half)))
+            half //= 2
+        results, temps = [BufferLoad(buf, (imm(0),)) for buf in bufs], []
     rest = Var("r", ity)
     start = Add(loop.min, Mul(full, imm(lanes)))
     tail: list[Stmt] = [
-        _accumulate(u.kind, u.store.buffer, u.store.indices[0], BufferLoad(buf, (imm(0),)))
-        for u, buf in zip(updates, bufs)
+        _accumulate(u.kind, u.store.buffer, u.store.indices[0], result)
+        for u, result in zip(updates, results)
     ]
     tail.append(For(
         rest, imm(0), FloorMod(loop.extent, imm(lanes)), ForKind.SERIAL,
@@ -431,12 +444,47 @@ def _lane_split(
             exact.append(And(EQ(finite, finite), NE(combined, FloatImm(combined.dtype, 0.0))))
         steps.append(IfThenElse(all_of(exact), SeqStmt(tuple(tail)), source_order))
     body: Stmt = SeqStmt(tuple(steps))
-    size = IntImm(as_dtype("int32"), lanes)
-    for buf in [b for b in chks if b is not None][::-1] + bufs[::-1]:
+    local = bufs + [b for b in chks if b is not None] + temps
+    for buf in local[::-1]:
         body = DeclBuffer(buf, body)
-    for buf in [b for b in chks if b is not None][::-1] + bufs[::-1]:
-        body = Allocate(buf.data, buf.dtype, size, IntImm(_BOOL, 1), body)
+    for buf in local[::-1]:
+        body = Allocate(buf.data, buf.dtype, buf.shape[0], IntImm(_BOOL, 1), body)
     return body
+
+
+def _fold_together(
+    kind: str, bufs: list[Buffer], lanes: int, ity: DataType
+) -> tuple[list[Stmt], list[PrimExpr], list[Buffer]]:
+    """The pairwise folds of several accumulators' lanes done side by side: each step
+    combines lane ``l`` with lane ``l + half`` of every accumulator, as the separate folds
+    do (same operations, same operands, same order: the same bits), but the halves of all
+    accumulators sit in one vector, so a step costs a few shuffles for all of them instead
+    of a shuffle per accumulator (four outputs of a dot product jammed together: their
+    64-lane trees become one). Returns the steps, each accumulator's folded value and the
+    step buffers to allocate."""
+    count = len(bufs)
+    dtype = bufs[0].dtype
+
+    def ramp(width: int) -> Ramp:
+        return Ramp(IntImm(ity, 0), IntImm(ity, 1), width)
+
+    sources: list[PrimExpr] = [BufferLoad(buf, (ramp(lanes),)) for buf in bufs]
+    steps: list[Stmt] = []
+    temps: list[Buffer] = []
+    width = lanes
+    while width > 1:
+        half = width // 2
+        low = [o * width + lane for o in range(count) for lane in range(half)]
+        high = [i + half for i in low]
+        step = _local_buffer(f"{bufs[0].name}_fold{half}", dtype, count * half)
+        value = _combine(kind, Shuffle(tuple(sources), tuple(low)),
+                         Shuffle(tuple(sources), tuple(high)))
+        steps.append(BufferStore(step, value, (ramp(count * half),)))
+        temps.append(step)
+        sources = [BufferLoad(step, (ramp(count * half),))]
+        width = half
+    results: list[PrimExpr] = [BufferLoad(temps[-1], (IntImm(ity, o),)) for o in range(count)]
+    return steps, results, temps
 
 
 class _Vectorizer(LoopRewriter):
