@@ -35,6 +35,7 @@ from irbuilder.ir import (
     Call,
     CallKind,
     Cast,
+    DataType,
     Div,
     Evaluate,
     FloatImm,
@@ -116,6 +117,9 @@ class _Vectorizer:
             value = self.expr(expr.value)
             if value is expr.value:
                 return expr
+            ramp = self._widened_ramp(value, expr.dtype)
+            if ramp is not None:
+                return ramp
             return Cast(expr.dtype.with_lanes(self.lanes), value, span=expr.span)
         if isinstance(expr, Select):
             parts = [self.expr(e) for e in (expr.condition, expr.true_value, expr.false_value)]
@@ -140,6 +144,21 @@ class _Vectorizer:
                 return expr
             return Let(var, value, body, span=expr.span)
         raise CannotVectorize(f"no vector form for {type(expr).__name__}")
+
+    def _widened_ramp(self, value: PrimExpr, dtype: DataType) -> Ramp | None:
+        """The vectorized loop variable's own ramp cast to a wider integer type, as a ramp of
+        that type (``E[I[b], d]`` with an int64 ``I``: ``int64(d)`` stays a contiguous index
+        instead of a gather). Exact: the lanes are values the loop variable takes, so none
+        wraps in its own type, and a widening cast of each is the widened ramp's lane."""
+        ramp = self.vars.get(self.loop_var)
+        if value is not ramp or not isinstance(ramp, Ramp):
+            return None
+        src = ramp.dtype.element_of()
+        if not (src.is_integer and dtype.is_integer and dtype.bits >= src.bits):
+            return None
+        base = simplify_expr(Cast(dtype, ramp.base))
+        stride = simplify_expr(Cast(dtype, ramp.stride))
+        return Ramp(base, stride, self.lanes)
 
     def _bind(self, var: Var, value: PrimExpr) -> Var:
         if not self._varying(value):
