@@ -198,3 +198,72 @@ def test_the_default_build_partitions_and_agrees_with_numpy() -> None:
     O = np.zeros((3, 80), "float32")
     kernel(A, B, O)
     np.testing.assert_array_equal(O, np.concatenate([A, B], axis=1))
+
+
+@T.prim_func
+def window(X: T.Buffer((2, 40, 40), "float32"), W: T.Buffer((2, 3, 3), "float32"),
+           Y: T.Buffer((2, 40, 40), "float32")):
+    for c, h, w, rh, rw in T.grid(2, 40, 40, 3, 3):
+        with T.block("dw"):  # a 3 x 3 window padded by comparisons with the window's offsets
+            vc, vh, vw, vrh, vrw = T.axis.remap("SSSRR", [c, h, w, rh, rw])
+            with T.init():
+                Y[vc, vh, vw] = T.float32(0)
+            Y[vc, vh, vw] = Y[vc, vh, vw] + T.if_then_else(
+                1 <= vh + vrh and vh + vrh < 41 and 1 <= vw + vrw and vw + vrw < 41,
+                X[vc, vh + vrh - 1, vw + vrw - 1], T.float32(0)) * W[vc, vrh, vrw]
+
+
+@T.prim_func
+def window_shift(A: T.Buffer((64,), "int32"), O: T.Buffer((64,), "int32")):
+    for i in range(64):  # the threshold 60 - k ranges over 29..60: parts 0..29, 29..60, 60..64
+        O[i] = 0
+        for k in range(32):
+            O[i] = O[i] + T.if_then_else(i + k < 60, A[i] * k, 1)
+
+
+def _comparisons(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if "if_then_else" in line]
+
+
+def test_a_window_comparison_peels_the_borders_of_short_loops() -> None:
+    after = run_pass("partition_loops", _serial(window))
+    text = after.script()
+    rows = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("h"))
+    assert rows == [1, 1, 38]  # first row, the 38 inner rows, last row
+    columns = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("w"))
+    # the border rows keep their columns whole (peeled parts are not split again); the
+    # inner rows peel their first and last column
+    assert columns == [1, 1, 38, 40, 40]
+    inner = [line for line in _comparisons(text) if "w_" in line or "h_" in line]
+    assert any("if_then_else(True" in line for line in _comparisons(text))
+    assert inner  # the undecided borders keep their tests
+
+
+def test_a_window_threshold_cuts_where_every_offset_agrees() -> None:
+    after = run_pass("partition_loops", _serial(window_shift))
+    extents = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("i"))
+    assert extents == [4, 29, 31]  # i + k < 60 is True below 29, False from 60
+    text = after.script()
+    assert "T.if_then_else(True, A_flat" in text and "T.if_then_else(False, A_flat" in text
+
+
+@runs_avx2
+def test_window_parts_give_the_interpreters_numbers() -> None:
+    for func in (window, window_shift):
+        before = _serial(func)
+        after = run_pass("partition_loops", before)
+        assert after is not before
+        assert_same_numbers(func, before, after)
+
+
+@runs_avx2
+def test_a_padded_window_agrees_with_numpy() -> None:
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((2, 40, 40)).astype("float32")
+    W = rng.standard_normal((2, 3, 3)).astype("float32")
+    Y = np.zeros((2, 40, 40), "float32")
+    tvmscript.build(window, target=AVX2, cache=False, fp_contract=False)(X, W, Y)
+    padded = np.pad(X.astype("float64"), ((0, 0), (1, 1), (1, 1)))
+    want = sum(padded[:, rh:rh + 40, rw:rw + 40] * W[:, rh, rw][:, None, None]
+               for rh in range(3) for rw in range(3))
+    np.testing.assert_allclose(Y, want, rtol=1e-5, atol=1e-5)
