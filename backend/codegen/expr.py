@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -384,7 +385,37 @@ def _string_imm(em: ExprEmitter, node: StringImm) -> str:
 
 
 def _cast(em: ExprEmitter, node: Cast) -> str:
-    return em.cast(em.expr(node.value), node.value.dtype, node.dtype)
+    src, dst = node.value.dtype, node.dtype
+    value = em.expr(node.value)
+    if src.is_float and dst.is_integer and not dst.is_bool:
+        low, high, nan_free = _float_range(node.value)
+        info = dst.element_of()
+        least = -(2 ** (info.bits - 1)) if info.is_int else 0
+        most = 2 ** (info.bits - 1) - 1 if info.is_int else 2 ** info.bits - 1
+        if nan_free and least - 1 < low and high < most + 1:
+            # clamped into range by the program (a quantization's min/max): every lane
+            # converts exactly, no saturation to spell out
+            op = "fptosi" if dst.is_int else "fptoui"
+            return em.assign("cast", f"{op} {llvm_type(src)} {value} to {llvm_type(dst)}")
+    return em.cast(value, src, dst)
+
+
+def _float_range(expr: PrimExpr) -> tuple[float, float, bool]:
+    """Bounds of a float expression's non-NaN values and whether it is never NaN, from the
+    clamps at its top: ``T.max(a, b)`` is ``a > b ? a : b``, so a NaN ``a`` gives ``b`` (``b``
+    is then all that bounds it from below) and a NaN ``b`` gives NaN; ``T.min`` alike."""
+    if isinstance(expr, Broadcast):
+        return _float_range(expr.value)
+    if isinstance(expr, FloatImm):
+        v = float(expr.value)
+        return v, v, v == v
+    if isinstance(expr, (Min, Max)):
+        a_low, a_high, a_clean = _float_range(expr.a)
+        b_low, b_high, b_clean = _float_range(expr.b)
+        if isinstance(expr, Max):
+            return (max(a_low, b_low) if a_clean else b_low), max(a_high, b_high), b_clean
+        return min(a_low, b_low), (min(a_high, b_high) if a_clean else b_high), b_clean
+    return -math.inf, math.inf, False
 
 
 _ARITH = {Add: ("add", "fadd"), Sub: ("sub", "fsub"), Mul: ("mul", "fmul")}

@@ -91,3 +91,36 @@ def test_vector_casts_are_packed_conversions(dst: str) -> None:
                           cache=False).get_source("asm")
     assert "vcvttps2dq" in asm or "vcvttps2udq" in asm
     assert "vcvttss2si" not in asm  # no lane converted on its own
+
+
+@T.prim_func
+def quantize(A: T.Buffer((64,), "float32"), Q: T.Buffer((64,), "int8"), R: T.Buffer((64,), "int8")):
+    for i in T.vectorized(64):
+        Q[i] = T.Cast("int8", T.min(T.max(T.round(A[i]), T.float32(-128)), T.float32(127)))
+        R[i] = T.Cast("int8", T.min(T.float32(127.9), T.max(T.float32(-128), A[i])))
+
+
+def test_a_clamped_value_converts_without_saturation_code() -> None:
+    ir = tvmscript.build(quantize, target=AVX512, cache=False).get_source("ll")
+    casts = [line.split("=", 1)[1].split() for line in ir.splitlines() if "fptosi" in line]
+    # the first clamp ends in range and never NaN: a plain conversion of the clamp; the
+    # second keeps a NaN (T.min(c, a) and T.max(c, a) pick a NaN a), so its cast saturates
+    assert any(words[4].startswith("%min") for words in casts)
+    assert any(words[4].startswith("%sat") for words in casts) and "fcmp uno" in ir
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["znver3", "znver4"])
+def test_clamped_casts_agree_with_the_interpreter(target: Target) -> None:
+    missing = target.missing_on_host()
+    if missing:
+        pytest.skip(f"the host lacks {', '.join(missing)} (target {target.mcpu})")
+    a = _edges("float32", "int8")
+    outs = {}
+    for name, tgt in (("native", target), ("interp", "interp")):
+        q = np.full(N, 7, "int8")
+        r = np.full(N, 7, "int8")
+        tvmscript.build(quantize, target=tgt, cache=False)(a, q, r)
+        outs[name] = (q, r)
+    np.testing.assert_array_equal(outs["native"][0], outs["interp"][0])
+    np.testing.assert_array_equal(outs["native"][1], outs["interp"][1])
+    assert outs["native"][1][0] == 0  # NaN kept by the clamps, then saturated to 0
