@@ -29,9 +29,11 @@ itself (``j < t``, ``t <= j``, ``j > t``, ``j >= t``, anywhere: a ``T.if_then_el
   the loop, it reads no memory: a causal mask's ``j <= i``), or symbolic bounds: two parts
   cut at ``min(max(t, lo), hi)``, either possibly empty.
 
-A comparison of ``var + e`` with ``s`` counts too when ``t = s - e`` is a constant or an
-expression of the loops inside the loop with constant bounds (a padded convolution's
-``1 <= h + rh``, ``h + rh < 113``): ``t`` then ranges over ``[t_lo, t_hi]``, the comparison is
+A comparison of ``var + e`` (``e`` without ``var``) with ``s`` is one of ``var`` with
+``t = s - e``: a split's guard ``io * 64 + ii < n`` cuts the ``ii`` loop at ``n - io * 64``.
+When ``t`` is an expression of the loops inside the loop with constant bounds, sweeping fewer
+than :data:`MIN_PART` values (a padded convolution's ``1 <= h + rh``, ``h + rh < 113``), it
+ranges over ``[t_lo, t_hi]``, the comparison is
 decided on the parts below ``t_lo`` and from ``t_hi`` (+1 for ``<=``, ``>``), and the part in
 between keeps it. Such a test runs once per element of the window, so a loop of any length
 may peel short first and last parts for it: a 128 x 112 x 112 depthwise 3 x 3 convolution
@@ -97,16 +99,31 @@ PEEL_FROM = 256
 _BOOL = as_dtype("bool")
 
 
+def _sides(cmp: CmpOp, var: Var) -> tuple[PrimExpr, bool] | None:
+    """``(t, var_left)`` when ``cmp`` compares ``var + e`` (``e`` without ``var``, possibly
+    absent) with an expression without ``var``: ``t`` is that expression minus ``e``, the
+    threshold ``var`` itself is compared with; ``var_left`` says on which side."""
+    for side, other, var_left in ((cmp.a, cmp.b, True), (cmp.b, cmp.a, False)):
+        if not depends_on(side, var) or depends_on(other, var):
+            continue
+        if side is var:
+            return other, var_left
+        if linear_coefficient(side, var) != 1:
+            return None
+        rest = simplify_expr(Sub(side, var))
+        if depends_on(rest, var):
+            return None
+        return simplify_expr(Sub(other, rest)), var_left
+    return None
+
+
 def _cut(cmp: CmpOp, var: Var) -> PrimExpr | None:
-    """The first value of ``var`` at which ``cmp`` (``var`` against an expression without
-    it) may change."""
-    a, b = cmp.a, cmp.b
-    if a is var and not depends_on(b, var):
-        other, var_left = b, True
-    elif b is var and not depends_on(a, var):
-        other, var_left = a, False
-    else:
+    """The first value of ``var`` at which ``cmp`` (``var + e`` against an expression without
+    ``var``) may change."""
+    found = _sides(cmp, var)
+    if found is None:
         return None
+    other, var_left = found
     if other.dtype != var.dtype or not isinstance(cmp, (LT, LE, GT, GE)):
         return None
     # var < t, t > var, var >= t, t <= var change at t; var <= t, t >= var, var > t,
@@ -152,40 +169,39 @@ def _inner_ranges(body: Stmt) -> Ranges:
 
 def _window(cmp: PrimExpr, var: Var, ranges: Ranges) -> tuple[int, int, bool] | None:
     """``(lo, hi, holds_below)`` for a comparison of ``var + e`` with ``s`` whose threshold
-    ``t = s - e`` is a constant or ranges over constants as the loops inside vary (a
-    convolution window's ``1 <= h + rh``): the comparison is ``holds_below`` for every value
+    ``t = s - e`` is a constant or ranges over fewer than :data:`MIN_PART` constants as the
+    loops inside vary (a convolution window's ``1 <= h + rh``): the comparison is
+    ``holds_below`` for every value
     of ``var`` below ``lo``, the opposite from ``hi`` on, and may take either value in
     between. None for any other comparison."""
     if not isinstance(cmp, (LT, LE, GT, GE)) or not cmp.a.dtype.is_integer:
         return None
-    for side, other, var_left in ((cmp.a, cmp.b, True), (cmp.b, cmp.a, False)):
-        if not depends_on(side, var) or depends_on(other, var):
-            continue
-        if side is var:
-            rest: PrimExpr | None = None
-        elif linear_coefficient(side, var) == 1:
-            rest = simplify_expr(Sub(side, var))
-            if depends_on(rest, var):
-                return None
-        else:
+    found = _sides(cmp, var)
+    if found is None:
+        return None
+    threshold, var_left = found
+    if isinstance(threshold, IntImm):
+        low = high = threshold.value
+    else:
+        if not _within_loops(threshold, ranges):
             return None
-        threshold = other if rest is None else simplify_expr(Sub(other, rest))
-        if isinstance(threshold, IntImm):
-            low = high = threshold.value
-        else:
-            names = free_vars(threshold)
-            if not names or any(id(v) not in ranges for v in names) or reads_memory(threshold):
-                return None
-            analyzer = Analyzer()
-            for v in names:
-                _, first, last = ranges[id(v)]
-                analyzer.bind_range(v, IntImm(v.dtype, first), IntImm(v.dtype, last - first + 1))
-            bound = analyzer.const_int_bound(threshold)
-            low, high = bound.lo, bound.hi
-        # var < t and var >= t change at t; var <= t and var > t at t + 1 (mirrored alike)
-        step = 0 if isinstance(cmp, (LT, GE)) == var_left else 1
-        return low + step, high + step, isinstance(cmp, (LT, LE)) == var_left
-    return None
+        analyzer = Analyzer()
+        for v in free_vars(threshold):
+            _, first, last = ranges[id(v)]
+            analyzer.bind_range(v, IntImm(v.dtype, first), IntImm(v.dtype, last - first + 1))
+        bound = analyzer.const_int_bound(threshold)
+        low, high = bound.lo, bound.hi
+        if high - low >= MIN_PART:
+            return None  # no window: the threshold sweeps the loop (a causal mask's j <= i)
+    # var < t and var >= t change at t; var <= t and var > t at t + 1 (mirrored alike)
+    step = 0 if isinstance(cmp, (LT, GE)) == var_left else 1
+    return low + step, high + step, isinstance(cmp, (LT, LE)) == var_left
+
+
+def _within_loops(threshold: PrimExpr, ranges: Ranges) -> bool:
+    """Whether ``threshold`` depends only on the loops inside (and reads no memory)."""
+    names = free_vars(threshold)
+    return bool(names) and all(id(v) in ranges for v in names) and not reads_memory(threshold)
 
 
 class _DecidePart(StmtExprMutator):
@@ -230,9 +246,10 @@ class _Decide(StmtExprMutator):
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         if isinstance(expr, (LT, LE, GT, GE)):
             at = _cut(expr, self.var)
-            if at is not None and structural_equal(at, self.cut):
+            found = _sides(expr, self.var)
+            if at is not None and found is not None and structural_equal(at, self.cut):
                 # var < cut holds below it; the others are its negation or its mirror
-                var_left = expr.a is self.var
+                var_left = found[1]
                 holds_below = isinstance(expr, (LT, LE)) == var_left
                 return IntImm(_BOOL, int(holds_below == self.below), span=expr.span)
         return super().visit_expr(expr)
@@ -256,11 +273,11 @@ def _constant_parts(loop: For, windows: list[tuple[int, int, bool]], ranges: Ran
         return None
     bounds = [lo, *inside, hi]
     spans = list(itertools.pairwise(bounds))
-    # a window's comparison is tested once per iteration of the loops inside: short first
-    # and last parts pay there too
+    # a window's comparison is tested once per iteration of the loops inside: short parts
+    # pay there too (its undecided part is shorter than MIN_PART by definition)
     windowed = any(low != high for low, high, _ in windows)
-    middle = spans[1:-1] if hi - lo >= PEEL_FROM or windowed else spans
-    if any(end - start < MIN_PART for start, end in middle):
+    middle = spans[1:-1] if hi - lo >= PEEL_FROM else spans
+    if not windowed and any(end - start < MIN_PART for start, end in middle):
         return None
     parts: list[Stmt] = []
     for start, end in spans:
@@ -292,10 +309,11 @@ def partition_loop(loop: For) -> Stmt | None:
         return None
     cuts = _cuts(loop.body, loop.loop_var)
     constant_loop = isinstance(loop.min, IntImm) and isinstance(loop.extent, IntImm)
-    if constant_loop and all(isinstance(c, IntImm) for c in cuts):
+    if constant_loop:
         ranges = _inner_ranges(loop.body)
-        windows = _windows(loop.body, loop.loop_var, ranges)
-        return _constant_parts(loop, windows, ranges) if windows else None
+        if all(isinstance(c, IntImm) or _within_loops(c, ranges) for c in cuts):
+            windows = _windows(loop.body, loop.loop_var, ranges)
+            return _constant_parts(loop, windows, ranges) if windows else None
     if len(cuts) != 1:
         return None
     return _symbolic_parts(loop, cuts[0])

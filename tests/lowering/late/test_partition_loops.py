@@ -215,9 +215,9 @@ def window(X: T.Buffer((2, 40, 40), "float32"), W: T.Buffer((2, 3, 3), "float32"
 
 @T.prim_func
 def window_shift(A: T.Buffer((64,), "int32"), O: T.Buffer((64,), "int32")):
-    for i in range(64):  # the threshold 60 - k ranges over 29..60: parts 0..29, 29..60, 60..64
+    for i in range(64):  # the threshold 60 - k ranges over 49..60: parts 0..49, 49..60, 60..64
         O[i] = 0
-        for k in range(32):
+        for k in range(12):
             O[i] = O[i] + T.if_then_else(i + k < 60, A[i] * k, 1)
 
 
@@ -240,9 +240,11 @@ def test_a_window_comparison_peels_the_borders_of_short_loops() -> None:
 
 
 def test_a_window_threshold_cuts_where_every_offset_agrees() -> None:
+    # (a threshold sweeping 16 values or more is no window: a causal mask's j <= i seen from
+    # the i loop, test_a_threshold_of_an_outer_variable_cuts_the_inner_loop)
     after = run_pass("partition_loops", _serial(window_shift))
     extents = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("i"))
-    assert extents == [4, 29, 31]  # i + k < 60 is True below 29, False from 60
+    assert extents == [4, 11, 49]  # i + k < 60 is True below 49, False from 60
     text = after.script()
     assert "T.if_then_else(True, A_flat" in text and "T.if_then_else(False, A_flat" in text
 
@@ -267,3 +269,32 @@ def test_a_padded_window_agrees_with_numpy() -> None:
     want = sum(padded[:, rh:rh + 40, rw:rw + 40] * W[:, rh, rw][:, None, None]
                for rh in range(3) for rw in range(3))
     np.testing.assert_allclose(Y, want, rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def guarded_tail(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for io in range(T.ceildiv(n, 64)):
+        for ii in range(64):
+            if io * 64 + ii < n:  # a split's guard: var + e against a bound
+                B[io * 64 + ii] = A[io * 64 + ii] * T.float32(2)
+
+
+def test_a_split_guard_becomes_the_inner_loop_bound() -> None:
+    after = run_pass("partition_loops", _serial(guarded_tail))
+    text = after.script()
+    assert "range(T.min(T.max(n - io * 64, 0), 64))" in text
+    assert "if io * 64 + ii < n" not in text
+
+
+@runs_avx2
+def test_a_guarded_tail_agrees_with_numpy_at_every_size() -> None:
+    kernel = tvmscript.build(guarded_tail, target=AVX2, cache=False)
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 63, 64, 65, 200):
+        A = rng.standard_normal(n).astype("float32")
+        B = np.full(n, 5, "float32")
+        kernel(A, B)
+        np.testing.assert_array_equal(B, A * 2)
