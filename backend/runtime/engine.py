@@ -45,6 +45,7 @@ from .target import (
     host_target,
     host_target_machine,
     optimize,
+    slp_is_safe,
 )
 
 __all__ = [
@@ -630,7 +631,8 @@ def compile_ir(
             except RuntimeError as exc:
                 raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
         with step("llvm-optimize"):
-            mod = optimize(mod, opt_level, fastmath=fastmath, target=target)
+            mod = optimize(mod, opt_level, fastmath=fastmath, target=target,
+                           slp=slp_is_safe(ir_text))
         # Read the interface after optimisation: dead declarations are gone by then.
         exports, externals = _module_interface(mod)
         with step("llvm-codegen"):

@@ -207,12 +207,29 @@ def optimize_count() -> int:
     return _optimize_runs
 
 
+_WIDE_UNSIGNED_TO_FLOAT = re.compile(r"uitofp (?:<\d+ x )?i(?!1\b)\d+")
+
+
+def slp_is_safe(ir_text: str) -> bool:
+    """Whether LLVM's SLP vectorizer may run on this IR: not when it converts an unsigned
+    integer wider than one bit to floating point. The SLP vectorizer's bit-width reduction
+    narrows the operand of such a ``uitofp`` by counting its sign bits, which is only right
+    for ``sitofp``: ``uitofp(or i64 %x, -4)`` (about 2^64) became ``uitofp i32`` (about 2^32)
+    on AVX-512 targets (found by the differential fuzzer; LLVM's SLP bit-width analysis
+    has had several such miscompiles). Such modules are vectorized by our own passes and
+    LLVM's loop vectorizer only."""
+    return _WIDE_UNSIGNED_TO_FLOAT.search(ir_text) is None
+
+
 def optimize(
-    module: Any, opt_level: int = 3, *, fastmath: bool = False, target: Target | None = None
+    module: Any, opt_level: int = 3, *, fastmath: bool = False, target: Target | None = None,
+    slp: bool | None = None,
 ) -> Any:
     """Run LLVM's new-pass-manager ``default<O{opt_level}>`` pipeline on *module*.
 
-    Loop and SLP vectorisation are enabled from O2 (SLP defaults to off in llvmlite 0.50).
+    Loop and SLP vectorisation are enabled from O2 (SLP defaults to off in llvmlite 0.50);
+    SLP only where :func:`slp_is_safe` (``slp``: that decision made by the caller, who has
+    the module's text; None scans the module).
     With ``fastmath=True`` every FP instruction first gets the ``fast`` flag (see
     :func:`apply_fastmath`); this can change results (reassociation, no NaN/Inf guarantees).
     Returns the optimised module: *module* itself, or a new module when ``fastmath`` is set.
@@ -227,7 +244,9 @@ def optimize(
     # default<O0> still runs the always-inliner, so alwaysinline runtime helpers disappear.
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = level >= 2
-    pto.slp_vectorization = level >= 2
+    if slp is None and level >= 2:
+        slp = slp_is_safe(str(module))
+    pto.slp_vectorization = level >= 2 and bool(slp)
     pb = llvm.create_pass_builder(codegen_target_machine(level, target=target), pto)
     pb.getModulePassManager().run(module, pb)
     return module
