@@ -33,12 +33,11 @@ A comparison of ``var + e`` (``e`` without ``var``) with ``s`` is one of ``var``
 ``t = s - e``: a split's guard ``io * 64 + ii < n`` cuts the ``ii`` loop at ``n - io * 64``.
 When ``t`` is an expression of the loops inside the loop with constant bounds, sweeping fewer
 than :data:`MIN_PART` values (a padded convolution's ``1 <= h + rh``, ``h + rh < 113``), it
-ranges over ``[t_lo, t_hi]``, the comparison is
-decided on the parts below ``t_lo`` and from ``t_hi`` (+1 for ``<=``, ``>``), and the part in
-between keeps it. Such a test runs once per element of the window, so a loop of any length
-may peel short first and last parts for it: a 128 x 112 x 112 depthwise 3 x 3 convolution
-padded by ``T.if_then_else`` went from 0.62 to 0.27 ms on the Zen 5 host (numba, skipping the
-borders by hand: 0.49).
+ranges over ``[t_lo, t_hi]``: the comparison is decided on the parts below ``t_lo`` and from
+``t_hi`` (+1 for ``<=``, ``>``), and the part in between keeps it. Such a test runs once per
+element of the window, so a loop of any length may peel short first and last parts for it: a
+128 x 112 x 112 depthwise 3 x 3 convolution padded by ``T.if_then_else`` went from 0.62 to
+0.27 ms on the Zen 5 host (numba, skipping the borders by hand: 0.49).
 
 The parts are then offered to the pass again (loops inside them split too), except those
 shorter than :data:`MIN_PART` (a border row of a window: little time, and every split there
@@ -108,7 +107,7 @@ def _sides(cmp: CmpOp, var: Var) -> tuple[PrimExpr, bool] | None:
             continue
         if side is var:
             return other, var_left
-        if linear_coefficient(side, var) != 1:
+        if side.dtype != var.dtype or linear_coefficient(side, var) != 1:
             return None
         rest = simplify_expr(Sub(side, var))
         if depends_on(rest, var):
@@ -171,9 +170,8 @@ def _window(cmp: PrimExpr, var: Var, ranges: Ranges) -> tuple[int, int, bool] | 
     """``(lo, hi, holds_below)`` for a comparison of ``var + e`` with ``s`` whose threshold
     ``t = s - e`` is a constant or ranges over fewer than :data:`MIN_PART` constants as the
     loops inside vary (a convolution window's ``1 <= h + rh``): the comparison is
-    ``holds_below`` for every value
-    of ``var`` below ``lo``, the opposite from ``hi`` on, and may take either value in
-    between. None for any other comparison."""
+    ``holds_below`` for every value of ``var`` below ``lo``, the opposite from ``hi`` on, and
+    may take either value in between. None for any other comparison."""
     if not isinstance(cmp, (LT, LE, GT, GE)) or not cmp.a.dtype.is_integer:
         return None
     found = _sides(cmp, var)
@@ -263,8 +261,9 @@ def _part(loop: For, start: PrimExpr, extent: PrimExpr, body: Stmt) -> For:
                copy_with_fresh_vars(body, {var: shifted}), span=loop.span)
 
 
-def _constant_parts(loop: For, windows: list[tuple[int, int, bool]], ranges: Ranges,
-                    ) -> Stmt | None:
+def _constant_parts(
+    loop: For, windows: list[tuple[int, int, bool]], ranges: Ranges
+) -> Stmt | None:
     var = loop.loop_var
     assert isinstance(loop.min, IntImm) and isinstance(loop.extent, IntImm)
     lo, hi = loop.min.value, loop.min.value + loop.extent.value
