@@ -28,6 +28,24 @@ from benchmarks.tvm_style import (
 Arrays = dict[str, list[np.ndarray]]
 
 
+def agrees_closely(name: str, got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
+    """Whether ``got`` matches ``want`` (exact for integers; floats within ``rtol=2e-3`` and an
+    absolute slack of 1e-3 of the output's largest finite magnitude, equal infinities
+    agreeing; a float16 output within its own precision), and the largest absolute error:
+    the ``agrees`` of the third and fourth sets."""
+    got64, want64 = got.astype("float64"), want.astype("float64")
+    with np.errstate(invalid="ignore"):
+        diff = np.where(got64 == want64, 0.0, np.abs(got64 - want64))
+    err = float(np.max(diff)) if got.size else 0.0
+    if got.dtype.kind in "iu":
+        return bool(np.array_equal(got64, want64)), err
+    finite = np.abs(want64[np.isfinite(want64)])
+    scale = float(np.max(finite)) if finite.size else 1.0
+    atol = 1e-3 * (scale or 1.0)
+    rtol = 2e-3 if got.dtype != np.float16 else 2e-3 + 2.0**-10
+    return bool(np.allclose(got64, want64, rtol=rtol, atol=atol)), err
+
+
 @dataclass
 class KernelSet:
     tag: str

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
+from benchmarks.kernel_sets import agrees_closely as agrees
 from benchmarks.peers import aligned_empty
 
 SOURCE = r'''
@@ -364,22 +365,6 @@ def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:
     if name == "rowsum_i8_i32":
         return [args[0].astype("int64").sum(1).astype("int32")]
     raise KeyError(name)
-
-
-def agrees(name: str, got: np.ndarray, want: np.ndarray) -> tuple[bool, float]:
-    """Whether ``got`` matches ``want`` (exact for integers; floats within ``rtol=2e-3`` and an
-    absolute slack of 1e-3 of the output's largest finite magnitude, equal infinities
-    agreeing), and the largest absolute error."""
-    got64, want64 = got.astype("float64"), want.astype("float64")
-    with np.errstate(invalid="ignore"):
-        diff = np.where(got64 == want64, 0.0, np.abs(got64 - want64))
-    err = float(np.max(diff)) if got.size else 0.0
-    if got.dtype.kind in "iu":
-        return bool(np.array_equal(got64, want64)), err
-    finite = np.abs(want64[np.isfinite(want64)])
-    scale = float(np.max(finite)) if finite.size else 1.0
-    atol = 1e-3 * (scale or 1.0)
-    return bool(np.allclose(got64, want64, rtol=2e-3, atol=atol)), err
 
 
 KERNELS = KernelSet(
