@@ -35,6 +35,17 @@ def own_rows(B: T.Buffer((8, 30, 256), "float32"), C: T.Buffer((8, 60), "float32
                 C[vi, vj * 2] = C[vi, vj * 2] + B[vi, vj, vk]  # every load moves with j
 
 
+@T.prim_func
+def batched_matvec(A: T.Buffer((4, 64, 128), "float32"), x: T.Buffer((4, 128), "float32"),
+                   y: T.Buffer((4, 64), "float32")):
+    for b, i, k in T.grid(4, 64, 128):
+        with T.block("y"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                y[vb, vi] = T.float32(0)
+            y[vb, vi] = y[vb, vi] + A[vb, vi, vk] * x[vb, vk]
+
+
 def _lowered(func: object, target: object, **config: object) -> str:
     with lowering.PassContext(config={"vectorize_reductions": config} if config else {}):
         return lowering.lower(func, target=target).script()
@@ -108,3 +119,18 @@ def test_parallel_jammed_rows_agree_with_the_interpreter_on_every_run() -> None:
         np.testing.assert_allclose(C, want, rtol=1e-4, atol=1e-4)
         first = C if first is None else first
         np.testing.assert_array_equal(C, first)
+
+
+def test_rows_read_once_are_not_jammed() -> None:
+    # every A row is read by one output only (a batched matrix-vector product): nothing to
+    # share but x, and on AVX2 two outputs' 64 lanes spill (1.6 -> 1.3 ms for 64 x 512^2)
+    for target in (AVX2, AVX512):
+        text = _lowered(batched_matvec, target)
+        assert "i_jam" not in text and "y_flat_lanes" in text
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((4, 64, 128)).astype("float32")
+    x = rng.standard_normal((4, 128)).astype("float32")
+    y = np.zeros((4, 64), "float32")
+    tvmscript.build(batched_matvec, target=AVX2, cache=False)(A, x, y)
+    np.testing.assert_allclose(y, np.einsum("bik,bk->bi", A.astype("float64"), x),
+                               rtol=1e-4, atol=1e-4)
