@@ -54,12 +54,14 @@ from irbuilder.ir import (
     LE,
     LT,
     Add,
+    And,
     CmpOp,
     For,
     ForKind,
     IntImm,
     Max,
     Min,
+    Or,
     PrimExpr,
     PrimFunc,
     SeqStmt,
@@ -218,7 +220,15 @@ class _DecidePart(StmtExprMutator):
                     return IntImm(_BOOL, int(holds_below), span=expr.span)
                 if self.start >= high:
                     return IntImm(_BOOL, int(not holds_below), span=expr.span)
-        return super().visit_expr(expr)
+        new = super().visit_expr(expr)
+        # drop the decided operands that no longer matter (`True and x` is `x`), which the
+        # printed IR could not show: TVMScript's `and` of a constant folds when parsed
+        if isinstance(new, (And, Or)):
+            identity = int(isinstance(new, And))
+            for kept, other in ((new.b, new.a), (new.a, new.b)):
+                if isinstance(other, IntImm) and other.value == identity:
+                    return kept
+        return new
 
 
 def _windows(body: Stmt, var: Var, ranges: Ranges) -> list[tuple[int, int, bool]]:
