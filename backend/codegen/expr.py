@@ -247,10 +247,8 @@ class ExprEmitter(FunctionBuilder):
         integer range's ends when the float type holds them exactly, else the largest float
         below the first value out of range, whose lanes then select the integer maximum."""
         elem = src.element_of()
-        bits = dst.element_of().bits
         signed = dst.is_int
-        low = -(1 << (bits - 1)) if signed else 0
-        first_out = 1 << (bits - 1) if signed else 1 << bits
+        low, first_out = int(dst.min_value), int(dst.max_value) + 1
         mantissa = 24 if elem.bits == 32 else 53
         exact = (first_out - 1).bit_length() <= mantissa
         # else the largest float below first_out, a power of two: its last ulp is cut off
@@ -389,10 +387,7 @@ def _cast(em: ExprEmitter, node: Cast) -> str:
     value = em.expr(node.value)
     if src.is_float and dst.is_integer and not dst.is_bool:
         low, high, nan_free = _float_range(node.value)
-        info = dst.element_of()
-        least = -(2 ** (info.bits - 1)) if info.is_int else 0
-        most = 2 ** (info.bits - 1) - 1 if info.is_int else 2 ** info.bits - 1
-        if nan_free and least - 1 < low and high < most + 1:
+        if nan_free and dst.min_value - 1 < low and high < dst.max_value + 1:
             # clamped into range by the program (a quantization's min/max): every lane
             # converts exactly, no saturation to spell out
             op = "fptosi" if dst.is_int else "fptoui"

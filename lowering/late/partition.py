@@ -118,22 +118,24 @@ def _sides(cmp: CmpOp, var: Var) -> tuple[PrimExpr, bool] | None:
     return None
 
 
-def _cut(cmp: CmpOp, var: Var) -> PrimExpr | None:
-    """The first value of ``var`` at which ``cmp`` (``var + e`` against an expression without
-    ``var``) may change."""
+def _cut(cmp: CmpOp, var: Var) -> tuple[PrimExpr, bool] | None:
+    """``(at, holds_below)``: the first value of ``var`` at which ``cmp`` (``var + e``
+    against an expression without ``var``) may change, and its value below it."""
     found = _sides(cmp, var)
     if found is None:
         return None
     other, var_left = found
     if other.dtype != var.dtype or not isinstance(cmp, (LT, LE, GT, GE)):
         return None
+    # var < cut holds below it; the others are its negation or its mirror
+    holds_below = isinstance(cmp, (LT, LE)) == var_left
     # var < t, t > var, var >= t, t <= var change at t; var <= t, t >= var, var > t,
     # t < var at t + 1
     if isinstance(cmp, (LT, GE)) == var_left:
-        return other
+        return other, holds_below
     if isinstance(other, IntImm):
-        return IntImm(other.dtype, other.value + 1)
-    return Add(other, IntImm(other.dtype, 1))
+        return IntImm(other.dtype, other.value + 1), holds_below
+    return Add(other, IntImm(other.dtype, 1)), holds_below
 
 
 def _cuts(body: Stmt, var: Var) -> list[PrimExpr]:
@@ -142,9 +144,9 @@ def _cuts(body: Stmt, var: Var) -> list[PrimExpr]:
 
     def visit(node: object) -> None:
         if isinstance(node, (LT, LE, GT, GE)):
-            at = _cut(node, var)
-            if at is not None and not any(structural_equal(at, seen) for seen in found):
-                found.append(at)
+            cut = _cut(node, var)
+            if cut is not None and not any(structural_equal(cut[0], seen) for seen in found):
+                found.append(cut[0])
 
     post_order_visit(body, visit)
     return found
@@ -176,26 +178,22 @@ def _window(cmp: PrimExpr, var: Var, ranges: Ranges) -> tuple[int, int, bool] | 
     may take either value in between. None for any other comparison."""
     if not isinstance(cmp, (LT, LE, GT, GE)) or not cmp.a.dtype.is_integer:
         return None
-    found = _sides(cmp, var)
-    if found is None:
+    cut = _cut(cmp, var)
+    if cut is None:
         return None
-    threshold, var_left = found
-    if isinstance(threshold, IntImm):
-        low = high = threshold.value
-    else:
-        if not _within_loops(threshold, ranges):
-            return None
-        analyzer = Analyzer()
-        for v in free_vars(threshold):
-            _, first, last = ranges[id(v)]
-            analyzer.bind_range(v, IntImm(v.dtype, first), IntImm(v.dtype, last - first + 1))
-        bound = analyzer.const_int_bound(threshold)
-        low, high = bound.lo, bound.hi
-        if high - low >= MIN_PART:
-            return None  # no window: the threshold sweeps the loop (a causal mask's j <= i)
-    # var < t and var >= t change at t; var <= t and var > t at t + 1 (mirrored alike)
-    step = 0 if isinstance(cmp, (LT, GE)) == var_left else 1
-    return low + step, high + step, isinstance(cmp, (LT, LE)) == var_left
+    at, holds_below = cut
+    if isinstance(at, IntImm):
+        return at.value, at.value, holds_below
+    if not _within_loops(at, ranges):
+        return None
+    analyzer = Analyzer()
+    for v in free_vars(at):
+        _, first, last = ranges[id(v)]
+        analyzer.bind_range(v, IntImm(v.dtype, first), IntImm(v.dtype, last - first + 1))
+    bound = analyzer.const_int_bound(at)
+    if bound.hi - bound.lo >= MIN_PART:
+        return None  # no window: the threshold sweeps the loop (a causal mask's j <= i)
+    return bound.lo, bound.hi, holds_below
 
 
 def _within_loops(threshold: PrimExpr, ranges: Ranges) -> bool:
@@ -205,21 +203,20 @@ def _within_loops(threshold: PrimExpr, ranges: Ranges) -> bool:
 
 
 class _DecidePart(StmtExprMutator):
-    """Every comparison with a window (:func:`_window`) that the part ``[start, end)`` of
-    ``var``'s values lies outside becomes its value there."""
+    """Every comparison with a window (``windows``: :func:`_windows` of the body) that the
+    part ``[start, end)`` of the variable's values lies outside becomes its value there."""
 
-    def __init__(self, var: Var, start: int, end: int, ranges: Ranges) -> None:
-        self.var, self.start, self.end, self.ranges = var, start, end, ranges
+    def __init__(self, windows: Windows, start: int, end: int) -> None:
+        self.windows, self.start, self.end = windows, start, end
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        if isinstance(expr, (LT, LE, GT, GE)):
-            window = _window(expr, self.var, self.ranges)
-            if window is not None:
-                low, high, holds_below = window
-                if self.end <= low:
-                    return IntImm(_BOOL, int(holds_below), span=expr.span)
-                if self.start >= high:
-                    return IntImm(_BOOL, int(not holds_below), span=expr.span)
+        window = self.windows.get(id(expr))
+        if window is not None:
+            low, high, holds_below = window
+            if self.end <= low:
+                return IntImm(_BOOL, int(holds_below), span=expr.span)
+            if self.start >= high:
+                return IntImm(_BOOL, int(not holds_below), span=expr.span)
         new = super().visit_expr(expr)
         # drop the decided operands that no longer matter (`True and x` is `x`), which the
         # printed IR could not show: TVMScript's `and` of a constant folds when parsed
@@ -231,14 +228,18 @@ class _DecidePart(StmtExprMutator):
         return new
 
 
-def _windows(body: Stmt, var: Var, ranges: Ranges) -> list[tuple[int, int, bool]]:
-    found: list[tuple[int, int, bool]] = []
+Windows = dict[int, tuple[int, int, bool]]
+"""The comparisons of a loop body with a window (:func:`_window`), by identity."""
+
+
+def _windows(body: Stmt, var: Var, ranges: Ranges) -> Windows:
+    found: Windows = {}
 
     def visit(node: object) -> None:
         if isinstance(node, (LT, LE, GT, GE)):
             window = _window(node, var, ranges)
-            if window is not None and window not in found:
-                found.append(window)
+            if window is not None:
+                found[id(node)] = window
 
     post_order_visit(body, visit)
     return found
@@ -253,13 +254,9 @@ class _Decide(StmtExprMutator):
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         if isinstance(expr, (LT, LE, GT, GE)):
-            at = _cut(expr, self.var)
-            found = _sides(expr, self.var)
-            if at is not None and found is not None and structural_equal(at, self.cut):
-                # var < cut holds below it; the others are its negation or its mirror
-                var_left = found[1]
-                holds_below = isinstance(expr, (LT, LE)) == var_left
-                return IntImm(_BOOL, int(holds_below == self.below), span=expr.span)
+            cut = _cut(expr, self.var)
+            if cut is not None and structural_equal(cut[0], self.cut):
+                return IntImm(_BOOL, int(cut[1] == self.below), span=expr.span)
         return super().visit_expr(expr)
 
 
@@ -271,26 +268,24 @@ def _part(loop: For, start: PrimExpr, extent: PrimExpr, body: Stmt) -> For:
                copy_with_fresh_vars(body, {var: shifted}), span=loop.span)
 
 
-def _constant_parts(
-    loop: For, windows: list[tuple[int, int, bool]], ranges: Ranges
-) -> Stmt | None:
+def _constant_parts(loop: For, windows: Windows) -> Stmt | None:
     var = loop.loop_var
     assert isinstance(loop.min, IntImm) and isinstance(loop.extent, IntImm)
     lo, hi = loop.min.value, loop.min.value + loop.extent.value
-    inside = sorted({c for low, high, _ in windows for c in (low, high) if lo < c < hi})
+    inside = sorted({c for low, high, _ in windows.values() for c in (low, high) if lo < c < hi})
     if not inside or len(inside) >= MAX_PARTS:
         return None
     bounds = [lo, *inside, hi]
     spans = list(itertools.pairwise(bounds))
     # a window's comparison is tested once per iteration of the loops inside: short parts
     # pay there too (its undecided part is shorter than MIN_PART by definition)
-    windowed = any(low != high for low, high, _ in windows)
+    windowed = any(low != high for low, high, _ in windows.values())
     middle = spans[1:-1] if hi - lo >= PEEL_FROM else spans
     if not windowed and any(end - start < MIN_PART for start, end in middle):
         return None
     parts: list[Stmt] = []
     for start, end in spans:
-        decided = _DecidePart(var, start, end, ranges).visit_stmt(loop.body)
+        decided = _DecidePart(windows, start, end).visit_stmt(loop.body)
         parts.append(_part(loop, IntImm(var.dtype, start), IntImm(var.dtype, end - start),
                            decided))
     return seq(parts)
@@ -322,7 +317,7 @@ def partition_loop(loop: For) -> Stmt | None:
         ranges = _inner_ranges(loop.body)
         if all(isinstance(c, IntImm) or _within_loops(c, ranges) for c in cuts):
             windows = _windows(loop.body, loop.loop_var, ranges)
-            return _constant_parts(loop, windows, ranges) if windows else None
+            return _constant_parts(loop, windows) if windows else None
     if len(cuts) != 1:
         return None
     return _symbolic_parts(loop, cuts[0])
