@@ -33,15 +33,26 @@ from irbuilder.ir import (
     Stmt,
     Sub,
     Var,
+    rebuild,
 )
 from irbuilder.ir.functor import post_order_visit
 
 from ..analysis.loads import reads_memory
+from ..analysis.substitute import substitute_expr
 from ..analysis.vars import free_vars
 from ..arith.canonical import linear_coefficient
 from .row_spans import affine_in_row
 
-__all__ = ["MAX_CHAINS", "Chain", "RowBody", "Update", "loads", "match_rows", "stores_to"]
+__all__ = [
+    "MAX_CHAINS",
+    "Chain",
+    "RowBody",
+    "Update",
+    "bound_stores",
+    "loads",
+    "match_rows",
+    "stores_to",
+]
 
 MAX_CHAINS = 4
 """Most accumulator elements one matched loop may update (each is one chain per row)."""
@@ -175,7 +186,7 @@ def _match_chain(red: Stmt, row: Var, inner: set[int], locals_: dict[int, Alloca
     for bound in (red.min, red.extent):  # a triangle's row-dependent bounds: row_spans.py
         if any(id(v) in inner for v in free_vars(bound)) or not affine_in_row(bound, row):
             return None
-    body_stmts = list(red.body.seq) if isinstance(red.body, SeqStmt) else [red.body]
+    body_stmts = bound_stores(red.body, {})
     if not body_stmts or len(body_stmts) > MAX_CHAINS:
         return None
     operand = _Operand(row, red.loop_var, inner, {id(a.data) for a in earlier})
@@ -193,6 +204,30 @@ def _match_chain(red: Stmt, row: Var, inner: set[int], locals_: dict[int, Alloca
     if any(a.dtype != accs[0].dtype for a in accs):
         return None
     return Chain(red, accs, updates)
+
+
+def bound_stores(body: Stmt, bound: dict[Var, PrimExpr]) -> list[BufferStore] | None:
+    """The statements of a chain loop's ``body`` with its ``let`` bindings (``a = A[i, j]``,
+    a TVM user's way to read an element once) substituted into them, or None when it holds
+    other kinds of statements. Substituting is exact: an operand reads no buffer the loop
+    stores to (``_Operand``), so where it is read does not matter."""
+    if isinstance(body, LetStmt):
+        value = substitute_expr(body.value, bound) if bound else body.value
+        return bound_stores(body.body, {**bound, body.var: value})
+    if isinstance(body, SeqStmt):
+        out: list[BufferStore] = []
+        for stmt in body.seq:
+            part = bound_stores(stmt, bound)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    if not isinstance(body, BufferStore):
+        return None
+    if not bound:
+        return [body]
+    return [rebuild(body, {"value": substitute_expr(body.value, bound),
+                           "indices": [substitute_expr(i, bound) for i in body.indices]})]
 
 
 def match_rows(loop: For) -> RowBody | None:
