@@ -42,6 +42,7 @@ from irbuilder.ir import (
 from ..analysis.vars import free_vars
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
+from .versioning import interleaved_behind_parallel_if
 
 __all__ = ["DEFAULT_FACTOR", "jam_parallel_loop", "jam_parallel_reductions", "merge_copies"]
 
@@ -182,7 +183,7 @@ class _Jammer(StmtExprMutator):
         if stmt.kind is ForKind.PARALLEL:
             out = jam_parallel_loop(stmt)
             if out is not None:
-                return out
+                return interleaved_behind_parallel_if(stmt, out)
         return self.generic_mutate(stmt)
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "bound_stores",
     "loads",
     "match_rows",
+    "peel",
     "stores_to",
 ]
 

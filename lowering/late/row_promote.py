@@ -40,6 +40,7 @@ from irbuilder.ir import (
     IntImm,
     LetStmt,
     PrimExpr,
+    PrimFunc,
     SeqStmt,
     Stmt,
     StmtExprMutator,
@@ -56,9 +57,10 @@ from irbuilder.ir import (
 from ..analysis.loads import LoadCollector, LocalAllocations
 from ..analysis.vars import free_vars
 from ..arith.rewrite import simplify_expr
+from ..checks.race_check import loop_race
 from .row_chains import MAX_CHAINS, bound_stores
 
-__all__ = ["promote_row_outputs", "sink_row_scratch"]
+__all__ = ["inner_iterations_conflict", "promote_row_outputs", "sink_row_scratch"]
 
 _I32 = as_dtype("int32")
 _TRUE = IntImm(as_dtype("bool"), 1)
@@ -284,3 +286,25 @@ def _written_first(body: Stmt, scratch: set[int]) -> bool:
         elif any(isinstance(a, BufferStore) for a in accesses) and not isinstance(stmt, For):
             return False  # a store under a branch need not happen
     return True
+
+
+class _Swap(StmtExprMutator):
+    """Replaces one statement (by identity)."""
+
+    def __init__(self, old: Stmt, new: Stmt) -> None:
+        self.old, self.new = old, new
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_stmt(self, stmt: Stmt) -> Stmt:
+        return self.new if stmt is self.old else super().visit_stmt(stmt)
+
+
+def inner_iterations_conflict(func: PrimFunc, loop: For, inner: For) -> bool:
+    """Whether the iterations of ``inner``, the body of ``func``'s loop ``loop`` (itself, or
+    as :func:`sink_row_scratch` gives it), may conflict (``loop_race``)."""
+    if inner is loop.body:
+        return loop_race(func, inner) is not None
+    swapped = _Swap(loop, rebuild(loop, {"body": inner})).visit_stmt(func.body)
+    return loop_race(func.with_body(swapped), inner) is not None

@@ -114,7 +114,6 @@ from irbuilder.ir.buffer import make_data_var
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
 from ..arith.rewrite import simplify_expr
-from ..checks.race_check import loop_race
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.auto_parallel import PARALLEL_IF, has_loop, no_alias_condition
@@ -122,7 +121,7 @@ from ..transforms.unroll import copy_with_fresh_vars
 from .jam import merge_copies
 from .row_chains import Chain, match_rows, stores_to
 from .row_columns import ChainVectorizer, tiled_loads
-from .row_promote import promote_row_outputs, sink_row_scratch
+from .row_promote import inner_iterations_conflict, promote_row_outputs, sink_row_scratch
 from .row_spans import RowSpans
 from .versioning import all_of
 
@@ -373,19 +372,6 @@ def _each_lane(per_row: Callable[[Var], Stmt | None], rows: dict[int, Buffer], c
                 _ToLane(rows, count, lane).visit_stmt(body))]
 
 
-class _Swap(StmtExprMutator):
-    """Replaces one statement (by identity)."""
-
-    def __init__(self, old: Stmt, new: Stmt) -> None:
-        self.old, self.new = old, new
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr
-
-    def visit_stmt(self, stmt: Stmt) -> Stmt:
-        return self.new if stmt is self.old else super().visit_stmt(stmt)
-
-
 class _Rows(StmtExprMutator):
     def __init__(self, func: PrimFunc, target: Target, max_bits: int, prefetch: bool,
                  blocks: int | None) -> None:
@@ -418,14 +404,6 @@ class _Rows(StmtExprMutator):
                                  self.blocks, kind)
         return None if out is None else (out, checks)
 
-    def _race(self, loop: For, inner: For) -> bool:
-        """Whether the iterations of ``inner``, the body of ``loop`` (with its scratch
-        allocated inside it), may conflict."""
-        if inner is loop.body:
-            return loop_race(self.func, inner) is not None
-        swapped = _Swap(loop, rebuild(loop, {"body": inner})).visit_stmt(self.func.body)
-        return loop_race(self.func.with_body(swapped), inner) is not None
-
     def _rows(self, loop: For) -> Stmt | None:
         """The row lanes of a parallel loop, or of the serial loop that is its body (a batch
         of rows: ``for b in T.parallel(B): for i in range(N): <row b, i>``) when that loop's
@@ -448,7 +426,7 @@ class _Rows(StmtExprMutator):
             # the serial loop's rows run interleaved: its iterations must be independent
             # (the race check takes distinct arrays as distinct memory, hence the tests)
             tests = no_alias_condition(self.func, inner) if found is not None else None
-            if found is None or tests is None or self._race(loop, inner):
+            if found is None or tests is None or inner_iterations_conflict(self.func, loop, inner):
                 return None
             # fresh variables: the loop as written stays beside it, in the else branch
             out, checks = copy_with_fresh_vars(rebuild(plain, {"body": found[0]})), tests

@@ -39,6 +39,7 @@ __all__ = [
     "byte_range",
     "disjoint",
     "element_range",
+    "interleaved_behind_parallel_if",
     "is_noalias_version",
     "no_overlap_checks",
     "rewrite_loops",
@@ -187,3 +188,17 @@ def rewrite_versioned_loops(
 ) -> PrimFunc:
     """``func`` with :class:`VersionedLoopRewriter` applied to its body."""
     return rewrite_loops(func, lambda local_data: VersionedLoopRewriter(local_data, rewrite))
+
+
+def interleaved_behind_parallel_if(loop: For, rewritten: Stmt) -> Stmt:
+    """``rewritten`` (``loop`` with its iterations interleaved: jammed, or in vector lanes)
+    where that is the loop's meaning. A loop ``parallelize_loops`` made parallel runs its
+    iterations one after another when its no-overlap test fails (its ``PARALLEL_IF``
+    annotation): then so must the code, so the rewrite runs behind that test and the loop
+    as written otherwise."""
+    from ..transforms.auto_parallel import PARALLEL_IF  # that module builds on this one
+
+    guard = loop.annotations.get(PARALLEL_IF)
+    if guard is None:
+        return rewritten
+    return IfThenElse(guard, rewritten, loop, span=loop.span)
