@@ -75,7 +75,7 @@ from ..transforms.auto_parallel import PARALLEL_IF, no_alias_condition
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_body
 from .row_chains import peel
-from .row_promote import inner_iterations_conflict, sink_row_scratch
+from .row_promote import Swap, inner_iterations_conflict, nest_levels
 from .versioning import all_of, interleaved_behind_parallel_if
 
 __all__ = ["vectorize_column_loop", "vectorize_parallel_columns"]
@@ -127,11 +127,14 @@ def _column_accesses(body: Stmt, var: Var) -> int | None:
 
 
 def vectorize_column_loop(loop: For, target: Target, kind: ForKind = ForKind.PARALLEL,
-                          min_groups: int = MIN_COLUMN_GROUPS) -> Stmt | None:
+                          min_groups: int = MIN_COLUMN_GROUPS,
+                          max_lanes: int | None = None) -> Stmt | None:
     """``loop`` run in column lanes (module doc), its groups a loop of ``kind``, or None
     when it does not apply. Scratch allocated at the top of the body (one accumulator per
     iteration, ``for j: acc = alloc; acc[0] = 0; for k: acc[0] += ...``) gets a copy per
-    lane when no access to it depends on the loop variable."""
+    lane when no access to it depends on the loop variable. Groups running serially
+    (``kind``) leave their leftover columns to narrower groups (a 56-wide row: 32 + 16 + 8
+    lanes), at most ``max_lanes`` wide."""
     if loop.kind is not ForKind.PARALLEL or loop.thread_binding is not None:
         return None
     var = loop.loop_var
@@ -142,6 +145,8 @@ def vectorize_column_loop(loop: For, target: Target, kind: ForKind = ForKind.PAR
     if item is None or not _per_lane(scratch, inner, var):
         return None
     lanes = target.vector_bits // 8 // item
+    if max_lanes is not None:
+        lanes = min(lanes, max_lanes)
     if lanes < 2:
         return None
     n = loop.extent
@@ -178,6 +183,11 @@ def vectorize_column_loop(loop: For, target: Target, kind: ForKind = ForKind.PAR
     done = loop.min + groups * width
     leftover = For(rest, IntImm(dtype, 0), left, ForKind.SERIAL,
                    copy_with_fresh_vars(loop.body, {var: done + rest}), span=loop.span)
+    if kind is ForKind.SERIAL and isinstance(left, IntImm):
+        narrower = vectorize_column_loop(rebuild(leftover, {"kind": ForKind.PARALLEL}),
+                                         target, kind, min_groups, lanes // 2)
+        if narrower is not None:
+            return SeqStmt((vectorized, narrower), span=loop.span)
     return SeqStmt((vectorized, leftover), span=loop.span)
 
 
@@ -260,25 +270,27 @@ class _Columns(StmtExprMutator):
         return self.generic_mutate(stmt)
 
     def _inner_columns(self, loop: For) -> Stmt | None:
-        """Column lanes of the serial loop that is the parallel ``loop``'s body (``for i in
-        T.parallel(m): for j in range(n): acc = 0; for k: acc += A[i, k] * B[k, j]``), when
-        its iterations are independent: its groups run serially, as wide as
-        :data:`COLUMN_BLOCK_BYTES` allows (the parallel loop gives the threads their work),
-        behind a test that the arrays it writes overlap none of the others it uses."""
+        """Column lanes of a serial loop of the perfect nest that is the parallel ``loop``'s
+        body (``for i in T.parallel(m): for j in range(n): acc = 0; for k: acc += A[i, k] *
+        B[k, j]``; a convolution's ``for y: for x``), innermost first, when its iterations
+        are independent: its groups run serially, as wide as :data:`COLUMN_BLOCK_BYTES`
+        allows (the parallel loop gives the threads their work), behind a test that the
+        arrays it writes overlap none of the others it uses."""
         if set(loop.annotations) - {PARALLEL_IF}:
             return None
-        inner = loop.body if isinstance(loop.body, For) else sink_row_scratch(loop.body)
-        if not (isinstance(inner, For) and inner.kind is ForKind.SERIAL
-                and not inner.annotations and inner.thread_binding is None):
-            return None
-        lanes = vectorize_column_loop(rebuild(inner, {"kind": ForKind.PARALLEL}), self.target,
-                                      ForKind.SERIAL, min_groups=1)
-        tests = no_alias_condition(self.func, inner) if lanes is not None else None
-        if lanes is None or tests is None or inner_iterations_conflict(self.func, loop, inner):
-            return None
-        # fresh variables: the loop as written stays beside it, in the else branch
-        out = copy_with_fresh_vars(rebuild(loop, {"body": lanes}))
-        return IfThenElse(all_of(tests), out, loop, span=loop.span) if tests else out
+        for nest, inner in reversed(nest_levels(loop.body)):
+            lanes = vectorize_column_loop(rebuild(inner, {"kind": ForKind.PARALLEL}),
+                                          self.target, ForKind.SERIAL, min_groups=1)
+            if lanes is None:
+                continue
+            tests = no_alias_condition(self.func, inner)
+            if tests is None or inner_iterations_conflict(self.func, loop, nest, inner):
+                return None
+            # fresh variables: the loop as written stays beside it, in the else branch
+            body = Swap(inner, lanes).visit_stmt(nest)
+            out = copy_with_fresh_vars(rebuild(loop, {"body": body}))
+            return IfThenElse(all_of(tests), out, loop, span=loop.span) if tests else out
+        return None
 
 
 @function_pass("vectorize_parallel_columns", opt_level=1)

@@ -60,7 +60,13 @@ from ..arith.rewrite import simplify_expr
 from ..checks.race_check import loop_race
 from .row_chains import MAX_CHAINS, bound_stores
 
-__all__ = ["inner_iterations_conflict", "promote_row_outputs", "sink_row_scratch"]
+__all__ = [
+    "Swap",
+    "inner_iterations_conflict",
+    "nest_levels",
+    "promote_row_outputs",
+    "sink_row_scratch",
+]
 
 _I32 = as_dtype("int32")
 _TRUE = IntImm(as_dtype("bool"), 1)
@@ -232,6 +238,40 @@ def sink_row_scratch(outer_body: Stmt) -> For | None:
     return sunk
 
 
+def nest_levels(outer_body: Stmt) -> list[tuple[Stmt, For]]:
+    """The levels of the perfect nest of serial loops ``outer_body`` is (under allocations
+    and declarations of scratch buffers), outermost first: for each, the nest rewritten
+    with the scratch allocated in the body of that level's loop, and that loop (in the
+    nest). A level whose iterations read scratch they did not write first (a value passing
+    from one iteration to the next) is left out."""
+    wrappers: list[Allocate | DeclBuffer] = []
+    body = outer_body
+    while isinstance(body, (Allocate, DeclBuffer)):
+        wrappers.append(body)
+        body = body.body
+    scratch = {id(w.buffer_var) for w in wrappers if isinstance(w, Allocate)}
+    if not all(isinstance(w, Allocate) or id(w.buffer.data) in scratch for w in wrappers):
+        return []
+    loops: list[For] = []
+    while (isinstance(body, For) and body.kind is ForKind.SERIAL and not body.annotations
+           and body.thread_binding is None):
+        loops.append(body)
+        body = body.body
+    levels: list[tuple[Stmt, For]] = []
+    for k, loop in enumerate(loops):
+        if wrappers and not _written_first(loop.body, scratch):
+            continue
+        inner: Stmt = loop.body
+        for w in reversed(wrappers):
+            inner = rebuild(w, {"body": inner})
+        level: For = rebuild(loop, {"body": inner}) if wrappers else loop
+        nest: Stmt = level
+        for outer in reversed(loops[:k]):
+            nest = rebuild(outer, {"body": nest})
+        levels.append((nest, level))
+    return levels
+
+
 def _scratch_accesses(stmt: Stmt, scratch: set[int]) -> tuple[list[BufferLoad | BufferStore],
                                                               bool]:
     """The loads and stores of scratch in ``stmt`` (post order), and whether a scratch
@@ -288,7 +328,7 @@ def _written_first(body: Stmt, scratch: set[int]) -> bool:
     return True
 
 
-class _Swap(StmtExprMutator):
+class Swap(StmtExprMutator):
     """Replaces one statement (by identity)."""
 
     def __init__(self, old: Stmt, new: Stmt) -> None:
@@ -301,10 +341,11 @@ class _Swap(StmtExprMutator):
         return self.new if stmt is self.old else super().visit_stmt(stmt)
 
 
-def inner_iterations_conflict(func: PrimFunc, loop: For, inner: For) -> bool:
-    """Whether the iterations of ``inner``, the body of ``func``'s loop ``loop`` (itself, or
-    as :func:`sink_row_scratch` gives it), may conflict (``loop_race``)."""
-    if inner is loop.body:
+def inner_iterations_conflict(func: PrimFunc, loop: For, nest: Stmt, inner: For) -> bool:
+    """Whether the iterations of ``inner``, a loop of ``nest``, may conflict (``loop_race``);
+    ``nest`` is the body of ``func``'s loop ``loop``, or a rewriting of it
+    (:func:`sink_row_scratch`, :func:`nest_levels`)."""
+    if nest is loop.body:
         return loop_race(func, inner) is not None
-    swapped = _Swap(loop, rebuild(loop, {"body": inner})).visit_stmt(func.body)
+    swapped = Swap(loop, rebuild(loop, {"body": nest})).visit_stmt(func.body)
     return loop_race(func.with_body(swapped), inner) is not None

@@ -426,7 +426,8 @@ class _Rows(StmtExprMutator):
             # the serial loop's rows run interleaved: its iterations must be independent
             # (the race check takes distinct arrays as distinct memory, hence the tests)
             tests = no_alias_condition(self.func, inner) if found is not None else None
-            if found is None or tests is None or inner_iterations_conflict(self.func, loop, inner):
+            if found is None or tests is None or inner_iterations_conflict(self.func, loop,
+                                                                           inner, inner):
                 return None
             # fresh variables: the loop as written stays beside it, in the else branch
             out, checks = copy_with_fresh_vars(rebuild(plain, {"body": found[0]})), tests

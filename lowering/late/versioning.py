@@ -197,8 +197,10 @@ def interleaved_behind_parallel_if(loop: For, rewritten: Stmt) -> Stmt:
     annotation): then so must the code, so the rewrite runs behind that test and the loop
     as written otherwise."""
     from ..transforms.auto_parallel import PARALLEL_IF  # that module builds on this one
+    from ..transforms.unroll import copy_with_fresh_vars
 
     guard = loop.annotations.get(PARALLEL_IF)
     if guard is None:
         return rewritten
-    return IfThenElse(guard, rewritten, loop, span=loop.span)
+    # fresh variables: a rewrite may keep the loop's inner loops' (vector lanes do)
+    return IfThenElse(guard, copy_with_fresh_vars(rewritten), loop, span=loop.span)

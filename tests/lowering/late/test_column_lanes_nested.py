@@ -61,6 +61,20 @@ def sum_and_max(A: T.Buffer((12, 30, 50), "float32"), S: T.Buffer((12, 50), "flo
 
 
 @T.prim_func
+def conv_local(X: T.Buffer((1, 5, 9, 60), "float32"), W: T.Buffer((6, 5, 3, 3), "float32"),
+               Y: T.Buffer((1, 6, 7, 58), "float32")):
+    # a deeper nest: for y: for x, x 58 wide (AVX-512: groups of 32, 16 and 8, then 2)
+    for f in T.parallel(6):
+        for y in range(7):
+            for x in range(58):
+                acc = T.alloc_buffer((1,), "float32")
+                acc[0] = T.float32(0)
+                for c, ky, kx in T.grid(5, 3, 3):
+                    acc[0] = acc[0] + X[0, c, y + ky, x + kx] * W[f, c, ky, kx]
+                Y[0, f, y, x] = acc[0]
+
+
+@T.prim_func
 def lane_indexed(A: T.Buffer((12, 33, 70), "float32"), C: T.Buffer((12, 70), "float32")):
     # the scratch element depends on j: no copy per lane
     for i in T.parallel(12):
@@ -72,7 +86,7 @@ def lane_indexed(A: T.Buffer((12, 33, 70), "float32"), C: T.Buffer((12, 70), "fl
             C[i, j] = acc[j % 2]
 
 
-LANES = [matmul_local, matmul_grid, sum_and_max]
+LANES = [matmul_local, matmul_grid, sum_and_max, conv_local]
 
 
 def _targets() -> list[Any]:
@@ -105,11 +119,19 @@ def test_neighbouring_iterations_run_in_lanes_behind_a_no_overlap_test(
     assert isinstance(outer, For) and outer.kind is ForKind.PARALLEL
     inside: list[object] = []
     post_order_visit(outer.body, inside.append)
-    (groups,) = [s for s in inside if isinstance(s, For) and s.loop_var.name == "j_lanes"]
-    assert groups.kind is ForKind.SERIAL
+    groups = [s for s in inside if isinstance(s, For) and s.loop_var.name.endswith("_lanes")]
+    assert groups and all(g.kind is ForKind.SERIAL for g in groups)
     # one scratch copy per lane, allocated per group
-    scratch = [s for s in [groups.body] if isinstance(s, Allocate)]
-    assert scratch and scratch[0].buffer_var.name.startswith("acc_lanes")
+    for g in groups:
+        assert isinstance(g.body, Allocate) and g.body.buffer_var.name.startswith("acc_lanes")
+
+
+def test_leftover_columns_run_in_narrower_groups() -> None:
+    after = run_pass("vectorize_parallel_columns", before_late(conv_local, AVX512), AVX512)
+    widths = sorted({len(s.buffer.shape) and int(s.indices[0].lanes) for s in stmts(after)
+                     if isinstance(s, BufferStore) and s.buffer.name == "Y_flat"
+                     and isinstance(s.indices[0], Ramp)})
+    assert widths == [8, 16, 32]  # 58 = 32 + 16 + 8 + 2 (the last two as written)
 
 
 def test_scratch_indexed_by_the_lane_variable_is_left_alone() -> None:
