@@ -65,7 +65,6 @@ __all__ = [
     "inner_iterations_conflict",
     "nest_levels",
     "promote_row_outputs",
-    "sink_row_scratch",
 ]
 
 _I32 = as_dtype("int32")
@@ -210,40 +209,15 @@ def promote_row_outputs(loop: For) -> For | None:
                loop.annotations, span=loop.span)
 
 
-def sink_row_scratch(outer_body: Stmt) -> For | None:
-    """The serial loop ``outer_body`` is (under allocations and declarations of scratch
-    buffers, as ``hoist_allocations`` leaves a batch of rows' accumulators: ``for b: acc =
-    alloc; for i: <row b, i>``) with that scratch allocated in its body again, or None. Only
-    when each row writes every scratch element it reads before reading it (at constant
-    indices, in statement order): no value then passes from one row to the next, so one
-    allocation per row is the same program."""
-    wrappers: list[Allocate | DeclBuffer] = []
-    body = outer_body
-    while isinstance(body, (Allocate, DeclBuffer)):
-        wrappers.append(body)
-        body = body.body
-    if not wrappers or not isinstance(body, For):
-        return None
-    scratch = {id(w.buffer_var) for w in wrappers if isinstance(w, Allocate)}
-    if not scratch or not all(
-        isinstance(w, Allocate) or id(w.buffer.data) in scratch for w in wrappers
-    ):
-        return None
-    if not _written_first(body.body, scratch):
-        return None
-    inner: Stmt = body.body
-    for w in reversed(wrappers):
-        inner = rebuild(w, {"body": inner})
-    sunk: For = rebuild(body, {"body": inner})
-    return sunk
-
-
 def nest_levels(outer_body: Stmt) -> list[tuple[Stmt, For]]:
     """The levels of the perfect nest of serial loops ``outer_body`` is (under allocations
     and declarations of scratch buffers), outermost first: for each, the nest rewritten
     with the scratch allocated in the body of that level's loop, and that loop (in the
-    nest). A level whose iterations read scratch they did not write first (a value passing
-    from one iteration to the next) is left out."""
+    nest). ``hoist_allocations`` leaves a batch of rows' accumulators so: ``for b: acc =
+    alloc; for i: <row b, i>``. Allocating the scratch per iteration of a level is the same
+    program only when each iteration writes every scratch element it reads before reading
+    it (at constant indices, in statement order): a level where a value would pass from one
+    iteration to the next is left out."""
     wrappers: list[Allocate | DeclBuffer] = []
     body = outer_body
     while isinstance(body, (Allocate, DeclBuffer)):
@@ -344,7 +318,7 @@ class Swap(StmtExprMutator):
 def inner_iterations_conflict(func: PrimFunc, loop: For, nest: Stmt, inner: For) -> bool:
     """Whether the iterations of ``inner``, a loop of ``nest``, may conflict (``loop_race``);
     ``nest`` is the body of ``func``'s loop ``loop``, or a rewriting of it
-    (:func:`sink_row_scratch`, :func:`nest_levels`)."""
+    (:func:`nest_levels`)."""
     if nest is loop.body:
         return loop_race(func, inner) is not None
     swapped = Swap(loop, rebuild(loop, {"body": nest})).visit_stmt(func.body)

@@ -19,7 +19,7 @@ import tvmscript
 from irbuilder.ir import Allocate, BufferStore, For, ForKind, IfThenElse, PrimFunc, Shuffle, Stmt
 from irbuilder.ir.functor import post_order_visit
 from lowering.analysis.vars import free_vars
-from lowering.late.row_promote import sink_row_scratch
+from lowering.late.row_promote import nest_levels
 from lowering.target import Target
 from tvmscript import tir as T
 
@@ -258,9 +258,30 @@ def _parallel_body(func: PrimFunc) -> Stmt:
 
 
 def test_scratch_a_row_reads_before_writing_stays_outside_the_rows() -> None:
-    sunk = sink_row_scratch(_parallel_body(batch_of_rows))
-    assert isinstance(sunk, For) and sunk.loop_var.name == "i"
+    ((nest, sunk),) = nest_levels(_parallel_body(batch_of_rows))
+    assert nest is sunk and sunk.loop_var.name == "i"
     assert isinstance(sunk.body, Allocate)  # one accumulator per row again
-    assert sink_row_scratch(_parallel_body(decaying)) is None
+    assert nest_levels(_parallel_body(decaying)) == []
     after = run_pass("vectorize_row_reductions", before_late(decaying, AVX2), AVX2)
     assert not _shuffles(after.body)
+
+
+@T.prim_func
+def heads_of_rows(A: T.Buffer((3, 4, 19, 40), "float32"), O: T.Buffer((3, 4, 19), "float32")):
+    # a batch of heads of rows: the rows are the innermost serial loop of the nest
+    for b in T.parallel(3):
+        for h in range(4):
+            for i in range(19):
+                acc = T.alloc_buffer((1,), "float32")
+                acc[0] = T.float32(0)
+                for j in range(40):
+                    acc[0] = acc[0] + A[b, h, i, j] * A[b, h, i, j]
+                O[b, h, i] = acc[0]
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_rows_of_a_deeper_nest_run_in_lanes(target: Target) -> None:
+    after = run_pass("vectorize_row_reductions", before_late(heads_of_rows, target), target)
+    assert _shuffles(after.body)
+    for seed in range(2):
+        _agree(heads_of_rows, lambda seed=seed: _random(heads_of_rows, seed), target)
