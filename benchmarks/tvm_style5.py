@@ -16,7 +16,7 @@ ours. ``--check`` compares every side with a numpy reference instead of timing::
     PYTHONPATH=. /work/peers/bin/python benchmarks/tvm_style5.py [--rounds 3] [--only a,b] [--check]
 """
 
-# ruff: noqa: E501 - TVMScript sources and input tables
+
 from __future__ import annotations
 
 import os
