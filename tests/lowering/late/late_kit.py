@@ -162,3 +162,33 @@ def output_at(
     storage = np.zeros(out.size + offset, out.dtype)
     arrays[-1] = storage[offset:].reshape(out.shape)
     return arrays
+
+
+def pinned_targets() -> list[Any]:
+    """:data:`AVX2` and :data:`AVX512` as pytest params, each skipped (with the reason) on a
+    host that cannot run its code."""
+    avx512 = pytest.param(AVX512, id="znver4", marks=pytest.mark.skipif(
+        bool(AVX512.missing_on_host()), reason="the host lacks AVX-512 (target znver4)"))
+    return [pytest.param(AVX2, id="znver3", marks=runs_avx2), avx512]
+
+
+def standard_normal(func: PrimFunc, seed: int) -> list[np.ndarray[Any, Any]]:
+    """Standard normal arrays (of their float dtypes) for ``func``'s buffer parameters."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(tuple(int(d) for d in b.shape)).astype(str(b.dtype))
+            for b in func.buffer_map.values()]
+
+
+def agrees_with_interpreter(func: PrimFunc, make_args: Callable[[], list[np.ndarray[Any, Any]]],
+                            target: Target, runs: int = 3) -> None:
+    """``func`` built for ``target`` (default options, ``fp_contract=False``) leaves the
+    interpreter's arrays bit for bit, ``runs`` times; fresh arguments per run (``make_args``:
+    copies would not keep views of one storage overlapping)."""
+    want = make_args()
+    tvmscript.build(func, target="interp")(*want)
+    kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
+    for _ in range(runs):
+        got = make_args()
+        kernel(*got)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)

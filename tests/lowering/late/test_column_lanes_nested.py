@@ -7,14 +7,20 @@ the loop as written runs when the arrays overlap."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import pytest
-from late_kit import AVX2, AVX512, before_late, one_storage, run_pass, runs_avx2, stmts
+from late_kit import (
+    AVX2,
+    AVX512,
+    agrees_with_interpreter,
+    before_late,
+    one_storage,
+    pinned_targets,
+    run_pass,
+    standard_normal,
+    stmts,
+)
 
-import tvmscript
 from irbuilder.ir import Allocate, BufferStore, For, ForKind, IfThenElse, PrimFunc, Ramp
 from irbuilder.ir.functor import post_order_visit
 from lowering.target import Target
@@ -89,12 +95,6 @@ def lane_indexed(A: T.Buffer((12, 33, 70), "float32"), C: T.Buffer((12, 70), "fl
 LANES = [matmul_local, matmul_grid, sum_and_max, conv_local]
 
 
-def _targets() -> list[Any]:
-    avx512 = pytest.param(AVX512, id="znver4", marks=pytest.mark.skipif(
-        bool(AVX512.missing_on_host()), reason="the host lacks AVX-512 (target znver4)"))
-    return [pytest.param(AVX2, id="znver3", marks=runs_avx2), avx512]
-
-
 def _wide_stores(node: object) -> set[str]:
     names: set[str] = set()
 
@@ -139,38 +139,20 @@ def test_scratch_indexed_by_the_lane_variable_is_left_alone() -> None:
     assert not _wide_stores(after.body)
 
 
-def _agree(func: PrimFunc, make_args: Callable[[], list[np.ndarray[Any, Any]]],
-           target: Target) -> None:
-    want = make_args()
-    tvmscript.build(func, target="interp")(*want)
-    kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
-    for _ in range(3):
-        got = make_args()
-        kernel(*got)
-        for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w)
-
-
-def _random(func: PrimFunc, seed: int) -> list[np.ndarray[Any, Any]]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(tuple(int(d) for d in b.shape)).astype(str(b.dtype))
-            for b in func.buffer_map.values()]
-
-
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", pinned_targets())
 @pytest.mark.parametrize("func", [*LANES, lane_indexed],
                          ids=[f.name for f in [*LANES, lane_indexed]])
 def test_bit_identical_to_the_interpreter(func: PrimFunc, target: Target) -> None:
     for seed in range(2):
-        _agree(func, lambda seed=seed: _random(func, seed), target)
+        agrees_with_interpreter(func, lambda seed=seed: standard_normal(func, seed), target)
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", pinned_targets())
 @pytest.mark.parametrize("offset", [0, 500, 1000, None])
 def test_overlapping_arrays_run_the_loop_as_written(target: Target, offset: int | None) -> None:
     # C inside B: a result lands where later iterations read (None: C just past A and B).
     # matmul_grid's loops are serial in the source: overlapping arguments are well defined.
     sizes = [40 * 33, 33 * 70]
     offsets = [0, sizes[0], sizes[0] + (sum(sizes) - sizes[0] if offset is None else offset)]
-    _agree(matmul_grid, lambda: one_storage(matmul_grid, offsets, np.random.default_rng(7)),
-           target)
+    agrees_with_interpreter(
+        matmul_grid, lambda: one_storage(matmul_grid, offsets, np.random.default_rng(7)), target)

@@ -8,14 +8,20 @@ for bit (``fp_contract=False``), and the original loop's when the arrays overlap
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import pytest
-from late_kit import AVX2, AVX512, before_late, one_storage, run_pass, runs_avx2, stmts
+from late_kit import (
+    AVX2,
+    AVX512,
+    agrees_with_interpreter,
+    before_late,
+    one_storage,
+    pinned_targets,
+    run_pass,
+    standard_normal,
+    stmts,
+)
 
-import tvmscript
 from irbuilder.ir import Allocate, BufferStore, For, ForKind, IfThenElse, PrimFunc, Shuffle, Stmt
 from irbuilder.ir.functor import post_order_visit
 from lowering.analysis.vars import free_vars
@@ -125,12 +131,6 @@ LANES = [into_output, into_output_serial, two_columns, two_elements, local_seria
          batch_of_rows, batch_grid, let_operands]
 
 
-def _targets() -> list[Any]:
-    avx512 = pytest.param(AVX512, id="znver4", marks=pytest.mark.skipif(
-        bool(AVX512.missing_on_host()), reason="the host lacks AVX-512 (target znver4)"))
-    return [pytest.param(AVX2, id="znver3", marks=runs_avx2), avx512]
-
-
 def _shuffles(node: object) -> int:
     count = 0
 
@@ -160,26 +160,6 @@ def _lanes_versioned(func: PrimFunc, target: Target) -> IfThenElse:
     (version,) = [s for s in stmts(after) if isinstance(s, IfThenElse) and _shuffles(s.then_case)]
     assert not _shuffles(version.else_case)  # the original loop, as written
     return version
-
-
-def _agree(func: PrimFunc, make_args: Callable[[], list[np.ndarray[Any, Any]]],
-           target: Target) -> None:
-    """The interpreter's and the compiled kernel's arrays agree bit for bit; fresh arguments
-    per run (``make_args``: copies would not keep views of one storage overlapping)."""
-    want = make_args()
-    tvmscript.build(func, target="interp")(*want)
-    kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
-    for _ in range(3):
-        got = make_args()
-        kernel(*got)
-        for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w)
-
-
-def _random(func: PrimFunc, seed: int) -> list[np.ndarray[Any, Any]]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(tuple(int(d) for d in b.shape)).astype(str(b.dtype))
-            for b in func.buffer_map.values()]
 
 
 @pytest.mark.parametrize("func", LANES, ids=[f.name for f in LANES])
@@ -217,14 +197,14 @@ def test_rows_that_are_not_independent_are_left_alone() -> None:
     assert not _shuffles(after.body)
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", pinned_targets())
 @pytest.mark.parametrize("func", [*LANES, carried], ids=[f.name for f in [*LANES, carried]])
 def test_bit_identical_to_the_interpreter(func: PrimFunc, target: Target) -> None:
     for seed in range(2):
-        _agree(func, lambda seed=seed: _random(func, seed), target)
+        agrees_with_interpreter(func, lambda seed=seed: standard_normal(func, seed), target)
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", pinned_targets())
 @pytest.mark.parametrize("func", [into_output_serial, local_serial, batch_grid],
                          ids=["into_output_serial", "local_serial", "batch_grid"])
 @pytest.mark.parametrize("offset", [0, 40, 1000, None])
@@ -235,7 +215,8 @@ def test_overlapping_arrays_run_the_original_loop(func: PrimFunc, target: Target
     # arrays is a race whatever is compiled.
     if offset is None:
         offset = int(np.prod([int(d) for d in func.buffer_map[func.params[0]].shape]))
-    _agree(func, lambda: one_storage(func, [0, offset], np.random.default_rng(offset)), target)
+    agrees_with_interpreter(
+        func, lambda: one_storage(func, [0, offset], np.random.default_rng(offset)), target)
 
 
 @T.prim_func
@@ -279,9 +260,10 @@ def heads_of_rows(A: T.Buffer((3, 4, 19, 40), "float32"), O: T.Buffer((3, 4, 19)
                 O[b, h, i] = acc[0]
 
 
-@pytest.mark.parametrize("target", _targets())
+@pytest.mark.parametrize("target", pinned_targets())
 def test_rows_of_a_deeper_nest_run_in_lanes(target: Target) -> None:
     after = run_pass("vectorize_row_reductions", before_late(heads_of_rows, target), target)
     assert _shuffles(after.body)
     for seed in range(2):
-        _agree(heads_of_rows, lambda seed=seed: _random(heads_of_rows, seed), target)
+        agrees_with_interpreter(
+            heads_of_rows, lambda seed=seed: standard_normal(heads_of_rows, seed), target)
