@@ -182,13 +182,17 @@ class _Promote(StmtExprMutator):
         targets = _targets(stmt, self.outer, self.inner_data)
         if targets is None:
             return stmt
+        local = _ToLocal(targets).visit_stmt(stmt)
+        written = {id(t.buffer.data) for t in targets}
+        if _scratch_accesses(local, written) != ([], False):
+            return stmt  # an access the matching saw through a binding: not promoted
         zero = IntImm(_I32, 0)
         self.locals.extend(t.local for t in targets)
         loads = [BufferStore(t.local, BufferLoad(t.buffer, (t.index,)), (zero,))
                  for t in targets]
         stores = [BufferStore(t.buffer, BufferLoad(t.local, (zero,)), (t.index,))
                   for t in targets]
-        return SeqStmt((*loads, _ToLocal(targets).visit_stmt(stmt), *stores), span=stmt.span)
+        return SeqStmt((*loads, local, *stores), span=stmt.span)
 
 
 def promote_row_outputs(loop: For) -> For | None:

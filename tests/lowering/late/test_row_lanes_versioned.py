@@ -267,3 +267,24 @@ def test_rows_of_a_deeper_nest_run_in_lanes(target: Target) -> None:
     for seed in range(2):
         agrees_with_interpreter(
             heads_of_rows, lambda seed=seed: standard_normal(heads_of_rows, seed), target)
+
+
+@T.prim_func
+def bound_index(A: T.Buffer((37, 45), "float32"), O: T.Buffer((74,), "float32")):
+    # the element is named through a binding inside the chain loop (simplify inlines it
+    # before the late stage; promote_row_outputs also keeps any loop it cannot fully
+    # redirect to the local accumulator as written)
+    for i in T.parallel(37):
+        O[2 * i] = T.float32(0)
+        for j in range(45):
+            at = 2 * i
+            O[at] = O[at] + A[i, j]
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+def test_an_element_named_through_a_binding_gives_the_interpreters_numbers(
+    target: Target,
+) -> None:
+    for seed in range(2):
+        agrees_with_interpreter(
+            bound_index, lambda seed=seed: standard_normal(bound_index, seed), target)
