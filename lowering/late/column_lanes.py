@@ -71,11 +71,11 @@ from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
-from ..transforms.auto_parallel import PARALLEL_IF, no_alias_condition
+from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_body
 from .row_chains import peel
-from .row_promote import Swap, inner_iterations_conflict, nest_levels
+from .row_promote import interleave_nest_level
 from .versioning import all_of, interleaved_behind_parallel_if
 
 __all__ = ["vectorize_column_loop", "vectorize_parallel_columns"]
@@ -278,19 +278,16 @@ class _Columns(StmtExprMutator):
         arrays it writes overlap none of the others it uses."""
         if set(loop.annotations) - {PARALLEL_IF}:
             return None
-        for nest, inner in reversed(nest_levels(loop.body)):
-            lanes = vectorize_column_loop(rebuild(inner, {"kind": ForKind.PARALLEL}),
-                                          self.target, ForKind.SERIAL, min_groups=1)
-            if lanes is None:
-                continue
-            tests = no_alias_condition(self.func, inner)
-            if tests is None or inner_iterations_conflict(self.func, loop, nest, inner):
-                return None
-            # fresh variables: the loop as written stays beside it, in the else branch
-            body = Swap(inner, lanes).visit_stmt(nest)
-            out = copy_with_fresh_vars(rebuild(loop, {"body": body}))
-            return IfThenElse(all_of(tests), out, loop, span=loop.span) if tests else out
-        return None
+        level = interleave_nest_level(
+            self.func, loop,
+            lambda inner: vectorize_column_loop(inner, self.target, ForKind.SERIAL,
+                                                min_groups=1))
+        if level is None:
+            return None
+        body, tests = level
+        # fresh variables: the loop as written stays beside it, in the else branch
+        out = copy_with_fresh_vars(rebuild(loop, {"body": body}))
+        return IfThenElse(all_of(tests), out, loop, span=loop.span) if tests else out
 
 
 @function_pass("vectorize_parallel_columns", opt_level=1)

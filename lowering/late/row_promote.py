@@ -29,6 +29,8 @@ may trap. Two such elements of one array must differ by a constant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from irbuilder.ir import (
     Allocate,
     Buffer,
@@ -58,11 +60,13 @@ from ..analysis.loads import LoadCollector, LocalAllocations
 from ..analysis.vars import free_vars
 from ..arith.rewrite import simplify_expr
 from ..checks.race_check import loop_race
+from ..transforms.auto_parallel import no_alias_condition
 from .row_chains import MAX_CHAINS, bound_stores
 
 __all__ = [
     "Swap",
     "inner_iterations_conflict",
+    "interleave_nest_level",
     "nest_levels",
     "promote_row_outputs",
 ]
@@ -327,3 +331,23 @@ def inner_iterations_conflict(func: PrimFunc, loop: For, nest: Stmt, inner: For)
         return loop_race(func, inner) is not None
     swapped = Swap(loop, rebuild(loop, {"body": nest})).visit_stmt(func.body)
     return loop_race(func.with_body(swapped), inner) is not None
+
+
+def interleave_nest_level(
+    func: PrimFunc, loop: For, lanes_of: Callable[[For], Stmt | None]
+) -> tuple[Stmt, list[PrimExpr]] | None:
+    """The body of ``func``'s parallel ``loop`` with one serial level of its nest
+    (:func:`nest_levels`, innermost first) replaced by ``lanes_of`` that level's loop (given
+    as PARALLEL: its iterations run interleaved), and the tests that the arrays it writes
+    overlap none of the others it uses; None when no level has lanes, or the first that
+    does has iterations that may conflict (the race check takes distinct arrays as
+    distinct memory, hence the tests)."""
+    for nest, inner in reversed(nest_levels(loop.body)):
+        lanes = lanes_of(rebuild(inner, {"kind": ForKind.PARALLEL}))
+        if lanes is None:
+            continue
+        tests = no_alias_condition(func, inner)
+        if tests is None or inner_iterations_conflict(func, loop, nest, inner):
+            return None
+        return Swap(inner, lanes).visit_stmt(nest), tests
+    return None

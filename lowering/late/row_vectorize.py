@@ -122,7 +122,7 @@ from ..transforms.unroll import copy_with_fresh_vars
 from .jam import merge_copies
 from .row_chains import Chain, match_rows, stores_to
 from .row_columns import ChainVectorizer, tiled_loads
-from .row_promote import Swap, inner_iterations_conflict, nest_levels, promote_row_outputs
+from .row_promote import interleave_nest_level, promote_row_outputs
 from .row_spans import RowSpans
 from .versioning import all_of
 
@@ -405,6 +405,10 @@ class _Rows(StmtExprMutator):
                                  self.blocks, kind)
         return None if out is None else (out, checks)
 
+    def _serial_lanes(self, loop: For) -> Stmt | None:
+        found = self._lanes(loop, ForKind.SERIAL)
+        return None if found is None else found[0]  # its tests: the whole level's, after
+
     def _rows(self, loop: For) -> Stmt | None:
         """The row lanes of a parallel loop, or of the serial loop that is its body (a batch
         of rows: ``for b in T.parallel(B): for i in range(N): <row b, i>``) when that loop's
@@ -419,23 +423,13 @@ class _Rows(StmtExprMutator):
         if found is not None:
             out, checks = found
         else:
-            # the rows of a serial loop of the perfect nest that is the loop's body (a batch
-            # of rows), innermost first: they run interleaved, so its iterations must be
-            # independent (the race check takes distinct arrays as distinct memory, hence
-            # the tests)
-            for nest, inner in reversed(nest_levels(plain.body)):
-                found = self._lanes(rebuild(inner, {"kind": ForKind.PARALLEL}), ForKind.SERIAL)
-                if found is None:
-                    continue
-                tests = no_alias_condition(self.func, inner)
-                if tests is None or inner_iterations_conflict(self.func, loop, nest, inner):
-                    return None
-                body = Swap(inner, found[0]).visit_stmt(nest)
-                # fresh variables: the loop as written stays beside it, in the else branch
-                out, checks = copy_with_fresh_vars(rebuild(plain, {"body": body})), tests
-                break
-            else:
+            # the rows of a serial level of the perfect nest that is the loop's body (a batch
+            # of rows), its row groups in a serial loop
+            level = interleave_nest_level(self.func, loop, self._serial_lanes)
+            if level is None:
                 return None
+            # fresh variables: the loop as written stays beside it, in the else branch
+            out, checks = copy_with_fresh_vars(rebuild(plain, {"body": level[0]})), level[1]
         if checks:
             test = all_of(checks)
             guard = test if guard is None or structural_equal(guard, test) else And(guard, test)
