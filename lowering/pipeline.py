@@ -30,6 +30,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
                             (a declared reduction's too: its lanes need the trip count)
     unroll_loop             T.unroll loops (and small constant loops)
     simplify                fold the unrolled constants
+    pack_transposed_operands
+                            operands read across their rows (``B[j, k]`` of ``A @ B^T``)
+                            copied transposed before the nest (opt_level 1)
     vectorize_reductions    declared (block) reductions accumulate in fixed lanes (opt 1;
                             config {"vectorize_reductions": {"enabled": False}} keeps order)
     vectorize_loop          T.vectorized loops become Ramp/Broadcast code
@@ -108,6 +111,7 @@ from .transforms.fuse_parallel import fuse_parallel_loops
 from .transforms.hoist_alloc import hoist_allocations
 from .transforms.lower_blocks import lower_blocks
 from .transforms.memory_reuse import reuse_memory
+from .transforms.pack_operands import pack_transposed_operands
 from .transforms.plan_alloc import plan_allocation_location
 from .transforms.reduce_vectorize import vectorize_reductions
 from .transforms.scalar_return import lower_scalar_return
@@ -144,6 +148,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "fuse_contiguous_loops",
     "unroll_loop",
     "simplify",
+    "pack_transposed_operands",
     "vectorize_reductions",
     "vectorize_loop",
     "simplify",
@@ -218,6 +223,7 @@ def lowering_passes(
         "simplify": simplify,
         "flatten_buffer": flatten_buffer,
         "unroll_loop": unroll_loop,
+        "pack_transposed_operands": pack_transposed_operands,
         "vectorize_reductions": vectorize_reductions,
         "vectorize_loop": vectorize_loop,
         "insert_entry_checks": insert_entry_checks,

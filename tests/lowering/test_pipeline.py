@@ -481,6 +481,7 @@ def test_entry_checks_reject_bad_arguments() -> None:
 
 
 def test_default_pipeline_order() -> None:
+    from lowering.transforms.pack_operands import pack_transposed_operands
     from lowering.transforms.reduce_vectorize import vectorize_reductions
 
     avx2, avx512 = Target("llvm -mcpu=znver3"), Target("llvm -mcpu=znver4")
@@ -510,6 +511,7 @@ def test_default_pipeline_order() -> None:
         fuse_contiguous_loops,
         lowering.unroll_loop,
         lowering.simplify,
+        pack_transposed_operands,
         vectorize_reductions,
         lowering.vectorize_loop,
         lowering.simplify,

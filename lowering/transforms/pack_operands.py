@@ -1,0 +1,400 @@
+"""The ``pack_transposed_operands`` pass (opt_level 1): an operand read across its rows by
+the loop nest around it is first copied, transposed, into a scratch buffer the nest reads
+along its rows.
+
+``C[i, j] = sum_k A[i, k] * B[j, k]`` (a dense layer ``X @ W^T``, attention scores ``Q @
+K^T``, a matmul with its second operand stored transposed) reads ``B`` along ``k``, the
+innermost loop, and across ``j``: consecutive outputs of a row read different rows of
+``B``. Nothing vectorizes across ``j`` there, and along ``k`` only a declared reduction may
+(partial sums in lanes, then a horizontal sum per output); a plain loop's accumulation stays
+one scalar chain per output, in source order. With ``Bt[k, j] = B[j, k]`` packed once, the
+nest reads ``Bt[k, j]``: contiguous across ``j``, the shape of an ordinary matmul, whose
+outputs the later passes compute in vector lanes and register tiles, each output's sum still
+in source order (bit-identical to the nest as written; for a declared reduction, that order
+replaces the lanes' partial sums).
+
+A load qualifies when, in the loop nest of a loop ``O``:
+
+* its buffer is a parameter or an allocation of the function that the nest never stores
+  to, and its (flat) index is ``base + s * j + k`` for two loops ``j`` and ``k`` of the nest
+  with constant bounds (``s >= extent(k)``, ``extent(j) >=`` :data:`MIN_COLUMNS`), every
+  other loop of the nest absent from it and ``base`` a pure expression of variables defined
+  outside ``O``;
+* every loop around it inside ``O`` has a constant, positive trip count and no condition
+  guards it: the pack then reads only elements the nest reads (nothing out of bounds);
+* the nest reuses each packed element at least :data:`MIN_REUSE` times and the copy holds
+  at most :data:`MAX_PACK_BYTES`;
+* the nest has no assertion (``bounds_check=True``), extern call or side-effecting builtin.
+
+``O`` is the outermost loop that allows it (most reuse): for the dense layer the parallel
+row loop (one copy before it, itself parallel when large), for attention scores ``h, i, j,
+k`` the ``i`` loop inside the head loop (one copy per head). The copy is a loop nest that
+``transpose_tiles`` later moves through vector registers. When the nest writes a parameter
+array, the packed nest runs behind a run-time test that those arrays do not overlap the
+packed operand (the loop as written otherwise): the copy is taken before the nest runs, so
+a write into the operand during the nest would otherwise go unseen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from irbuilder.ir import (
+    Add,
+    Allocate,
+    AssertStmt,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    CallKind,
+    DeclBuffer,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    Mul,
+    PrimExpr,
+    PrimFunc,
+    Select,
+    SeqStmt,
+    Stmt,
+    StmtExprMutator,
+    StmtExprVisitor,
+    Sub,
+    Var,
+    While,
+    as_dtype,
+    make_data_var,
+    post_order_visit,
+    structural_equal,
+)
+
+from ..analysis.loads import LocalAllocations, reads_memory
+from ..analysis.vars import depends_on, free_vars
+from ..arith import simplify_expr
+from ..arith.canonical import linear_coefficient
+from ..late.versioning import all_of, byte_range, disjoint
+from ..pass_infra import FunctionPass, function_pass
+from .unroll import copy_with_fresh_vars
+
+__all__ = ["pack_transposed_operands"]
+
+MIN_COLUMNS = 16
+"""Fewest ``j`` iterations (columns of the packed copy) worth a copy: a vector's lanes."""
+
+MIN_REUSE = 16
+"""Fewest times the nest reads each packed element (the copy reads and writes it once)."""
+
+MAX_PACK_BYTES = 32 << 20
+"""Largest packed copy (bytes)."""
+
+PARALLEL_PACK = 1 << 16
+"""Elements from which a copy made outside any parallel loop runs in parallel itself."""
+
+_TRUE = IntImm(as_dtype("bool"), 1)
+_I32 = as_dtype("int32")
+_PURE_BUILTINS = frozenset({"likely", "reinterpret", "if_then_else", "assume"})
+
+
+@dataclass
+class _Operand:
+    """The loads of one buffer at ``base + stride * j + k`` in a nest."""
+
+    buffer: Buffer
+    j: For
+    k: For
+    stride: int
+    base: PrimExpr
+    loads: list[BufferLoad] = field(default_factory=list)
+
+    @property
+    def columns(self) -> int:
+        """Iterations of ``j``: the packed copy's row length."""
+        return _trips(self.j)
+
+    @property
+    def rows(self) -> int:
+        """Iterations of ``k``: the packed copy's rows."""
+        return _trips(self.k)
+
+
+def _trips(loop: For) -> int:
+    assert isinstance(loop.extent, IntImm)  # the nest's loops are constant (_NestScan)
+    return loop.extent.value
+
+
+def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, PrimExpr] | None:
+    """``(j, k, s, base)`` with ``load``'s index ``base + s * j + k`` (module doc), or None."""
+    if len(load.indices) != 1:
+        return None
+    index = load.indices[0]
+    if index.dtype.lanes != 1 or not index.dtype.is_int:
+        return None
+    j_loop = k_loop = None
+    stride = 0
+    for loop in loops:
+        coef = linear_coefficient(index, loop.loop_var)
+        if coef is None:
+            return None
+        if coef == 1 and k_loop is None:
+            k_loop = loop
+        elif coef >= 2 and j_loop is None:
+            j_loop, stride = loop, coef
+        elif coef != 0:
+            return None
+    if j_loop is None or k_loop is None or loops.index(k_loop) < loops.index(j_loop):
+        return None
+    if not (_accumulates_along(k_loop) and _stores_contiguously_along(j_loop)):
+        return None
+    if stride < _trips(k_loop) or _trips(j_loop) < MIN_COLUMNS:
+        return None
+    dtype = index.dtype
+    base = simplify_expr(Sub(index, Add(Mul(IntImm(dtype, stride), j_loop.loop_var),
+                                        k_loop.loop_var)))
+    if reads_memory(base) or any(depends_on(base, loop.loop_var) for loop in loops):
+        return None
+    return j_loop, k_loop, stride, base
+
+
+def _accumulates_along(loop: For) -> bool:
+    """Whether ``loop`` is a reduction: it stores, and only to elements that do not
+    depend on its variable (the same accumulators every iteration)."""
+    indices: list[PrimExpr] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore):
+            indices.extend(node.indices)
+
+    post_order_visit(loop.body, visit)
+    return bool(indices) and not any(depends_on(i, loop.loop_var) for i in indices)
+
+
+def _stores_contiguously_along(loop: For) -> bool:
+    """Whether some store in ``loop`` writes consecutive elements for consecutive
+    iterations (the outputs a vector of its iterations fills)."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, BufferStore) and len(node.indices) == 1:
+            found = found or linear_coefficient(node.indices[0], loop.loop_var) == 1
+
+    post_order_visit(loop.body, visit)
+    return found
+
+
+class _NestScan(StmtExprVisitor):
+    """The qualifying loads of one candidate nest, grouped by operand."""
+
+    def __init__(self, root: For, stored: set[int], packable: set[int]) -> None:
+        self.stored, self.packable = stored, packable
+        self.outside = {id(v) for v in free_vars(root)}
+        self.operands: list[_Operand] = []
+        self.ok = True
+        self._loops: list[For] = []
+        self._guards = 0
+        self.visit_for_(root)
+
+    def visit_for_(self, stmt: For) -> None:
+        constant = (isinstance(stmt.min, IntImm) and isinstance(stmt.extent, IntImm)
+                    and stmt.extent.value > 0)
+        self._loops.append(stmt)
+        self._guards += not constant
+        self.generic_visit(stmt)
+        self._guards -= not constant
+        self._loops.pop()
+
+    def visit_assert_stmt_(self, stmt: AssertStmt) -> None:
+        self.ok = False
+
+    def visit_while_(self, stmt: While) -> None:
+        self.ok = False
+
+    def visit_if_then_else_(self, stmt: IfThenElse) -> None:
+        self.visit_expr(stmt.condition)
+        self._guarded(stmt.then_case, stmt.else_case)
+
+    def visit_select_(self, node: Select) -> None:
+        self.visit_expr(node.condition)
+        self._guarded(node.true_value, node.false_value)
+
+    def visit_call_(self, node: Call) -> None:
+        if node.kind is CallKind.EXTERN or (
+            node.kind is CallKind.BUILTIN and node.op not in _PURE_BUILTINS
+        ):
+            self.ok = False
+        elif node.op == "if_then_else" and len(node.args) == 3:
+            self.visit_expr(node.args[0])
+            self._guarded(node.args[1], node.args[2])
+        else:
+            self.generic_visit(node)
+
+    def _guarded(self, *branches: object) -> None:
+        self._guards += 1
+        for branch in branches:
+            if branch is not None:
+                self.visit_value(branch)
+        self._guards -= 1
+
+    def visit_buffer_load_(self, node: BufferLoad) -> None:
+        self.generic_visit(node)
+        data = id(node.buffer.data)
+        if self._guards or data in self.stored or data not in self.packable:
+            return
+        parts = _decompose(node, self._loops)
+        if parts is None:
+            return
+        j_loop, k_loop, stride, base = parts
+        if any(id(v) not in self.outside for v in free_vars(base)):
+            return  # the copy, made before the nest, could not compute it
+        reuse = 1
+        for loop in self._loops:
+            if loop is not j_loop and loop is not k_loop:
+                reuse *= _trips(loop)
+        if reuse < MIN_REUSE:
+            return
+        for operand in self.operands:
+            if operand.buffer.data is node.buffer.data and operand.j is j_loop \
+                    and operand.k is k_loop and operand.stride == stride \
+                    and structural_equal(operand.base, base):
+                operand.loads.append(node)
+                return
+        self.operands.append(_Operand(node.buffer, j_loop, k_loop, stride, base, [node]))
+
+
+def _stored_data(stmt: Stmt) -> tuple[set[int], list[Buffer]]:
+    """Ids of the data vars ``stmt`` stores to, and one buffer of each."""
+    ids: set[int] = set()
+    buffers: list[Buffer] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore) and id(node.buffer.data) not in ids:
+            ids.add(id(node.buffer.data))
+            buffers.append(node.buffer)
+
+    post_order_visit(stmt, visit)
+    return ids, buffers
+
+
+class _Repoint(StmtExprMutator):
+    """The operand's loads read the packed copy."""
+
+    def __init__(self, packed: dict[int, tuple[_Operand, Buffer]]) -> None:
+        self.packed = packed
+
+    def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
+        hit = self.packed.get(id(node))
+        if hit is None:
+            return self.generic_mutate(node)
+        operand, copy = hit
+        dtype = node.indices[0].dtype
+        columns = IntImm(dtype, operand.columns)
+        row = Sub(operand.k.loop_var, operand.k.min)
+        col = Sub(operand.j.loop_var, operand.j.min)
+        return BufferLoad(copy, (simplify_expr(Add(Mul(row, columns), col)),), span=node.span)
+
+
+def _copy_nest(operand: _Operand, copy: Buffer, parallel: bool) -> Stmt:
+    """``copy[kk * n + jj] = operand[base + (j0 + jj) * s + k0 + kk]``, rows of ``copy``
+    innermost."""
+    dtype = operand.base.dtype
+    n = operand.columns
+    kk, jj = Var("kk", dtype), Var("jj", dtype)
+    source = Add(Add(operand.base,
+                     Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))),
+                 Add(operand.k.min, kk))
+    store = BufferStore(copy, BufferLoad(operand.buffer, (simplify_expr(source),)),
+                        (Add(Mul(kk, IntImm(dtype, n)), jj),))
+    inner = For(jj, IntImm(dtype, 0), IntImm(dtype, n), ForKind.SERIAL, store)
+    kind = ForKind.PARALLEL if parallel else ForKind.SERIAL
+    return For(kk, IntImm(dtype, 0), operand.k.extent, kind, inner)
+
+
+class _Packer(StmtExprMutator):
+    def __init__(self, func: PrimFunc) -> None:
+        finder = LocalAllocations()
+        finder.visit_stmt(func.body)
+        self.local = finder.vars
+        self.params = {id(b.data) for b in func.buffer_map.values()}
+        self.parallel_depth = 0
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        return expr
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        out = self._pack(stmt)
+        if out is not None:
+            return out
+        parallel = stmt.kind is ForKind.PARALLEL
+        self.parallel_depth += parallel
+        try:
+            return self.generic_mutate(stmt)
+        finally:
+            self.parallel_depth -= parallel
+
+    def _pack(self, loop: For) -> Stmt | None:
+        stored, written = _stored_data(loop)
+        inside = LocalAllocations()
+        inside.visit_stmt(loop)
+        scan = _NestScan(loop, stored, (self.params | self.local) - inside.vars)
+        operands = [o for o in scan.operands
+                    if o.rows * o.columns * o.buffer.dtype.itemsize <= MAX_PACK_BYTES]
+        if not scan.ok or not operands:
+            return None
+        tests = self._no_overlap_tests(operands, written)
+        if tests is None:
+            return None
+        copies = []
+        packed: dict[int, tuple[_Operand, Buffer]] = {}
+        for operand in operands:
+            name = f"{operand.buffer.name.removesuffix('_flat')}_packed"
+            copy = Buffer(name, make_data_var(name, operand.buffer.dtype),
+                          (IntImm(_I32, operand.rows * operand.columns),),
+                          operand.buffer.dtype)
+            copies.append((operand, copy))
+            packed.update((id(load), (operand, copy)) for load in operand.loads)
+        fills = [_copy_nest(operand, copy, self.parallel_depth == 0
+                            and operand.rows * operand.columns >= PARALLEL_PACK)
+                 for operand, copy in copies]
+        result: Stmt = SeqStmt((*fills, _Repoint(packed).visit_stmt(loop)), span=loop.span)
+        for _, copy in reversed(copies):
+            result = Allocate(copy.data, copy.dtype, copy.shape[0], _TRUE,
+                              DeclBuffer(copy, result))
+        if not tests:
+            return result
+        # fresh variables: the loop as written stays beside it, in the else branch
+        return IfThenElse(all_of(tests), copy_with_fresh_vars(result), loop, span=loop.span)
+
+    def _no_overlap_tests(self, operands: list[_Operand],
+                          written: list[Buffer]) -> list[PrimExpr] | None:
+        """Tests that no parameter array the nest writes overlaps a packed parameter array
+        (None when an array's extent is unknown)."""
+        tests: list[PrimExpr] = []
+        for operand in operands:
+            if id(operand.buffer.data) in self.local:
+                continue
+            span = byte_range(operand.buffer)
+            if span is None:
+                return None
+            for buffer in written:
+                if id(buffer.data) in self.local:
+                    continue
+                other = byte_range(buffer)
+                if other is None:
+                    return None
+                tests.append(disjoint(other, span))
+        return tests
+
+
+@function_pass("pack_transposed_operands", opt_level=1)
+def _pack_transposed_operands(func: PrimFunc) -> PrimFunc:
+    """Copy operands read across their rows, transposed, before the nests reading them
+    (module doc)."""
+    body = _Packer(func).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
+pack_transposed_operands: FunctionPass = _pack_transposed_operands
+"""The ``pack_transposed_operands`` pass (a :class:`FunctionPass`)."""
