@@ -78,6 +78,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from irbuilder.ir import IRModule, PrimFunc
+from irbuilder.ir.functor import room_for_deep_ir
 
 from .abi.entry_checks import insert_entry_checks
 from .checks.race_check import check_parallel_races
@@ -325,7 +326,7 @@ def lower(
     if verify_each:
         for func in funcs:
             verify_well_formed(func, pass_name="<input>")
-    with ctx:
+    with ctx, room_for_deep_ir():
         passes = lowering_passes(opt_level, target, extra_passes)
         pipeline = Sequential(passes, "default_pipeline")
         result: PrimFunc | IRModule

@@ -54,6 +54,13 @@ def build(
 
     try:
         return build_impl(func_or_module, target, opt_level, **options)
+    except RecursionError:
+        # The compiler walks the IR recursively (irbuilder.ir.functor.room_for_deep_ir).
+        raise RecursionError(
+            "build(): the program nests too deeply for the compiler to follow (statements "
+            "or expressions more than about 2,000 levels deep, such as a chain of that "
+            "many variable bindings); split it into smaller functions or loops"
+        ) from None
     except Exception as err:
         if not _is_user_error(err):
             raise

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from irbuilder.ir import PrimFunc
+from irbuilder.ir.functor import room_for_deep_ir
 from lowering.abi.entry_checks import check_layout_vars_defined
 
 from ..abi.call_args import CallBinder
@@ -47,7 +48,8 @@ class InterpKernel:
                 check=True,
                 written=self._written,
             )
-        return interp.run(args, check_args=False)
+        with room_for_deep_ir():
+            return interp.run(args, check_args=False)
 
     def __repr__(self) -> str:
         return f"<InterpKernel {self.name!r}>"

@@ -13,9 +13,11 @@ below changed, so ``new is old`` tells whether a pass did anything.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 from .buffer import Buffer, BufferRegion, IterVar, MatchBufferRegion, Range
@@ -35,6 +37,7 @@ __all__ = [
     "method_name",
     "post_order_visit",
     "rebuild",
+    "room_for_deep_ir",
 ]
 
 DEFINITION_FIELDS: dict[str, frozenset[str]] = {
@@ -296,3 +299,23 @@ def post_order_visit(node: Stmt | PrimExpr, callback: Callable[[Any], None]) -> 
         visitor.visit_stmt(node)
     else:
         visitor.visit_expr(node)
+
+
+
+DEEP_IR_RECURSION_LIMIT = 10_000
+"""Python's recursion limit while IR is lowered, compiled or interpreted. The walkers here
+(and the interpreter) recurse, three to five frames per level of nesting, and programs nest
+deeply (each ``x = ...`` binding nests the rest of the body; the row lanes of cosine rows
+bind every row's elements: 323 levels): the default limit of 1000 stopped such programs
+with a RecursionError inside a pass. 10,000 frames stay well inside an 8 MiB thread
+stack."""
+
+
+@contextlib.contextmanager
+def room_for_deep_ir() -> Iterator[None]:
+    """Raise the process' recursion limit to :data:`DEEP_IR_RECURSION_LIMIT` (never lower
+    it). It stays raised afterwards: the limit is one for all threads, and a build on
+    another thread may still be walking its IR."""
+    if sys.getrecursionlimit() < DEEP_IR_RECURSION_LIMIT:
+        sys.setrecursionlimit(DEEP_IR_RECURSION_LIMIT)
+    yield

@@ -48,6 +48,7 @@ from backend.interp import make_interp_kernel
 from backend.runtime import CompiledLibrary, cache_enabled, compile_ir, load_object
 from backend.runtime.engine import cache_scope
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
+from irbuilder.ir.functor import room_for_deep_ir
 from lowering import PassContext
 from lowering.abi.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.analysis import buffer_accesses, free_vars
@@ -337,6 +338,7 @@ def build_cache_info() -> dict[str, int]:
         return dict(_cache_stats, memory_entries=len(_cache))
 
 
+@room_for_deep_ir()
 def build(
     func_or_module: PrimFunc | IRModule,
     target: TargetLike = "llvm",
