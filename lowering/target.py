@@ -52,6 +52,10 @@ KNOWN_CPUS: Mapping[str, frozenset[str]] = {
 }
 """x86-64 CPU names (LLVM's ``-mcpu`` spelling) and the tracked features each implies."""
 
+_FULL_RATE_WIDE_SHUFFLES = frozenset({"znver5"})
+"""CPUs whose 512-bit shuffles cost what their 256-bit ones do
+(:attr:`Target.full_rate_wide_shuffles`)."""
+
 _OPTIONS = ("mcpu", "mtriple", "mattr", "keys")
 
 
@@ -137,6 +141,13 @@ class Target:
         if "avx512f" in self.features:
             return 512
         return 256 if "avx" in self.features else 128
+
+    @property
+    def full_rate_wide_shuffles(self) -> bool:
+        """Whether the CPU shuffles 512-bit vectors as fast as 256-bit ones (Zen 5; Zen 4
+        splits each 512-bit shuffle in two halves, so twice as wide gains nothing there).
+        Intel's AVX-512 cores are not listed: not measured."""
+        return "avx512f" in self.features and self.mcpu in _FULL_RATE_WIDE_SHUFFLES
 
     @property
     def cache_line_bytes(self) -> int:

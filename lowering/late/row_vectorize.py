@@ -140,10 +140,21 @@ _TRUE = IntImm(as_dtype("bool"), 1)
 
 
 MAX_VECTOR_BITS = 256
-"""Widest vectors the transposes use by default: on a Zen 5 (AVX-512) a row sum in 8-lane
-(256-bit) vectors ran twice as fast from L2 as in 16-lane ones (52 vs 25 GB/s per core: the
-512-bit shuffles of a 16 x 16 transpose cost twice as much), and as fast from DRAM.
-``PassContext(config={"vectorize_row_reductions": {"vector_bits": 512}})`` overrides it."""
+"""Widest vectors the transposes use by default: on a Zen 4 (AVX-512) a row sum in 8-lane
+(256-bit) vectors ran twice as fast from L2 as in 16-lane ones (52 vs 25 GB/s per core: its
+512-bit shuffles of a 16 x 16 transpose cost twice as much), and as fast from DRAM. A CPU
+with full-rate 512-bit shuffles (:attr:`Target.full_rate_wide_shuffles`: Zen 5) gets
+:data:`WIDE_VECTOR_BITS` when the rows are cached (:func:`row_bits`).
+``PassContext(config={"vectorize_row_reductions": {"vector_bits": 512}})`` sets it."""
+
+WIDE_VECTOR_BITS = 512
+"""Row tiles on a CPU with full-rate 512-bit shuffles, rows at most :data:`CACHED_ROWS_BYTES`:
+a 16 x 16 transpose moves twice the elements of an 8 x 8 one per shuffle. Measured on the
+Zen 5 host (one process, the 256-bit default against 512 bits): a triangular matvec
+4096^2 0.61 -> 0.32 ms, cosine rows 8192 x 256 0.127 -> 0.107, a `T.grid` mean over 1024
+0.131 -> 0.105, sums of squares 4096 x 1024 0.150 -> 0.135, a two-pass row variance
+0.253 -> 0.229; from DRAM (a 64 MiB matvec) sixteen row streams instead of eight ran
+slower (1.04 -> 1.48 ms), hence the cache bound."""
 
 
 PREFETCH_NEXT_ROWS = True
@@ -153,6 +164,18 @@ a row apart, which DRAM serves slower than one sequential stream: on the Zen 5 h
 4096 x 4096 float32 row sum took 1.30-1.58 ms without the hints and 1.05-1.44 ms with them
 on a busy host (docs/performance.md). ``PassContext(config={"vectorize_row_reductions":
 {"prefetch": False}})`` turns them off."""
+
+def row_bits(target: Target, bytes_read: int | None, rows: PrimExpr) -> int:
+    """The default tile width in bits (:data:`MAX_VECTOR_BITS`, or :data:`WIDE_VECTOR_BITS`
+    where it pays: full-rate wide shuffles, at most :data:`CACHED_ROWS_BYTES` read, and at
+    least one whole wide group of ``rows``)."""
+    if not target.full_rate_wide_shuffles or bytes_read is None \
+            or bytes_read > CACHED_ROWS_BYTES:
+        return MAX_VECTOR_BITS
+    if isinstance(rows, IntImm) and rows.value < WIDE_VECTOR_BITS // 32:
+        return MAX_VECTOR_BITS
+    return WIDE_VECTOR_BITS
+
 
 def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) -> int:
     """Rows computed together for an accumulator of ``dtype``: the lanes of one of
@@ -252,11 +275,11 @@ def _bytes_read(loop: For, chain: Chain) -> int | None:
     return int(sum(n.value * columns * load.buffer.dtype.itemsize for load in tiled))
 
 
-def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BITS,
+def vectorize_row_loop(loop: For, target: Target, max_bits: int | None = None,
                        prefetch: bool = PREFETCH_NEXT_ROWS, blocks: int | None = None,
                        kind: ForKind = ForKind.PARALLEL) -> Stmt | None:
     """The row-vectorized form of a qualifying parallel loop (module doc), its row groups
-    a loop of ``kind``, or None."""
+    a loop of ``kind``, or None. ``max_bits`` None: :func:`row_bits` decides."""
     if loop.kind is not ForKind.PARALLEL or loop.annotations or loop.thread_binding is not None:
         return None
     found = match_rows(loop)
@@ -264,6 +287,8 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int = MAX_VECTOR_BIT
         return None
     chains = found.chains
     chain = chains[0]
+    if max_bits is None:
+        max_bits = row_bits(target, _bytes_read(loop, chain), loop.extent)
     lanes = row_lanes(target, chain.dtype, max_bits)
     if lanes < 2 or lanes & (lanes - 1):
         return None
@@ -374,7 +399,7 @@ def _each_lane(per_row: Callable[[Var], Stmt | None], rows: dict[int, Buffer], c
 
 
 class _Rows(StmtExprMutator):
-    def __init__(self, func: PrimFunc, target: Target, max_bits: int, prefetch: bool,
+    def __init__(self, func: PrimFunc, target: Target, max_bits: int | None, prefetch: bool,
                  blocks: int | None) -> None:
         self.func, self.target, self.max_bits, self.prefetch = func, target, max_bits, prefetch
         self.blocks = blocks
@@ -454,7 +479,7 @@ def _vectorize_row_reductions(func: PrimFunc) -> PrimFunc:
     max_bits = ctx.option("vectorize_row_reductions", "vector_bits")
     prefetch = ctx.option("vectorize_row_reductions", "prefetch")
     blocks = ctx.option("vectorize_row_reductions", "blocks")
-    rows = _Rows(func, as_target(ctx.target), int(max_bits or MAX_VECTOR_BITS),
+    rows = _Rows(func, as_target(ctx.target), None if max_bits is None else int(max_bits),
                  PREFETCH_NEXT_ROWS if prefetch is None else bool(prefetch),
                  None if blocks is None else max(1, int(blocks)))
     body = rows.visit_stmt(func.body)

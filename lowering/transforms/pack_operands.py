@@ -20,10 +20,12 @@ A load qualifies when, in the loop nest of a loop ``O``:
   with constant bounds (``s >= extent(k)``, ``extent(j) >=`` :data:`MIN_COLUMNS`), every
   other loop of the nest absent from it and ``base`` a pure expression of variables defined
   outside ``O``;
-* every loop around it inside ``O`` has a constant, positive trip count and no condition
-  guards it: the pack then reads only elements the nest reads (nothing out of bounds);
-* the nest reuses each packed element at least :data:`MIN_REUSE` times and the copy holds
-  at most :data:`MAX_PACK_BYTES`;
+* the copy reads only elements the nest reads (every loop around the load inside ``O`` has
+  a constant, positive trip count and no condition guards it), or it provably stays inside
+  the operand's buffer (constant ``base`` and size): nothing is read out of bounds;
+* the nest reuses each packed element at least :data:`MIN_REUSE` times (tested at run time
+  when the other loops' trip counts are symbolic: a dense layer over ``n = T.int32()`` rows)
+  and the copy holds at most :data:`MAX_PACK_BYTES`;
 * the nest has no assertion (``bounds_check=True``), extern call or side-effecting builtin.
 
 ``O`` is the outermost loop that allows it (most reuse): for the dense layer the parallel
@@ -41,6 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from irbuilder.ir import (
+    GE,
     Add,
     Allocate,
     AssertStmt,
@@ -49,6 +52,7 @@ from irbuilder.ir import (
     BufferStore,
     Call,
     CallKind,
+    Cast,
     DeclBuffer,
     For,
     ForKind,
@@ -108,21 +112,42 @@ class _Operand:
     stride: int
     base: PrimExpr
     loads: list[BufferLoad] = field(default_factory=list)
+    reuse_test: PrimExpr | None = None
+    """Run-time test that the nest reuses the copy enough (symbolic trip counts), if any."""
 
     @property
     def columns(self) -> int:
         """Iterations of ``j``: the packed copy's row length."""
-        return _trips(self.j)
+        trips = _trips(self.j)
+        assert trips is not None  # constant (_decompose)
+        return trips
 
     @property
     def rows(self) -> int:
         """Iterations of ``k``: the packed copy's rows."""
-        return _trips(self.k)
+        trips = _trips(self.k)
+        assert trips is not None  # constant (_decompose)
+        return trips
 
 
-def _trips(loop: For) -> int:
-    assert isinstance(loop.extent, IntImm)  # the nest's loops are constant (_NestScan)
-    return loop.extent.value
+def _trips(loop: For) -> int | None:
+    """The loop's constant trip count (constant bounds), or None."""
+    if isinstance(loop.min, IntImm) and isinstance(loop.extent, IntImm):
+        return loop.extent.value
+    return None
+
+
+def _copy_in_bounds(operand: _Operand) -> bool:
+    """Whether every element the copy reads is provably inside the operand's buffer (a
+    constant base and extent): then the copy may read elements the nest itself skips."""
+    (extent,) = operand.buffer.shape
+    if not (isinstance(operand.base, IntImm) and isinstance(extent, IntImm)):
+        return False
+    j0, k0 = operand.j.min, operand.k.min
+    assert isinstance(j0, IntImm) and isinstance(k0, IntImm)  # constant loops (_decompose)
+    first = operand.base.value + j0.value * operand.stride + k0.value
+    last = first + (operand.columns - 1) * operand.stride + operand.rows - 1
+    return 0 <= first and last < extent.value
 
 
 def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, PrimExpr] | None:
@@ -148,7 +173,8 @@ def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, P
         return None
     if not (_accumulates_along(k_loop) and _stores_contiguously_along(j_loop)):
         return None
-    if stride < _trips(k_loop) or _trips(j_loop) < MIN_COLUMNS:
+    j_trips, k_trips = _trips(j_loop), _trips(k_loop)
+    if j_trips is None or k_trips is None or stride < k_trips or j_trips < MIN_COLUMNS:
         return None
     dtype = index.dtype
     base = simplify_expr(Sub(index, Add(Mul(IntImm(dtype, stride), j_loop.loop_var),
@@ -198,12 +224,13 @@ class _NestScan(StmtExprVisitor):
         self.visit_for_(root)
 
     def visit_for_(self, stmt: For) -> None:
-        constant = (isinstance(stmt.min, IntImm) and isinstance(stmt.extent, IntImm)
-                    and stmt.extent.value > 0)
+        # a loop that may run zero times guards its body like a condition
+        trips = _trips(stmt)
+        sure = trips is not None and trips > 0
         self._loops.append(stmt)
-        self._guards += not constant
+        self._guards += not sure
         self.generic_visit(stmt)
-        self._guards -= not constant
+        self._guards -= not sure
         self._loops.pop()
 
     def visit_assert_stmt_(self, stmt: AssertStmt) -> None:
@@ -241,27 +268,53 @@ class _NestScan(StmtExprVisitor):
     def visit_buffer_load_(self, node: BufferLoad) -> None:
         self.generic_visit(node)
         data = id(node.buffer.data)
-        if self._guards or data in self.stored or data not in self.packable:
+        if data in self.stored or data not in self.packable:
             return
         parts = _decompose(node, self._loops)
         if parts is None:
             return
-        j_loop, k_loop, stride, base = parts
-        if any(id(v) not in self.outside for v in free_vars(base)):
+        operand = _Operand(node.buffer, *parts, loads=[node])
+        if any(id(v) not in self.outside for v in free_vars(operand.base)):
             return  # the copy, made before the nest, could not compute it
-        reuse = 1
-        for loop in self._loops:
-            if loop is not j_loop and loop is not k_loop:
-                reuse *= _trips(loop)
-        if reuse < MIN_REUSE:
+        if self._guards and not _copy_in_bounds(operand):
+            return  # the nest may not read all of the copy: it might read past the end
+        reuse = self._reuse(operand)
+        if reuse is None:
             return
-        for operand in self.operands:
-            if operand.buffer.data is node.buffer.data and operand.j is j_loop \
-                    and operand.k is k_loop and operand.stride == stride \
-                    and structural_equal(operand.base, base):
-                operand.loads.append(node)
+        operand.reuse_test = reuse
+        for known in self.operands:
+            if known.buffer.data is node.buffer.data and known.j is operand.j \
+                    and known.k is operand.k and known.stride == operand.stride \
+                    and structural_equal(known.base, operand.base):
+                known.loads.append(node)
                 return
-        self.operands.append(_Operand(node.buffer, j_loop, k_loop, stride, base, [node]))
+        self.operands.append(operand)
+
+    def _reuse(self, operand: _Operand) -> PrimExpr | None:
+        """None when the loops around the load (but ``j`` and ``k``) run fewer than
+        :data:`MIN_REUSE` times; else the run-time test of that when a trip count is
+        symbolic (an expression of variables defined before the nest), or an empty test."""
+        constant = 1
+        symbolic: list[PrimExpr] = []
+        for loop in self._loops:
+            if loop is operand.j or loop is operand.k:
+                continue
+            trips = _trips(loop)
+            if trips is not None:
+                constant *= trips
+            elif any(id(v) not in self.outside for v in free_vars(loop.extent)):
+                return None
+            else:
+                symbolic.append(loop.extent)
+        if constant >= MIN_REUSE:
+            return _TRUE
+        if not symbolic or constant == 0:
+            return None
+        product: PrimExpr = IntImm(symbolic[0].dtype, constant)
+        for extent in symbolic:
+            product = Mul(product, extent if extent.dtype == product.dtype
+                          else Cast(product.dtype, extent))
+        return simplify_expr(GE(product, IntImm(product.dtype, MIN_REUSE)))
 
 
 def _stored_data(stmt: Stmt) -> tuple[set[int], list[Buffer]]:
@@ -346,6 +399,8 @@ class _Packer(StmtExprMutator):
         tests = self._no_overlap_tests(operands, written)
         if tests is None:
             return None
+        tests += [o.reuse_test for o in operands
+                  if o.reuse_test is not None and o.reuse_test is not _TRUE]
         copies = []
         packed: dict[int, tuple[_Operand, Buffer]] = {}
         for operand in operands:

@@ -123,6 +123,33 @@ def guarded(A: T.Buffer((20, 37), "float32"), B: T.Buffer((70, 37), "float32"),
 
 
 @T.prim_func
+def guarded_at_offset(A: T.Buffer((20, 37), "float32"), B: T.Buffer((70, 60), "float32"),
+                      C: T.Buffer((20, 70), "float32"), o: T.int32):
+    # guarded, and where the copy would read depends on an argument: no proof it stays
+    # inside B, so no copy
+    for i in T.parallel(20):
+        for j in range(70):
+            acc = T.alloc_buffer((1,), "float32")
+            acc[0] = T.float32(0)
+            for k in range(37):
+                acc[0] = acc[0] + T.if_then_else(k + o < 60, A[i, k] * B[j, k + o], T.float32(1))
+            C[i, j] = acc[0]
+
+
+@T.prim_func
+def dense_rows(x: T.handle, W: T.Buffer((48, 40), "float32"), y: T.handle):
+    n = T.int32()
+    X = T.match_buffer(x, (n, 40), "float32")
+    Y = T.match_buffer(y, (n, 48), "float32")
+    for i, j, k in T.grid(n, 48, 40):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+
+
+@T.prim_func
 def few_rows(A: T.Buffer((4, 37), "float32"), B: T.Buffer((70, 37), "float32"),
              C: T.Buffer((4, 70), "float32")):
     for i in T.parallel(4):
@@ -202,18 +229,19 @@ def _packed_copies(func: PrimFunc, target: Any = "llvm -mcpu=znver3") -> list[st
 @pytest.mark.parametrize("func, operand", [
     (dense_block, "W_packed"), (matmul_nt_local, "B_packed"), (matmul_nt_grid, "B_packed"),
     (scores, "K_packed"), (window, "B_packed"), (int8_dense, "W_packed"),
-    (local_operand, "Bs_packed"),
+    (local_operand, "Bs_packed"), (guarded, "B_packed"), (dense_rows, "W_packed"),
 ])
 def test_rows_read_across_are_packed(func: PrimFunc, operand: str) -> None:
     assert _packed_copies(func) == [operand]
 
 
-@pytest.mark.parametrize("func", [matmul_nn_local, guarded, few_rows, outer_rows,
+@pytest.mark.parametrize("func", [matmul_nn_local, guarded_at_offset, few_rows, outer_rows,
                                   writes_operand, offset_bound_inside])
 def test_left_alone(func: PrimFunc) -> None:
-    """Already along rows; read under a condition (the copy could read elements the nest
-    does not); too little reuse; no accumulation along the rows; the nest writes the
-    operand; the offset is bound inside the nest."""
+    """Already along rows; read under a condition at an offset known only at run time (the
+    copy might read past the end of B where the nest does not); too little reuse; no
+    accumulation along the rows; the nest writes the operand; the offset is bound inside
+    the nest."""
     assert _packed_copies(func) == []
 
 
@@ -262,7 +290,7 @@ def test_large_copy_outside_parallel_loops_is_parallel() -> None:
 
 
 _NUMBER_CASES = [dense_block, matmul_nt_local, matmul_nt_grid, scores, window, int8_dense,
-                 local_operand, offset_bound_inside]
+                 local_operand, offset_bound_inside, guarded]
 
 
 @pytest.mark.parametrize("target", pinned_targets())
@@ -280,6 +308,26 @@ def test_numbers_are_the_interpreters(func: PrimFunc, target: Any) -> None:
         return standard_normal(func, 4)
 
     agrees_with_interpreter(func, args, target)
+
+
+def test_symbolic_rows_test_the_reuse_at_run_time() -> None:
+    text = _early(dense_rows)
+    assert "W_packed" in text
+    assert "16 <= n" in text or "n >= 16" in text
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("rows", [3, 40])
+def test_symbolic_rows_numbers(rows: int, target: Any) -> None:
+    """3 rows: too few for a copy (the nest as written); 40: the copy."""
+
+    def args() -> list[np.ndarray[Any, Any]]:
+        rng = np.random.default_rng(rows)
+        return [rng.standard_normal((rows, 40)).astype("float32"),
+                rng.standard_normal((48, 40)).astype("float32"),
+                np.zeros((rows, 48), "float32")]
+
+    agrees_with_interpreter(dense_rows, args, target)
 
 
 @pytest.mark.parametrize("target", pinned_targets())

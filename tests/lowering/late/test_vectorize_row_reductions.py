@@ -17,13 +17,20 @@ from irbuilder.ir import (
     Allocate,
     BufferStore,
     ForKind,
+    IntImm,
     LetStmt,
     PrimFunc,
     Shuffle,
     structural_equal,
 )
 from irbuilder.ir.functor import post_order_visit
-from lowering.late.row_vectorize import row_blocks, row_lanes, vectorize_row_reductions
+from lowering.late.row_vectorize import (
+    CACHED_ROWS_BYTES,
+    row_bits,
+    row_blocks,
+    row_lanes,
+    vectorize_row_reductions,
+)
 from lowering.target import Target
 from tvmscript import tir as T
 
@@ -173,6 +180,28 @@ def test_rows_in_lanes_with_a_transposed_tile(target: Target, bits: int | None,
     assert len(updates) == blocks * (lanes + 1)
     starts = sorted({int(u.indices[0].base) for u in updates})
     assert starts == [lanes * b for b in range(blocks)]  # block b: lanes [b*L, b*L + L)
+
+
+ZEN5 = Target("llvm -mcpu=znver5")
+"""AVX-512 with full-rate 512-bit shuffles."""
+
+
+def test_cached_rows_take_wide_tiles_where_wide_shuffles_run_at_full_rate() -> None:
+    assert ZEN5.full_rate_wide_shuffles
+    assert not AVX512.full_rate_wide_shuffles and not AVX2.full_rate_wide_shuffles
+    rows = IntImm(T.int32(0).dtype, 37)
+    assert row_bits(ZEN5, 37 * 45 * 4, rows) == 512
+    assert row_bits(ZEN5, CACHED_ROWS_BYTES + 4, rows) == 256  # sixteen DRAM streams: slower
+    assert row_bits(ZEN5, None, rows) == 256  # size unknown when compiling
+    assert row_bits(ZEN5, 12 * 45 * 4, IntImm(rows.dtype, 12)) == 256  # not one wide group
+    assert row_bits(AVX512, 37 * 45 * 4, rows) == 256
+    after = _vectorized(row_sums, ZEN5)
+    (buf,) = _lane_buffers(after)
+    assert int(buf.extent) == 16
+    assert _shuffles(after) == 16 * 4
+    # the config still decides when given
+    (buf,) = _lane_buffers(_vectorized(row_sums, ZEN5, 256))
+    assert int(buf.extent) == 8
 
 
 @pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
