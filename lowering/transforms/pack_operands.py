@@ -74,6 +74,7 @@ from irbuilder.ir import (
     post_order_visit,
     structural_equal,
 )
+from irbuilder.ir.linear_form import supports_linear, to_linear
 
 from ..analysis.loads import LocalAllocations, reads_memory
 from ..analysis.vars import depends_on, free_vars
@@ -150,7 +151,55 @@ def _copy_in_bounds(operand: _Operand) -> bool:
     return 0 <= first and last < extent.value
 
 
-def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, PrimExpr] | None:
+class _Facts:
+    """What the candidate nests of one function share: each load's index as coefficients of
+    variables, and per loop whether it accumulates / stores contiguously (each computed once:
+    every loop of a nest is offered in turn)."""
+
+    def __init__(self) -> None:
+        self._forms: dict[int, tuple[dict[int, int], set[int]] | None] = {}
+        self._accumulates: dict[int, bool] = {}
+        self._contiguous: dict[int, bool] = {}
+
+    def coefficient(self, load: BufferLoad, var: Var) -> int | None:
+        """``linear_coefficient(load's index, var)``, from one linear form per load."""
+        key = id(load)
+        if key not in self._forms:
+            self._forms[key] = _linear_terms(load.indices[0])
+        form = self._forms[key]
+        if form is None:
+            return None
+        coefs, nonlinear = form
+        return None if id(var) in nonlinear else coefs.get(id(var), 0)
+
+    def accumulates(self, loop: For) -> bool:
+        if id(loop) not in self._accumulates:
+            self._accumulates[id(loop)] = _accumulates_along(loop)
+        return self._accumulates[id(loop)]
+
+    def contiguous(self, loop: For) -> bool:
+        if id(loop) not in self._contiguous:
+            self._contiguous[id(loop)] = _stores_contiguously_along(loop)
+        return self._contiguous[id(loop)]
+
+
+def _linear_terms(index: PrimExpr) -> tuple[dict[int, int], set[int]] | None:
+    """The factor of each variable (by id) appearing alone in ``index``'s linear form, and
+    the variables inside non-linear terms; None when ``index`` has no linear form."""
+    if not supports_linear(index.dtype):
+        return None
+    coefs: dict[int, int] = {}
+    nonlinear: set[int] = set()
+    for atom, factor in to_linear(index).live_terms():
+        if isinstance(atom, Var):
+            coefs[id(atom)] = coefs.get(id(atom), 0) + factor
+        else:
+            nonlinear.update(id(v) for v in free_vars(atom))
+    return coefs, nonlinear
+
+
+def _decompose(load: BufferLoad, loops: Sequence[For],
+               facts: _Facts) -> tuple[For, For, int, PrimExpr] | None:
     """``(j, k, s, base)`` with ``load``'s index ``base + s * j + k`` (module doc), or None."""
     if len(load.indices) != 1:
         return None
@@ -160,7 +209,7 @@ def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, P
     j_loop = k_loop = None
     stride = 0
     for loop in loops:
-        coef = linear_coefficient(index, loop.loop_var)
+        coef = facts.coefficient(load, loop.loop_var)
         if coef is None:
             return None
         if coef == 1 and k_loop is None:
@@ -171,10 +220,10 @@ def _decompose(load: BufferLoad, loops: Sequence[For]) -> tuple[For, For, int, P
             return None
     if j_loop is None or k_loop is None or loops.index(k_loop) < loops.index(j_loop):
         return None
-    if not (_accumulates_along(k_loop) and _stores_contiguously_along(j_loop)):
-        return None
     j_trips, k_trips = _trips(j_loop), _trips(k_loop)
     if j_trips is None or k_trips is None or stride < k_trips or j_trips < MIN_COLUMNS:
+        return None
+    if not (facts.accumulates(k_loop) and facts.contiguous(j_loop)):
         return None
     dtype = index.dtype
     base = simplify_expr(Sub(index, Add(Mul(IntImm(dtype, stride), j_loop.loop_var),
@@ -214,9 +263,9 @@ def _stores_contiguously_along(loop: For) -> bool:
 class _NestScan(StmtExprVisitor):
     """The qualifying loads of one candidate nest, grouped by operand."""
 
-    def __init__(self, root: For, stored: set[int], packable: set[int]) -> None:
-        self.stored, self.packable = stored, packable
-        self.outside = {id(v) for v in free_vars(root)}
+    def __init__(self, root: For, packable: set[int], facts: _Facts) -> None:
+        self.root, self.packable, self.facts = root, packable, facts
+        self._outside: set[int] | None = None
         self.operands: list[_Operand] = []
         self.ok = True
         self._loops: list[For] = []
@@ -265,12 +314,18 @@ class _NestScan(StmtExprVisitor):
                 self.visit_value(branch)
         self._guards -= 1
 
+    @property
+    def outside(self) -> set[int]:
+        """Ids of the variables the nest uses that are defined before it."""
+        if self._outside is None:
+            self._outside = {id(v) for v in free_vars(self.root)}
+        return self._outside
+
     def visit_buffer_load_(self, node: BufferLoad) -> None:
         self.generic_visit(node)
-        data = id(node.buffer.data)
-        if data in self.stored or data not in self.packable:
+        if id(node.buffer.data) not in self.packable:
             return
-        parts = _decompose(node, self._loops)
+        parts = _decompose(node, self._loops, self.facts)
         if parts is None:
             return
         operand = _Operand(node.buffer, *parts, loads=[node])
@@ -372,6 +427,7 @@ class _Packer(StmtExprMutator):
         self.local = finder.vars
         self.params = {id(b.data) for b in func.buffer_map.values()}
         self.parallel_depth = 0
+        self.facts = _Facts()
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
@@ -388,13 +444,18 @@ class _Packer(StmtExprMutator):
             self.parallel_depth -= parallel
 
     def _pack(self, loop: For) -> Stmt | None:
+        scan = _NestScan(loop, self.params | self.local, self.facts)
+        if not scan.ok or not scan.operands:
+            return None
         stored, written = _stored_data(loop)
         inside = LocalAllocations()
         inside.visit_stmt(loop)
-        scan = _NestScan(loop, stored, (self.params | self.local) - inside.vars)
+        # an operand the nest writes would go stale in its copy; one allocated inside the
+        # nest does not exist yet where the copy is made
         operands = [o for o in scan.operands
-                    if o.rows * o.columns * o.buffer.dtype.itemsize <= MAX_PACK_BYTES]
-        if not scan.ok or not operands:
+                    if id(o.buffer.data) not in stored and id(o.buffer.data) not in inside.vars
+                    and o.rows * o.columns * o.buffer.dtype.itemsize <= MAX_PACK_BYTES]
+        if not operands:
             return None
         tests = self._no_overlap_tests(operands, written)
         if tests is None:
