@@ -361,3 +361,67 @@ def test_checked_build_raises_at_the_access(target: Any) -> None:
     a, b, c = standard_normal(past_the_end, 1)
     with pytest.raises(IndexError, match="B"):
         kernel(a, b, c)
+
+
+_FORMS = {
+    "block": '''
+@T.prim_func
+def nt(A: T.Buffer(({I}, {KA}), "{dt}"), B: T.Buffer(({JB}, {KB}), "{dt}"),
+       C: T.Buffer(({I}, {J}), "{dt}")):
+    for i, j, k in T.grid({I}, {J}, {K}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.{dt}(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk + {ka}] * B[vj + {jb}, vk + {kb}]
+''',
+    "local": '''
+@T.prim_func
+def nt(A: T.Buffer(({I}, {KA}), "{dt}"), B: T.Buffer(({JB}, {KB}), "{dt}"),
+       C: T.Buffer(({I}, {J}), "{dt}")):
+    for i in T.parallel({I}):
+        for j in range({J}):
+            acc = T.alloc_buffer((1,), "{dt}")
+            acc[0] = T.{dt}(0)
+            for k in range({K}):
+                acc[0] = acc[0] + A[i, k + {ka}] * B[j + {jb}, k + {kb}]
+            C[i, j] = acc[0]
+''',
+    "grid": '''
+@T.prim_func
+def nt(A: T.Buffer(({I}, {KA}), "{dt}"), B: T.Buffer(({JB}, {KB}), "{dt}"),
+       C: T.Buffer(({I}, {J}), "{dt}")):
+    for i, j in T.grid({I}, {J}):
+        C[i, j] = T.{dt}(0)
+        for k in range({K}):
+            C[i, j] = C[i, j] + A[i, k + {ka}] * B[j + {jb}, k + {kb}]
+''',
+}
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("case", range(12))
+def test_random_shapes_and_offsets(case: int, target: Any) -> None:
+    """Nests of the three forms at random sizes and offsets into larger operands: each is
+    packed (all are large enough) and gives the interpreter's numbers bit for bit."""
+    rng = np.random.default_rng(1000 + case)
+    form = ("block", "local", "grid")[case % 3]
+    dt = ("float32", "int32", "float64")[case // 3 % 3]
+    i, j, k = int(rng.integers(16, 40)), int(rng.integers(16, 70)), int(rng.integers(1, 50))
+    ka, jb, kb = (int(x) for x in rng.integers(0, 5, 3))
+    spare = [int(x) for x in rng.integers(0, 3, 3)]  # operands larger than the nest reads
+    text = _FORMS[form].format(I=i, J=j, K=k, KA=k + ka + spare[0], JB=j + jb + spare[1],
+                               KB=k + kb + spare[2], ka=ka, jb=jb, kb=kb, dt=dt)
+    func = tvmscript.from_source(text)
+    assert _packed_copies(func, target) == ["B_packed"], text
+
+    def args() -> list[np.ndarray[Any, Any]]:
+        out = []
+        for buffer in func.buffer_map.values():
+            shape = tuple(int(d) for d in buffer.shape)
+            out.append(np.random.default_rng(case).integers(-9, 9, shape).astype(dt)
+                       if dt == "int32" else
+                       np.random.default_rng(case).standard_normal(shape).astype(dt))
+        return out
+
+    agrees_with_interpreter(func, args, target)
