@@ -47,7 +47,7 @@ def test_past_the_limit_build_says_so() -> None:
 
 @T.prim_func
 def cosine_rows(A: T.Buffer((8192, 64), "float32"), B: T.Buffer((8192, 64), "float32"),
-                O: T.Buffer((8192,), "float32")):
+                Out: T.Buffer((8192,), "float32")):
     acc = T.alloc_buffer((3,), "float32")
     for i in T.parallel(8192):
         acc[0] = T.float32(0)
@@ -59,7 +59,7 @@ def cosine_rows(A: T.Buffer((8192, 64), "float32"), B: T.Buffer((8192, 64), "flo
             acc[0] = acc[0] + a * b
             acc[1] = acc[1] + a * a
             acc[2] = acc[2] + b * b
-        O[i] = acc[0] / T.sqrt(T.max(acc[1] * acc[2], T.float32(1e-16)))
+        Out[i] = acc[0] / T.sqrt(T.max(acc[1] * acc[2], T.float32(1e-16)))
 
 
 def test_row_lanes_that_nest_deeply_lower() -> None:
