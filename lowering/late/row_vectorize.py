@@ -150,11 +150,13 @@ with full-rate 512-bit shuffles (:attr:`Target.full_rate_wide_shuffles`: Zen 5) 
 WIDE_VECTOR_BITS = 512
 """Row tiles on a CPU with full-rate 512-bit shuffles, rows at most :data:`CACHED_ROWS_BYTES`:
 a 16 x 16 transpose moves twice the elements of an 8 x 8 one per shuffle. Measured on the
-Zen 5 host (one process, the 256-bit default against 512 bits): a triangular matvec
-4096^2 0.61 -> 0.32 ms, cosine rows 8192 x 256 0.127 -> 0.107, a `T.grid` mean over 1024
-0.131 -> 0.105, sums of squares 4096 x 1024 0.150 -> 0.135, a two-pass row variance
-0.253 -> 0.229; from DRAM (a 64 MiB matvec) sixteen row streams instead of eight ran
-slower (1.04 -> 1.48 ms), hence the cache bound."""
+Zen 5 host (whole kernels of benchmarks/tvm_style*.py, two cores, 256 -> 512 bits): cross-
+entropy rows 1.38 -> 0.98 ms, log-sum-exp rows 1.43 -> 1.12, a batch of row maxima 0.127
+-> 0.103, a `T.grid` mean over 1024 0.127 -> 0.104, cosine rows 0.121 -> 0.114, a two-pass
+row variance 0.258 -> 0.243, the layernorm unchanged; from DRAM (a 64 MiB matvec) sixteen
+row streams instead of eight ran slower (1.08 -> 1.54 ms), hence the cache bound (which a
+4096^2 lower-triangular matvec, 33.5 MB read, just misses: it measured 0.70 -> 0.50 ms
+with 512 bits forced)."""
 
 
 PREFETCH_NEXT_ROWS = True
