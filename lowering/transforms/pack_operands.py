@@ -391,10 +391,19 @@ class _Repoint(StmtExprMutator):
 
     def __init__(self, packed: dict[int, tuple[_Operand, Buffer]]) -> None:
         self.packed = packed
+        self._loops: set[int] = set()
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        self._loops.add(id(stmt))
+        try:
+            return self.generic_mutate(stmt)
+        finally:
+            self._loops.discard(id(stmt))
 
     def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
         hit = self.packed.get(id(node))
-        if hit is None:
+        # a load node the tree shares with another place is repointed only inside its loops
+        if hit is None or not {id(hit[0].j), id(hit[0].k)} <= self._loops:
             return self.generic_mutate(node)
         operand, copy = hit
         dtype = node.indices[0].dtype
