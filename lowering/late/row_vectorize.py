@@ -106,6 +106,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
+    post_order_visit,
     rebuild,
     seq,
     structural_equal,
@@ -153,10 +154,10 @@ a 16 x 16 transpose moves twice the elements of an 8 x 8 one per shuffle. Measur
 Zen 5 host (whole kernels of benchmarks/tvm_style*.py, two cores, 256 -> 512 bits): cross-
 entropy rows 1.38 -> 0.98 ms, log-sum-exp rows 1.43 -> 1.12, a batch of row maxima 0.127
 -> 0.103, a `T.grid` mean over 1024 0.127 -> 0.104, cosine rows 0.121 -> 0.114, a two-pass
-row variance 0.258 -> 0.243, the layernorm unchanged; from DRAM (a 64 MiB matvec) sixteen
-row streams instead of eight ran slower (1.08 -> 1.54 ms), hence the cache bound (which a
-4096^2 lower-triangular matvec, 33.5 MB read, just misses: it measured 0.70 -> 0.50 ms
-with 512 bits forced)."""
+row variance 0.258 -> 0.243; from DRAM (a 64 MiB matvec) sixteen row streams instead of
+eight ran slower (1.08 -> 1.54 ms), hence the cache bound (which a 4096^2 lower-triangular
+matvec, 33.5 MB read, just misses: it measured 0.70 -> 0.50 ms with 512 bits forced); see
+also :data:`ROW_WRITING_GROUP_BYTES`."""
 
 
 PREFETCH_NEXT_ROWS = True
@@ -167,16 +168,46 @@ a row apart, which DRAM serves slower than one sequential stream: on the Zen 5 h
 on a busy host (docs/performance.md). ``PassContext(config={"vectorize_row_reductions":
 {"prefetch": False}})`` turns them off."""
 
-def row_bits(target: Target, bytes_read: int | None, rows: PrimExpr) -> int:
+ROW_WRITING_GROUP_BYTES = 32 << 10
+"""Largest group of rows (bytes its chains read) given wide tiles when loops after the chains
+write rows out (a softmax's exponentials and division, a norm's output): sixteen 4 KiB
+input rows and the output rows no longer fit in a Zen 5's 48 KiB L1, and the suite's 4096
+x 1024 softmax ran 1.6 -> 2.2-2.5 ms with them (an RMS norm and a layernorm no faster); a
+loop that only reads them again (log-sum-exp's sum of exponentials) still gains: 1.43 ->
+1.12 ms."""
+
+
+def row_bits(target: Target, bytes_read: int | None, rows: PrimExpr,
+             writes_rows: bool = False) -> int:
     """The default tile width in bits (:data:`MAX_VECTOR_BITS`, or :data:`WIDE_VECTOR_BITS`
-    where it pays: full-rate wide shuffles, at most :data:`CACHED_ROWS_BYTES` read, and at
-    least one whole wide group of ``rows``)."""
+    where it pays: full-rate wide shuffles, at most :data:`CACHED_ROWS_BYTES` read, at least
+    one whole wide group of ``rows``, and a group within :data:`ROW_WRITING_GROUP_BYTES` when
+    loops after the chains write rows out, ``writes_rows``)."""
     if not target.full_rate_wide_shuffles or bytes_read is None \
             or bytes_read > CACHED_ROWS_BYTES:
         return MAX_VECTOR_BITS
-    if isinstance(rows, IntImm) and rows.value < WIDE_VECTOR_BITS // 32:
+    if not isinstance(rows, IntImm) or rows.value < WIDE_VECTOR_BITS // 32:
+        return MAX_VECTOR_BITS
+    wide_rows = WIDE_VECTOR_BITS // 32
+    if writes_rows and bytes_read // rows.value * wide_rows > ROW_WRITING_GROUP_BYTES:
         return MAX_VECTOR_BITS
     return WIDE_VECTOR_BITS
+
+
+def _writes_a_row(stmt: Stmt) -> bool:
+    """Whether a loop in ``stmt`` stores at indices that step with its variable."""
+    loops: list[Var] = []
+    stores: list[BufferStore] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, For):
+            loops.append(node.loop_var)
+        elif isinstance(node, BufferStore):
+            stores.append(node)
+
+    post_order_visit(stmt, visit)
+    return any(depends_on(index, var) for var in loops for store in stores
+               for index in store.indices)
 
 
 def row_lanes(target: Target, dtype: DataType, max_bits: int = MAX_VECTOR_BITS) -> int:
@@ -290,7 +321,8 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int | None = None,
     chains = found.chains
     chain = chains[0]
     if max_bits is None:
-        max_bits = row_bits(target, _bytes_read(loop, chain), loop.extent)
+        writes_rows = any(_writes_a_row(stmt) for stmt in found.stmts[found.at[-1] + 1:])
+        max_bits = row_bits(target, _bytes_read(loop, chain), loop.extent, writes_rows)
     lanes = row_lanes(target, chain.dtype, max_bits)
     if lanes < 2 or lanes & (lanes - 1):
         return None

@@ -87,7 +87,9 @@ MIN_EXTENT = 4
 CHUNKS = (4096, 2048, 1024, 512, 256)
 """Chunk lengths an innermost loop is split into (the first dividing its extent)."""
 
-_PURE_BUILTINS = frozenset({"likely", "reinterpret", "if_then_else", "assume"})
+PURE_BUILTINS = frozenset({"likely", "reinterpret", "if_then_else", "assume"})
+"""Builtins without side effects: a loop calling only these differs between iterations only
+in what it stores."""
 _U64 = as_dtype("uint64")
 
 
@@ -101,7 +103,7 @@ def _blocks_parallel(node: Any) -> bool:
     if isinstance(node, Call):
         if node.kind in (CallKind.EXTERN,):
             return True
-        return node.kind is CallKind.BUILTIN and node.op not in _PURE_BUILTINS
+        return node.kind is CallKind.BUILTIN and node.op not in PURE_BUILTINS
     return False
 
 

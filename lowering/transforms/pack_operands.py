@@ -82,6 +82,7 @@ from ..arith import simplify_expr
 from ..arith.canonical import linear_coefficient
 from ..late.versioning import all_of, byte_range, disjoint
 from ..pass_infra import FunctionPass, function_pass
+from .auto_parallel import PURE_BUILTINS
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["pack_transposed_operands"]
@@ -100,7 +101,6 @@ PARALLEL_PACK = 1 << 16
 
 _TRUE = IntImm(as_dtype("bool"), 1)
 _I32 = as_dtype("int32")
-_PURE_BUILTINS = frozenset({"likely", "reinterpret", "if_then_else", "assume"})
 
 
 @dataclass
@@ -298,7 +298,7 @@ class _NestScan(StmtExprVisitor):
 
     def visit_call_(self, node: Call) -> None:
         if node.kind is CallKind.EXTERN or (
-            node.kind is CallKind.BUILTIN and node.op not in _PURE_BUILTINS
+            node.kind is CallKind.BUILTIN and node.op not in PURE_BUILTINS
         ):
             self.ok = False
         elif node.op == "if_then_else" and len(node.args) == 3:

@@ -195,6 +195,10 @@ def test_cached_rows_take_wide_tiles_where_wide_shuffles_run_at_full_rate() -> N
     assert row_bits(ZEN5, None, rows) == 256  # size unknown when compiling
     assert row_bits(ZEN5, 12 * 45 * 4, IntImm(rows.dtype, 12)) == 256  # not one wide group
     assert row_bits(AVX512, 37 * 45 * 4, rows) == 256
+    # rows written out after the chains: sixteen rows of 45 floats fit in L1, of 1024 not
+    assert row_bits(ZEN5, 37 * 45 * 4, rows, writes_rows=True) == 512
+    assert row_bits(ZEN5, 37 * 1024 * 4, rows, writes_rows=True) == 256
+    assert row_bits(ZEN5, 37 * 1024 * 4, rows) == 512
     after = _vectorized(row_sums, ZEN5)
     (buf,) = _lane_buffers(after)
     assert int(buf.extent) == 16
