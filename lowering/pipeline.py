@@ -326,7 +326,8 @@ def lower(
     if verify_each:
         for func in funcs:
             verify_well_formed(func, pass_name="<input>")
-    with ctx, room_for_deep_ir():
+    room_for_deep_ir()
+    with ctx:
         passes = lowering_passes(opt_level, target, extra_passes)
         pipeline = Sequential(passes, "default_pipeline")
         result: PrimFunc | IRModule

@@ -13,11 +13,10 @@ below changed, so ``new is old`` tells whether a pass did anything.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from .buffer import Buffer, BufferRegion, IterVar, MatchBufferRegion, Range
@@ -311,11 +310,9 @@ with a RecursionError inside a pass. 10,000 frames stay well inside an 8 MiB thr
 stack."""
 
 
-@contextlib.contextmanager
-def room_for_deep_ir() -> Iterator[None]:
+def room_for_deep_ir() -> None:
     """Raise the process' recursion limit to :data:`DEEP_IR_RECURSION_LIMIT` (never lower
-    it). It stays raised afterwards: the limit is one for all threads, and a build on
-    another thread may still be walking its IR."""
+    it). It stays raised: the limit is one for all threads, and a build on another thread
+    may be walking its IR."""
     if sys.getrecursionlimit() < DEEP_IR_RECURSION_LIMIT:
         sys.setrecursionlimit(DEEP_IR_RECURSION_LIMIT)
-    yield

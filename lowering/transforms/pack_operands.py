@@ -80,7 +80,7 @@ from ..analysis.loads import LocalAllocations, reads_memory
 from ..analysis.vars import depends_on, free_vars
 from ..arith import simplify_expr
 from ..arith.canonical import linear_coefficient
-from ..late.versioning import all_of, byte_range, disjoint
+from ..late.versioning import all_of, byte_range, no_overlap_checks
 from ..pass_infra import FunctionPass, function_pass
 from .auto_parallel import PURE_BUILTINS
 from .unroll import copy_with_fresh_vars
@@ -228,9 +228,9 @@ def _decompose(load: BufferLoad, loops: Sequence[For],
     dtype = index.dtype
     base = simplify_expr(Sub(index, Add(Mul(IntImm(dtype, stride), j_loop.loop_var),
                                         k_loop.loop_var)))
-    if reads_memory(base) or any(depends_on(base, loop.loop_var) for loop in loops):
+    if reads_memory(base):
         return None
-    return j_loop, k_loop, stride, base
+    return j_loop, k_loop, stride, base  # base's variables: checked by the caller
 
 
 def _accumulates_along(loop: For) -> bool:
@@ -497,19 +497,15 @@ class _Packer(StmtExprMutator):
         """Tests that no parameter array the nest writes overlaps a packed parameter array
         (None when an array's extent is unknown)."""
         tests: list[PrimExpr] = []
-        for operand in operands:
-            if id(operand.buffer.data) in self.local:
+        packed = [operand.buffer for operand in operands]
+        for buffer in written:
+            if id(buffer.data) in self.local:
                 continue
-            span = byte_range(operand.buffer)
-            if span is None:
+            span = byte_range(buffer)
+            checks = None if span is None else no_overlap_checks(span, packed, self.local)
+            if checks is None:
                 return None
-            for buffer in written:
-                if id(buffer.data) in self.local:
-                    continue
-                other = byte_range(buffer)
-                if other is None:
-                    return None
-                tests.append(disjoint(other, span))
+            tests += checks
         return tests
 
 

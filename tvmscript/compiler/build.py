@@ -338,7 +338,6 @@ def build_cache_info() -> dict[str, int]:
         return dict(_cache_stats, memory_entries=len(_cache))
 
 
-@room_for_deep_ir()
 def build(
     func_or_module: PrimFunc | IRModule,
     target: TargetLike = "llvm",
@@ -386,6 +385,7 @@ def build(
         raise TypeError(
             f"build() expects a PrimFunc or IRModule, got {type(func_or_module).__name__}"
         )
+    room_for_deep_ir()
     report_progress = progress_requested(options.pop("progress", None))
     opts, cache = parse_options(opt_level, options)
     if isinstance(target, str) and target == "interp":
