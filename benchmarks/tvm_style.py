@@ -333,8 +333,8 @@ def tvm_runners(names: list[str], args: dict[str, list[np.ndarray]], source: str
     from benchmarks.schedule import benchmark_target
 
     source = source.replace("T.block(", "T.sblock(").replace(
-        "@T.prim_func", "@T.prim_func(check_well_formed=False)"
-    )
+        "T.block_attr(", "T.sblock_attr("
+    ).replace("@T.prim_func", "@T.prim_func(check_well_formed=False)")
     module = _load(source, "from tvm.script import tirx as T", f"{tag}_tvm")
     target = {"kind": "llvm", "mcpu": benchmark_target().mcpu}
     runners = {}

@@ -8,6 +8,8 @@ that loops, lets, asserts and branches provide.
 
 from __future__ import annotations
 
+import math
+
 from irbuilder.ir import (
     EQ,
     GE,
@@ -46,6 +48,7 @@ from irbuilder.ir import (
     rebuild,
     structural_equal,
 )
+from irbuilder.ir.int_arith import wrap_int
 from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 
 from .analyzer import Analyzer, IntBound
@@ -212,7 +215,7 @@ class ExprSimplifier(StmtExprMutator):
         if supports_linear(dtype):
             if isinstance(expr, Mul) and not isinstance(a, IntImm) and not isinstance(b, IntImm):
                 return expr
-            new = from_linear(to_linear(expr))
+            new = from_linear(_rejoin_quotients(to_linear(expr)))
             return expr if _same(new, expr) else new
         # identities valid for every type (floats included: x - 0.0 and x * 1.0 are exact)
         if isinstance(expr, Sub) and _is_const(b, 0):
@@ -289,7 +292,8 @@ class ExprSimplifier(StmtExprMutator):
         quotient.const = form.const // c
         remainder.const = form.const % c
         if quotient.is_const and quotient.const == 0:
-            return expr
+            by_factor = self._divide_by_factor(form, c, is_div)
+            return expr if by_factor is None else by_factor
         q_bound = self.analyzer.linear_bound(quotient)
         r_bound = self.analyzer.linear_bound(remainder)
         if q_bound is None or r_bound is None:
@@ -301,10 +305,44 @@ class ExprSimplifier(StmtExprMutator):
                 quotient.const += k
                 return from_linear(quotient)
             return self.rewrite_sub(r_expr, k * c)
+        by_factor = self._divide_by_factor(remainder, c, is_div)
+        if by_factor is not None:
+            if not is_div:
+                return by_factor
+            return self.rewrite(Add(from_linear(quotient), by_factor))
         if not is_div:
             return FloorMod(r_expr, IntImm(dtype, c), span=expr.span)
         # floor((c*Q + R) / c) == Q + floor(R / c); every part fits the dtype
         return self.rewrite(Add(from_linear(quotient), FloorDiv(r_expr, IntImm(dtype, c))))
+
+    def _divide_by_factor(self, form: LinearForm, c: int, is_div: bool) -> PrimExpr | None:
+        """``(f*H + L) // c`` is ``H // (c/f)`` and ``(f*H + L) % c`` is ``f*(H % (c/f)) + L``
+        when ``f`` divides ``c`` and ``0 <= L < f``: the index of a loop split by ``f`` read
+        through the divisions of a fused loop (``(a*56 + b) // 3136`` with ``b < 56``)."""
+        dtype = form.dtype
+        terms = form.live_terms()
+        factors = sorted({math.gcd(abs(coef), c) for _, coef in terms} - {1, c}, reverse=True)
+        for f in factors:
+            high = LinearForm(dtype)
+            low = LinearForm(dtype)
+            for atom, coef in terms:
+                if coef % f == 0:
+                    high.add_term(atom, coef // f)
+                else:
+                    low.add_term(atom, coef)
+            low.const = form.const % f
+            high.const = (form.const - low.const) // f
+            low_bound = self.analyzer.linear_bound(low)
+            if high.is_const or low_bound is None or low_bound.lo < 0 or low_bound.hi >= f:
+                continue
+            if self.analyzer.linear_bound(high.scaled(f)) is None:
+                continue
+            k = IntImm(dtype, c // f)
+            if is_div:
+                return self.rewrite(FloorDiv(from_linear(high), k))
+            inner = self.rewrite(FloorMod(from_linear(high), k))
+            return self.rewrite(Add(Mul(inner, IntImm(dtype, f)), from_linear(low)))
+        return None
 
     def _min_max(self, expr: Min | Max) -> PrimExpr:
         a, b = expr.a, expr.b
@@ -364,6 +402,31 @@ class ExprSimplifier(StmtExprMutator):
                 stride = self.visit_expr(Mul(ramp.stride, scale.value))
                 return Ramp(base, stride, lanes)
         return expr
+
+
+def _rejoin_quotients(form: LinearForm) -> LinearForm:
+    """``k*c*(x // c) + k*(x % c)`` is ``k*x`` (and so for ``Div``/``Mod``): what the
+    index of a loop fused and split by a schedule becomes once flattened back."""
+    remainders = [(atom, coef) for atom, coef in form.live_terms()
+                  if isinstance(atom, (FloorMod, Mod)) and isinstance(atom.b, IntImm)
+                  and atom.b.value > 0]
+    if not remainders:
+        return form
+    for rem, coef in remainders:
+        assert isinstance(rem, (FloorMod, Mod)) and isinstance(rem.b, IntImm)
+        quotient_type = FloorDiv if isinstance(rem, FloorMod) else Div
+        want = coef * rem.b.value
+        for slot, (atom, q_coef) in enumerate(form.terms):
+            if (type(atom) is quotient_type and isinstance(atom.b, IntImm)
+                    and atom.b.value == rem.b.value and q_coef != 0
+                    and q_coef == (wrap_int(want, form.dtype) if form.wrap else want)
+                    and _same(atom.a, rem.a)):
+                merged = form.copy()
+                merged.terms[slot] = (atom, 0)
+                merged.add_term(rem, -coef)
+                merged.add_form(to_linear(rem.a), coef)
+                return _rejoin_quotients(merged)
+    return form
 
 
 def may_trap(expr: PrimExpr, memo: dict[int, tuple[PrimExpr, bool]] | None = None) -> bool:

@@ -17,6 +17,14 @@ with the same operations: exact.
 Applied to SERIAL loops without annotations, from 0 to a constant extent divisible by
 ``d``, whose body contains ``w // d`` or ``w % d`` for one constant ``d`` in 2..4
 (:data:`MAX_DIVISOR`), the loop variable itself the dividend.
+
+A loop fused by a schedule (``for f in T.parallel(1000 * 999)`` reading ``B[f % 999]``, or
+``f // 3136``, ``f % 3136 // 56`` and ``f % 56`` for three fused axes) is *unfused*
+instead when its smallest divisor ``d`` is at least :data:`MIN_UNFUSED`, divides the extent
+and every other divisor: ``f = d * f_o + f_i``, ``f_o`` the loop's own kind (a parallel loop
+stays parallel) and ``f_i`` a serial loop over ``d``; once simplified, the divisions are the
+two variables (``(56 * a + b) // 3136`` is ``a // 56``) and the inner loop a row the
+vectorizers take. Same iterations in the same order: exact.
 """
 
 from __future__ import annotations
@@ -38,12 +46,22 @@ from irbuilder.ir import (
 )
 
 from ..pass_infra import FunctionPass, function_pass
+from ..transforms.simplify import simplify_stmt
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["MAX_DIVISOR", "split_divided_loop", "split_divided_loops"]
+__all__ = [
+    "MAX_DIVISOR",
+    "MIN_UNFUSED",
+    "split_divided_loop",
+    "split_divided_loops",
+    "unfuse_divided_loop",
+]
 
 MAX_DIVISOR = 4
 """Largest divisor split: the body is copied once per remainder."""
+
+MIN_UNFUSED = 8
+"""Smallest divisor of a fused loop's variable unfused into an inner loop (module doc)."""
 
 
 def _divisors(body: Stmt) -> dict[int, set[int]]:
@@ -103,6 +121,31 @@ def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | Non
                ForKind.SERIAL, seq(copies), span=loop.span)
 
 
+def unfuse_divided_loop(loop: For, divisors: set[int]) -> For | None:
+    """``loop`` (serial or parallel, no annotations) as a loop over its variable's quotients
+    by the smallest of ``divisors`` around a serial loop over the remainders (module doc), or
+    None."""
+    if (loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or loop.annotations
+            or loop.thread_binding is not None
+            or not isinstance(loop.min, IntImm) or loop.min.value != 0
+            or not isinstance(loop.extent, IntImm) or not divisors):
+        return None
+    d = min(divisors)
+    extent = loop.extent.value
+    if d < MIN_UNFUSED or extent % d or extent == d or any(x % d for x in divisors):
+        return None
+    var = loop.loop_var
+    dtype = var.dtype
+    outer, inner = Var(f"{var.name}_o", dtype), Var(f"{var.name}_i", dtype)
+    body = copy_with_fresh_vars(loop.body, {var: Mul(outer, IntImm(dtype, d)) + inner})
+    rows = For(inner, IntImm(dtype, 0), IntImm(dtype, d), ForKind.SERIAL, body, span=loop.span)
+    unfused = For(outer, IntImm(dtype, 0), IntImm(dtype, extent // d), loop.kind, rows,
+                  span=loop.span)
+    simplified = simplify_stmt(unfused)
+    assert isinstance(simplified, For)
+    return simplified
+
+
 class _Split(StmtExprMutator):
     def __init__(self, divided: dict[int, set[int]]) -> None:
         self.divided = divided
@@ -116,7 +159,7 @@ class _Split(StmtExprMutator):
         divisors = self.divided.get(id(visited.loop_var))
         if divisors is None:
             return visited
-        split = split_divided_loop(visited, divisors)
+        split = split_divided_loop(visited, divisors) or unfuse_divided_loop(visited, divisors)
         return visited if split is None else split
 
 

@@ -24,9 +24,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from irbuilder.ir import (
+    GE,
+    GT,
     INTRINSICS,
+    LE,
+    LT,
     Add,
     Allocate,
+    And,
     AssertStmt,
     BinaryOp,
     Broadcast,
@@ -39,6 +44,8 @@ from irbuilder.ir import (
     Div,
     Evaluate,
     FloatImm,
+    FloorDiv,
+    FloorMod,
     For,
     ForKind,
     IfThenElse,
@@ -66,6 +73,7 @@ from irbuilder.ir import (
 )
 
 from ..analysis.loads import LoadCollector
+from ..analysis.vars import free_vars
 from ..arith import simplify_expr
 from ..arith.analyzer import Analyzer
 from ..pass_infra import FunctionPass, PassContext, function_pass
@@ -86,11 +94,25 @@ class CannotVectorize(Exception):
 class _Vectorizer:
     """Turns one loop body into its vector form for ``lanes`` iterations from ``base``."""
 
-    def __init__(self, loop_var: Var, base: PrimExpr, lanes: int) -> None:
+    def __init__(self, loop_var: Var, base: PrimExpr, lanes: int, *, guarded: bool = False
+                 ) -> None:
         self.loop_var = loop_var
         self.lanes = lanes
         one = IntImm(loop_var.dtype, 1)
         self.vars: dict[Var, PrimExpr] = {loop_var: Ramp(base, one, lanes)}
+        self.guarded = guarded
+        self.guards: list[PrimExpr] = []
+        """Scalar conditions under which the vector form is exact (``guarded`` only): the
+        caller runs the lanes one by one when one of them fails."""
+        self._inner: set[int] = set()
+        """Variables bound inside the body (a guard is tested outside it: none of these)."""
+
+    def _guard(self, condition: PrimExpr) -> bool:
+        """Record ``condition`` as a guard if the caller can test it; whether it did."""
+        if not self.guarded or any(id(v) in self._inner for v in free_vars(condition)):
+            return False
+        self.guards.append(condition)
+        return True
 
     def widen(self, expr: PrimExpr) -> PrimExpr:
         """``expr`` as a vector of ``lanes`` (broadcast when it is scalar)."""
@@ -137,6 +159,7 @@ class _Vectorizer:
                 return expr
             return BufferLoad(expr.buffer, indices, span=expr.span)
         if isinstance(expr, Let):
+            self._inner.add(id(expr.var))
             value = self.expr(expr.value)
             var = self._bind(expr.var, value)
             body = self.expr(expr.body)
@@ -173,6 +196,8 @@ class _Vectorizer:
             return expr
         if expr.dtype.is_integer:
             ramp = self._ramp_arith(expr, a, b)
+            if ramp is None and self.guarded:
+                ramp = self._unwrapped_division(expr, a, b)
             if ramp is not None:
                 return ramp
         return rebuild(expr, {"a": self.widen(a), "b": self.widen(b)})  # type: ignore[no-any-return]
@@ -197,6 +222,24 @@ class _Vectorizer:
             if isinstance(ramp, Ramp) and not self._varying(scale):
                 return Ramp(tidy(Mul(ramp.base, scale)), tidy(Mul(ramp.stride, scale)), lanes)
         return None
+
+    def _unwrapped_division(self, expr: BinaryOp, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
+        """``(base + s*lane) // c`` and ``% c`` (a fused loop split by a schedule) when the
+        lanes do not cross a multiple of ``c``: the quotient is the same for every lane and
+        the remainder a ramp. That is a guard on ``base % c``."""
+        if not (isinstance(expr, (FloorDiv, FloorMod)) and isinstance(a, Ramp)
+                and isinstance(b, IntImm) and isinstance(a.stride, IntImm)):
+            return None
+        c, stride = b.value, a.stride.value
+        if stride < 0 or stride * (self.lanes - 1) >= c:
+            return None
+        first = simplify_expr(FloorMod(a.base, b))
+        span = IntImm(b.dtype, stride * (self.lanes - 1))
+        if not self._guard(simplify_expr(LT(Add(first, span), b))):
+            return None
+        if isinstance(expr, FloorDiv):
+            return simplify_expr(FloorDiv(a.base, b))
+        return Ramp(first, a.stride, self.lanes)
 
     def _call(self, expr: Call) -> PrimExpr:
         if expr.kind is CallKind.EXTERN:
@@ -232,6 +275,7 @@ class _Vectorizer:
         if isinstance(stmt, BufferStore):
             return self._store(stmt)
         if isinstance(stmt, LetStmt):
+            self._inner.add(id(stmt.var))
             value = self.expr(stmt.value)
             var = self._bind(stmt.var, value)
             return LetStmt(var, value, self.stmt(stmt.body), span=stmt.span)
@@ -258,6 +302,7 @@ class _Vectorizer:
             raise CannotVectorize(f"a {stmt.kind.value} loop inside the loop")
         if self._varying(self.expr(stmt.min)) or self._varying(self.expr(stmt.extent)):
             raise CannotVectorize("an inner loop's bounds depend on the loop var")
+        self._inner.add(id(stmt.loop_var))
         return For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, self.stmt(stmt.body),
                    stmt.thread_binding, stmt.annotations, span=stmt.span)
 
@@ -292,7 +337,59 @@ class _Vectorizer:
                 span=stmt.span,
             )
             return self._store(merged)
+        every_lane = _on_every_lane(cond) if self.guarded and other is None else None
+        if every_lane is not None and self._guard(every_lane):
+            # A predicate of a non-dividing split (``T.where``): true for all the lanes but
+            # the last vector's, which the caller runs one by one.
+            return self.stmt(then)
         raise CannotVectorize("if condition depends on the loop var (data-dependent control flow)")
+
+
+def _lane(expr: PrimExpr, lane: int) -> PrimExpr | None:
+    """Lane ``lane`` of a ramp, or ``expr`` itself when it is scalar (None otherwise)."""
+    if not expr.dtype.is_vector:
+        return expr
+    if isinstance(expr, Ramp):
+        return simplify_expr(Add(expr.base, Mul(expr.stride, IntImm(expr.stride.dtype, lane))))
+    if isinstance(expr, Broadcast):
+        return expr.value
+    return None
+
+
+def _on_every_lane(cond: PrimExpr) -> PrimExpr | None:
+    """A scalar condition that holds exactly when the vector comparison ``cond`` (ordered
+    comparisons of ramps and scalars, joined by ``and``) is true on every lane: a linear
+    function is monotone, so its first and last lanes decide."""
+    if isinstance(cond, And):
+        left, right = _on_every_lane(cond.a), _on_every_lane(cond.b)
+        return None if left is None or right is None else simplify_expr(And(left, right))
+    if not isinstance(cond, (LT, LE, GT, GE)) or not cond.a.dtype.is_integer:
+        return None
+    last = cond.dtype.lanes - 1
+    lanes = [0, last]
+    stride_a, stride_b = _stride(cond.a), _stride(cond.b)
+    if stride_a is not None and stride_b is not None:
+        rise = stride_a - stride_b
+        # ``a - b`` grows with the lane when rise > 0: ``<`` is decided by the last lane
+        # and ``>`` by the first (the other way round when it falls).
+        rising = rise > 0 if isinstance(cond, (LT, LE)) else rise < 0
+        lanes = [last] if rising else [0]
+    ends: list[PrimExpr] = []
+    for lane in lanes:
+        a, b = _lane(cond.a, lane), _lane(cond.b, lane)
+        if a is None or b is None:
+            return None
+        ends.append(rebuild(cond, {"a": a, "b": b}))
+    return simplify_expr(ends[0] if len(ends) == 1 else And(ends[0], ends[1]))
+
+
+def _stride(expr: PrimExpr) -> int | None:
+    """How much ``expr`` grows from lane to lane when known (0 for a scalar)."""
+    if not expr.dtype.is_vector or isinstance(expr, Broadcast):
+        return 0
+    if isinstance(expr, Ramp) and isinstance(expr.stride, IntImm):
+        return expr.stride.value
+    return None
 
 
 class Speculation(StmtExprMutator):
@@ -397,6 +494,24 @@ def vectorize_body(loop_var: Var, body: Stmt, base: PrimExpr, lanes: int) -> Stm
     return _Vectorizer(loop_var, base, lanes).stmt(body)
 
 
+def _guarded_vector(loop_var: Var, body: Stmt, base: PrimExpr, lanes: int) -> Stmt:
+    """:func:`vectorize_body` that may also take the forms exact only under a run-time guard
+    (a ``T.where`` predicate true on every lane, a fused index whose lanes stay within one
+    row): ``if guards: vector form else: the lanes one by one``."""
+    vectorizer = _Vectorizer(loop_var, base, lanes, guarded=True)
+    vector = vectorizer.stmt(body)
+    if not vectorizer.guards:
+        return vector
+    condition = vectorizer.guards[0]
+    for guard in vectorizer.guards[1:]:
+        condition = And(condition, guard)
+    dtype = loop_var.dtype
+    lane = Var(f"{loop_var.name}_lane", dtype)
+    one_by_one = For(lane, IntImm(dtype, 0), IntImm(dtype, lanes), ForKind.SERIAL,
+                     copy_with_fresh_vars(body, {loop_var: simplify_expr(base + lane)}))
+    return IfThenElse(simplify_expr(condition), vector, one_by_one)
+
+
 def _largest_power_of_two(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
@@ -419,10 +534,10 @@ def _split(loop: For, width: int, main_extent: PrimExpr, rem_extent: PrimExpr) -
     dtype = loop.loop_var.dtype
     var = loop.loop_var
     outer = Var(f"{var.name}_outer", dtype)
-    main_body = vectorize_body(var, loop.body, simplify_expr(loop.min + outer * width), width)
+    main_body = _guarded_vector(var, loop.body, simplify_expr(loop.min + outer * width), width)
     parts: list[Stmt] = []
     if isinstance(main_extent, IntImm) and main_extent.value == 1:
-        parts.append(vectorize_body(var, loop.body, loop.min, width))
+        parts.append(_guarded_vector(var, loop.body, loop.min, width))
     elif not (isinstance(main_extent, IntImm) and main_extent.value <= 0):
         parts.append(
             For(outer, _zero(main_extent), main_extent, ForKind.SERIAL, main_body, span=loop.span)
@@ -467,7 +582,7 @@ def vectorize_for(
             if max_width < 2:
                 raise CannotVectorize("vectorization is off (max_width < 2)")
             if count <= max_width and count & (count - 1) == 0:
-                return vectorize_body(loop.loop_var, loop.body, loop.min, count)
+                return _guarded_vector(loop.loop_var, loop.body, loop.min, count)
             width = _largest_power_of_two(min(max_width, count))
             return _split(loop, width, IntImm(dtype, count // width), IntImm(dtype, count % width))
         if max_width < 2 or not dtype.is_integer:

@@ -520,3 +520,72 @@ def _run_store_value(stmt: Stmt, env: dict[Var, int]) -> int:
 def test_reject_nothing_silently() -> None:
     with pytest.raises(TypeError, match="const_int_bound"):
         Analyzer().const_int_bound(Var("f", F32))
+
+
+# -- the divisions of fused and split loops -------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    x=_int_exprs(_VARS),
+    c=st.sampled_from([3, 16, 56, 999]),
+    k=st.sampled_from([1, 2, -3]),
+    floor=st.booleans(),
+    points=st.lists(
+        st.fixed_dictionaries({n: st.integers(lo, hi) for n, (lo, hi) in VAR_RANGES.items()}),
+        min_size=1, max_size=6,
+    ),
+)
+def test_quotient_and_remainder_rejoin_keeping_their_value(
+    x: PrimExpr, c: int, k: int, floor: bool, points: list[dict[str, int]]
+) -> None:
+    div, mod = (FloorDiv, FloorMod) if floor else (Div, Mod)
+    expr = Add(Add(Mul(div(x, i32(c)), i32(k * c)), _VARS["j"]), Mul(mod(x, i32(c)), i32(k)))
+    simplified = simplify_expr(expr, _analyzer())
+    for point in points:
+        env = {_VARS[n]: v for n, v in point.items()}
+        try:
+            expected = evaluate(expr, env)
+        except _DivByZero:
+            continue
+        assert evaluate(simplified, env) == expected
+
+
+def test_quotient_and_remainder_rejoin() -> None:
+    f = Add(Mul(_VARS["i"], i32(3)), _VARS["k"])
+    joined = Add(Mul(FloorDiv(f, i32(999)), i32(999)), FloorMod(f, i32(999)))
+    assert same(simplify_expr(joined, _analyzer()), f)
+    # a coefficient that is not c times the remainder's stays as written
+    apart = Add(Mul(FloorDiv(f, i32(999)), i32(998)), FloorMod(f, i32(999)))
+    assert "FloorDiv" in repr(simplify_expr(apart, _analyzer()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    outer=st.integers(0, 400), inner=st.integers(0, 55), shift=st.integers(-60, 60),
+    c=st.sampled_from([112, 3136, 56 * 7]),
+)
+def test_division_of_a_split_index_by_a_multiple_of_its_factor(
+    outer: int, inner: int, shift: int, c: int
+) -> None:
+    a, b = Var("a"), Var("b")
+    an = Analyzer()
+    an.bind(a, IntBound(0, 400))
+    an.bind(b, IntBound(0, 55))
+    index = Add(Add(Mul(a, i32(56)), b), i32(shift))
+    env = {a: outer, b: inner}
+    for op in (FloorDiv, FloorMod):
+        expr = op(index, i32(c))
+        assert evaluate(simplify_expr(expr, an), env) == evaluate(expr, env)
+
+
+def test_fused_axes_read_back_from_a_split_index() -> None:
+    a, b = Var("a"), Var("b")
+    an = Analyzer()
+    an.bind(a, IntBound(0, 223))
+    an.bind(b, IntBound(0, 55))
+    f = Add(Mul(a, i32(56)), b)
+    assert same(simplify_expr(FloorDiv(f, i32(3136)), an), FloorDiv(a, i32(56)))
+    assert same(simplify_expr(FloorDiv(FloorMod(f, i32(3136)), i32(56)), an),
+                FloorMod(a, i32(56)))
+    assert same(simplify_expr(FloorMod(f, i32(56)), an), b)

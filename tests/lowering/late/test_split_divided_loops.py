@@ -79,3 +79,89 @@ def test_the_default_build_agrees_with_numpy() -> None:
     O = np.zeros((3, 8, 10), "float32")
     kernel(A, O)
     np.testing.assert_array_equal(O, A.repeat(2, axis=1).repeat(2, axis=2))
+
+
+# -- loops fused by a schedule: unfused by their smallest divisor -------------------------
+
+
+@T.prim_func
+def fused_broadcast(A: T.Buffer((40, 24), "float32"), B: T.Buffer((24,), "float32"),
+                    O: T.Buffer((40, 24), "float32")):
+    for f in T.parallel(960):
+        with T.block("add"):
+            v0 = T.axis.spatial(40, f // 24)
+            v1 = T.axis.spatial(24, f % 24)
+            O[v0, v1] = A[v0, v1] + B[v1]
+
+
+@T.prim_func
+def fused_broadcast_serial(A: T.Buffer((40, 24), "float32"), B: T.Buffer((24,), "float32"),
+                           O: T.Buffer((40, 24), "float32")):
+    for f in range(960):
+        O[f // 24, f % 24] = A[f // 24, f % 24] + B[f % 24]
+
+
+@T.prim_func
+def fused_three_axes(A: T.Buffer((4, 16, 16), "float32"), S: T.Buffer((4,), "float32"),
+                     O: T.Buffer((4, 16, 16), "float32")):
+    for f in T.parallel(1024):
+        with T.block("scale"):
+            c = T.axis.spatial(4, f // 256)
+            h = T.axis.spatial(16, f % 256 // 16)
+            w = T.axis.spatial(16, f % 16)
+            O[c, h, w] = A[c, h, w] * S[c] + T.Cast("float32", h - w)
+
+
+@T.prim_func
+def fused_not_dividing(A: T.Buffer((1000,), "float32"), B: T.Buffer((24,), "float32"),
+                       O: T.Buffer((1000,), "float32")):
+    for f in range(1000):  # 1000 is not a multiple of 24: no row structure to recover
+        O[f] = A[f] + B[f % 24]
+
+
+@T.prim_func
+def fused_unrelated_divisors(A: T.Buffer((960,), "float32"), B: T.Buffer((24,), "float32"),
+                             C: T.Buffer((20,), "float32"), O: T.Buffer((960,), "float32")):
+    for f in range(960):  # 20 is not a multiple of 24: unfusing by 20 would not simplify 24
+        O[f] = A[f] + B[f % 24] + C[f % 20]
+
+
+def test_a_fused_loop_runs_its_rows_in_an_inner_loop() -> None:
+    before = _serial(fused_broadcast)
+    after = run_pass("split_divided_loops", before)
+    found = {f.loop_var.name: (int(f.extent), f.kind.value) for f in loops(after)}
+    assert found["f_o"] == (40, "parallel") and found["f_i"] == (24, "serial")
+    text = after.script()
+    assert "% 24" not in text and "// 24" not in text
+    assert "B_flat[f_i]" in text
+    assert structural_equal(tvmscript.from_source(text), after)
+
+
+def test_three_fused_axes_unfuse_by_the_innermost() -> None:
+    after = run_pass("split_divided_loops", _serial(fused_three_axes))
+    text = after.script()
+    assert "for f_o in T.parallel(64):" in text and "for f_i in range(16):" in text
+    # (16 * f_o + f_i) // 256 is f_o // 16 and its % 256 // 16 is f_o % 16
+    assert "S_flat[f_o // 16]" in text
+    assert "// 256" not in text and "% 256" not in text
+
+
+def test_a_serial_fused_loop_stays_serial() -> None:
+    after = run_pass("split_divided_loops", _serial(fused_broadcast_serial))
+    kinds = {f.loop_var.name: f.kind.value for f in loops(after)}
+    assert kinds == {"f_o": "serial", "f_i": "serial"}
+
+
+def test_fused_loops_without_rows_are_left_alone() -> None:
+    for func in (fused_not_dividing, fused_unrelated_divisors):
+        before = _serial(func)
+        assert run_pass("split_divided_loops", before) is before, func.name
+
+
+@runs_avx2
+def test_unfused_loops_give_the_interpreters_numbers() -> None:
+    for func in (fused_broadcast, fused_broadcast_serial, fused_three_axes):
+        for lowered in (_serial(func), before_late(func, AVX2)):
+            after = run_pass("split_divided_loops", lowered)
+            assert after is not lowered
+            assert_same_numbers(func, lowered, after)
