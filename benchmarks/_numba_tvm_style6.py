@@ -1,7 +1,7 @@
 """numba twins of ``benchmarks/tvm_style6.py``'s kernels: the fastest plain form a numba user
 writes (``prange`` over the independent axis, ``fastmath`` where the kernel allows it, the
 matmul as i-k-j with a row accumulator, the convolution's output row accumulated along ``x``
-with the padding tested per tap, the sum as per-thread partial sums). Imported only when numba
+with the padding tested per tap, the sum as numba's ``prange`` reduction). Imported only when numba
 is importable."""
 
 # ruff: noqa: E741, E702 - kernel sources kept close to the TVMScript ones
@@ -66,18 +66,13 @@ def nb_add_bcast(A, B, O):
         for j in range(m):
             O[i, j] = A[i, j] + B[j]
 @njit(**fm)
-def _partial_sums(A, parts):
-    n = A.shape[0]
-    step = n // parts.shape[0]
-    for p in prange(parts.shape[0]):
-        s = np.float32(0)
-        for k in range(p * step, (p + 1) * step):
-            s += A[k]
-        parts[p] = s
+def _sum(A):
+    s = np.float32(0)
+    for k in prange(A.shape[0]):  # numba's parallel reduction: partial sums per thread
+        s += A[k]
+    return s
 def nb_sum(A, B):
-    parts = np.empty(64, np.float32)
-    _partial_sums(A, parts)
-    B[0] = parts.sum()
+    B[0] = _sum(A)
 @njit(**fm)
 def nb_maxpool(X, P):
     C, H, Wd = P.shape[1], P.shape[2], P.shape[3]
