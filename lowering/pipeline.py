@@ -41,7 +41,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
   late stage: machine-code rewrites (opt_level 1; after flattening and vectorize; each
   bit-exact; selected by the Target)
     partition_loops         loops split where comparisons of their variable change value
-    split_divided_loops     loops whose variable is divided by 2..4 run the quotient
+    split_divided_loops     loops whose variable is divided by 2..4 run the quotient;
+                            loops fused by a schedule (f // c, f % c) unfused into rows
+    branch_select_updates   select-kept accumulators (a tuple argmax) stored in a branch
     tabulate_bindings       costly bindings of an inner loop's variable alone computed
                             once into a table the nest reads (a resize's source columns)
     transpose_tiles         copy nests B[j, i] = A[i, j] in register-transposed tiles
@@ -95,6 +97,7 @@ from .late.partition import partition_loops
 from .late.privatize import privatize_scatter_adds
 from .late.promote import promote_accumulators
 from .late.row_vectorize import vectorize_row_reductions
+from .late.select_branches import branch_select_updates
 from .late.stream_vectorize import vectorize_streams
 from .late.tabulate import tabulate_bindings
 from .late.transpose_tiles import transpose_tiles
@@ -157,6 +160,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     # the late stage (LATE_STAGE)
     "partition_loops",
     "split_divided_loops",
+    "branch_select_updates",
     "tabulate_bindings",
     "transpose_tiles",
     "vectorize_streams",
@@ -230,6 +234,7 @@ def lowering_passes(
         "insert_entry_checks": insert_entry_checks,
         "partition_loops": partition_loops,
         "split_divided_loops": split_divided_loops,
+        "branch_select_updates": branch_select_updates,
         "tabulate_bindings": tabulate_bindings,
         "fuse_contiguous_loops": fuse_contiguous_loops,
         "transpose_tiles": transpose_tiles,

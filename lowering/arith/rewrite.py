@@ -420,13 +420,23 @@ def _rejoin_quotients(form: LinearForm) -> LinearForm:
             if (type(atom) is quotient_type and isinstance(atom.b, IntImm)
                     and atom.b.value == rem.b.value and q_coef != 0
                     and q_coef == (wrap_int(want, form.dtype) if form.wrap else want)
-                    and _same(atom.a, rem.a)):
+                    and _same_remainder(atom.a, rem)):
                 merged = form.copy()
                 merged.terms[slot] = (atom, 0)
                 merged.add_term(rem, -coef)
-                merged.add_form(to_linear(rem.a), coef)
+                merged.add_form(to_linear(atom.a), coef)
                 return _rejoin_quotients(merged)
     return form
+
+
+def _same_remainder(x: PrimExpr, rem: FloorMod | Mod) -> bool:
+    """Whether ``x % c`` is ``rem`` (``rem = y % c``): ``x`` is ``y``, or ``y % m`` with ``c``
+    dividing ``m`` (floor division: ``f % 3136 // 56 * 56 + f % 56`` is ``f % 3136``)."""
+    if _same(x, rem.a):
+        return True
+    assert isinstance(rem.b, IntImm)
+    return (isinstance(rem, FloorMod) and isinstance(x, FloorMod) and isinstance(x.b, IntImm)
+            and x.b.value > 0 and x.b.value % rem.b.value == 0 and _same(x.a, rem.a))
 
 
 def may_trap(expr: PrimExpr, memo: dict[int, tuple[PrimExpr, bool]] | None = None) -> bool:

@@ -45,6 +45,7 @@ def test_late_stage_names() -> None:
     assert LATE_STAGE == (
         "partition_loops",
         "split_divided_loops",
+        "branch_select_updates",
         "tabulate_bindings",
         "transpose_tiles",
         "vectorize_streams",

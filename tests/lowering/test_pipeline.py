@@ -64,6 +64,7 @@ from lowering.late.align_streams import align_streams, mark_streams
 from lowering.late.column_lanes import vectorize_parallel_columns
 from lowering.late.distribute import distribute_reductions
 from lowering.late.divided_loops import split_divided_loops
+from lowering.late.select_branches import branch_select_updates
 from lowering.late.interchange import interchange_reductions
 from lowering.late.jam import jam_parallel_reductions
 from lowering.late.panel_tile import tile_reduction_panels
@@ -518,6 +519,7 @@ def test_default_pipeline_order() -> None:
         lowering.insert_entry_checks,
         partition_loops,
         split_divided_loops,
+        branch_select_updates,
         tabulate_bindings,
         transpose_tiles,
         vectorize_streams,

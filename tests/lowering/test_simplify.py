@@ -589,3 +589,20 @@ def test_fused_axes_read_back_from_a_split_index() -> None:
     assert same(simplify_expr(FloorDiv(FloorMod(f, i32(3136)), i32(56)), an),
                 FloorMod(a, i32(56)))
     assert same(simplify_expr(FloorMod(f, i32(56)), an), b)
+
+
+def test_a_remainders_quotient_rejoins_with_the_finer_remainder() -> None:
+    f = Var("f")
+    an = Analyzer()
+    an.bind(f, IntBound(0, 200703))
+    # a reshape's flat index as TVM prints it for three fused axes
+    index = Add(Add(Mul(FloorDiv(f, i32(3136)), i32(3136)),
+                    Mul(FloorDiv(FloorMod(f, i32(3136)), i32(56)), i32(56))),
+                FloorMod(f, i32(56)))
+    assert same(simplify_expr(index, an), f)
+    # 56 does not divide 1000: (f % 1000) // 56 * 56 + f % 56 is not f % 1000
+    apart = Add(Mul(FloorDiv(FloorMod(f, i32(1000)), i32(56)), i32(56)), FloorMod(f, i32(56)))
+    simplified = simplify_expr(apart, an)
+    for value in (0, 55, 56, 999, 1000, 1055, 200703):
+        assert evaluate(simplified, {f: value}) == evaluate(apart, {f: value})
+    assert "FloorDiv" in repr(simplified)
