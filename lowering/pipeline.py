@@ -40,9 +40,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
     insert_entry_checks     argument checks, data/shape bindings
   late stage: machine-code rewrites (opt_level 1; after flattening and vectorize; each
   bit-exact; selected by the Target)
-    partition_loops         loops split where comparisons of their variable change value
     split_divided_loops     loops whose variable is divided by 2..4 run the quotient;
                             loops fused by a schedule (f // c, f % c) unfused into rows
+    partition_loops         loops split where comparisons of their variable change value
     branch_select_updates   select-kept accumulators (a tuple argmax) stored in a branch
     tabulate_bindings       costly bindings of an inner loop's variable alone computed
                             once into a table the nest reads (a resize's source columns)
@@ -158,8 +158,8 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "simplify",
     "insert_entry_checks",
     # the late stage (LATE_STAGE)
-    "partition_loops",
     "split_divided_loops",
+    "partition_loops",
     "branch_select_updates",
     "tabulate_bindings",
     "transpose_tiles",

@@ -43,8 +43,8 @@ def _defining_module(p: Pass) -> object:
 
 def test_late_stage_names() -> None:
     assert LATE_STAGE == (
-        "partition_loops",
         "split_divided_loops",
+        "partition_loops",
         "branch_select_updates",
         "tabulate_bindings",
         "transpose_tiles",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from late_kit import AVX2, assert_same_numbers, before_late, loops, run_pass, runs_avx2
 
+import lowering
 import tvmscript
 from irbuilder.ir import PrimFunc, structural_equal
 from tvmscript import tir as T
@@ -165,3 +166,33 @@ def test_unfused_loops_give_the_interpreters_numbers() -> None:
             after = run_pass("split_divided_loops", lowered)
             assert after is not lowered
             assert_same_numbers(func, lowered, after)
+
+
+@T.prim_func
+def concat_fused(A: T.Buffer((16, 30), "float32"), B: T.Buffer((16, 50), "float32"),
+                 O: T.Buffer((16, 80), "float32")):
+    for f in T.parallel(1280):
+        with T.block("concat"):
+            v0 = T.axis.spatial(16, f // 80)
+            v1 = T.axis.spatial(80, f % 80)
+            O[v0, v1] = T.if_then_else(30 <= v1, B[v0, v1 - 30], A[v0, v1])
+
+
+def test_an_unfused_row_is_then_partitioned() -> None:
+    # split_divided_loops runs before partition_loops: the concatenation's row splits at 30
+    lowered = lowering.lower(concat_fused, target=AVX2)
+    text = lowered.script()
+    assert "if_then_else" not in text
+    extents = [int(f.extent) for f in loops(lowered) if f.kind.value == "serial"]
+    assert {30, 50} <= set(extents)
+
+
+@runs_avx2
+def test_an_unfused_concatenation_gives_the_interpreters_numbers() -> None:
+    kernel = tvmscript.build(concat_fused, target=AVX2, cache=False)
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((16, 30)).astype("float32")
+    B = rng.standard_normal((16, 50)).astype("float32")
+    O = np.zeros((16, 80), "float32")
+    kernel(A, B, O)
+    np.testing.assert_array_equal(O, np.concatenate([A, B], axis=1))
