@@ -26,6 +26,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     reuse_memory            dead allocations' memory reused by later ones (opt_level 1)
+    merge_split_loops       a fused loop split again (T.where) and read through divisions
+                            is one loop again, for split_divided_loops to unfuse (opt 1)
     fuse_contiguous_loops   nested serial loops walking memory contiguously become one loop
                             (a declared reduction's too: its lanes need the trip count)
     unroll_loop             T.unroll loops (and small constant loops)
@@ -115,6 +117,7 @@ from .transforms.fuse_parallel import fuse_parallel_loops
 from .transforms.hoist_alloc import hoist_allocations
 from .transforms.lower_blocks import lower_blocks
 from .transforms.memory_reuse import reuse_memory
+from .transforms.merge_split import merge_split_loops
 from .transforms.pack_operands import pack_transposed_operands
 from .transforms.plan_alloc import plan_allocation_location
 from .transforms.reduce_vectorize import vectorize_reductions
@@ -149,6 +152,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "flatten_buffer",
     "hoist_allocations",
     "reuse_memory",
+    "merge_split_loops",
     "fuse_contiguous_loops",
     "unroll_loop",
     "simplify",
@@ -219,6 +223,7 @@ def lowering_passes(
         "lower_allocate_const": lower_allocate_const,
         "hoist_allocations": hoist_allocations,
         "reuse_memory": reuse_memory,
+        "merge_split_loops": merge_split_loops,
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,

@@ -1,0 +1,124 @@
+"""``merge_split_loops``: a fused loop that a schedule split again (``T.where`` on the last
+piece) is one loop again when it is read through divisions, and the late stage then runs it
+as rows; splits read otherwise are kept as written. Numbers against the interpreter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import lowering
+from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
+from lowering.target import Target
+from lowering.transforms.merge_split import merge_split_loops
+from tvmscript import tir as T
+
+sys.path.insert(0, str(Path(__file__).parent / "late"))
+from late_kit import AVX2, agrees_with_interpreter, pinned_targets, standard_normal
+
+
+@T.prim_func
+def add_where(A: T.Buffer((37, 29), "float32"), B: T.Buffer((29,), "float32"),
+              C: T.Buffer((37, 29), "float32")):
+    for f0 in T.parallel(34):
+        for f1 in T.vectorized(32):
+            with T.block("add"):
+                v0 = T.axis.spatial(37, (f0 * 32 + f1) // 29)
+                v1 = T.axis.spatial(29, (f0 * 32 + f1) % 29)
+                T.where(f0 * 32 + f1 < 1073)
+                C[v0, v1] = A[v0, v1] + B[v1]
+
+
+@T.prim_func
+def scale_dividing(A: T.Buffer((64, 48), "float32"), S: T.Buffer((64,), "float32"),
+                   C: T.Buffer((64, 48), "float32")):
+    for f0 in range(48):  # 64 * 48 = 3072 = 48 * 64: the split divides, no T.where
+        for f1 in T.vectorized(64):
+            with T.block("scale"):
+                v0 = T.axis.spatial(64, (f0 * 64 + f1) // 48)
+                v1 = T.axis.spatial(48, (f0 * 64 + f1) % 48)
+                C[v0, v1] = A[v0, v1] * S[v0]
+
+
+@T.prim_func
+def plain_split(A: T.Buffer((1024,), "float32"), C: T.Buffer((1024,), "float32")):
+    for f0 in T.parallel(16):  # nothing divides the index: the user's split stays
+        for f1 in T.vectorized(64):
+            C[f0 * 64 + f1] = A[f0 * 64 + f1] * T.float32(2)
+
+
+@T.prim_func
+def uses_the_pieces(A: T.Buffer((1073,), "float32"), C: T.Buffer((1088,), "float32")):
+    for f0 in T.parallel(34):
+        for f1 in T.vectorized(32):
+            # f1 on its own: not a function of f0 * 32 + f1 alone
+            C[f0 * 32 + f1] = A[(f0 * 32 + f1) % 29] + T.Cast("float32", f1)
+
+
+class _Capture:
+    """Keeps the IR this pass receives in a full lowering."""
+
+    def __init__(self) -> None:
+        self.ir: PrimFunc | None = None
+
+    def before_pass(self, name: str, ir: object) -> None:
+        if name == "merge_split_loops":
+            assert isinstance(ir, PrimFunc)
+            self.ir = ir
+
+
+def _before(func: PrimFunc) -> PrimFunc:
+    """``func`` lowered up to this pass."""
+    capture = _Capture()
+    lowering.lower(func, target=AVX2, instruments=[capture])
+    assert capture.ir is not None
+    return capture.ir
+
+
+def _run(func: PrimFunc) -> PrimFunc:
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        return merge_split_loops(func)
+
+
+def _loops(func: PrimFunc) -> list[For]:
+    out: list[For] = []
+    post_order_visit(func.body, lambda n: out.append(n) if isinstance(n, For) else None)
+    return out[::-1]
+
+
+def test_a_where_split_becomes_the_fused_loop() -> None:
+    after = _run(_before(add_where))
+    (loop,) = _loops(after)
+    assert loop.kind is ForKind.PARALLEL and int(loop.extent) == 1073
+    text = after.script()
+    assert "if " not in text and "% 29" in text
+
+
+def test_a_dividing_split_becomes_the_fused_loop() -> None:
+    after = _run(_before(scale_dividing))
+    (loop,) = _loops(after)
+    assert loop.kind is ForKind.SERIAL and int(loop.extent) == 3072
+    assert "// 48" in after.script()
+
+
+@pytest.mark.parametrize("func", [plain_split, uses_the_pieces], ids=lambda f: f.name)
+def test_other_splits_are_kept(func: PrimFunc) -> None:
+    before = _before(func)
+    assert _run(before) is before
+
+
+def test_the_late_stage_runs_the_merged_loop_as_rows() -> None:
+    lowered = lowering.lower(add_where, target=AVX2)
+    found = {(f.kind, int(f.extent)) for f in _loops(lowered)}
+    assert (ForKind.PARALLEL, 37) in found and (ForKind.SERIAL, 29) in found
+    assert "% 29" not in lowered.script()
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("func", [add_where, scale_dividing, plain_split, uses_the_pieces],
+                         ids=lambda f: f.name)
+def test_merged_loops_give_the_interpreters_numbers(target: Target, func: PrimFunc) -> None:
+    for seed in range(3):
+        agrees_with_interpreter(func, lambda s=seed: standard_normal(func, s), target, runs=2)
