@@ -61,8 +61,9 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from irbuilder.ir.linear_form import to_linear
 
-from ..analysis import add, mul, product, substitute, uses_buffer_data
+from ..analysis import add, free_vars, mul, product, substitute, uses_buffer_data
 from ..pass_infra import function_pass
 
 __all__ = [
@@ -240,9 +241,15 @@ class _BlockLowerer(StmtExprMutator):
         self.vmap: dict[Var, PrimExpr] = {}
         self.bmap: dict[Buffer, Buffer] = {}
         self.reduce_loops: dict[Var, str] = {}
+        self.loop_mins: dict[int, PrimExpr] = {}
+        """The lower bound of each loop around the statement being lowered (by var id)."""
 
     def visit_for_(self, node: For) -> Stmt:
-        lowered = self.generic_mutate(node)
+        self.loop_mins[id(node.loop_var)] = node.min
+        try:
+            lowered = self.generic_mutate(node)
+        finally:
+            del self.loop_mins[id(node.loop_var)]
         kind = self.reduce_loops.get(node.loop_var)
         if kind is None or not isinstance(lowered, For) or lowered.kind is not ForKind.SERIAL:
             return lowered
@@ -345,18 +352,50 @@ class _BlockLowerer(StmtExprMutator):
         kind = _update_kind(body)
         if kind is None:
             return
+        # A loop whose variable feeds only reduce iter vars (``k_0 * 16 + k_1`` of a split
+        # reduction) drives the reduction alone; one a spatial value also reads does not.
+        spatial: set[int] = set()
+        reducing: list[Var] = []
         for iv, value in zip(block.iter_vars, values):
-            if iv.kind is IterKind.REDUCE and isinstance(value, Var):
-                self.reduce_loops[value] = kind
+            if iv.kind is IterKind.REDUCE:
+                reducing += free_vars(value)
+            else:
+                spatial.update(id(v) for v in free_vars(value))
+        for var in reducing:
+            if id(var) not in spatial:
+                self.reduce_loops[var] = kind
 
     def _init_condition(self, block: Block, values: list[PrimExpr]) -> PrimExpr:
         cond: PrimExpr = const(True)
         for iv, value in zip(block.iter_vars, values):
             if iv.kind is not IterKind.REDUCE:
                 continue
-            term = value == self.visit_expr(iv.dom.min)
-            cond = term if _is_true(cond) else cond & term
+            low = self.visit_expr(iv.dom.min)
+            for term in self._at_first(value, low) or [value == low]:
+                cond = term if _is_true(cond) else cond & term
         return cond
+
+    def _at_first(self, value: PrimExpr, low: PrimExpr) -> list[PrimExpr] | None:
+        """``value == low`` as one ``loop var == its min`` per loop of a split reduction
+        (``k_0 * 16 + k_1 == 0`` is ``k_0 == 0 and k_1 == 0``): when ``value`` is a sum of
+        loop variables with positive constant coefficients that equals ``low`` with every
+        variable at its loop's (constant) minimum, it reaches ``low`` only there."""
+        if not (value.dtype.is_int and value.dtype.is_scalar and isinstance(low, IntImm)):
+            return None
+        if isinstance(value, Var):
+            return None
+        form = to_linear(value, wrap=False)
+        terms = form.live_terms()
+        at_min = form.const
+        for atom, coef in terms:
+            start = self.loop_mins.get(id(atom)) if isinstance(atom, Var) else None
+            if coef <= 0 or not isinstance(start, IntImm):
+                return None
+            at_min += coef * start.value
+        if at_min != low.value or len(terms) < 2:
+            return None
+        mins = [self.loop_mins[id(atom)] for atom, _ in terms]
+        return [atom == start for (atom, _), start in zip(terms, mins)]
 
     def _match_view(self, match: MatchBufferRegion) -> Buffer:
         source = self.visit_buffer_region(match.source)

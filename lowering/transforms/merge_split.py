@@ -29,7 +29,9 @@ user wrote is kept).
 from __future__ import annotations
 
 from irbuilder.ir import (
+    EQ,
     LT,
+    And,
     FloorDiv,
     FloorMod,
     For,
@@ -46,6 +48,7 @@ from irbuilder.ir import (
 
 from ..analysis.substitute import substitute
 from ..pass_infra import FunctionPass, function_pass
+from .lower_blocks import REDUCTION_ANNOTATION
 from .simplify import simplify_stmt
 
 __all__ = ["merge_split_loop", "merge_split_loops"]
@@ -67,11 +70,44 @@ def _divisors_of(stmt: Stmt, var: Var) -> set[int]:
 
 
 def _bounds(loop: For) -> int | None:
-    if (loop.annotations or loop.thread_binding is not None
+    if (loop.thread_binding is not None
             or not isinstance(loop.min, IntImm) or loop.min.value != 0
             or not isinstance(loop.extent, IntImm) or loop.extent.value <= 0):
         return None
     return loop.extent.value
+
+
+def _reduction_kind(loop: For, inner: For) -> str | None:
+    """The declared reduction both loops drive (``lower_blocks``' mark on the outer one and
+    on the inner one or none on a vectorized inner one), or None."""
+    kind = loop.annotations.get(REDUCTION_ANNOTATION)
+    if not isinstance(kind, str) or set(loop.annotations) != {REDUCTION_ANNOTATION}:
+        return None
+    if inner.annotations == loop.annotations or (
+            not inner.annotations and inner.kind is ForKind.VECTORIZED):
+        return kind
+    return None
+
+
+class _FirstIteration(StmtExprMutator):
+    """``x // B == 0 and x % B == 0`` (a split reduction's init guard, merged) is ``x == 0``."""
+
+    def __init__(self, fused: Var, split: int) -> None:
+        self.fused, self.split = fused, split
+
+    def _part(self, expr: PrimExpr, kind: type[FloorDiv] | type[FloorMod]) -> bool:
+        if not (isinstance(expr, EQ) and isinstance(expr.b, IntImm) and expr.b.value == 0):
+            return False
+        part = expr.a
+        return (isinstance(part, kind) and part.a is self.fused
+                and isinstance(part.b, IntImm) and part.b.value == self.split)
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if isinstance(expr, And) and (
+                (self._part(expr.a, FloorDiv) and self._part(expr.b, FloorMod))
+                or (self._part(expr.a, FloorMod) and self._part(expr.b, FloorDiv))):
+            return EQ(self.fused, IntImm(self.fused.dtype, 0))
+        return super().visit_expr(expr)
 
 
 def merge_split_loop(loop: For) -> For | None:
@@ -79,6 +115,9 @@ def merge_split_loop(loop: For) -> For | None:
     inner = loop.body
     if (loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or not isinstance(inner, For)
             or inner.kind not in (ForKind.SERIAL, ForKind.VECTORIZED)):
+        return None
+    reduction = _reduction_kind(loop, inner)
+    if reduction is None and (loop.annotations or inner.annotations):
         return None
     outer_extent, inner_extent = _bounds(loop), _bounds(inner)
     if outer_extent is None or inner_extent is None:
@@ -90,6 +129,7 @@ def merge_split_loop(loop: For) -> For | None:
     split = IntImm(dtype, inner_extent)
     body = substitute(inner.body, {loop.loop_var: FloorDiv(fused, split),
                                         inner.loop_var: FloorMod(fused, split)})
+    body = _FirstIteration(fused, inner_extent).visit_stmt(body)
     total = outer_extent * inner_extent
     if total > dtype.max_value:
         return None
@@ -106,13 +146,17 @@ def merge_split_loop(loop: For) -> For | None:
             return None
         extent, merged = test.b.value, merged.then_case
     divisors = _divisors_of(merged, fused)
-    if inner_extent in divisors or not divisors:
+    if inner_extent in divisors:
         return None
-    row = min(divisors)
-    if row < _MIN_ROW or extent % row or any(d % row for d in divisors):
-        return None
+    if reduction is None:
+        if not divisors:
+            return None
+        row = min(divisors)
+        if row < _MIN_ROW or extent % row or any(d % row for d in divisors):
+            return None
+    marks = {REDUCTION_ANNOTATION: reduction} if reduction is not None else {}
     result = simplify_stmt(For(fused, IntImm(dtype, 0), IntImm(dtype, extent), loop.kind,
-                               merged, span=loop.span))
+                               merged, annotations=marks, span=loop.span))
     return result if isinstance(result, For) else None
 
 

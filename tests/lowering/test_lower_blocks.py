@@ -111,7 +111,9 @@ def test_matmul_init_becomes_guarded_store_on_first_reduction_iteration() -> Non
     assert guard.span == Span("m.py", 5, 9, 5, 30)
 
 
-def test_init_condition_uses_bound_expression_and_domain_min() -> None:
+def test_init_condition_of_a_split_binding_is_each_loop_at_its_min() -> None:
+    # vk = ko * 4 + ki reaches its domain min 0 only with both loops at 0 (positive
+    # coefficients, loops from 0): the guard names the loops, as an unsplit one would
     c, a = buf("C", (4,)), buf("A", (4, 8))
     i, ko, ki = Var("i"), Var("ko"), Var("ki")
     vi = iv("vi", 4)
@@ -128,7 +130,22 @@ def test_init_condition_uses_bound_expression_and_domain_min() -> None:
     out = lower_blocks(func(body, c, a))
     inner = out.body.body.body.body  # type: ignore[attr-defined]
     assert isinstance(inner, SeqStmt) and isinstance(inner.seq[0], IfThenElse)
-    assert_structural_equal(inner.seq[0].condition, ko * 4 + ki == 0, map_free_vars=True)
+    assert_structural_equal(inner.seq[0].condition, (ko == 0) & (ki == 0),
+                            map_free_vars=True)
+
+
+def test_init_condition_keeps_a_binding_not_at_its_min_with_the_loops() -> None:
+    c, a = buf("C", (4,)), buf("A", (4, 8))
+    i, ko, ki = Var("i"), Var("ko"), Var("ki")
+    vi = iv("vi", 4)
+    vk = IterVar(Var("vk"), Range(const(0), const(8)), IterKind.REDUCE)
+    block = Block((vi, vk), (), (), "R", BufferStore(c, c[vi.var] + a[vi.var, vk.var], (vi.var,)),
+                  init=BufferStore(c, const(0.0), (vi.var,)))
+    # ko * 4 - ki: a negative coefficient, so the loops' minimum is not the only zero
+    body = loop(i, 4, loop(ko, 2, loop(ki, 4, realize((i, ko * 4 - ki + 3), block))))
+    out = lower_blocks(func(body, c, a))
+    inner = out.body.body.body.body  # type: ignore[attr-defined]
+    assert_structural_equal(inner.seq[0].condition, ko * 4 - ki + 3 == 0, map_free_vars=True)
 
 
 def test_where_predicate_becomes_if() -> None:
@@ -264,3 +281,52 @@ def test_function_without_blocks_is_returned_unchanged() -> None:
     i = Var("i")
     f = func(loop(i, 4, BufferStore(a, const(0.0), (i,))), a)
     assert lower_blocks(f) is f
+
+
+# -- split reduction loops (as a schedule leaves them) ---------------------------------------
+
+
+def _split_rowsum() -> PrimFunc:
+    from tvmscript import tir as T
+
+    @T.prim_func
+    def g(A: T.Buffer((8, 112), "float32"), S: T.Buffer((8,), "float32")):
+        for i in range(8):
+            for k_0, k_1 in T.grid(7, 16):
+                with T.block("sum"):
+                    vi = T.axis.spatial(8, i)
+                    vk = T.axis.reduce(112, k_0 * 16 + k_1)
+                    with T.init():
+                        S[vi] = T.float32(0)
+                    S[vi] = S[vi] + A[vi, vk]
+    return g
+
+
+def test_the_loops_of_a_split_reduction_are_marked_and_init_at_their_first_iteration() -> None:
+    from lowering.transforms.lower_blocks import lower_blocks
+
+    text = lower_blocks(_split_rowsum()).script()
+    assert text.count('annotations={"tvmscript.reduction": "sum"}') == 2
+    assert "if k_0 == 0 and k_1 == 0:" in text
+    assert 'for i in range(8):' in text  # the spatial loop is not a reduction loop
+
+
+def test_a_loop_a_spatial_binding_reads_is_not_marked() -> None:
+    from tvmscript import tir as T
+    from lowering.transforms.lower_blocks import lower_blocks
+
+    @T.prim_func
+    def window(A: T.Buffer((20,), "float32"), S: T.Buffer((16,), "float32")):
+        for i, k in T.grid(16, 5):
+            with T.block("win"):
+                vi = T.axis.spatial(16, i)
+                vk = T.axis.reduce(20, i + k)  # i feeds the spatial value too
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vk]
+
+    text = lower_blocks(window).script()
+    assert text.count("tvmscript.reduction") == 1
+    assert 'for k in T.serial(5, annotations={"tvmscript.reduction": "sum"}):' in text
+    # i + k == 0 with both at least 0: both at 0
+    assert "if i == 0 and k == 0:" in text

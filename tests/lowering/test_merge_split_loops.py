@@ -7,9 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lowering
+import tvmscript
 from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
 from lowering.target import Target
 from lowering.transforms.merge_split import merge_split_loops
@@ -69,6 +71,33 @@ class _Capture:
             self.ir = ir
 
 
+@T.prim_func
+def rowmax_where(A: T.Buffer((8, 100), "float32"), M: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        for k_0 in range(7):
+            for k_1 in T.vectorized(16):
+                with T.block("max"):
+                    vi = T.axis.spatial(8, i)
+                    vk = T.axis.reduce(100, k_0 * 16 + k_1)
+                    T.where(k_0 * 16 + k_1 < 100)
+                    with T.init():
+                        M[vi] = T.float32(-3.4e38)
+                    M[vi] = T.max(M[vi], A[vi, vk])
+
+
+@T.prim_func
+def rowsum_where(A: T.Buffer((8, 100), "float32"), S: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        for k_0, k_1 in T.grid(7, 16):
+            with T.block("sum"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(100, k_0 * 16 + k_1)
+                T.where(k_0 * 16 + k_1 < 100)
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+
+
 def _before(func: PrimFunc) -> PrimFunc:
     """``func`` lowered up to this pass."""
     capture = _Capture()
@@ -107,6 +136,33 @@ def test_a_dividing_split_becomes_the_fused_loop() -> None:
 def test_other_splits_are_kept(func: PrimFunc) -> None:
     before = _before(func)
     assert _run(before) is before
+
+
+@pytest.mark.parametrize("func", [rowmax_where, rowsum_where], ids=lambda f: f.name)
+def test_a_split_reduction_becomes_one_declared_reduction_loop(func: PrimFunc) -> None:
+    after = _run(_before(func))
+    inner = [f for f in _loops(after) if f.kind is ForKind.SERIAL]
+    assert len(inner) == 1 and int(inner[0].extent) == 100
+    assert "tvmscript.reduction" in inner[0].annotations
+    text = after.script()
+    assert "k_0_k_1 == 0:" in text and "< 100" not in text
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+def test_a_split_max_gives_the_interpreters_numbers(target: Target) -> None:
+    for seed in range(3):
+        agrees_with_interpreter(rowmax_where, lambda s=seed: standard_normal(rowmax_where, s),
+                                target, runs=2)
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+def test_a_split_sum_is_within_the_reductions_bound(target: Target) -> None:
+    # a declared sum runs in lanes (its documented order): close to the float64 sum
+    kernel = tvmscript.build(rowsum_where, target=target, cache=False)
+    A = np.random.default_rng(5).standard_normal((8, 100)).astype("float32")
+    S = np.zeros(8, "float32")
+    kernel(A, S)
+    np.testing.assert_allclose(S, A.astype("float64").sum(1), rtol=1e-5, atol=1e-5)
 
 
 def test_the_late_stage_runs_the_merged_loop_as_rows() -> None:
