@@ -3,7 +3,9 @@
 * iteration-variable bindings are substituted into the block body;
 * a reduction block's ``init`` becomes ``if <every reduce iter var at its domain
   min>: init`` in front of the body (the condition is on the bound values, so on
-  the loop vars that drive the reduction);
+  the loop vars that drive the reduction; a value that is a sum of loop variables with
+  positive coefficients reaching the min with each loop at its own gives one ``loop var ==
+  min`` per loop: ``k_0 == 0 and k_1 == 0`` for ``k_0 * 16 + k_1 == 0``);
 * a block predicate (``T.where``) becomes an ``IfThenElse`` around the block;
 * ``alloc_buffers`` become ``Allocate`` (one 1-d extent: the product of the shape)
   + ``DeclBuffer``, sunk to the innermost statement that covers every use of the
@@ -16,8 +18,9 @@
 * a ``Reduce`` expression is computed into a one-element local buffer before the
   statement that uses it (init value, then a loop nest over its axes);
 * the loops that drive a reduction -- a ``Reduce``'s axes, and each serial loop whose
-  variable is bound to a reduce iter var of a block with ``init`` whose body is
-  ``B[...] = B[...] <op> x`` -- get the annotation ``{REDUCTION_ANNOTATION: kind}``
+  variable feeds only reduce iter vars (``vk = k`` or a split's ``vk = k_0 * 16 + k_1``) of
+  a block with ``init`` whose body is ``B[...] = B[...] <op> x`` -- get the annotation
+  ``{REDUCTION_ANNOTATION: kind}``
   (``"sum"``, ``"prod"``, ``"max"``, ``"min"``): the declared commutative-associative
   update that ``vectorize_reductions`` may reorder into lanes. A block whose body is
   several such updates of independent accumulators (a sum and a sum of squares) is marked

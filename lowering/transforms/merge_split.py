@@ -24,6 +24,13 @@ by ``x // B`` and ``x % B`` (``B`` the inner extent) and simplified no ``x // B`
 B`` is left (the body used them only as ``x``), and the body divides ``x`` by constants the
 way :func:`lowering.late.divided_loops.unfuse_divided_loop` takes (otherwise the split the
 user wrote is kept).
+
+A split *reduction* loop merges too: ``for k_0: for k_1 in T.vectorized(16): if k_0 * 16 +
+k_1 < 1000:`` updating one block's accumulator (``lower_blocks`` marked ``k_0``, and
+``k_1`` alike or left it vectorized), the init guard ``k_0 == 0 and k_1 == 0`` becoming
+``k == 0``: one declared reduction loop of 1000 that ``vectorize_reductions`` runs in lanes
+(a row maximum of 2048 x 1000: 1.0 -> 0.065 ms on the Zen 5 host; the 16 lanes of ``k_1``
+could not hold a reduction, and the predicate kept the pair apart).
 """
 
 from __future__ import annotations
