@@ -25,15 +25,14 @@ from late_kit import agrees_with_interpreter, pinned_targets, standard_normal
 @T.prim_func
 def add_where(A: T.Buffer((37, 29), "float32"), B: T.Buffer((29,), "float32"),
               O: T.Buffer((37, 29), "float32")):
-    # the schedule TVM prints for a fused (37 * 29 = 1073) loop split by 32: T.where
-    # drops the 11 iterations past the end
+    # a fused (37 * 29 = 1073) loop split by 32, the last piece cut by the predicate; f1
+    # read on its own too, so merge_split_loops keeps the split and the vectors take it
     for f0 in T.parallel(34):
         for f1 in T.vectorized(32):
-            with T.block("add"):
-                v0 = T.axis.spatial(37, (f0 * 32 + f1) // 29)
-                v1 = T.axis.spatial(29, (f0 * 32 + f1) % 29)
-                T.where(f0 * 32 + f1 < 1073)
-                O[v0, v1] = A[v0, v1] + B[v1]
+            if f0 * 32 + f1 < 1073:
+                O[(f0 * 32 + f1) // 29, (f0 * 32 + f1) % 29] = A[
+                    (f0 * 32 + f1) // 29, (f0 * 32 + f1) % 29
+                ] + B[(f0 * 32 + f1) % 29] * T.Cast("float32", f1)
 
 
 @T.prim_func
