@@ -18,7 +18,9 @@ runs as 1000 parallel rows of 999 (0.04 ms). Same iterations in the same order; 
 stays parallel.
 
 Applied to a SERIAL or PARALLEL loop without annotations whose whole body is a SERIAL or
-VECTORIZED loop without annotations, both from 0 with constant extents, the inner body
+VECTORIZED loop without annotations (a serial one under a parallel one only when every
+store is to its own element of an array the body does not read: nothing orders those
+iterations then), both from 0 with constant extents, the inner body
 optionally under ``if x < n`` (``n`` a constant), when once ``f0`` and ``f1`` are replaced
 by ``x // B`` and ``x % B`` (``B`` the inner extent) and simplified no ``x // B`` or ``x %
 B`` is left (the body used them only as ``x``), and the body divides ``x`` by constants the
@@ -39,6 +41,8 @@ from irbuilder.ir import (
     EQ,
     LT,
     And,
+    BufferLoad,
+    BufferStore,
     FloorDiv,
     FloorMod,
     For,
@@ -54,6 +58,7 @@ from irbuilder.ir import (
 )
 
 from ..analysis.substitute import substitute
+from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, function_pass
 from .lower_blocks import REDUCTION_ANNOTATION
 from .simplify import simplify_stmt
@@ -74,6 +79,28 @@ def _divisors_of(stmt: Stmt, var: Var) -> set[int]:
 
     post_order_visit(stmt, visit)
     return found
+
+
+def _writes_apart(body: Stmt, fused: Var) -> bool:
+    """Whether no iteration of ``body`` can see another's effects: every store at an index
+    linear in ``fused`` (a different element per iteration) into an array the body never
+    reads. A serial inner loop under a parallel one promised nothing about its own
+    iterations, which the merged parallel loop would run apart."""
+    stores: list[BufferStore] = []
+    loads: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferStore):
+            stores.append(node)
+        elif isinstance(node, BufferLoad):
+            loads.add(id(node.buffer.data))
+
+    post_order_visit(body, visit)
+    return all(
+        len(store.indices) == 1 and id(store.buffer.data) not in loads
+        and linear_coefficient(store.indices[0], fused) not in (None, 0)
+        for store in stores
+    )
 
 
 def _bounds(loop: For) -> int | None:
@@ -161,6 +188,9 @@ def merge_split_loop(loop: For) -> For | None:
         row = min(divisors)
         if row < _MIN_ROW or extent % row or any(d % row for d in divisors):
             return None
+    if (loop.kind is ForKind.PARALLEL and inner.kind is ForKind.SERIAL
+            and not _writes_apart(merged, fused)):
+        return None
     marks = {REDUCTION_ANNOTATION: reduction} if reduction is not None else {}
     result = simplify_stmt(For(fused, IntImm(dtype, 0), IntImm(dtype, extent), loop.kind,
                                merged, annotations=marks, span=loop.span))

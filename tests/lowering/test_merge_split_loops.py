@@ -98,10 +98,28 @@ def rowsum_where(A: T.Buffer((8, 100), "float32"), S: T.Buffer((8,), "float32"))
                 S[vi] = S[vi] + A[vi, vk]
 
 
+@T.prim_func
+def serial_pieces_in_order(A: T.Buffer((1073,), "float32"), C: T.Buffer((1073,), "float32")):
+    for f0 in T.parallel(34):
+        for f1 in range(32):  # serial: each piece of 32 runs in order, reading C back
+            if f0 * 32 + f1 < 1073:
+                C[f0 * 32 + f1] = A[(f0 * 32 + f1) % 29] + C[(f0 * 32 + f1) // 58]
+
+
+@T.prim_func
+def serial_pieces_apart(A: T.Buffer((1073,), "float32"), C: T.Buffer((1073,), "float32")):
+    for f0 in T.parallel(34):
+        for f1 in range(32):  # serial, but every iteration writes its own element only
+            if f0 * 32 + f1 < 1073:
+                C[f0 * 32 + f1] = A[(f0 * 32 + f1) % 29]
+
+
 def _before(func: PrimFunc) -> PrimFunc:
-    """``func`` lowered up to this pass."""
+    """``func`` lowered up to this pass (the race check off: a kernel here reads back what
+    its serial pieces wrote, which it cannot prove apart)."""
     capture = _Capture()
-    lowering.lower(func, target=AVX2, instruments=[capture])
+    with lowering.PassContext(config={"check_parallel_races": {"enabled": False}}):
+        lowering.lower(func, target=AVX2, instruments=[capture])
     assert capture.ir is not None
     return capture.ir
 
@@ -125,6 +143,11 @@ def test_a_where_split_becomes_the_fused_loop() -> None:
     assert "if " not in text and "% 29" in text
 
 
+def test_a_parallel_loop_of_serial_pieces_writing_apart_merges() -> None:
+    (loop,) = _loops(_run(_before(serial_pieces_apart)))
+    assert loop.kind is ForKind.PARALLEL and int(loop.extent) == 1073
+
+
 def test_a_dividing_split_becomes_the_fused_loop() -> None:
     after = _run(_before(scale_dividing))
     (loop,) = _loops(after)
@@ -132,7 +155,8 @@ def test_a_dividing_split_becomes_the_fused_loop() -> None:
     assert "// 48" in after.script()
 
 
-@pytest.mark.parametrize("func", [plain_split, uses_the_pieces], ids=lambda f: f.name)
+@pytest.mark.parametrize("func", [plain_split, uses_the_pieces, serial_pieces_in_order],
+                         ids=lambda f: f.name)
 def test_other_splits_are_kept(func: PrimFunc) -> None:
     before = _before(func)
     assert _run(before) is before
