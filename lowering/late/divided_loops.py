@@ -46,6 +46,7 @@ from irbuilder.ir import (
 )
 
 from ..pass_infra import FunctionPass, function_pass
+from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.simplify import simplify_stmt
 from ..transforms.unroll import copy_with_fresh_vars
 
@@ -122,11 +123,12 @@ def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | Non
 
 
 def unfuse_divided_loop(loop: For, divisors: set[int]) -> For | None:
-    """``loop`` (serial or parallel, no annotations) as a loop over its variable's quotients
+    """``loop`` (serial or parallel, no annotation but ``parallelize_loops``' no-overlap
+test) as a loop over its variable's quotients
     by the smallest of ``divisors`` around a serial loop over the remainders (module doc), or
     None."""
-    if (loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL) or loop.annotations
-            or loop.thread_binding is not None
+    if (loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL)
+            or set(loop.annotations) - {PARALLEL_IF} or loop.thread_binding is not None
             or not isinstance(loop.min, IntImm) or loop.min.value != 0
             or not isinstance(loop.extent, IntImm) or not divisors):
         return None
@@ -139,8 +141,10 @@ def unfuse_divided_loop(loop: For, divisors: set[int]) -> For | None:
     outer, inner = Var(f"{var.name}_o", dtype), Var(f"{var.name}_i", dtype)
     body = copy_with_fresh_vars(loop.body, {var: Mul(outer, IntImm(dtype, d)) + inner})
     rows = For(inner, IntImm(dtype, 0), IntImm(dtype, d), ForKind.SERIAL, body, span=loop.span)
+    # ``parallelize_loops``' no-overlap test stays on the outer loop: it reads no variable of
+    # the loop, and run serially (the test failing) the rows keep the original order.
     unfused = For(outer, IntImm(dtype, 0), IntImm(dtype, extent // d), loop.kind, rows,
-                  span=loop.span)
+                  annotations=loop.annotations, span=loop.span)
     simplified = simplify_stmt(unfused)
     assert isinstance(simplified, For)
     return simplified

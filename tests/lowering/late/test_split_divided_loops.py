@@ -4,6 +4,7 @@ quotient, one body copy per remainder, in the same order; other loops are left a
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from late_kit import AVX2, assert_same_numbers, before_late, loops, run_pass, runs_avx2
 
 import lowering
@@ -196,3 +197,41 @@ def test_an_unfused_concatenation_gives_the_interpreters_numbers() -> None:
     O = np.zeros((16, 80), "float32")
     kernel(A, B, O)
     np.testing.assert_array_equal(O, np.concatenate([A, B], axis=1))
+
+
+@T.prim_func
+def fused_by_hand(A: T.Buffer((300, 240), "float32"), B: T.Buffer((240,), "float32"),
+                  O: T.Buffer((300, 240), "float32")):
+    for f in range(72000):  # parallelize_loops makes it parallel behind its no-overlap test
+        O[f // 240, f % 240] = A[f // 240, f % 240] + B[f % 240]
+
+
+def test_an_automatically_parallel_fused_loop_keeps_its_test_on_the_rows() -> None:
+    lowered = before_late(fused_by_hand, AVX2)
+    (loop,) = [f for f in loops(lowered) if f.kind.value == "parallel"]
+    assert "tvmscript.parallel_if" in loop.annotations
+    after = run_pass("split_divided_loops", lowered)
+    outer = [f for f in loops(after) if f.kind.value == "parallel"]
+    assert len(outer) == 1 and int(outer[0].extent) == 300
+    assert outer[0].annotations == loop.annotations
+    assert "B_flat[f_i]" in after.script()
+
+
+@runs_avx2
+@pytest.mark.parametrize("offset", [0, 10, 72000])
+def test_a_fused_loop_on_overlapping_arrays_gives_the_interpreters_numbers(offset: int) -> None:
+    # O a view into A's storage (offset 0: the same elements; 10: shifted; 72000: apart)
+    def make(seed: int) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        storage = rng.standard_normal(72000 + 72000 + 240).astype("float32")
+        A = storage[:72000].reshape(300, 240)
+        O = storage[offset : offset + 72000].reshape(300, 240)
+        return [A, storage[-240:], O]
+
+    interp = tvmscript.build(fused_by_hand, target="interp")
+    kernel = tvmscript.build(fused_by_hand, target=AVX2, cache=False)
+    for seed in range(3):
+        want, got = make(seed), make(seed)
+        interp(*want)
+        kernel(*got)
+        np.testing.assert_array_equal(got[2], want[2])
