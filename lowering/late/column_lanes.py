@@ -233,6 +233,10 @@ class _PerLane(StmtExprMutator):
         self.wide, self.var, self.first, self.lanes = wide, var, first, lanes
 
     def _at(self, index: PrimExpr) -> PrimExpr:
+        if index.dtype.is_vector:
+            # the scratch is already read or written as a vector (an inner T.vectorized
+            # loop): its copies per lane would be vectors of vectors
+            raise CannotVectorize("a per-iteration scratch accessed by a vector")
         lanes = IntImm(index.dtype, self.lanes)
         lane: PrimExpr = Sub(self.var, self.first)
         if lane.dtype != index.dtype:

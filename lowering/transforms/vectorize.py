@@ -139,6 +139,9 @@ class _Vectorizer:
             value = self.expr(expr.value)
             if value is expr.value:
                 return expr
+            if not self._varying(value):
+                # a guarded division made it the same on every lane
+                return Cast(expr.dtype, value, span=expr.span)
             ramp = self._widened_ramp(value, expr.dtype)
             if ramp is not None:
                 return ramp
