@@ -53,6 +53,7 @@ from ..transforms.unroll import copy_with_fresh_vars
 __all__ = [
     "MAX_DIVISOR",
     "MIN_UNFUSED",
+    "divided_vars",
     "split_divided_loop",
     "split_divided_loops",
     "unfuse_divided_loop",
@@ -65,7 +66,7 @@ MIN_UNFUSED = 8
 """Smallest divisor of a fused loop's variable unfused into an inner loop (module doc)."""
 
 
-def _divisors(body: Stmt) -> dict[int, set[int]]:
+def divided_vars(body: Stmt) -> dict[int, set[int]]:
     """For each variable (by id) divided by a constant in ``body``, the constants (one
     walk for the whole function: a loop's variable occurs only inside the loop)."""
     found: dict[int, set[int]] = {}
@@ -104,7 +105,7 @@ def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | Non
         return None
     var = loop.loop_var
     if divisors is None:
-        divisors = _divisors(loop.body).get(id(var), set())
+        divisors = divided_vars(loop.body).get(id(var), set())
     if len(divisors) != 1:
         return None
     (d,) = divisors
@@ -170,7 +171,7 @@ class _Split(StmtExprMutator):
 @function_pass("split_divided_loops", opt_level=1)
 def _split_divided_loops(func: PrimFunc) -> PrimFunc:
     """Split loops whose variable is divided by a small constant (module doc)."""
-    divided = _divisors(func.body)
+    divided = divided_vars(func.body)
     if not divided:
         return func
     body = _Split(divided).visit_stmt(func.body)

@@ -59,27 +59,12 @@ from irbuilder.ir import (
 
 from ..analysis.substitute import substitute
 from ..arith.canonical import linear_coefficient
+from ..late.divided_loops import MIN_UNFUSED, divided_vars
 from ..pass_infra import FunctionPass, function_pass
 from .lower_blocks import REDUCTION_ANNOTATION
 from .simplify import simplify_stmt
 
 __all__ = ["merge_split_loop", "merge_split_loops"]
-
-_MIN_ROW = 8
-"""The smallest row ``split_divided_loops`` unfuses (its ``MIN_UNFUSED``)."""
-
-
-def _divisors_of(stmt: Stmt, var: Var) -> set[int]:
-    found: set[int] = set()
-
-    def visit(node: object) -> None:
-        if (isinstance(node, (FloorDiv, FloorMod)) and node.a is var
-                and isinstance(node.b, IntImm)):
-            found.add(node.b.value)
-
-    post_order_visit(stmt, visit)
-    return found
-
 
 def _writes_apart(body: Stmt, fused: Var) -> bool:
     """Whether no iteration of ``body`` can see another's effects: every store at an index
@@ -179,14 +164,14 @@ def merge_split_loop(loop: For) -> For | None:
                 and 0 < test.b.value <= total):
             return None
         extent, merged = test.b.value, merged.then_case
-    divisors = _divisors_of(merged, fused)
+    divisors = divided_vars(merged).get(id(fused), set())
     if inner_extent in divisors:
         return None
     if reduction is None:
         if not divisors:
             return None
         row = min(divisors)
-        if row < _MIN_ROW or extent % row or any(d % row for d in divisors):
+        if row < MIN_UNFUSED or extent % row or any(d % row for d in divisors):
             return None
     if (loop.kind is ForKind.PARALLEL and inner.kind is ForKind.SERIAL
             and not _writes_apart(merged, fused)):
