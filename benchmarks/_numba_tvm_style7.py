@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from benchmarks._numba_tvm_style5 import nb_matmul_nt as nb_dense  # rows . rows
+from benchmarks._numba_tvm_style6 import nb_softmax
+
 fm = dict(parallel=True, fastmath=True, cache=False)
 
 
@@ -28,34 +31,12 @@ def nb_rowmax(A, M):
             m = max(m, A[i, j])
         M[i] = m
 @njit(**fm)
-def nb_softmax(A, O):
-    for i in prange(A.shape[0]):
-        m = np.float32(-3.4028234663852886e38)
-        for j in range(A.shape[1]):
-            m = max(m, A[i, j])
-        s = np.float32(0)
-        for j in range(A.shape[1]):
-            e = np.exp(A[i, j] - m)
-            O[i, j] = e
-            s += e
-        r = np.float32(1) / s
-        for j in range(A.shape[1]):
-            O[i, j] *= r
-@njit(**fm)
 def nb_concat(A, B, O):
     for i in prange(A.shape[0]):
         for j in range(A.shape[1]):
             O[i, j] = A[i, j]
         for j in range(B.shape[1]):
             O[i, A.shape[1] + j] = B[i, j]
-@njit(**fm)
-def nb_dense(A, W, O):
-    for i in prange(A.shape[0]):
-        for j in range(W.shape[0]):
-            s = np.float32(0)
-            for k in range(A.shape[1]):
-                s += A[i, k] * W[j, k]
-            O[i, j] = s
 @njit(**fm)
 def nb_batchnorm(X, mean, var, g, b, Y):
     for c in prange(X.shape[1]):

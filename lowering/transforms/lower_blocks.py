@@ -385,20 +385,16 @@ class _BlockLowerer(StmtExprMutator):
         variable at its loop's (constant) minimum, it reaches ``low`` only there."""
         if not (value.dtype.is_int and value.dtype.is_scalar and isinstance(low, IntImm)):
             return None
-        if isinstance(value, Var):
-            return None
         form = to_linear(value, wrap=False)
-        terms = form.live_terms()
         at_min = form.const
-        for atom, coef in terms:
+        guards: list[PrimExpr] = []
+        for atom, coef in form.live_terms():
             start = self.loop_mins.get(id(atom)) if isinstance(atom, Var) else None
             if coef <= 0 or not isinstance(start, IntImm):
                 return None
             at_min += coef * start.value
-        if at_min != low.value or len(terms) < 2:
-            return None
-        mins = [self.loop_mins[id(atom)] for atom, _ in terms]
-        return [atom == start for (atom, _), start in zip(terms, mins)]
+            guards.append(atom == start)
+        return guards if at_min == low.value and len(guards) > 1 else None
 
     def _match_view(self, match: MatchBufferRegion) -> Buffer:
         source = self.visit_buffer_region(match.source)

@@ -35,6 +35,24 @@ def argmax_tuple(A: T.Buffer((24, 40), "float32"), idx: T.Buffer((24,), "int32")
 
 
 @T.prim_func
+def argmax_parallel(A: T.Buffer((64, 40), "float32"), idx: T.Buffer((64,), "int32"),
+                    val: T.Buffer((64,), "float32")):
+    for i0 in T.parallel(64):  # TVM's form under a parallel row loop: every core a share
+        for k in range(40):
+            with T.block("argmax"):
+                v_i0, v_k = T.axis.remap("SR", [i0, k])
+                with T.init():
+                    idx[v_i0] = -1
+                    val[v_i0] = T.min_value("float32")
+                v_idx: T.int32 = T.Select(val[v_i0] > A[v_i0, v_k] or (
+                    val[v_i0] == A[v_i0, v_k] and idx[v_i0] < v_k), idx[v_i0], v_k)
+                v_val: T.float32 = T.Select(val[v_i0] > A[v_i0, v_k] or (
+                    val[v_i0] == A[v_i0, v_k] and idx[v_i0] < v_k), val[v_i0], A[v_i0, v_k])
+                idx[v_i0] = v_idx
+                val[v_i0] = v_val
+
+
+@T.prim_func
 def min_and_arg(A: T.Buffer((8, 30), "float32"), pos: T.Buffer((8,), "float32"),
                 low: T.Buffer((8,), "float32")):
     # the kept element on the false side, both accumulators float32 (so that a test can make
@@ -125,15 +143,17 @@ def _ties_and_nans(shape: tuple[int, int], seed: int) -> np.ndarray[Any, Any]:
 
 
 @pytest.mark.parametrize("target", pinned_targets())
-def test_argmax_gives_the_interpreters_numbers(target: Target) -> None:
-    interp = tvmscript.build(argmax_tuple, target="interp")
-    kernel = tvmscript.build(argmax_tuple, target=target, cache=False)
+@pytest.mark.parametrize("func", [argmax_tuple, argmax_parallel], ids=lambda f: f.name)
+def test_argmax_gives_the_interpreters_numbers(target: Target, func: PrimFunc) -> None:
+    interp = tvmscript.build(func, target="interp")
+    kernel = tvmscript.build(func, target=target, cache=False)
     assert "if not" in kernel.get_source("tir")
-    for seed in range(3):
+    rows = int(func.buffer_map[func.params[1]].shape[0])
+    for seed in range(5):
         runs = []
         for run in (interp, kernel):
-            args = [_ties_and_nans((24, 40), seed), np.zeros(24, "int32"),
-                    np.zeros(24, "float32")]
+            args = [_ties_and_nans((rows, 40), seed), np.zeros(rows, "int32"),
+                    np.zeros(rows, "float32")]
             run(*args)
             runs.append(args)
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
