@@ -26,6 +26,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     flatten_buffer          1-d accesses through flat DeclBuffer aliases
     hoist_allocations       loop-invariant allocations out of serial loops (opt_level 1)
     reuse_memory            dead allocations' memory reused by later ones (opt_level 1)
+    sink_reduction_loops    output loops a schedule put inside reduction loops (the GEMM
+                            tutorial's m_1 between k_0 and k_1) moved outside them (opt 1)
     merge_split_loops       a fused loop split again (T.where) and read through divisions
                             is one loop again, for split_divided_loops to unfuse (opt 1)
     fuse_contiguous_loops   nested serial loops walking memory contiguously become one loop
@@ -123,6 +125,7 @@ from .transforms.plan_alloc import plan_allocation_location
 from .transforms.reduce_vectorize import vectorize_reductions
 from .transforms.scalar_return import lower_scalar_return
 from .transforms.simplify import simplify
+from .transforms.sink_reductions import sink_reduction_loops
 from .transforms.tensor_fusion import fuse_tensors
 from .transforms.unroll import unroll_loop
 from .transforms.vectorize import vectorize_loop
@@ -152,6 +155,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "flatten_buffer",
     "hoist_allocations",
     "reuse_memory",
+    "sink_reduction_loops",
     "merge_split_loops",
     "fuse_contiguous_loops",
     "unroll_loop",
@@ -224,6 +228,7 @@ def lowering_passes(
         "hoist_allocations": hoist_allocations,
         "reuse_memory": reuse_memory,
         "merge_split_loops": merge_split_loops,
+        "sink_reduction_loops": sink_reduction_loops,
         "lower_blocks": lower_blocks,
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,

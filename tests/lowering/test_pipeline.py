@@ -66,6 +66,7 @@ from lowering.late.distribute import distribute_reductions
 from lowering.late.divided_loops import split_divided_loops
 from lowering.late.select_branches import branch_select_updates
 from lowering.transforms.merge_split import merge_split_loops
+from lowering.transforms.sink_reductions import sink_reduction_loops
 from lowering.late.interchange import interchange_reductions
 from lowering.late.jam import jam_parallel_reductions
 from lowering.late.panel_tile import tile_reduction_panels
@@ -510,6 +511,7 @@ def test_default_pipeline_order() -> None:
         lowering.flatten_buffer,
         hoist_allocations,
         reuse_memory,
+        sink_reduction_loops,
         merge_split_loops,
         fuse_contiguous_loops,
         lowering.unroll_loop,

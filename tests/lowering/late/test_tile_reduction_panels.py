@@ -246,3 +246,65 @@ def test_symbolic_extents_are_tested_at_run_time(n: int) -> None:
     reference(a, b, want)
     np.testing.assert_array_equal(c, c_plain)  # bit-identical to the untiled nest
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def packed_dense(A: T.Buffer((8, 32), "float32"), Wp: T.Buffer((8, 32, 16), "float32"),
+                 D: T.Buffer((8, 128), "float32")):
+    # TVM's x86 dense schedule: 16-column weight panels, k outside the vectorized j_1
+    # (its fused i, j_0 loop as split_divided_loops unfuses it; serial rows, so that the
+    # nest as written has one order when the arguments overlap)
+    for i in range(8):
+        for j_0, k in T.grid(8, 32):
+            for j_1 in T.vectorized(16):
+                with T.block("dense"):
+                    vi = T.axis.spatial(8, i)
+                    vj = T.axis.spatial(128, j_0 * 16 + j_1)
+                    vk = T.axis.reduce(32, k)
+                    with T.init():
+                        D[vi, vj] = T.float32(0)
+                    D[vi, vj] = D[vi, vj] + A[vi, vk] * Wp[vj // 16, vk, vj % 16]
+
+
+@T.prim_func
+def narrow_panel(A: T.Buffer((16, 24), "float32"), B: T.Buffer((24, 32), "float32"),
+                 C: T.Buffer((16, 32), "float32")):
+    for i, j in T.grid(16, 32):  # 32 columns: two AVX-512 registers a row
+        C[i, j] = T.float32(0)
+        for k in range(24):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+def _panel_tile(func: PrimFunc) -> tuple[Any, ...]:
+    """The tile's size and its rows' update statements as vectors (lanes of each store)."""
+    (tile,) = _tiles(func)
+    from irbuilder.ir import BufferStore
+
+    lanes = {s.value.dtype.lanes for s in stmts(func) if isinstance(s, BufferStore)
+             and s.buffer.name.endswith("_tile")}
+    return int(tile.buffer.shape[0]), lanes  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_vector_panels_are_tiled_whole(target: lowering.Target) -> None:
+    before = before_late(packed_dense, target)
+    after = _tiled(before, target)
+    size, lanes = _panel_tile(after)
+    # four rows; four 16-lane panels a row with 32 registers, one with 16
+    assert size == 4 * (4 if target is AVX512 else 1) * 16 and lanes == {16}
+
+
+@runs_avx2
+def test_vector_panels_give_the_same_numbers() -> None:
+    before = before_late(packed_dense)
+    after = _tiled(before)
+    assert _tiles(after)
+    assert_same_numbers(packed_dense, before, after)
+    overlapping = lambda rng: one_storage(packed_dense, [0, 100, 200], rng)  # noqa: E731
+    assert_same_numbers(packed_dense, before, after, overlapping, reference=False)
+
+
+def test_a_row_narrower_than_the_tile_gets_more_rows() -> None:
+    after = _tiled(before_late(narrow_panel, AVX512), AVX512)
+    size, lanes = _panel_tile(after)
+    assert size == 8 * 32 and lanes == {32}  # 8 rows of 2 registers, 16 accumulators

@@ -1,0 +1,211 @@
+"""The ``sink_reduction_loops`` pass: a reduction nest whose schedule put output loops
+inside its reduction loops gets every reduction loop inside every output loop again.
+
+TVM's CPU GEMM tutorial blocks a matmul by 32 x 32 and moves the row loop between the two
+halves of the split reduction loop; it prints, once scheduled, ::
+
+    for m_0 in T.parallel(32):
+        for n_0, k_0, m_1, k_1 in T.grid(32, 256, 32, 4):
+            for n_1 in T.vectorized(32):
+                with T.block("C"):
+                    ...                       # C[m, n] += A[m, k] * B[k, n]
+
+Every multiply-add then loads and stores its element of ``C`` (the row changes between two
+steps of one element), and the init test ``k_0 == 0 and k_1 == 0`` runs in the innermost
+loop: 32 ms on the Zen 5 host where the unscheduled block takes 9. Each element of ``C``
+gets its steps in the order of the reduction loops alone, so the loops may be permuted
+while those loops keep their relative order: output loops outermost (as written, a
+vectorized one made serial: the later passes vectorize the output columns again, in
+register tiles), reduction loops innermost. That is the row-by-row nest
+``tile_reduction_panels`` computes in register tiles.
+
+Applied to a perfect nest of serial, vectorized or unrolled loops (no parallel loop inside
+it, no thread binding, bounds that read no memory nor the nest's variables) whose body
+updates one element ``C[idx]`` (optionally after the lowered init ``if k_0 == 0 and ...:
+C[idx] = init``), where
+
+* the output loops are those ``idx`` depends on, each with a constant coefficient and a
+  constant extent, and ``idx`` takes a different value for every combination of them (each
+  coefficient larger than the span of the smaller ones); the reduction loops are the others,
+  serial (an unrolled one is a schedule's choice the pass leaves alone);
+* some serial or unrolled output loop is inside some reduction loop (a vectorized one alone
+  is the usual ``for k: for j in T.vectorized`` order, which vectorizes as it is);
+* the update reads ``C`` only at ``idx``, stores nothing else, calls nothing external, and
+  the init reads no ``C`` and tests only reduction variables;
+* ``C`` overlaps no other array the nest reads: tested at run time for parameters, the nest
+  as written when the test fails.
+
+Every element still receives its init and then its steps in the same order: results are
+bit-identical. Only the order across elements changes, which no element observes (each is
+written at one index and read only there, and nothing else is written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irbuilder.ir import (
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimExpr,
+    PrimFunc,
+    SeqStmt,
+    Stmt,
+    structural_equal,
+)
+
+from ..analysis.loads import LoadCollector, reads_memory
+from ..analysis.vars import depends_on
+from ..arith.canonical import linear_coefficient
+from ..late.interchange import interchange_loop
+from ..late.versioning import (
+    LoopRewriter,
+    all_of,
+    byte_range,
+    no_overlap_checks,
+    rewrite_loops,
+)
+from ..pass_infra import FunctionPass, function_pass
+from .unroll import copy_with_fresh_vars
+
+__all__ = ["sink_reduction_loops", "sink_reduction_nest"]
+
+_MOVABLE = (ForKind.SERIAL, ForKind.VECTORIZED, ForKind.UNROLLED)
+
+
+@dataclass
+class _Nest:
+    loops: list[For]
+    init: IfThenElse | None
+    update: BufferStore
+
+
+def _nest(loop: For) -> _Nest | None:
+    loops: list[For] = []
+    body: Stmt = loop
+    while isinstance(body, For):
+        if body.kind not in _MOVABLE or body.thread_binding is not None:
+            return None
+        loops.append(body)
+        body = body.body
+    init: IfThenElse | None = None
+    if isinstance(body, SeqStmt) and len(body.seq) == 2:
+        first, body = body.seq
+        if not (isinstance(first, IfThenElse) and first.else_case is None
+                and isinstance(first.then_case, BufferStore)):
+            return None
+        init = first
+    if not isinstance(body, BufferStore):
+        return None
+    return _Nest(loops, init, body)
+
+
+def _injective(index_terms: list[tuple[int, int]]) -> bool:
+    """Whether ``sum(c * v)`` over loops ``v in [0, extent)`` (``(c, extent)`` pairs) takes
+    a different value for every combination: each ``|c|`` above the span of the smaller."""
+    span = 0
+    for coef, extent in sorted(index_terms, key=lambda t: abs(t[0])):
+        if abs(coef) <= span:
+            return False
+        span += abs(coef) * (extent - 1)
+    return True
+
+
+def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
+    """``loop``'s nest with its reduction loops innermost (module doc), versioned on a
+    no-overlap test where one is needed, or None when it does not apply."""
+    nest = _nest(loop)
+    if nest is None or len(nest.loops) < 3:
+        return None
+    update = nest.update
+    target = update.buffer
+    if len(update.indices) != 1:
+        return None
+    (index,) = update.indices
+    if reads_memory(index):
+        return None
+    outputs: list[For] = []
+    reductions: list[For] = []
+    terms: list[tuple[int, int]] = []
+    for lp in nest.loops:
+        for bound in (lp.min, lp.extent):
+            if reads_memory(bound) or any(depends_on(bound, o.loop_var) for o in nest.loops):
+                return None
+        if not depends_on(index, lp.loop_var):
+            if lp.kind is ForKind.VECTORIZED:
+                return None
+            reductions.append(lp)
+            continue
+        coef = linear_coefficient(index, lp.loop_var)
+        if coef is None or coef == 0 or not isinstance(lp.extent, IntImm):
+            return None
+        terms.append((coef, lp.extent.value))
+        outputs.append(lp)
+    if not reductions or not _injective(terms):
+        return None
+    first_reduction = nest.loops.index(reductions[0])
+    if not any(lp.kind is not ForKind.VECTORIZED for lp in nest.loops[first_reduction:]
+               if lp in outputs):
+        return None
+    found = LoadCollector(traps_are_effects=True)
+    found.visit_expr(update.value)
+    if nest.init is not None:
+        guard, init = nest.init.condition, nest.init.then_case
+        assert isinstance(init, BufferStore)
+        if (init.buffer.data is not target.data or len(init.indices) != 1
+                or not structural_equal(init.indices[0], index) or reads_memory(guard)
+                or any(depends_on(guard, o.loop_var) for o in outputs)):
+            return None
+        start = LoadCollector(traps_are_effects=True)
+        start.visit_expr(init.value)
+        if start.impure or any(load.buffer.data is target.data for load in start.loads):
+            return None  # the init reads the accumulator
+        found.loads.extend(start.loads)
+    if found.impure:
+        return None
+    others = []
+    for load in found.loads:
+        if load.buffer.data is target.data:
+            if len(load.indices) != 1 or not structural_equal(load.indices[0], index):
+                return None
+        else:
+            others.append(load.buffer)
+    checks: list[PrimExpr] | None = []
+    if id(target.data) not in local_data:
+        written = byte_range(target)
+        checks = None if written is None else no_overlap_checks(written, others, local_data)
+    if checks is None:
+        return None
+    body: Stmt = update if nest.init is None else SeqStmt((nest.init, update))
+    for lp in reversed([*outputs, *reductions]):
+        kind = lp.kind if lp.kind is ForKind.UNROLLED and lp in outputs else ForKind.SERIAL
+        body = For(lp.loop_var, lp.min, lp.extent, kind, body, lp.thread_binding,
+                   lp.annotations, span=lp.span)
+        if lp is outputs[-1] and interchange_loop(body, local_data) is None:
+            # the late stage would leave the row-by-row nest as it is: one scalar chain
+            # per element, slower than the nest as written (a local accumulator, columns
+            # not contiguous, a short row)
+            return None
+    if not checks:
+        return body
+    return IfThenElse(all_of(checks), copy_with_fresh_vars(body), loop, span=loop.span)
+
+
+class _Sink(LoopRewriter):
+    inner_first = False
+
+    def rewrite(self, loop: For) -> Stmt | None:
+        return sink_reduction_nest(loop, self.local_data)
+
+
+@function_pass("sink_reduction_loops", opt_level=1)
+def _sink_reduction_loops(func: PrimFunc) -> PrimFunc:
+    """Move a reduction nest's reduction loops inside its output loops (module doc)."""
+    return rewrite_loops(func, _Sink)
+
+
+sink_reduction_loops: FunctionPass = _sink_reduction_loops
+"""The ``sink_reduction_loops`` pass (a :class:`FunctionPass`)."""

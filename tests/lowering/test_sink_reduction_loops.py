@@ -1,0 +1,222 @@
+"""``sink_reduction_loops``: a reduction nest whose schedule put output loops inside its
+reduction loops (TVM's GEMM tutorial) gets its reduction loops innermost again, behind a
+run-time no-overlap test; nests it cannot prove safe are kept. Numbers against the
+interpreter, overlapping arguments included."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lowering
+from irbuilder.ir import For, ForKind, IfThenElse, PrimFunc, Var, post_order_visit
+from lowering.target import Target
+from lowering.transforms.sink_reductions import sink_reduction_loops
+from tvmscript import tir as T
+
+sys.path.insert(0, str(Path(__file__).parent / "late"))
+from late_kit import AVX2, agrees_with_interpreter, one_storage, pinned_targets, standard_normal
+
+
+@T.prim_func
+def gemm_permuted(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 64), "float32"),
+                  C: T.Buffer((64, 64), "float32")):
+    # the tutorial's blocking by 16 and loop permutation: m_1 between k_0 and k_1
+    for m_0 in T.parallel(4):
+        for n_0, k_0, m_1, k_1 in T.grid(4, 12, 16, 4):
+            for n_1 in T.vectorized(16):
+                with T.block("C"):
+                    vm = T.axis.spatial(64, m_0 * 16 + m_1)
+                    vn = T.axis.spatial(64, n_0 * 16 + n_1)
+                    vk = T.axis.reduce(48, k_0 * 4 + k_1)
+                    with T.init():
+                        C[vm, vn] = T.float32(0)
+                    C[vm, vn] = C[vm, vn] + A[vm, vk] * B[vk, vn]
+
+
+@T.prim_func
+def gemm_permuted_serial(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 64), "float32"),
+                         C: T.Buffer((64, 64), "float32")):
+    # serial rows: with C overlapping A or B the nest as written is still one order
+    for m_0, n_0, k_0, m_1, k_1 in T.grid(4, 4, 12, 16, 4):
+        for n_1 in T.vectorized(16):
+            with T.block("C"):
+                vm = T.axis.spatial(64, m_0 * 16 + m_1)
+                vn = T.axis.spatial(64, n_0 * 16 + n_1)
+                vk = T.axis.reduce(48, k_0 * 4 + k_1)
+                with T.init():
+                    C[vm, vn] = T.float32(0)
+                C[vm, vn] = C[vm, vn] + A[vm, vk] * B[vk, vn]
+
+
+@T.prim_func
+def gemm_packed(A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+                C: T.Buffer((32, 64), "float32")):
+    packed = T.alloc_buffer((2, 64, 32))
+    for x in T.parallel(2):
+        for y in range(64):
+            for z in T.vectorized(32):
+                with T.block("packed"):
+                    vx, vy, vz = T.axis.remap("SSS", [x, y, z])
+                    packed[vx, vy, vz] = B[vy, vx * 32 + vz]
+    for m_0 in T.parallel(2):
+        for n_0, k_0, m_1, k_1 in T.grid(2, 16, 16, 4):
+            for n_1 in T.vectorized(32):
+                with T.block("C"):
+                    vm = T.axis.spatial(32, m_0 * 16 + m_1)
+                    vn = T.axis.spatial(64, n_0 * 32 + n_1)
+                    vk = T.axis.reduce(64, k_0 * 4 + k_1)
+                    with T.init():
+                        C[vm, vn] = T.float32(0)
+                    C[vm, vn] = C[vm, vn] + A[vm, vk] * packed[vn // 32, vk, vn % 32]
+
+
+@T.prim_func
+def loops_k_outside(A: T.Buffer((24, 40), "float32"), B: T.Buffer((40, 32), "float32"),
+                    C: T.Buffer((24, 32), "float32")):
+    # plain loops, init before the nest: k outermost, then the rows and columns
+    for i, j in T.grid(24, 32):
+        C[i, j] = T.float32(0)
+    for k, i, j in T.grid(40, 24, 32):
+        C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+@T.prim_func
+def unrolled_k(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+               C: T.Buffer((16, 16), "float32")):
+    for k_0, i in T.grid(4, 16):
+        for k_1 in T.unroll(4):  # the tutorial's unrolled k_1: sinks, serial
+            for j in range(16):
+                C[i, j] = C[i, j] + A[i, k_0 * 4 + k_1] * B[k_0 * 4 + k_1, j]
+
+
+@T.prim_func
+def local_accumulator(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                      C: T.Buffer((16, 16), "float32")):
+    acc = T.alloc_buffer((16, 16))  # the late stage tiles no local accumulator: kept
+    for i, j in T.grid(16, 16):
+        acc[i, j] = T.float32(0)
+    for k, i, j in T.grid(16, 16, 16):
+        acc[i, j] = acc[i, j] + A[i, k] * B[k, j]
+    for i, j in T.grid(16, 16):
+        C[i, j] = acc[i, j]
+
+
+@T.prim_func
+def rows_meet(A: T.Buffer((16, 16), "float32"), C: T.Buffer((31,), "float32")):
+    for k, i, j in T.grid(16, 16, 16):  # i + j: two (i, j) write one element
+        C[i + j] = C[i + j] + A[i, k] * A[k, j]
+
+
+@T.prim_func
+def reads_a_neighbour(A: T.Buffer((16, 16), "float32"), C: T.Buffer((17, 16), "float32")):
+    for k, i, j in T.grid(16, 16, 16):  # reads the row another i writes
+        C[i, j] = C[i + 1, j] + A[i, k]
+
+
+@T.prim_func
+def columns_vectorized(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                       C: T.Buffer((16, 16), "float32")):
+    for i, k in T.grid(16, 16):  # the usual i-k-j order: nothing to sink
+        for j in T.vectorized(16):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.ir: PrimFunc | None = None
+
+    def before_pass(self, name: str, ir: object) -> None:
+        if name == "sink_reduction_loops":
+            assert isinstance(ir, PrimFunc)
+            self.ir = ir
+
+
+def _before(func: PrimFunc) -> PrimFunc:
+    capture = _Capture()
+    lowering.lower(func, target=AVX2, instruments=[capture])
+    assert capture.ir is not None
+    return capture.ir
+
+
+def _run(func: PrimFunc) -> PrimFunc:
+    with lowering.PassContext(opt_level=3, target=AVX2):
+        return sink_reduction_loops(func)
+
+
+def _chain(loop: For) -> list[For]:
+    out = [loop]
+    while isinstance(out[-1].body, For):
+        out.append(out[-1].body)
+    return out
+
+
+def _versions(func: PrimFunc) -> list[IfThenElse]:
+    found: list[IfThenElse] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, IfThenElse)
+                     and isinstance(n.then_case, For) else None)
+    return found
+
+
+@pytest.mark.parametrize("func", [gemm_permuted, gemm_packed], ids=lambda f: f.name)
+def test_the_tutorials_rows_leave_the_reduction_loops(func: PrimFunc) -> None:
+    after = _run(_before(func))
+    (version,) = _versions(after)
+    sunk = version.then_case
+    assert isinstance(sunk, For)
+    names = [lp.loop_var.name for lp in _chain(sunk)]
+    assert names == ["n_0", "m_1", "n_1", "k_0", "k_1"]
+    kinds = [lp.kind for lp in _chain(sunk)]
+    assert ForKind.VECTORIZED not in kinds  # the late stage vectorizes the columns
+    assert all("tvmscript.reduction" in lp.annotations for lp in _chain(sunk)[3:])
+    # the original nest, for overlapping arguments
+    assert [lp.loop_var.name for lp in _chain(version.else_case)] == [
+        "n_0", "k_0", "m_1", "k_1", "n_1"]
+    tested: set[str] = set()
+    post_order_visit(version.condition,
+                     lambda n: tested.add(n.name) if isinstance(n, Var) else None)
+    # the packed copy is the function's own allocation: it needs no test
+    want = {"A_data", "B_data", "C_data"} if func is gemm_permuted else {"A_data", "C_data"}
+    assert tested == want
+
+
+def test_plain_loops_with_k_outermost_sink() -> None:
+    after = _run(_before(loops_k_outside))
+    (version,) = _versions(after)
+    assert [lp.loop_var.name for lp in _chain(version.then_case)] == ["i", "j", "k"]
+
+
+def test_an_unrolled_reduction_loop_sinks_as_a_serial_loop() -> None:
+    after = _run(_before(unrolled_k))
+    (version,) = _versions(after)
+    chain = _chain(version.then_case)
+    assert [lp.loop_var.name for lp in chain] == ["i", "j", "k_0", "k_1"]
+    assert all(lp.kind is ForKind.SERIAL for lp in chain)
+
+
+@pytest.mark.parametrize("func", [local_accumulator, rows_meet, reads_a_neighbour,
+                                  columns_vectorized], ids=lambda f: f.name)
+def test_nests_it_cannot_prove_are_kept(func: PrimFunc) -> None:
+    before = _before(func)
+    assert _run(before) is before
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("func", [gemm_permuted, gemm_packed, loops_k_outside, unrolled_k],
+                         ids=lambda f: f.name)
+def test_sunk_nests_give_the_interpreters_numbers(func: PrimFunc, target: Target) -> None:
+    for seed in range(2):
+        agrees_with_interpreter(func, lambda s=seed: standard_normal(func, s), target, runs=2)
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("offsets", [(0, 4000, 4100), (0, 5000, 100)],
+                         ids=["C_over_B", "C_over_A"])
+def test_an_output_overlapping_an_input_runs_the_nest_as_written(
+        target: Target, offsets: tuple[int, int, int]) -> None:
+    func = gemm_permuted_serial
+    agrees_with_interpreter(
+        func, lambda: one_storage(func, offsets, np.random.default_rng(7)), target, runs=2)
