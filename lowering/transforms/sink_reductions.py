@@ -27,13 +27,18 @@ C[idx] = init``), where
 * the output loops are those ``idx`` depends on, each with a constant coefficient and a
   constant extent, and ``idx`` takes a different value for every combination of them (each
   coefficient larger than the span of the smaller ones); the reduction loops are the others,
-  serial (an unrolled one is a schedule's choice the pass leaves alone);
-* some serial or unrolled output loop is inside some reduction loop (a vectorized one alone
-  is the usual ``for k: for j in T.vectorized`` order, which vectorizes as it is);
+  serial or unrolled (the tutorial unrolls ``k_1``; moved innermost, it becomes serial and
+  ``merge_split_loops`` joins it to ``k_0``);
+* some serial output loop is inside some reduction loop (a vectorized one alone is the
+  usual ``for k: for j in T.vectorized`` order, which vectorizes as it is; an unrolled one
+  is the schedule's register tile, x86 ``conv2d_NCHWc``'s 8 output columns, kept);
 * the update reads ``C`` only at ``idx``, stores nothing else, calls nothing external, and
   the init reads no ``C`` and tests only reduction variables;
 * ``C`` overlaps no other array the nest reads: tested at run time for parameters, the nest
-  as written when the test fails.
+  as written when the test fails;
+* the late stage takes the row-by-row nest: ``interchange_reductions`` applies to its
+  innermost output loop (contiguous columns, at least 16; ``C`` not the function's own
+  allocation), so it never stays one scalar chain per element, slower than as written.
 
 Every element still receives its init and then its steps in the same order: results are
 bit-identical. Only the order across elements changes, which no element observes (each is
@@ -147,8 +152,12 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
     if not reductions or not _injective(terms):
         return None
     first_reduction = nest.loops.index(reductions[0])
-    if not any(lp.kind is not ForKind.VECTORIZED for lp in nest.loops[first_reduction:]
-               if lp in outputs):
+    moved = [lp for lp in nest.loops[first_reduction:] if lp in outputs]
+    if all(lp.kind is ForKind.VECTORIZED for lp in moved):
+        return None
+    if any(lp.kind is ForKind.UNROLLED for lp in moved):
+        # the schedule's own register tile (x86 conv2d_NCHWc unrolls 8 output columns
+        # inside its reduction loops): moved out, they would be 8 chains one after another
         return None
     found = LoadCollector(traps_are_effects=True)
     found.visit_expr(update.value)

@@ -106,6 +106,17 @@ def local_accumulator(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "f
 
 
 @T.prim_func
+def unrolled_columns(D: T.Buffer((64, 16), "float32"), K: T.Buffer((64, 16), "float32"),
+                     O: T.Buffer((8, 16), "float32")):
+    # x86 conv2d_NCHWc's schedule: 8 output columns unrolled inside the reduction loops,
+    # its register tile: kept
+    for ic in range(64):
+        for ow in T.unroll(8):
+            for oc in T.vectorized(16):
+                O[ow, oc] = O[ow, oc] + D[ic, ow] * K[ic, oc]
+
+
+@T.prim_func
 def rows_meet(A: T.Buffer((16, 16), "float32"), C: T.Buffer((31,), "float32")):
     for k, i, j in T.grid(16, 16, 16):  # i + j: two (i, j) write one element
         C[i + j] = C[i + j] + A[i, k] * A[k, j]
@@ -197,8 +208,8 @@ def test_an_unrolled_reduction_loop_sinks_as_a_serial_loop() -> None:
     assert all(lp.kind is ForKind.SERIAL for lp in chain)
 
 
-@pytest.mark.parametrize("func", [local_accumulator, rows_meet, reads_a_neighbour,
-                                  columns_vectorized], ids=lambda f: f.name)
+@pytest.mark.parametrize("func", [local_accumulator, unrolled_columns, rows_meet,
+                                  reads_a_neighbour, columns_vectorized], ids=lambda f: f.name)
 def test_nests_it_cannot_prove_are_kept(func: PrimFunc) -> None:
     before = _before(func)
     assert _run(before) is before
