@@ -74,6 +74,7 @@ from ..late.versioning import (
     rewrite_loops,
 )
 from ..pass_infra import FunctionPass, function_pass
+from .merge_split import merge_split_loop
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["sink_reduction_loops", "sink_reduction_nest"]
@@ -193,7 +194,11 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
         kind = lp.kind if lp.kind is ForKind.UNROLLED and lp in outputs else ForKind.SERIAL
         body = For(lp.loop_var, lp.min, lp.extent, kind, body, lp.thread_binding,
                    lp.annotations, span=lp.span)
-        if lp is outputs[-1] and interchange_loop(body, local_data) is None:
+        if lp is reductions[0]:
+            # the reduction loops as the late stage sees them: a split pair merged
+            steps = merge_split_loop(body) or body
+        if lp is outputs[-1] and interchange_loop(
+                For(lp.loop_var, lp.min, lp.extent, kind, steps), local_data) is None:
             # the late stage would leave the row-by-row nest as it is: one scalar chain
             # per element, slower than the nest as written (a local accumulator, columns
             # not contiguous, a short row)

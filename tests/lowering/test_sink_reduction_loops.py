@@ -231,3 +231,70 @@ def test_an_output_overlapping_an_input_runs_the_nest_as_written(
     func = gemm_permuted_serial
     agrees_with_interpreter(
         func, lambda: one_storage(func, offsets, np.random.default_rng(7)), target, runs=2)
+
+
+_SPLIT_LOOPS = {"m_0": 2, "m_1": 4, "n_0": 2, "n_1": 16, "k_0": 4, "k_1": 8}
+
+
+def _permuted_matmul(order: list[str], vectorize: bool) -> PrimFunc:
+    """A 8 x 32 x 32 block matmul over the six loops of its three splits in ``order``, the
+    innermost ``T.vectorized`` when ``vectorize`` (and it is ``n_1``)."""
+    import tvmscript
+
+    head, last = order[:-1], order[-1]
+    kind = "T.vectorized" if vectorize and last == "n_1" else "range"
+    text = f'''
+@T.prim_func
+def permuted(A: T.Buffer((8, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+             C: T.Buffer((8, 32), "float32")):
+    for {", ".join(head)} in T.grid({", ".join(str(_SPLIT_LOOPS[n]) for n in head)}):
+        for {last} in {kind}({_SPLIT_LOOPS[last]}):
+            with T.block("C"):
+                vm = T.axis.spatial(8, m_0 * 4 + m_1)
+                vn = T.axis.spatial(32, n_0 * 16 + n_1)
+                vk = T.axis.reduce(32, k_0 * 8 + k_1)
+                with T.init():
+                    C[vm, vn] = T.float32(0)
+                C[vm, vn] = C[vm, vn] + A[vm, vk] * B[vk, vn]
+'''
+    func = tvmscript.from_source(text)
+    assert isinstance(func, PrimFunc)
+    return func
+
+
+def _orders(count: int) -> list[list[str]]:
+    """Random orders of the six loops."""
+    rng = np.random.default_rng(11)
+    names = list(_SPLIT_LOOPS)
+    return [[str(n) for n in rng.permutation(names)] for _ in range(count)]
+
+
+def _interleaved() -> list[list[str]]:
+    """The output loops in row-major order, ``k_0`` before ``k_1``, both placed among
+    ``m_0, m_1, n_0`` (not both right above the vectorized ``n_1``, the usual order): every
+    such nest is one the pass sinks."""
+    orders = []
+    for first in range(4):
+        for second in range(first, 4):
+            if first == second == 3:
+                continue
+            order = ["m_0", "m_1", "n_0"]
+            order.insert(second, "k_1")
+            order.insert(first, "k_0")
+            orders.append([*order, "n_1"])
+    return orders
+
+
+@pytest.mark.parametrize("order", _interleaved(), ids=lambda o: "-".join(o))
+def test_interleaved_reduction_loops_sink(order: list[str]) -> None:
+    after = _run(_before(_permuted_matmul(order, vectorize=True)))
+    (version,) = _versions(after)
+    assert [lp.loop_var.name for lp in _chain(version.then_case)][-2:] == ["k_0", "k_1"]
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("order", _orders(8) + _interleaved(), ids=lambda o: "-".join(o))
+def test_any_loop_order_gives_the_interpreters_numbers(order: list[str],
+                                                       target: Target) -> None:
+    func = _permuted_matmul(order, vectorize=True)
+    agrees_with_interpreter(func, lambda: standard_normal(func, 3), target, runs=1)

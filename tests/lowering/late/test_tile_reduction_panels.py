@@ -67,9 +67,11 @@ def accumulate_int(A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 32), "int32"),
             C[i, j] = C[i, j] + A[i, k] * B[k, j]  # no init: C's own values are the start
 
 
-def _tiled(before: PrimFunc, target: lowering.Target = AVX2) -> PrimFunc:
-    """``before`` after the pass as built for ``target`` (the tile follows the target)."""
-    with lowering.PassContext(opt_level=3, target=target):
+def _tiled(before: PrimFunc, target: lowering.Target = AVX2, **options: Any) -> PrimFunc:
+    """``before`` after the pass as built for ``target`` (the tile follows the target);
+    ``options``: the pass's config."""
+    config = {"tile_reduction_panels": options} if options else {}
+    with lowering.PassContext(opt_level=3, target=target, config=config):
         return tile_reduction_panels(before)
 
 
@@ -308,3 +310,90 @@ def test_a_row_narrower_than_the_tile_gets_more_rows() -> None:
     after = _tiled(before_late(narrow_panel, AVX512), AVX512)
     size, lanes = _panel_tile(after)
     assert size == 8 * 32 and lanes == {32}  # 8 rows of 2 registers, 16 accumulators
+
+
+@T.prim_func
+def wide_rows(A: T.Buffer((128, 8), "float32"), B: T.Buffer((8, 256), "float32"),
+              C: T.Buffer((128, 256), "float32")):
+    # B's rows 1 KiB apart: each row block copies its column panels of B first
+    for i in T.parallel(128):
+        for j, k in T.grid(256, 8):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def batched_rows(A: T.Buffer((2, 16, 8), "float32"), B: T.Buffer((2, 8, 256), "float32"),
+                 C: T.Buffer((2, 16, 256), "float32")):
+    # serial rows under the batch loop: one copy of a panel serves all 16 rows
+    for b in T.parallel(2):
+        for i, j in T.grid(16, 256):
+            C[b, i, j] = T.float32(0)
+            for k in range(8):
+                C[b, i, j] = C[b, i, j] + A[b, i, k] * B[b, k, j]
+
+
+def _panel_allocation(func: PrimFunc) -> tuple[Any, list[For]]:
+    """The panel's ``DeclBuffer`` and the loops around it, outermost first."""
+    from irbuilder.ir import Stmt
+
+    found: list[tuple[Any, list[For]]] = []
+
+    def walk(node: Stmt, loops: list[For]) -> None:
+        if isinstance(node, DeclBuffer) and node.buffer.name.endswith("_panel"):
+            found.append((node, loops))
+        if isinstance(node, For):
+            loops = [*loops, node]
+        for child in _children(node):
+            walk(child, loops)
+
+    walk(func.body, [])
+    assert len(found) == 1, func.script()
+    return found[0]
+
+
+def _children(node: Any) -> list[Any]:
+    from irbuilder.ir import Allocate, AttrStmt, IfThenElse, LetStmt, SeqStmt
+
+    if isinstance(node, SeqStmt):
+        return list(node.seq)
+    if isinstance(node, IfThenElse):
+        return [node.then_case] + ([node.else_case] if node.else_case is not None else [])
+    if isinstance(node, (For, Allocate, AttrStmt, LetStmt, DeclBuffer)):
+        return [node.body]
+    return []
+
+
+_SMALL_WALK = {"pack_min_walk_bytes": 4096}  # these small operands fit any cache
+
+
+def test_operands_a_cache_holds_are_not_copied() -> None:
+    assert "_panel" not in _tiled(before_late(wide_rows)).script()
+
+
+def test_far_apart_operand_rows_are_copied_per_row_block() -> None:
+    after = _tiled(before_late(wide_rows), **_SMALL_WALK)
+    _, loops = _panel_allocation(after)
+    # inside the parallel row blocks: a panel per thread, never shared
+    assert [lp.kind for lp in loops][-1:] == [ForKind.PARALLEL]
+
+
+def test_serial_rows_share_each_panel() -> None:
+    after = _tiled(before_late(batched_rows), **_SMALL_WALK)
+    _, loops = _panel_allocation(after)
+    assert [lp.kind for lp in loops] == [ForKind.PARALLEL]  # the batch loop only
+    text = after.script()
+    # the panel loop outside the row blocks
+    assert text.index("for j_o in") < text.index("for i_o in")
+
+
+@pytest.mark.parametrize("func", [wide_rows, batched_rows], ids=lambda f: f.name)
+@runs_avx2
+def test_packed_panels_give_the_same_numbers(func: PrimFunc) -> None:
+    before = before_late(func)
+    after = _tiled(before, **_SMALL_WALK)
+    assert "_panel" in after.script()
+    assert_same_numbers(func, before, after, rounds=2)
