@@ -12,11 +12,14 @@ import pytest
 from late_kit import (
     AVX2,
     AVX512,
+    agrees_with_interpreter,
     assert_same_numbers,
     before_late,
     one_storage,
+    pinned_targets,
     run_pass,
     runs_avx2,
+    standard_normal,
     stmts,
     versioning_ifs,
 )
@@ -397,3 +400,34 @@ def test_packed_panels_give_the_same_numbers(func: PrimFunc) -> None:
     after = _tiled(before, **_SMALL_WALK)
     assert "_panel" in after.script()
     assert_same_numbers(func, before, after, rounds=2)
+
+
+@T.prim_func
+def parallel_packed_dense(A: T.Buffer((16, 32), "float32"), Wp: T.Buffer((8, 32, 16), "float32"),
+                          D: T.Buffer((16, 128), "float32")):
+    for i_j_0_fused in T.parallel(128):  # as TVM prints it: the fused loop, unfused late
+        for k in range(32):
+            for j_1 in T.vectorized(16):
+                with T.block("dense"):
+                    vi = T.axis.spatial(16, i_j_0_fused // 8)
+                    vj = T.axis.spatial(128, i_j_0_fused % 8 * 16 + j_1)
+                    vk = T.axis.reduce(32, k)
+                    with T.init():
+                        D[vi, vj] = T.float32(0)
+                    D[vi, vj] = D[vi, vj] + A[vi, vk] * Wp[vj // 16, vk, vj % 16]
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("func", [parallel_packed_dense, wide_rows, batched_rows],
+                         ids=lambda f: f.name)
+def test_whole_builds_give_the_interpreters_numbers(func: PrimFunc,
+                                                    target: lowering.Target) -> None:
+    """The full pipeline on each pinned target, parallel loops on all cores, several runs:
+    vector panels, and operand panels copied (threshold lowered for these small arrays)."""
+    config = {"tile_reduction_panels": {"pack_min_walk_bytes": 4096}}
+    with lowering.PassContext(config=config):
+        text = tvmscript.build(func, target=target, cache=False).get_source("tir")
+        assert "_tile" in text and (func is parallel_packed_dense or "_panel" in text)
+        for seed in range(2):
+            agrees_with_interpreter(func, lambda s=seed: standard_normal(func, s), target,
+                                    runs=3)
