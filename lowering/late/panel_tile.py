@@ -353,6 +353,12 @@ class _Panel:
     buffer: Buffer
     copy: Stmt
 
+    def allocated(self, body: Stmt) -> Stmt:
+        """``body`` with the panel allocated around it."""
+        size = IntImm(_I32, int(self.buffer.shape[0]))
+        return Allocate(self.buffer.data, self.buffer.dtype, size, _TRUE,
+                        DeclBuffer(self.buffer, body))
+
 
 class _ToPanel(StmtExprMutator):
     def __init__(self, load: BufferLoad, panel: Buffer, index: PrimExpr) -> None:
@@ -454,8 +460,8 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     jo, lane = Var(j.name + "_o", jdt), Var(j.name + "_l", jdt)
     # a serial row loop may run inside the panels: every tile of the rows reuses a panel
     panels_outside = nest.rows.kind is ForKind.SERIAL and isinstance(rows, IntImm)
-    reuse = rows.value // shape.rows if isinstance(rows, IntImm) and panels_outside \
-        else block // shape.rows
+    reuse = rows.value // shape.rows if isinstance(rows, IntImm) and panels_outside else \
+        block // shape.rows
     panel = _panel(nest, width, reuse, jo, min_walk)
     if panel is not None:
         k = nest.steps.loop_var
@@ -528,20 +534,12 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     if panel is None:
         tiled = row_blocks(For(jo, IntImm(jdt, 0), _divided(cols, width), ForKind.SERIAL,
                                tiles))
-    else:
-        size = IntImm(_I32, int(panel.buffer.shape[0]))
-
-        def allocated(body: Stmt) -> Stmt:
-            assert panel is not None
-            return Allocate(panel.buffer.data, panel.buffer.dtype, size, _TRUE,
-                            DeclBuffer(panel.buffer, body))
-
-        if panels_outside:  # each panel copied once, for all the rows' tiles
-            tiled = allocated(For(jo, IntImm(jdt, 0), _divided(cols, width), ForKind.SERIAL,
-                                  SeqStmt((panel.copy, row_blocks(tiles)))))
-        else:  # a parallel row loop: each row block its own panel, one allocation for all
-            tiled = row_blocks(allocated(For(jo, IntImm(jdt, 0), _divided(cols, width),
-                                             ForKind.SERIAL, SeqStmt((panel.copy, tiles)))))
+    elif panels_outside:  # each panel copied once, for all the rows' tiles
+        tiled = panel.allocated(For(jo, IntImm(jdt, 0), _divided(cols, width),
+                                    ForKind.SERIAL, SeqStmt((panel.copy, row_blocks(tiles)))))
+    else:  # a parallel row loop: each row block its own panel, one allocation for all
+        tiled = row_blocks(panel.allocated(For(jo, IntImm(jdt, 0), _divided(cols, width),
+                                               ForKind.SERIAL, SeqStmt((panel.copy, tiles)))))
     readonly = [b.data for b in nest.others.values()]
     fast = AttrStmt(
         (target.data, *readonly),

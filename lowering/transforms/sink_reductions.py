@@ -153,7 +153,8 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
     if not reductions or not _injective(terms):
         return None
     first_reduction = nest.loops.index(reductions[0])
-    moved = [lp for lp in nest.loops[first_reduction:] if lp in outputs]
+    output_ids = {id(lp) for lp in outputs}
+    moved = [lp for lp in nest.loops[first_reduction:] if id(lp) in output_ids]
     if all(lp.kind is ForKind.VECTORIZED for lp in moved):
         return None
     if any(lp.kind is ForKind.UNROLLED for lp in moved):
@@ -191,7 +192,8 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     body: Stmt = update if nest.init is None else SeqStmt((nest.init, update))
     for lp in reversed([*outputs, *reductions]):
-        kind = lp.kind if lp.kind is ForKind.UNROLLED and lp in outputs else ForKind.SERIAL
+        kind = lp.kind if lp.kind is ForKind.UNROLLED and id(lp) in output_ids \
+            else ForKind.SERIAL
         body = For(lp.loop_var, lp.min, lp.extent, kind, body, lp.thread_binding,
                    lp.annotations, span=lp.span)
         if lp is reductions[0]:
