@@ -6,7 +6,12 @@ Run like ``tvm_style7.py``: 1024^3 blocked by 32 x 32 with the row loop moved be
 two halves of the split reduction (``gemm_perm``), the same over ``B`` packed into 32-column
 panels (``gemm_pack``), the tutorial's last step with a ``C_global`` write cache, the init
 decomposed and ``k_1`` unrolled (``gemm_cache``), and a dense layer over 16-column weight
-panels with its init decomposed (``dense_pack_init``, the decomposed twin of set 7's).
+panels with its init decomposed (``dense_pack_init``, the decomposed twin of set 7's); and
+the TensorIR tutorial's ``mm_relu`` (blitz course: ``split(j, [None, 4])``, ``reorder(j_0,
+k, j_1)``, ``reverse_compute_at`` of the ReLU: ``mm_relu_blitz``) and the same computed
+in parallel 4 x 16 tiles with the init decomposed (``mm_relu_tiles``); and a matmul
+scheduled for a GPU run on the CPU: 32 x 32 tiles, ``A`` and ``B`` staged into "shared"
+buffers every 8 steps of ``k`` (``gemm_shared``).
 
 Ratios are peer ms / our ms (> 1: we are faster); ``!`` marks an output that differs from
 ours. ``--check`` compares every side with a numpy reference instead of timing::
@@ -121,6 +126,98 @@ def dense_pack_init(A: T.Buffer((256, 1024), "float32"), W: T.Buffer((1024, 1024
                     vj = T.axis.spatial(1024, i_j_0_fused % 64 * 16 + j_1)
                     vk = T.axis.reduce(1024, k)
                     O[vi, vj] = O[vi, vj] + A[vi, vk] * W_packed[vj // 16, vk, vj % 16]
+
+@T.prim_func
+def mm_relu_blitz(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")):
+    Y = T.alloc_buffer((1024, 1024))
+    for i, j_0 in T.grid(1024, 256):
+        for k, j_1 in T.grid(1024, 4):
+            with T.block("Y"):
+                vi = T.axis.spatial(1024, i)
+                vj = T.axis.spatial(1024, j_0 * 4 + j_1)
+                vk = T.axis.reduce(1024, k)
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(Y[vi, vj])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(1024, i)
+                vj = T.axis.spatial(1024, j_0 * 4 + ax0)
+                T.reads(Y[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+@T.prim_func
+def mm_relu_tiles(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")):
+    Y = T.alloc_buffer((1024, 1024))
+    for i_0 in T.parallel(256):
+        for j_0 in range(64):
+            for i_1 in range(4):
+                for j_1_init in T.vectorized(16):
+                    with T.block("Y_init"):
+                        vi = T.axis.spatial(1024, i_0 * 4 + i_1)
+                        vj = T.axis.spatial(1024, j_0 * 16 + j_1_init)
+                        T.reads()
+                        T.writes(Y[vi, vj])
+                        Y[vi, vj] = T.float32(0)
+            for k, i_1 in T.grid(1024, 4):
+                for j_1 in T.vectorized(16):
+                    with T.block("Y_update"):
+                        vi = T.axis.spatial(1024, i_0 * 4 + i_1)
+                        vj = T.axis.spatial(1024, j_0 * 16 + j_1)
+                        vk = T.axis.reduce(1024, k)
+                        T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
+                        T.writes(Y[vi, vj])
+                        Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+            for ax0 in range(4):
+                for ax1 in T.vectorized(16):
+                    with T.block("C"):
+                        vi = T.axis.spatial(1024, i_0 * 4 + ax0)
+                        vj = T.axis.spatial(1024, j_0 * 16 + ax1)
+                        T.reads(Y[vi, vj])
+                        T.writes(C[vi, vj])
+                        C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+@T.prim_func
+def gemm_shared(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")):
+    A_shared = T.alloc_buffer((1024, 1024))
+    B_shared = T.alloc_buffer((1024, 1024))
+    for i_0 in T.parallel(32):
+        for j_0 in range(32):
+            for i_1_init, j_1_init in T.grid(32, 32):
+                with T.block("C_init"):
+                    vi = T.axis.spatial(1024, i_0 * 32 + i_1_init)
+                    vj = T.axis.spatial(1024, j_0 * 32 + j_1_init)
+                    T.reads()
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = T.float32(0)
+            for k_0 in range(128):
+                for ax0, ax1 in T.grid(32, 8):
+                    with T.block("A_shared"):
+                        v0 = T.axis.spatial(1024, i_0 * 32 + ax0)
+                        v1 = T.axis.spatial(1024, k_0 * 8 + ax1)
+                        T.reads(A[v0, v1])
+                        T.writes(A_shared[v0, v1])
+                        A_shared[v0, v1] = A[v0, v1]
+                for ax0 in range(8):
+                    for ax1 in T.vectorized(32):
+                        with T.block("B_shared"):
+                            v0 = T.axis.spatial(1024, k_0 * 8 + ax0)
+                            v1 = T.axis.spatial(1024, j_0 * 32 + ax1)
+                            T.reads(B[v0, v1])
+                            T.writes(B_shared[v0, v1])
+                            B_shared[v0, v1] = B[v0, v1]
+                for k_1, i_1 in T.grid(8, 32):
+                    for j_1 in T.vectorized(32):
+                        with T.block("C_update"):
+                            vi = T.axis.spatial(1024, i_0 * 32 + i_1)
+                            vj = T.axis.spatial(1024, j_0 * 32 + j_1)
+                            vk = T.axis.reduce(1024, k_0 * 8 + k_1)
+                            T.reads(C[vi, vj], A_shared[vi, vk], B_shared[vk, vj])
+                            T.writes(C[vi, vj])
+                            C[vi, vj] = C[vi, vj] + A_shared[vi, vk] * B_shared[vk, vj]
 '''
 
 #: Kernel -> how many of its last arguments are outputs (1 unless listed).
@@ -146,6 +243,9 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "gemm_pack": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
         "gemm_cache": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
         "dense_pack_init": [f(256, 1024), f(1024, 1024), z(256, 1024)],
+        "mm_relu_blitz": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
+        "mm_relu_tiles": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
+        "gemm_shared": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
     }
     return {name: [aligned(a) for a in args] for name, args in raw.items()}
 
@@ -153,10 +253,12 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
 def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:
     """numpy's outputs of ``name`` on ``args`` (float64)."""
     a = [x.astype("float64") for x in args]
-    if name in ("gemm_perm", "gemm_pack", "gemm_cache"):
+    if name in ("gemm_perm", "gemm_pack", "gemm_cache", "gemm_shared"):
         return [a[0] @ a[1]]
     if name == "dense_pack_init":
         return [a[0] @ a[1].T]
+    if name in ("mm_relu_blitz", "mm_relu_tiles"):
+        return [np.maximum(a[0] @ a[1], 0)]
     raise KeyError(name)
 
 

@@ -7,6 +7,12 @@ Order (passes above the context's ``opt_level`` are skipped)::
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
+    forward_tile_copies     tiles a GPU-style schedule copies at a reduction's chunks
+                            (cache_read into "shared") read from their arrays (opt_level 1)
+    distribute_tile_consumers
+                            a consumer computed at a reduction's tiles (reverse_compute_at)
+                            writes the reduction's result in place, and their shared loops
+                            are distributed (opt_level 1)
     parallelize_loops       outermost serial loops made parallel when provably race-free
                             and worth it, under a run-time no-overlap test (opt_level 1)
     plan_allocation_location
@@ -113,7 +119,9 @@ from .transforms.auto_parallel import parallelize_loops
 from .transforms.bufferize import bufferize
 from .transforms.compact_buffer import compact_buffer_allocation
 from .transforms.declare_buffers import declare_buffers
+from .transforms.distribute_tiles import distribute_tile_consumers
 from .transforms.flatten_buffer import flatten_buffer
+from .transforms.forward_copies import forward_tile_copies
 from .transforms.fuse_loops import fuse_contiguous_loops
 from .transforms.fuse_parallel import fuse_parallel_loops
 from .transforms.hoist_alloc import hoist_allocations
@@ -145,6 +153,8 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_scalar_return",
     "lower_allocate_const",
     "lower_blocks",
+    "forward_tile_copies",
+    "distribute_tile_consumers",
     "parallelize_loops",
     "plan_allocation_location",
     "check_parallel_races",
@@ -230,6 +240,8 @@ def lowering_passes(
         "merge_split_loops": merge_split_loops,
         "sink_reduction_loops": sink_reduction_loops,
         "lower_blocks": lower_blocks,
+        "forward_tile_copies": forward_tile_copies,
+        "distribute_tile_consumers": distribute_tile_consumers,
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,
         "check_parallel_races": check_parallel_races,

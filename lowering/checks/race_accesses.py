@@ -20,6 +20,7 @@ from irbuilder.ir import (
     BufferLoad,
     BufferStore,
     Call,
+    Cast,
     DeclBuffer,
     FloorDiv,
     FloorMod,
@@ -158,6 +159,13 @@ class _Collector(StmtExprVisitor):
     def visit_var_(self, var: Var) -> None:
         if var.dtype.is_handle and var not in self.body.private:
             self.body.escapes.append(Escape(var, f"the pointer {var.name!r}", self._span()))
+
+    def visit_cast_(self, node: Cast) -> None:
+        if isinstance(node.value, Var) and node.value.dtype.is_handle and node.dtype.is_uint:
+            # an address as a number (a run-time no-overlap test compares them): nothing
+            # can store through it
+            return
+        self.generic_visit(node)
 
     def visit_call_(self, node: Call) -> None:
         if node.op == "address_of":

@@ -14,9 +14,12 @@ Every multiply-add then loads and stores its element of ``C`` (the row changes b
 steps of one element), and the init test ``k_0 == 0 and k_1 == 0`` runs in the innermost
 loop: 32 ms on the Zen 5 host where the unscheduled block takes 9. Each element of ``C``
 gets its steps in the order of the reduction loops alone, so the loops may be permuted
-while those loops keep their relative order: output loops outermost (as written, a
-vectorized one made serial: the later passes vectorize the output columns again, in
-register tiles), reduction loops innermost. That is the row-by-row nest
+while those loops keep their relative order: output loops outermost (a vectorized one made
+serial: the later passes vectorize the output columns again, in register tiles), as
+written or row-major (by decreasing stride) when that makes the contiguous row the late
+stage walks longer (the TensorIR tutorial's ``i_1`` between ``j_0`` and ``j_1`` cuts it to
+16 columns; a packed operand's panel loop, not contiguous with the row, keeps its place),
+reduction loops innermost. That is the row-by-row nest
 ``tile_reduction_panels`` computes in register tiles.
 
 Applied to a perfect nest of serial, vectorized or unrolled loops (no parallel loop inside
@@ -74,6 +77,7 @@ from ..late.versioning import (
     rewrite_loops,
 )
 from ..pass_infra import FunctionPass, function_pass
+from .fuse_loops import fuse_loop_pair
 from .merge_split import merge_split_loop
 from .unroll import copy_with_fresh_vars
 
@@ -191,23 +195,56 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
     if checks is None:
         return None
     body: Stmt = update if nest.init is None else SeqStmt((nest.init, update))
+    steps = body
+    for lp in reversed(reductions):
+        steps = For(lp.loop_var, lp.min, lp.extent, ForKind.SERIAL, steps, lp.thread_binding,
+                    lp.annotations, span=lp.span)
+    assert isinstance(steps, For)
+    # the reduction loops as the late stage sees them: a split pair merged
+    steps = merge_split_loop(steps) or steps
+    # The output loops as written, or row-major (by decreasing stride) when that makes the
+    # row the late stage walks longer: the schedule's i_1 between j_0 and j_1 cuts it to
+    # 16 columns, where j_0 walking on into j_1 is 1024; a packed operand's panel loop
+    # (its stride apart from the row's) stays where the schedule put it.
+    strides = {id(lp): abs(coef) for lp, (coef, _) in zip(outputs, terms)}
+    row_major = sorted(outputs, key=lambda lp: -strides[id(lp)])
+    row = _row(outputs, steps)
+    if row_major != outputs:
+        longer = _row(row_major, steps)
+        if _trips(longer) > _trips(row):
+            outputs, row = row_major, longer
+    if interchange_loop(row, local_data) is None:
+        # the late stage would leave the row-by-row nest as it is: one scalar chain per
+        # element, slower than the nest as written (a local accumulator, columns not
+        # contiguous, a short row)
+        return None
     for lp in reversed([*outputs, *reductions]):
         kind = lp.kind if lp.kind is ForKind.UNROLLED and id(lp) in output_ids \
             else ForKind.SERIAL
         body = For(lp.loop_var, lp.min, lp.extent, kind, body, lp.thread_binding,
                    lp.annotations, span=lp.span)
-        if lp is reductions[0]:
-            # the reduction loops as the late stage sees them: a split pair merged
-            steps = merge_split_loop(body) or body
-        if lp is outputs[-1] and interchange_loop(
-                For(lp.loop_var, lp.min, lp.extent, kind, steps), local_data) is None:
-            # the late stage would leave the row-by-row nest as it is: one scalar chain
-            # per element, slower than the nest as written (a local accumulator, columns
-            # not contiguous, a short row)
-            return None
     if not checks:
         return body
     return IfThenElse(all_of(checks), copy_with_fresh_vars(body), loop, span=loop.span)
+
+
+def _trips(loop: For) -> int:
+    return loop.extent.value if isinstance(loop.extent, IntImm) else 0
+
+
+def _row(outputs: list[For], steps: Stmt) -> For:
+    """The innermost output loop around ``steps`` as ``fuse_contiguous_loops`` will leave
+    it: one loop with the output loops outside it that walk on contiguously (a split
+    ``j_0 * 4 + j_1`` is one row of ``4 * J`` again)."""
+    inner = outputs[-1]
+    row = For(inner.loop_var, inner.min, inner.extent, ForKind.SERIAL, steps)
+    for outer in reversed(outputs[:-1]):
+        fused = fuse_loop_pair(For(outer.loop_var, outer.min, outer.extent, ForKind.SERIAL,
+                                   row))
+        if fused is None:
+            break
+        row = fused
+    return row
 
 
 class _Sink(LoopRewriter):

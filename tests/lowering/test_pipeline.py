@@ -65,6 +65,8 @@ from lowering.late.column_lanes import vectorize_parallel_columns
 from lowering.late.distribute import distribute_reductions
 from lowering.late.divided_loops import split_divided_loops
 from lowering.late.select_branches import branch_select_updates
+from lowering.transforms.distribute_tiles import distribute_tile_consumers
+from lowering.transforms.forward_copies import forward_tile_copies
 from lowering.transforms.merge_split import merge_split_loops
 from lowering.transforms.sink_reductions import sink_reduction_loops
 from lowering.late.interchange import interchange_reductions
@@ -501,6 +503,8 @@ def test_default_pipeline_order() -> None:
     assert "version_gathers" not in names  # no hardware gathers: no gather fast path
     assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        forward_tile_copies,
+        distribute_tile_consumers,
         parallelize_loops,
         lowering.plan_allocation_location,
         check_parallel_races,
