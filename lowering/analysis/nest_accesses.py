@@ -113,8 +113,9 @@ class NestAccesses(StmtExprVisitor):
             self.opaque = True
 
     def visit_expr(self, expr: PrimExpr) -> None:
-        if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and not expr.dtype.is_float:
-            self.opaque = True
+        if (isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and not expr.dtype.is_float
+                and not (isinstance(expr.b, IntImm) and expr.b.value != 0)):
+            self.opaque = True  # it may trap: earlier stores must stay where they are
         super().visit_expr(expr)
 
 
@@ -290,18 +291,21 @@ class Allocations(StmtExprVisitor):
         self.generic_visit(node)
 
 
-def with_own_allocations(fast: Stmt, original: Stmt, allocations: Allocations) -> Stmt:
+def with_own_allocations(fast: Stmt, original: Stmt, allocations: Allocations,
+                         uses: DataUses) -> Stmt:
     """``fast`` (a rewritten copy of ``original``, run in its place behind a run-time test)
     over allocations of its own where both use one of the function's allocations.
 
     Allocations are placed at the lowest common ancestor of their uses later; one used in
     both versions would land above them, and so above a parallel loop both share: one
-    buffer for every thread where each iteration had its own."""
+    buffer for every thread where each iteration had its own. Only allocations used nowhere
+    else (``uses``: the function's) get a copy: one written before the versions is read
+    by both."""
     used_fast, used_original = DataUses(), DataUses()
     used_fast.visit_stmt(fast)
     used_original.visit_stmt(original)
-    shared = [data for data in used_fast.count if data in used_original.count
-              and data in allocations.nodes]
+    shared = [data for data in used_fast.count if data in allocations.nodes
+              and used_original.count.get(data) == uses.count.get(data)]
     vmap: dict[Var, PrimExpr] = {}
     bmap: dict[Buffer, Buffer] = {}
     fresh: list[tuple[Allocate, Var, list[Buffer]]] = []

@@ -36,13 +36,14 @@ results are bit-identical.
   ``L`` (so it is allocated at ``L``'s body, TVM's lowest common ancestor of its uses: its
   contents do not outlive an iteration) and only through loads and stores;
 * ``P_1 ... P_n`` store only to ``Y``, never at a point outside ``Q``'s box, read no ``C``,
-  call nothing external, divide no integers (a trap must not move), and one of them updates
-  ``Y`` the way a schedule's tile does: a reduction loop (one the stored index does not
-  use, 16 steps at least) with a serial loop of the stored index inside it and no unrolled
-  one (x86 ``conv2d_NCHWc``'s unrolled register tile is kept: its accumulator lives in
-  registers as written).
+  call nothing external, divide no integers but by constants (a trap must not move), and
+  one of them updates ``Y`` the way a schedule's tile does: a reduction loop (one the stored
+  index does not use; 16 steps at least over all such loops) with a serial loop of the
+  stored index inside it and no unrolled one (x86 ``conv2d_NCHWc``'s unrolled register tile
+  is kept: its accumulator lives in registers as written).
 
-``Y`` becomes ``C`` in all of them (``Q`` then updates ``C`` in place), and ``L`` becomes one
+``Y`` becomes ``C`` in all of them (``Q`` then updates ``C`` in place; a copy back ``C[g] =
+Y[g]``, a ``cache_write``'s, then stores nothing and goes), and ``L`` becomes one
 loop per statement when that keeps every conflicting pair of accesses in order: for two
 statements ``S_a`` before ``S_b``, what ``S_b`` does in an iteration may not touch (one of
 the two writing) what ``S_a`` does in a later one. Accesses to one array are apart when, in
@@ -51,7 +52,13 @@ less than ``|c|`` over the statements' own loops; two different arrays are apart
 is the function's own allocation, and otherwise by a run-time test (``C`` must not overlap
 what ``P`` reads either). The loops around ``L`` are distributed the same way while their
 bodies are exactly the distributed statements. With run-time tests, the program as written
-runs when they fail.
+runs when they fail (the distributed copy gets allocations of its own for the buffers only
+the two versions use: placed at the lowest common ancestor of their uses, one shared by
+both would land above a parallel loop).
+
+A decomposed reduction (``T.decompose_reduction`` at the tile loop: init nests, then the
+update) whose update is such a tile is distributed the same way, without a consumer: the
+update is then a perfect nest of its own.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from dataclasses import dataclass
 
 from irbuilder.ir import (
     Buffer,
+    BufferLoad,
     BufferStore,
     For,
     ForKind,
@@ -72,6 +80,7 @@ from irbuilder.ir import (
     Stmt,
     StmtExprMutator,
     Var,
+    rebuild,
     structural_equal,
 )
 
@@ -176,7 +185,7 @@ def _tile_update(stores: list[Access]) -> bool:
                 continue
             inside = store.loops[pos + 1:]
             steps = 1
-            for lp in store.loops[: pos + 1]:
+            for lp in store.loops:
                 if not any(_uses(i, lp.loop_var) for i in store.indices):
                     steps *= lp.extent.value if isinstance(lp.extent, IntImm) else 1 << 20
             outputs = [lp for lp in inside if any(_uses(i, lp.loop_var) for i in store.indices)]
@@ -191,6 +200,13 @@ def _tile_update(stores: list[Access]) -> bool:
 
 def _uses(expr: PrimExpr, var: Var) -> bool:
     return linear_coefficient(expr, var) != 0
+
+
+def _copies_itself(store: BufferStore, tile: Buffer) -> bool:
+    """Whether ``store`` copies ``tile`` at its own indices (nothing else)."""
+    value = store.value
+    return (isinstance(value, BufferLoad) and value.buffer is tile
+            and all(structural_equal(a, b) for a, b in zip(value.indices, store.indices)))
 
 
 def _one_loop_each(loop: For, stmts: list[Stmt]) -> SeqStmt:
@@ -243,8 +259,16 @@ class _Rewriter(StmtExprMutator):
             lifted = _Pending(new, old, inner.checks)
             self.pending[id(new)] = lifted
             return new
-        return For(loop.loop_var, loop.min, loop.extent, loop.kind, finish(inner, self.allocations),
+        return For(loop.loop_var, loop.min, loop.extent, loop.kind, self.finish(inner),
                    loop.thread_binding, loop.annotations, span=loop.span)
+
+    def finish(self, made: _Pending) -> Stmt:
+        """The distributed statements, behind their run-time tests when they need some."""
+        tests = list(made.checks.tests.values())
+        if not tests:
+            return made.new
+        fast = with_own_allocations(made.new, made.old, self.allocations, self.uses)
+        return IfThenElse(all_of(tests), fast, made.old, span=made.old.span)
 
     def _split_init(self, loop: For) -> _Pending | None:
         """A decomposed reduction's init nests, then its update as a schedule's tile (the
@@ -316,8 +340,13 @@ class _Rewriter(StmtExprMutator):
                 if not checks.apart(target, buffer):
                     return None
         written = [substitute(s, bmap={tile: target}) for s in stmts]
+        if _copies_itself(q_store, tile):
+            written.pop()  # a cache_write's copy back: C[g] = C[g] once in place
         if not _distributable(loop, written, checks):
             return None
+        if len(written) == 1:
+            return _Pending(SeqStmt((copy_with_fresh_vars(rebuild(loop, {"body": written[0]})),)),
+                            loop, checks)
         return _Pending(_one_loop_each(loop, written), loop, checks)
 
     def _replaceable(self, tile: Buffer, target: Buffer, store: BufferStore,
@@ -347,28 +376,17 @@ class _Rewriter(StmtExprMutator):
         return True
 
 
-def finish(made: _Pending, allocations: Allocations) -> Stmt:
-    """The distributed statements, behind their run-time tests when they need some."""
-    tests = list(made.checks.tests.values())
-    if not tests:
-        return made.new
-    fast = with_own_allocations(made.new, made.old, allocations)
-    return IfThenElse(all_of(tests), fast, made.old,
-                      span=made.old.span)
-
-
 class _Finish(StmtExprMutator):
-    def __init__(self, pending: dict[int, _Pending], allocations: Allocations) -> None:
-        self.pending = pending
-        self.allocations = allocations
+    def __init__(self, rewriter: _Rewriter) -> None:
+        self.rewriter = rewriter
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:
-        made = self.pending.get(id(stmt))
+        made = self.rewriter.pending.get(id(stmt))
         if made is not None:
-            return finish(made, self.allocations)
+            return self.rewriter.finish(made)
         return super().visit_stmt(stmt)
 
 
@@ -376,7 +394,7 @@ def _rewrite(func: PrimFunc) -> PrimFunc:
     rewriter = _Rewriter(func)
     body = rewriter.visit_stmt(func.body)
     if rewriter.pending:
-        body = _Finish(rewriter.pending, rewriter.allocations).visit_stmt(body)
+        body = _Finish(rewriter).visit_stmt(body)
     return func if body is func.body else func.with_body(body)
 
 

@@ -117,7 +117,8 @@ class _Forward(StmtExprMutator):
         tests, self.tests = self.tests, None
         if fast is stmt or not tests.tests:
             return fast
-        fast = with_own_allocations(copy_with_fresh_vars(fast), stmt, self.allocations)
+        fast = with_own_allocations(copy_with_fresh_vars(fast), stmt, self.allocations,
+                                    self.uses)
         return IfThenElse(all_of(list(tests.tests.values())), fast, stmt, span=stmt.span)
 
     def _one_copy(self, loop: For, body: Stmt, tests: NoOverlapTests) -> Stmt | None:
