@@ -176,9 +176,10 @@ def _distributable(loop: For, stmts: list[Stmt], checks: NoOverlapTests) -> bool
     return True
 
 
-def _tile_update(stores: list[Access]) -> bool:
+def _tile_update(stores: list[Access], tile_loop: For) -> bool:
     """Whether some store updates its element inside a reduction loop around a serial
-    loop of the stored index (a schedule's tile: module doc)."""
+    loop of the stored index, or a vectorized one whose row ``tile_loop`` continues (a
+    schedule's tile: module doc)."""
     for store in stores:
         for pos, outer in enumerate(store.loops):
             if any(_uses(i, outer.loop_var) for i in store.indices):
@@ -195,6 +196,8 @@ def _tile_update(stores: list[Access]) -> bool:
                 continue
             if any(lp.kind is ForKind.SERIAL for lp in outputs):
                 return True
+            if any(_uses(i, tile_loop.loop_var) for i in store.indices):
+                return True  # T.vectorized(4) columns of a row the tile loop walks on
     return False
 
 
@@ -277,7 +280,7 @@ class _Rewriter(StmtExprMutator):
         if len(stmts) < 2 or loop.kind is not ForKind.SERIAL:
             return None
         update = nest_accesses(stmts[-1])
-        if update is None or not _tile_update([a for a in update.found if a.store]):
+        if update is None or not _tile_update([a for a in update.found if a.store], loop):
             return None
         written = {a.buffer.data for a in update.found if a.store}
         for stmt in stmts[:-1]:
@@ -329,7 +332,7 @@ class _Rewriter(StmtExprMutator):
                     return None
                 else:
                     reads.append(a.buffer)
-        if inside != self.uses.count[tile.data] or not _tile_update(stores):
+        if inside != self.uses.count[tile.data] or not _tile_update(stores, loop):
             return None
         box = dense_box(q_store, q_loops)
         if box is None or not all(self._in_box(s, box) for s in stores):

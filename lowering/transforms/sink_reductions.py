@@ -159,8 +159,12 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
     first_reduction = nest.loops.index(reductions[0])
     output_ids = {id(lp) for lp in outputs}
     moved = [lp for lp in nest.loops[first_reduction:] if id(lp) in output_ids]
-    if all(lp.kind is ForKind.VECTORIZED for lp in moved):
-        return None
+    # Vectorized output loops alone inside the reductions are the usual ``for k: for j in
+    # T.vectorized`` order, which vectorizes as written: unless an output loop outside the
+    # reductions continues their row (a 4-lane ``j_1`` under ``j_0, k``), checked below
+    if not moved:
+        return None  # every output loop is already outside the reductions
+    only_lanes = all(lp.kind is ForKind.VECTORIZED for lp in moved)
     if any(lp.kind is ForKind.UNROLLED for lp in moved):
         # the schedule's own register tile (x86 conv2d_NCHWc unrolls 8 output columns
         # inside its reduction loops): moved out, they would be 8 chains one after another
@@ -213,6 +217,8 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
         longer = _row(row_major, steps)
         if _trips(longer) > _trips(row):
             outputs, row = row_major, longer
+    if only_lanes and _trips(row) <= _product(moved):
+        return None
     if interchange_loop(row, local_data) is None:
         # the late stage would leave the row-by-row nest as it is: one scalar chain per
         # element, slower than the nest as written (a local accumulator, columns not
@@ -226,6 +232,13 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
     if not checks:
         return body
     return IfThenElse(all_of(checks), copy_with_fresh_vars(body), loop, span=loop.span)
+
+
+def _product(loops: list[For]) -> int:
+    count = 1
+    for lp in loops:
+        count *= _trips(lp)
+    return count
 
 
 def _trips(loop: For) -> int:

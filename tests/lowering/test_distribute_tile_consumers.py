@@ -80,6 +80,32 @@ def mm_relu_tiles(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float
 
 
 @T.prim_func
+def mm_relu_lanes(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+                  C: T.Buffer((32, 32), "float32")):
+    # the MLC course's variant: init decomposed, the 4 columns of a tile T.vectorized
+    Y = T.alloc_buffer((32, 32))
+    for i in T.parallel(32):
+        for j_0 in range(8):
+            for j_1_init in T.vectorized(4):
+                with T.block("Y_init"):
+                    vi = T.axis.spatial(32, i)
+                    vj = T.axis.spatial(32, j_0 * 4 + j_1_init)
+                    Y[vi, vj] = T.float32(0)
+            for k in range(32):
+                for j_1 in T.vectorized(4):
+                    with T.block("Y_update"):
+                        vi = T.axis.spatial(32, i)
+                        vj = T.axis.spatial(32, j_0 * 4 + j_1)
+                        vk = T.axis.reduce(32, k)
+                        Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+            for ax0 in T.vectorized(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(32, i)
+                    vj = T.axis.spatial(32, j_0 * 4 + ax0)
+                    C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+@T.prim_func
 def mm_bias_scratch(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
                     bias: T.Buffer((32,), "float32"), D: T.Buffer((32, 32), "float32")):
     # the consumer's output is itself the function's own buffer, read by a last nest
@@ -233,17 +259,18 @@ def tile_read_later(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "flo
 
 
 class _Capture:
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.ir: PrimFunc | None = None
 
     def before_pass(self, name: str, ir: object) -> None:
-        if name == "distribute_tile_consumers":
+        if name == self.name and self.ir is None:
             assert isinstance(ir, PrimFunc)
             self.ir = ir
 
 
-def _before(func: PrimFunc) -> PrimFunc:
-    capture = _Capture()
+def _before(func: PrimFunc, name: str = "distribute_tile_consumers") -> PrimFunc:
+    capture = _Capture(name)
     lowering.lower(func, target=AVX2, instruments=[capture])
     assert capture.ir is not None
     return capture.ir
@@ -315,6 +342,20 @@ def test_a_decomposed_init_and_update_each_get_their_loop() -> None:
     assert [_stored(lp) for lp in loops] == [{"C"}, {"C"}, {"C"}]
 
 
+def test_vectorized_tile_columns_of_a_longer_row_are_distributed_and_sunk() -> None:
+    after = _run(_before(mm_relu_lanes))
+    version = _version(after)
+    assert isinstance(version.then_case, SeqStmt)
+    assert len(version.then_case.seq) == 3  # init, update, ReLU: a loop each
+    sunk = _before(mm_relu_lanes, "merge_split_loops")
+    chains: list[list[str]] = []
+    post_order_visit(sunk.body, lambda n: chains.append(_chain(n)) if isinstance(n, For)
+                     and n.kind.value == "serial" and n.loop_var.name.startswith("j_0")
+                     else None)
+    # the update's reduction below its 32 columns (j_0 walks on into j_1)
+    assert any(c[-1].startswith("k") and len(c) == 3 for c in chains)
+
+
 def test_an_own_buffer_as_the_output_needs_no_test() -> None:
     after = _run(_before(mm_bias_scratch))
     found: list[IfThenElse] = []
@@ -344,7 +385,8 @@ def test_tiles_it_cannot_prove_or_that_are_better_as_written_are_kept(func: Prim
 
 
 @pytest.mark.parametrize("target", pinned_targets())
-@pytest.mark.parametrize("func", [mm_relu, mm_relu_tiles, mm_bias_scratch, packed_cache_write,
+@pytest.mark.parametrize("func", [mm_relu, mm_relu_tiles, mm_relu_lanes, mm_bias_scratch,
+                                  packed_cache_write,
                                   reads_a_neighbour, unrolled_tile, tile_read_later],
                          ids=lambda f: f.name)
 def test_distributed_tiles_give_the_interpreters_numbers(func: PrimFunc, target: Target) -> None:
