@@ -43,6 +43,11 @@ C[idx] = init``), where
   innermost output loop (contiguous columns, at least 16; ``C`` not the function's own
   allocation), so it never stays one scalar chain per element, slower than as written.
 
+A parallel loop over blocks of rows whose whole body is such a nest (a schedule's
+``T.parallel(i_0)`` over 4 rows ``i_1``) becomes one parallel loop over the rows when its
+index walks on into the first output loop's: the late stage then blocks the rows its own
+way (the TensorIR tutorial's 4 x 16 tiles: 7.0 -> 5.6 ms, as AVX2 code 18.1 -> 12.2).
+
 Every element still receives its init and then its steps in the same order: results are
 bit-identical. Only the order across elements changes, which no element observes (each is
 written at one index and read only there, and nothing else is written).
@@ -260,10 +265,36 @@ def _row(outputs: list[For], steps: Stmt) -> For:
     return row
 
 
+def _merged_rows(parallel: For, nest: Stmt) -> For | None:
+    """``parallel`` (a parallel loop over blocks of rows) and the first output loop of the
+    sunk ``nest`` it holds as one parallel loop over rows, when its index walks on into
+    that loop's (``i_0 * 4 + i_1``): the late stage then picks its own blocks of rows
+    instead of the schedule's 4."""
+    trial = For(parallel.loop_var, parallel.min, parallel.extent, ForKind.SERIAL, nest,
+                span=parallel.span)
+    fused = fuse_loop_pair(trial)
+    if fused is None:
+        return None
+    return For(fused.loop_var, fused.min, fused.extent, ForKind.PARALLEL, fused.body,
+               annotations=parallel.annotations, span=parallel.span)
+
+
 class _Sink(LoopRewriter):
     inner_first = False
 
     def rewrite(self, loop: For) -> Stmt | None:
+        if loop.kind is ForKind.PARALLEL and isinstance(loop.body, For) \
+                and loop.thread_binding is None:
+            # The sunk nest's iterations are independent (each element is its own chain):
+            # a parallel loop over blocks of its rows may take the rows themselves.
+            inner = sink_reduction_nest(loop.body, self.local_data)
+            sunk = inner.then_case if isinstance(inner, IfThenElse) else inner
+            merged = None if sunk is None else _merged_rows(loop, sunk)
+            if merged is None:
+                return None
+            if isinstance(inner, IfThenElse):
+                return IfThenElse(inner.condition, merged, loop, span=loop.span)
+            return merged
         return sink_reduction_nest(loop, self.local_data)
 
 

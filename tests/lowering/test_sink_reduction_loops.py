@@ -12,7 +12,16 @@ import numpy as np
 import pytest
 
 import lowering
-from irbuilder.ir import For, ForKind, IfThenElse, PrimFunc, Var, post_order_visit
+from irbuilder.ir import (
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    Var,
+    post_order_visit,
+    structural_equal,
+)
 from lowering.target import Target
 from lowering.transforms.sink_reductions import sink_reduction_loops
 from tvmscript import tir as T
@@ -180,17 +189,23 @@ def test_the_tutorials_rows_leave_the_reduction_loops(func: PrimFunc) -> None:
     assert isinstance(sunk, For)
     names = [lp.loop_var.name for lp in _chain(sunk)]
     if func is gemm_permuted:
-        # row-major: n_0 walks on into n_1, a row of 64 columns instead of 16
-        assert names == ["m_1", "n_0", "n_1", "k_0", "k_1"]
+        # row-major: n_0 walks on into n_1, a row of 64 columns instead of 16; the parallel
+        # blocks of 16 rows and the rows in them are one parallel loop over the 64 rows
+        assert names == ["m_0_m_1", "n_0", "n_1", "k_0", "k_1"]
+        assert sunk.kind is ForKind.PARALLEL and structural_equal(sunk.extent, IntImm(
+            sunk.extent.dtype, 64))
+        nest = _chain(sunk)[1:]
+        original = _chain(version.else_case)[1:]  # below the parallel blocks of rows
     else:
-        # the packed operand's panel loop n_0 stays outside the rows (the row is 32 either way)
+        # the packed operand's panel loop n_0 stays outside the rows (the row is 32 either
+        # way), so the parallel row blocks stay apart from the rows
         assert names == ["n_0", "m_1", "n_1", "k_0", "k_1"]
-    kinds = [lp.kind for lp in _chain(sunk)]
+        nest, original = _chain(sunk), _chain(version.else_case)
+    kinds = [lp.kind for lp in nest]
     assert ForKind.VECTORIZED not in kinds  # the late stage vectorizes the columns
-    assert all("tvmscript.reduction" in lp.annotations for lp in _chain(sunk)[3:])
+    assert all("tvmscript.reduction" in lp.annotations for lp in nest[-2:])
     # the original nest, for overlapping arguments
-    assert [lp.loop_var.name for lp in _chain(version.else_case)] == [
-        "n_0", "k_0", "m_1", "k_1", "n_1"]
+    assert [lp.loop_var.name for lp in original] == ["n_0", "k_0", "m_1", "k_1", "n_1"]
     tested: set[str] = set()
     post_order_visit(version.condition,
                      lambda n: tested.add(n.name) if isinstance(n, Var) else None)
