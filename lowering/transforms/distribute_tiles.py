@@ -247,6 +247,12 @@ class _Rewriter(StmtExprMutator):
         inner = self.pending.pop(id(loop.body), None)
         if inner is not None:
             return self._lift(loop, inner)
+        if self.pending:
+            # a rewrite deeper inside gets its own version now: this loop's version would
+            # otherwise take it, unversioned, for the program as written
+            finished = _Finish(self).visit_stmt(loop)
+            assert isinstance(finished, For)
+            loop = finished
         made = self._in_place(loop) or self._split_init(loop)
         if made is None:
             return loop

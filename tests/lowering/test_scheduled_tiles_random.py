@@ -18,7 +18,7 @@ from lowering.target import Target
 from tvmscript import tir as T
 
 sys.path.insert(0, str(Path(__file__).parent / "late"))
-from late_kit import agrees_with_interpreter, pinned_targets, standard_normal
+from late_kit import agrees_with_interpreter, one_storage, pinned_targets, standard_normal
 
 
 @T.prim_func
@@ -37,8 +37,9 @@ def mm_relu(A: T.Buffer((16, 32), "float32"), B: T.Buffer((32, 32), "float32"),
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
 
 
-def _schedule(seed: int) -> PrimFunc:
-    """One random schedule (each step drawn, a step the schedule refuses skipped)."""
+def _schedule(seed: int, parallel: bool = True) -> PrimFunc:
+    """One random schedule (each step drawn, a step the schedule refuses skipped); a
+    parallel outer loop only when ``parallel``."""
     rng = np.random.default_rng(seed)
     sch = T.Schedule(mm_relu)
     y = sch.get_block("Y")
@@ -76,7 +77,7 @@ def _schedule(seed: int) -> PrimFunc:
             step()
         except ScheduleError:
             pass
-    if rng.random() < 0.5:
+    if rng.random() < 0.5 and parallel:
         try:
             sch.parallel(sch.get_loops(y)[0])
         except ScheduleError:
@@ -96,3 +97,14 @@ def _schedule(seed: int) -> PrimFunc:
 def test_random_schedules_give_the_interpreters_numbers(seed: int, target: Target) -> None:
     func = _schedule(seed)
     agrees_with_interpreter(func, lambda: standard_normal(func, seed), target, runs=2)
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+@pytest.mark.parametrize("seed", range(12))
+def test_random_schedules_with_the_output_over_both_inputs(seed: int, target: Target) -> None:
+    # serial schedules: a T.parallel loop promises independent iterations, which arguments
+    # that overlap break (the interpreter's one order is then not the only answer)
+    func = _schedule(seed, parallel=False)
+    agrees_with_interpreter(
+        func, lambda: one_storage(func, (0, 600, 300), np.random.default_rng(seed)), target,
+        runs=2)
