@@ -47,6 +47,7 @@ __all__ = [
     "NestAccesses",
     "NoOverlapTests",
     "dense_box",
+    "inside_box",
     "nest_accesses",
     "offset_range",
     "perfect_nest",
@@ -253,6 +254,15 @@ def dense_box(store: BufferStore, loops: list[For]) -> list[tuple[PrimExpr, int]
     if len(used) != len(loops):
         return None  # some loop stores the same point again
     return out
+
+
+def inside_box(access: Access, box: list[tuple[PrimExpr, int]]) -> bool:
+    """Whether ``access`` stays inside ``box`` (a :func:`dense_box`) over its own loops."""
+    for index, (base, span) in zip(access.indices, box):
+        offset = offset_range(index, base, access.loops)
+        if offset is None or offset[0] < 0 or offset[1] > span:
+            return False
+    return True
 
 
 def perfect_nest(stmt: Stmt) -> tuple[list[For], BufferStore] | None:

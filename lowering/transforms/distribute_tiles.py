@@ -91,6 +91,7 @@ from ..analysis.nest_accesses import (
     DataUses,
     NoOverlapTests,
     dense_box,
+    inside_box,
     nest_accesses,
     offset_range,
     perfect_nest,
@@ -341,7 +342,7 @@ class _Rewriter(StmtExprMutator):
         if inside != self.uses.count[tile.data] or not _tile_update(stores, loop):
             return None
         box = dense_box(q_store, q_loops)
-        if box is None or not all(self._in_box(s, box) for s in stores):
+        if box is None or not all(inside_box(s, box) for s in stores):
             return None
         checks = NoOverlapTests(self.local_data)
         for buffer in (*reads, *(a.buffer for a in q_acc.found)):
@@ -374,13 +375,6 @@ class _Rewriter(StmtExprMutator):
                 return False  # the consumer reads its own output
             if a.buffer.data is tile.data and not all(
                     structural_equal(x, y) for x, y in zip(a.indices, store.indices)):
-                return False
-        return True
-
-    def _in_box(self, store: Access, box: list[tuple[PrimExpr, int]]) -> bool:
-        for index, (base, span) in zip(store.indices, box):
-            offset = offset_range(index, base, store.loops)
-            if offset is None or offset[0] < 0 or offset[1] > span:
                 return False
         return True
 

@@ -55,13 +55,12 @@ from irbuilder.ir import (
 
 from ..analysis.loads import LocalAllocations
 from ..analysis.nest_accesses import (
-    Access,
     Allocations,
     DataUses,
     NoOverlapTests,
     dense_box,
+    inside_box,
     nest_accesses,
-    offset_range,
     perfect_nest,
     statements,
     with_own_allocations,
@@ -73,14 +72,6 @@ from ..pass_infra import FunctionPass, function_pass
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["forward_tile_copies"]
-
-
-def _inside(access: Access, box: list[tuple[PrimExpr, int]]) -> bool:
-    for index, (base, span) in zip(access.indices, box):
-        offset = offset_range(index, base, access.loops)
-        if offset is None or offset[0] < 0 or offset[1] > span:
-            return False
-    return True
 
 
 class _Forward(StmtExprMutator):
@@ -142,7 +133,7 @@ class _Forward(StmtExprMutator):
             reads = [a for a in found if a.buffer.data is tile.data]
             if not reads or len(reads) + 1 != self.uses.count.get(tile.data, 0):
                 continue
-            if any(a.store or a.buffer is not tile or not _inside(a, box) for a in reads):
+            if any(a.store or a.buffer is not tile or not inside_box(a, box) for a in reads):
                 continue
             var = loop.loop_var
             if not any(a.store and all(linear_coefficient(i, var) == 0 for i in a.indices)
