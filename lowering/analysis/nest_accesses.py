@@ -37,13 +37,14 @@ from irbuilder.ir.linear_form import to_linear
 
 from ..arith.canonical import linear_coefficient
 from ..late.versioning import ByteRange, disjoint
-from .loads import reads_memory
+from .loads import LocalAllocations, reads_memory
 from .substitute import substitute, substitute_expr
 
 __all__ = [
     "Access",
     "Allocations",
     "DataUses",
+    "FunctionFacts",
     "NestAccesses",
     "NoOverlapTests",
     "dense_box",
@@ -299,6 +300,20 @@ class Allocations(StmtExprVisitor):
     def visit_decl_buffer_(self, node: DeclBuffer) -> None:
         self.buffers.setdefault(node.buffer.data, []).append(node.buffer)
         self.generic_visit(node)
+
+
+class FunctionFacts:
+    """What the tile rewrites read of the whole function before they change it: its own
+    allocations (ids of their data vars, and the nodes), and every data var's uses."""
+
+    def __init__(self, body: Stmt) -> None:
+        local = LocalAllocations()
+        local.visit_stmt(body)
+        self.local_data = local.vars
+        self.uses = DataUses()
+        self.uses.visit_stmt(body)
+        self.allocations = Allocations()
+        self.allocations.visit_stmt(body)
 
 
 def with_own_allocations(fast: Stmt, original: Stmt, allocations: Allocations,

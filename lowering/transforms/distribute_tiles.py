@@ -84,11 +84,10 @@ from irbuilder.ir import (
     structural_equal,
 )
 
-from ..analysis.loads import LocalAllocations, reads_memory
+from ..analysis.loads import reads_memory
 from ..analysis.nest_accesses import (
     Access,
-    Allocations,
-    DataUses,
+    FunctionFacts,
     NoOverlapTests,
     dense_box,
     inside_box,
@@ -230,15 +229,10 @@ class _Pending:
 
 class _Rewriter(StmtExprMutator):
     def __init__(self, func: PrimFunc) -> None:
-        finder = LocalAllocations()
-        finder.visit_stmt(func.body)
-        self.local_data = finder.vars
-        uses = DataUses()
-        uses.visit_stmt(func.body)
-        self.uses = uses
+        facts = FunctionFacts(func.body)
+        self.local_data, self.uses = facts.local_data, facts.uses
+        self.allocations = facts.allocations
         self.pending: dict[int, _Pending] = {}
-        self.allocations = Allocations()
-        self.allocations.visit_stmt(func.body)
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr

@@ -53,10 +53,8 @@ from irbuilder.ir import (
     structural_equal,
 )
 
-from ..analysis.loads import LocalAllocations
 from ..analysis.nest_accesses import (
-    Allocations,
-    DataUses,
+    FunctionFacts,
     NoOverlapTests,
     dense_box,
     inside_box,
@@ -76,14 +74,10 @@ __all__ = ["forward_tile_copies"]
 
 class _Forward(StmtExprMutator):
     def __init__(self, func: PrimFunc) -> None:
-        finder = LocalAllocations()
-        finder.visit_stmt(func.body)
-        self.local_data = finder.vars
-        self.uses = DataUses()
-        self.uses.visit_stmt(func.body)
+        facts = FunctionFacts(func.body)
+        self.local_data, self.uses = facts.local_data, facts.uses
+        self.allocations = facts.allocations
         self.tests: NoOverlapTests | None = None
-        self.allocations = Allocations()
-        self.allocations.visit_stmt(func.body)
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr

@@ -289,9 +289,13 @@ class _Sink(LoopRewriter):
             # a parallel loop over blocks of its rows may take the rows themselves.
             inner = sink_reduction_nest(loop.body, self.local_data)
             sunk = inner.then_case if isinstance(inner, IfThenElse) else inner
+            if inner is None:
+                return None
             merged = None if sunk is None else _merged_rows(loop, sunk)
             if merged is None:
-                return None
+                # the nest sunk where it is (offering the body again would sink it twice)
+                return For(loop.loop_var, loop.min, loop.extent, loop.kind, inner,
+                           loop.thread_binding, loop.annotations, span=loop.span)
             if isinstance(inner, IfThenElse):
                 return IfThenElse(inner.condition, merged, loop, span=loop.span)
             return merged
