@@ -10,6 +10,7 @@ from irbuilder.ir import (
     Div,
     FloorDiv,
     FloorMod,
+    IntImm,
     Mod,
     PrimExpr,
     StmtExprVisitor,
@@ -36,7 +37,8 @@ class LoadCollector(StmtExprVisitor):
     """The loads in a tree, and whether evaluating it may have an effect.
 
     ``impure`` is set by extern calls and, when ``traps_are_effects``, by integer
-    divisions (which may raise mid-loop, so earlier stores must stay visible).
+    divisions that may raise mid-loop (so earlier stores must stay visible): by anything
+    but a non-zero constant, the rule of :func:`lowering.arith.rewrite.may_trap`.
     """
 
     def __init__(self, traps_are_effects: bool = False) -> None:
@@ -58,6 +60,7 @@ class LoadCollector(StmtExprVisitor):
             self.traps_are_effects
             and isinstance(expr, (Div, Mod, FloorDiv, FloorMod))
             and not expr.dtype.is_float
+            and not (isinstance(expr.b, IntImm) and expr.b.value != 0)
         ):
             self.impure = True
         super().visit_expr(expr)

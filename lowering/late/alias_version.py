@@ -29,7 +29,11 @@ per nest. On the Zen 5 host: a 64 x 112 x 112 max pool 0.177 -> 0.143 ms (AVX-51
 with ``interchange_reductions`` leaving such windows in place a depthwise 3x3 convolution
 0.156 -> 0.089 ms (AVX2 code) and 0.083 -> 0.068 ms (AVX-512). Applied to SERIAL loops
 whose body stores, binds, branches and loops (serial or unrolled), with no allocations,
-asserts or extern calls.
+asserts or extern calls. Buffers the function allocates itself (a TE padding stage's
+output, read by the window) overlap no parameter and no other allocation: they join the
+region without a test. Left out, LLVM stored the accumulator after every step of a
+depthwise ``NCHW[x]c`` window read from such a padded copy and did not vectorize the
+channel block (0.64 ms against 0.21 on the Zen 5 host, 64 x 56 x 56).
 """
 
 from __future__ import annotations
@@ -243,10 +247,15 @@ def _versioned(loop: For, body: _Body, local_data: set[int]) -> Stmt | None:
             done.add(pair)
             tests.append(disjoint(ranges[id(w)], ranges[id(other)]))
     readonly = [v for v in shared if id(v) not in body.written]
+    # The function's own allocations alias no parameter and no other allocation: they take
+    # part in the region without a test (a padded copy of the input, read by the window).
+    own = [v for v in body.order if id(v) in local_data]
+    own_written = [v for v in own if id(v) in body.written]
+    own_read = [v for v in own if id(v) not in body.written]
     fast = AttrStmt(
-        tuple(written + readonly),
+        tuple(written + own_written + readonly + own_read),
         NOALIAS_ATTR,
-        IntImm(as_dtype("int32"), len(written)),
+        IntImm(as_dtype("int32"), len(written) + len(own_written)),
         copy_with_fresh_vars(loop),
     )
     return IfThenElse(all_of(tests), fast, loop, span=loop.span)

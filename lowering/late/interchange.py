@@ -31,6 +31,16 @@ original nest runs when the arrays overlap.
 Applied where it pays: the written array is contiguous in ``j`` (coefficient 1), every load
 that depends on ``j`` is contiguous in it, and some load walks memory with a stride other
 than one element as ``k`` advances (otherwise the original loop already streams).
+
+A ``j`` loop too short for a vector row of its own (the 8-wide ``oc_block`` of an
+``NCHW[x]c`` convolution) is taken together with the loops around it that continue its
+row: ``for ow: for oc_block: (init); for ic, kh, kw: update`` becomes ``for ow, oc_block:
+init`` then ``for ic, kh, kw: for ow, oc_block: update``, when the group is the smallest
+that sweeps a contiguous run of at least 16 elements (at most :data:`MAX_COLUMN_GROUP`),
+the innermost loop one vector statement: a TE ``conv2d_NCHWc`` of 64 channels over
+56 x 56 went from 87-102 ms to 4.0 ms on the Zen 5 host, AVX-512 and AVX2 code alike
+(numba 17-20). Integer division and modulo by a non-zero constant (the layout's
+``ic // 8``, ``ic % 8``) cannot trap and do not stop the rewrite.
 """
 
 from __future__ import annotations
@@ -63,6 +73,7 @@ from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
+from ..transforms.vectorize import CannotVectorize, vectorize_for
 from .alias_version import short_accumulator
 from .versioning import (
     NOALIAS_ATTR,
@@ -177,19 +188,21 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         return _interchange_in_chunks(loop, local_data)
     if loop.kind is not ForKind.SERIAL:
         return None
-    # Symbolic trip counts are tested at run time (the fast copy runs when they qualify).
+    found_nest = _reduction_under_columns(loop)
+    if found_nest is None:
+        return None
+    columns, (init, ks, store) = found_nest
+    # Symbolic trip counts are tested at run time (the fast copy runs when they qualify);
+    # a group of column loops has constant extents, its length is checked by _dense_columns.
     trip_checks: list[PrimExpr] = []
-    if isinstance(loop.extent, IntImm):
-        if loop.extent.value < MIN_INNER_TRIP_COUNT:
+    if len(columns) == 1:
+        if isinstance(loop.extent, IntImm):
+            if loop.extent.value < MIN_INNER_TRIP_COUNT:
+                return None
+        elif reads_memory(loop.extent) or not loop.extent.dtype.is_int:
             return None
-    elif reads_memory(loop.extent) or not loop.extent.dtype.is_int:
-        return None
-    else:
-        trip_checks.append(GE(loop.extent, IntImm(loop.extent.dtype, MIN_INNER_TRIP_COUNT)))
-    parts = split_reduction_nests(loop)
-    if parts is None:
-        return None
-    init, ks, store = parts
+        else:
+            trip_checks.append(GE(loop.extent, IntImm(loop.extent.dtype, MIN_INNER_TRIP_COUNT)))
     if short_accumulator(ks[0]) is not None:
         # A reduction of a few steps (a 3x3 window) stays in place: with the nest in a
         # no-overlap region (version_accumulator_nests) LLVM keeps the accumulator in a
@@ -197,7 +210,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         # and stores the row: a 3x3 depthwise convolution of 64 x 112 x 112 took 0.156 ms
         # against 0.089 (AVX2 code on the Zen 5 host; AVX-512: 0.083 and 0.068).
         return None
-    j = loop.loop_var
+    j = columns[-1].loop_var
     for inner in ks:
         if inner.kind is not ForKind.SERIAL:
             return None
@@ -209,7 +222,8 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         else:
             # the init runs once before the first update: only when there is one
             trip_checks.append(GT(inner.extent, IntImm(inner.extent.dtype, 0)))
-        if depends_on(inner.min, j) or depends_on(inner.extent, j):
+        if any(depends_on(inner.min, c.loop_var) or depends_on(inner.extent, c.loop_var)
+               for c in columns):
             return None
         # Interchanged, the j loop's start is evaluated once per k and the k loop's once in
         # all: a start reading memory the nest writes would see other values.
@@ -227,6 +241,7 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         any(depends_on(index, k.loop_var) for k in ks)
         or linear_coefficient(index, j) != 1
         or reads_memory(index)
+        or not _dense_columns(index, columns)
     ):
         return None
     if init is not None:
@@ -260,6 +275,8 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         coef_j = linear_coefficient(at, j)
         if coef_j is None or coef_j not in (0, 1):
             return None
+        if any(linear_coefficient(at, c.loop_var) is None for c in columns[:-1]):
+            return None
         for inner in ks:
             k = inner.loop_var
             coef_k = linear_coefficient(at, k)
@@ -281,16 +298,10 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
     if checks is None:
         return None
     checks = [*trip_checks, *checks]
-    swapped: Stmt = For(j, loop.min, loop.extent, loop.kind, store, loop.thread_binding,
-                        loop.annotations, span=loop.span)
-    for inner in reversed(ks):
-        swapped = For(inner.loop_var, inner.min, inner.extent, inner.kind, swapped,
-                      inner.thread_binding, inner.annotations, span=inner.span)
+    swapped = _nest(_row(store, columns), ks)
     steps: list[Stmt] = []
     if init is not None:
-        init_loop = For(j, loop.min, loop.extent, loop.kind, init, loop.thread_binding,
-                        loop.annotations, span=loop.span)
-        steps.append(copy_with_fresh_vars(init_loop))
+        steps.append(copy_with_fresh_vars(_row(init, columns)))
     steps.append(copy_with_fresh_vars(swapped))
     fast_body: Stmt = steps[0] if len(steps) == 1 else SeqStmt(tuple(steps))
     readonly = [b.data for b in others.values()]
@@ -298,6 +309,91 @@ def interchange_loop(loop: For, local_data: set[int]) -> Stmt | None:
         (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
     )
     return IfThenElse(all_of(checks), fast, loop, span=loop.span) if checks else fast
+
+
+MAX_COLUMN_GROUP = 4096
+"""Elements of the row a group of column loops (``ow, oc_block`` of an ``NCHW[x]c``
+convolution) sweeps per reduction step: beyond this the row leaves the first-level caches
+between steps."""
+
+
+def _reduction_under_columns(
+    loop: For,
+) -> tuple[list[For], tuple[BufferStore | None, list[For], BufferStore]] | None:
+    """The column loops (``loop`` and the loops perfectly nested in it that the accumulated
+    element's index depends on) and :func:`split_reduction_nests` of the innermost one."""
+    columns = [loop]
+    while True:
+        parts = split_reduction_nests(columns[-1])
+        if parts is None:
+            # ``for ow: for oc_block: init; for k...: update``: the init sits below ``ow``
+            if not isinstance(columns[-1].body, For):
+                return None
+            columns.append(columns[-1].body)
+            continue
+        _, ks, store = parts
+        if len(store.indices) != 1 or not depends_on(store.indices[0], ks[0].loop_var):
+            return columns, parts
+        columns.append(ks[0])
+
+
+def _dense_columns(index: PrimExpr, columns: list[For]) -> bool:
+    """Whether a group of column loops is the smallest one that sweeps a contiguous run of
+    ``index`` of at least :data:`MIN_INNER_TRIP_COUNT` elements (at most
+    :data:`MAX_COLUMN_GROUP`): every loop of a constant extent, each outer loop's step the
+    whole extent of the loops inside it, the innermost loop at least four wide (a vector)
+    but shorter than the minimum (a loop that long is interchanged alone: its row of
+    accumulators fits in registers, which a wider group's would not). A single loop is the
+    plain case (no condition)."""
+    if len(columns) == 1:
+        return True
+    stride = 1
+    inner_run = 1
+    for column in reversed(columns):
+        extent = column.extent
+        if (
+            column.kind is not ForKind.SERIAL
+            or not isinstance(extent, IntImm)
+            or not isinstance(column.min, IntImm)
+            or linear_coefficient(index, column.loop_var) != stride
+        ):
+            return False
+        inner_run = stride
+        stride *= extent.value
+    innermost = columns[-1].extent
+    assert isinstance(innermost, IntImm)
+    return (
+        4 <= innermost.value < MIN_INNER_TRIP_COUNT
+        and inner_run < MIN_INNER_TRIP_COUNT <= stride <= MAX_COLUMN_GROUP
+    )
+
+
+def _row(store: BufferStore, columns: list[For]) -> Stmt:
+    """``store`` inside copies of the column loops; the innermost of a group (a vector's
+    width: 4, 8 or 16 elements) as one vector statement. Left to LLVM, the 8-wide channel
+    block of an ``NCHW[x]c`` row was vectorized across ``ow`` instead, lanes 8 elements
+    apart, with shuffles to put them together: 32 ms against 6 for the AVX2 code."""
+    if len(columns) > 1:
+        inner = columns[-1]
+        assert isinstance(inner.extent, IntImm)  # _dense_columns
+        if inner.extent.value in (4, 8, 16):
+            lanes = For(inner.loop_var, inner.min, inner.extent, ForKind.VECTORIZED, store,
+                        span=inner.span)
+            try:
+                vector = vectorize_for(lanes, max_width=inner.extent.value, strict=True)
+            except CannotVectorize:
+                pass
+            else:
+                return _nest(vector, columns[:-1])
+    return _nest(store, columns)
+
+
+def _nest(body: Stmt, loops: list[For]) -> Stmt:
+    """``body`` inside copies of ``loops`` (outermost first)."""
+    for loop in reversed(loops):
+        body = For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding,
+                   loop.annotations, span=loop.span)
+    return body
 
 
 def _chunk_width(extent: int) -> int | None:

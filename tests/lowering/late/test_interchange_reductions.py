@@ -14,7 +14,7 @@ from late_kit import (
     versioning_ifs,
 )
 
-from irbuilder.ir import For, PrimFunc, SeqStmt, Stmt
+from irbuilder.ir import BufferStore, For, PrimFunc, SeqStmt, Stmt
 from irbuilder.ir.functor import post_order_visit
 from lowering.late.alias_version import NOALIAS_ATTR
 from tvmscript import tir as T
@@ -150,3 +150,89 @@ def test_nested_reduction_loops_give_the_same_numbers() -> None:
     before = before_late(window_sums)
     after = run_pass("interchange_reductions", before)
     assert_same_numbers(window_sums, before, after)
+
+
+@T.prim_func
+def packed_windows(P: T.Buffer((2, 4, 18, 8), "float32"), W: T.Buffer((1, 2, 3, 3, 8, 8), "float32"),
+                   Y: T.Buffer((1, 2, 16, 8), "float32")):
+    # an NCHW[x]c convolution: the output row is (w, o), 16 x 8 elements in a row, and the
+    # input channel ``ic`` is split by the layout into ``ic // 8`` and ``ic % 8``
+    for q, h, w, o, ic, kh, kw in T.grid(1, 2, 16, 8, 16, 3, 3):
+        with T.block("Y"):
+            vq, vh, vw, vo, vic, vkh, vkw = T.axis.remap("SSSSRRR", [q, h, w, o, ic, kh, kw])
+            with T.init():
+                Y[vq, vh, vw, vo] = T.float32(0)
+            Y[vq, vh, vw, vo] = Y[vq, vh, vw, vo] + P[vic // 8, vh + vkh, vw + vkw, vic % 8] * W[vq, vic // 8, vkh, vkw, vic % 8, vo]
+
+
+def _loop_names(stmt: Stmt) -> list[str]:
+    names = []
+    while isinstance(stmt, For):
+        names.append(stmt.loop_var.name.split("_")[0])
+        stmt = stmt.body
+    return names
+
+
+def test_a_row_of_short_column_loops_moves_inside_the_reduction() -> None:
+    # the innermost output loop (o: 8) is too short alone; with w it sweeps a contiguous row
+    # of 128 elements, which goes below the reduction loops as a whole, o as one vector
+    before = before_late(packed_windows)
+    after = run_pass("interchange_reductions", before)
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    init, nest = branch.then_case.body.seq
+    assert _loop_names(init) == ["w"]
+    assert _loop_names(nest) == ["ic", "kh", "kw", "w"]
+    for stmt in (init, nest):
+        while isinstance(stmt, For):
+            stmt = stmt.body
+        assert isinstance(stmt, BufferStore) and stmt.value.dtype.lanes == 8
+    assert branch.else_case is not None
+    assert _loop_names(branch.else_case) == ["w", "o", "ic", "kh", "kw"]
+
+
+@runs_avx2
+def test_a_row_of_short_column_loops_gives_the_same_numbers() -> None:
+    before = before_late(packed_windows)
+    after = run_pass("interchange_reductions", before)
+    assert after is not before
+    assert_same_numbers(packed_windows, before, after)
+    # Y inside W: the original nest runs
+    overlapping = lambda rng: one_storage(packed_windows, [0, 0, 128], rng)  # noqa: E731
+    assert_same_numbers(packed_windows, before, after, overlapping, reference=False)
+
+
+def test_a_column_loop_long_enough_alone_is_not_grouped() -> None:
+    # f (32) makes a vector row of its own, whose accumulators stay in registers: the group
+    # (w, f) is not formed, the f loop is interchanged alone
+    @T.prim_func
+    def nhwc(X: T.Buffer((10, 34, 16), "float32"), W: T.Buffer((3, 3, 16, 32), "float32"),
+             Y: T.Buffer((8, 32, 32), "float32")):
+        for h, w, f, kh, kw, c in T.grid(8, 32, 32, 3, 3, 16):
+            with T.block("Y"):
+                vh, vw, vf, vkh, vkw, vc = T.axis.remap("SSSRRR", [h, w, f, kh, kw, c])
+                with T.init():
+                    Y[vh, vw, vf] = T.float32(0)
+                Y[vh, vw, vf] = Y[vh, vw, vf] + X[vh + vkh, vw + vkw, vc] * W[vkh, vkw, vc, vf]
+
+    after = run_pass("interchange_reductions", before_late(nhwc))
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    names = _loop_names(branch.then_case.body.seq[1])
+    assert names[:2] == ["kh", "kw"] and names[-1] == "f" and "w" not in names
+
+
+def test_a_group_wider_than_the_caches_is_left_alone() -> None:
+    # rows of 64 x 8 x 8 = 4096 elements are the widest group: h, w, o of 8 x 128 x 8 is
+    # not formed, w, o (1024) is
+    @T.prim_func
+    def wide(P: T.Buffer((10, 130, 8), "float32"), W: T.Buffer((3, 8, 8), "float32"),
+             Y: T.Buffer((8, 128, 8), "float32")):
+        for h, w, o, kh, i in T.grid(8, 128, 8, 3, 8):
+            with T.block("Y"):
+                vh, vw, vo, vkh, vi = T.axis.remap("SSSRR", [h, w, o, kh, i])
+                with T.init():
+                    Y[vh, vw, vo] = T.float32(0)
+                Y[vh, vw, vo] = Y[vh, vw, vo] + P[vh + vkh, vw + vkh, vi] * W[vkh, vi, vo]
+
+    after = run_pass("interchange_reductions", before_late(wide))
+    (branch,) = versioning_ifs(after, NOALIAS_ATTR)
+    assert _loop_names(branch.then_case.body.seq[1]) == ["kh", "i", "w"]  # o: one vector

@@ -127,3 +127,54 @@ def test_nested_windows_at_several_shapes(channels: int, size: int, k: int) -> N
         y = np.full((out, out), 3, "float32")
         kernel(p, w, y)
         np.testing.assert_array_equal(y, want)
+
+
+def _packed_conv(chunks: int, size: int, block: int):
+    # an NCHW[x]c convolution as TE prints it: a padding stage, the input channel split by
+    # the layout into ic // block and ic % block, the output row (ow, oc_block)
+    channels, out = chunks * block, size
+
+    @T.prim_func
+    def packed(data: T.Buffer((1, chunks, size, size, block), "float32"),
+               kernel: T.Buffer((chunks, chunks, 3, 3, block, block), "float32"),
+               conv: T.Buffer((1, chunks, size, size, block), "float32")):
+        pad = T.alloc_buffer((1, chunks, size + 2, size + 2, block))
+        for i0, i1, i2, i3, i4 in T.grid(1, chunks, size + 2, size + 2, block):
+            with T.block("pad"):
+                v0, v1, v2, v3, v4 = T.axis.remap("SSSSS", [i0, i1, i2, i3, i4])
+                pad[v0, v1, v2, v3, v4] = T.if_then_else(
+                    1 <= v2 and v2 < size + 1 and 1 <= v3 and v3 < size + 1,
+                    data[v0, v1, v2 - 1, v3 - 1, v4], T.float32(0))
+        for n, oc, oh, ow, ob, ic, kh, kw in T.grid(1, chunks, out, out, block, channels, 3, 3):
+            with T.block("conv"):
+                vn, voc, voh, vow, vob, vic, vkh, vkw = T.axis.remap(
+                    "SSSSSRRR", [n, oc, oh, ow, ob, ic, kh, kw])
+                with T.init():
+                    conv[vn, voc, voh, vow, vob] = T.float32(0)
+                conv[vn, voc, voh, vow, vob] = conv[vn, voc, voh, vow, vob] + pad[
+                    vn, vic // block, voh + vkh, vow + vkw, vic % block] * kernel[
+                    voc, vic // block, vkh, vkw, vic % block, vob]
+
+    return packed
+
+
+@runs_avx2
+@pytest.mark.parametrize(("chunks", "size", "block"), [(2, 9, 8), (3, 20, 4), (1, 33, 8)])
+def test_packed_convolutions_at_several_shapes(chunks: int, size: int, block: int) -> None:
+    func = _packed_conv(chunks, size, block)
+    kernel = tvmscript.build(func, target=AVX2, cache=False)
+    lowered = kernel.get_source("tir")
+    assert "tvms.noalias_region" in lowered
+    rng = np.random.default_rng(size)
+    data = rng.integers(-9, 9, (1, chunks, size, size, block)).astype("float32")
+    weights = rng.integers(-9, 9, (chunks, chunks, 3, 3, block, block)).astype("float32")
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((1, chunks, size, size, block), "float32")
+    for kh in range(3):
+        for kw in range(3):
+            window = padded[:, :, kh:kh + size, kw:kw + size, :]
+            want += np.einsum("nchwi,qcio->nqhwo", window, weights[:, :, kh, kw])
+    for _ in range(3):
+        got = np.full(want.shape, 3, "float32")
+        kernel(data, weights, got)
+        np.testing.assert_array_equal(got, want)

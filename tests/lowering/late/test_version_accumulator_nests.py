@@ -20,7 +20,7 @@ from late_kit import (
 
 import lowering
 import tvmscript
-from irbuilder.ir import For, ForKind, PrimFunc, post_order_visit
+from irbuilder.ir import For, ForKind, PrimFunc, Var, post_order_visit
 from lowering.late.alias_version import NOALIAS_ATTR, short_accumulator
 from lowering.target import Target
 from tvmscript import tir as T
@@ -139,3 +139,42 @@ def test_overlapping_arguments_run_the_original_nest() -> None:
     tvmscript.build(maxpool_serial, target="interp")(*want)
     tvmscript.build(maxpool_serial, target=AVX2, cache=False)(*args)
     np.testing.assert_array_equal(args[1], want[1])
+
+
+@T.prim_func
+def padded_depthwise(A: T.Buffer((4, 8, 8), "float32"), W: T.Buffer((4, 3, 3), "float32"),
+                     O: T.Buffer((4, 8, 8), "float32")):
+    # the window reads the function's own padded copy of A (a TE ``pad`` stage)
+    P = T.alloc_buffer((4, 10, 10), "float32")
+    for c, h, w in T.grid(4, 10, 10):
+        with T.block("P"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            P[vc, vh, vw] = T.if_then_else(1 <= vh and vh < 9 and 1 <= vw and vw < 9, A[vc, vh - 1, vw - 1], T.float32(0))
+    for c, h, w, kh, kw in T.grid(4, 8, 8, 3, 3):
+        with T.block("O"):
+            vc, vh, vw, vkh, vkw = T.axis.remap("SSSRR", [c, h, w, kh, kw])
+            with T.init():
+                O[vc, vh, vw] = T.float32(0)
+            O[vc, vh, vw] = O[vc, vh, vw] + P[vc, vh + vkh, vw + vkw] * W[vc, vkh, vkw]
+
+
+def test_an_own_buffer_read_by_the_window_joins_the_region_untested() -> None:
+    # P is the function's allocation: no parameter overlaps it, so it is declared apart from
+    # the written O (LLVM keeps the accumulator in a register) without a run-time test
+    after = _versioned(padded_depthwise, AVX2)
+    (version,) = versioning_ifs(after, NOALIAS_ATTR)
+    region = version.then_case
+    names = [v.name.split("_")[0] for v in region.node]  # type: ignore[attr-defined]
+    assert names[0] == "O" and int(region.value) == 1  # type: ignore[attr-defined]
+    assert sorted(names[1:]) == ["P", "W"]
+    tested: list[str] = []
+    post_order_visit(version.condition, lambda n: tested.append(n.name) if isinstance(n, Var) else None)
+    assert tested and not any(name.startswith("P") for name in tested)
+
+
+@runs_avx2
+def test_an_own_buffer_in_the_region_gives_the_same_numbers() -> None:
+    before = before_late(padded_depthwise, AVX2)
+    after = run_pass("version_accumulator_nests", before, AVX2)
+    assert after is not before
+    assert_same_numbers(padded_depthwise, before, after)
