@@ -16,8 +16,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, Union
 
 from .buffer import Buffer, BufferRegion, IterVar, MatchBufferRegion, Range
 from .expr import PrimExpr
@@ -33,6 +35,7 @@ __all__ = [
     "StmtMutator",
     "StmtVisitor",
     "child_fields",
+    "ir_fields",
     "method_name",
     "post_order_visit",
     "rebuild",
@@ -81,9 +84,73 @@ def rebuild(node: Any, changes: dict[str, Any]) -> Any:
     """A copy of ``node`` with ``changes`` applied (derived fields recomputed)."""
     if not changes:
         return node
-    kwargs = {f.name: getattr(node, f.name) for f in dataclasses.fields(node) if f.init}
+    cls = type(node)
+    names = _INIT_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        _INIT_FIELDS[cls] = names
+    kwargs = {name: getattr(node, name) for name in names}
     kwargs.update(changes)
-    return type(node)(**kwargs)
+    return cls(**kwargs)
+
+
+_INIT_FIELDS: dict[type, tuple[str, ...]] = {}
+_IR_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def ir_fields(cls: type) -> tuple[str, ...]:
+    """The :func:`child_fields` of a node class whose declared type admits IR the walkers
+    enter: what :meth:`ExprVisitor.generic_visit` and :meth:`ExprMutator.generic_mutate`
+    walk. A dtype, a name or a loop kind can hold nothing to visit, and visiting such fields
+    was most of the walkers' work. A field whose annotation does not resolve counts as IR."""
+    names = _IR_FIELDS.get(cls)
+    if names is None:
+        try:
+            hints = typing.get_type_hints(cls, localns=_IR_NAMESPACE)
+        except Exception:  # an annotation that does not resolve: walk every field
+            hints = {}
+        names = tuple(
+            name
+            for name in child_fields(cls)
+            if name not in hints or _may_hold_ir(hints[name])
+        )
+        _IR_FIELDS[cls] = names
+    return names
+
+
+# Names the annotations of the IR nodes use that their modules import for type checking only.
+_IR_NAMESPACE: dict[str, Any] = {
+    "Buffer": Buffer,
+    "BufferRegion": BufferRegion,
+    "IterVar": IterVar,
+    "MatchBufferRegion": MatchBufferRegion,
+    "PrimExpr": PrimExpr,
+    "Range": Range,
+    "Stmt": Stmt,
+}
+
+
+def _may_hold_ir(annotation: Any) -> bool:
+    """Whether a value of the declared type may be something :meth:`ExprVisitor.visit_value`
+    enters (a value of a subclass of the declared class counts)."""
+    if annotation is type(None):
+        return False
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        if annotation is Any or not isinstance(annotation, type):
+            return True  # anything (Any is a class from Python 3.11 on)
+        return any(
+            issubclass(annotation, entered) or issubclass(entered, annotation)
+            for entered in _ENTERED_CLASSES
+        )
+    args = typing.get_args(annotation)
+    if origin is Union or origin is types.UnionType:
+        return any(_may_hold_ir(arg) for arg in args)
+    if origin is tuple:
+        return any(_may_hold_ir(arg) for arg in args if arg is not Ellipsis)
+    if isinstance(origin, type) and issubclass(origin, Mapping) and not issubclass(origin, tuple):
+        return False  # the walkers do not enter mappings (annotations)
+    return True
 
 
 _NodeT = TypeVar("_NodeT")
@@ -113,40 +180,64 @@ def _value_kind(cls: type) -> int:
     return kind
 
 
-class _Dispatch:
-    """Per-class cache from node class to the bound handler name."""
+_ENTERED_CLASSES = (PrimExpr, tuple, Range, IterVar, BufferRegion, MatchBufferRegion, Buffer, Stmt)
+"""The classes :func:`_value_kind` tells apart: values of any other class are not entered."""
 
-    _handlers: ClassVar[dict[tuple[type, type], str | None]] = {}
+
+class _Dispatch:
+    """Per-class cache from node class to the handler method's name (None: generic)."""
+
+    _handler_names: dict[type, str | None] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handler_names = {}  # each visitor class answers for its own methods
 
     def _handler(self, node: object) -> Callable[[Any], Any] | None:
-        key = (type(self), type(node))
-        name = _Dispatch._handlers.get(key, "")
+        name = self._handler_names.get(type(node), "")
         if name == "":
-            candidate = None
-            for klass in type(node).__mro__:
-                attr = method_name(klass)
-                if hasattr(type(self), attr):
-                    candidate = attr
-                    break
-            _Dispatch._handlers[key] = candidate
-            name = candidate
+            name = self._find_handler(type(node))
         return None if name is None else getattr(self, name)
+
+    def _find_handler(self, node_class: type) -> str | None:
+        found = None
+        for klass in node_class.__mro__:
+            attr = method_name(klass)
+            if hasattr(type(self), attr):
+                found = attr
+                break
+        self._handler_names[node_class] = found
+        return found
 
 
 class ExprVisitor(_Dispatch):
     """Walks expressions; override ``visit_<node>_`` methods."""
 
     def visit_expr(self, expr: PrimExpr) -> None:
-        handler = self._handler(expr)
-        if handler is None:
+        name = self._handler_names.get(type(expr), "")
+        if name == "":
+            name = self._find_handler(type(expr))
+        if name is None:
             self.generic_visit(expr)
         else:
-            handler(expr)
+            getattr(self, name)(expr)
 
     def generic_visit(self, node: Any) -> None:
         """Visit every IR child of ``node``."""
-        for name in child_fields(type(node)):
-            self.visit_value(getattr(node, name))
+        cls = type(node)
+        names = _IR_FIELDS.get(cls)
+        if names is None:
+            names = ir_fields(cls)
+        for name in names:
+            value = getattr(node, name)
+            # Expressions and statements, most children, skip visit_value's dispatch.
+            kind = _VALUE_KINDS.get(type(value))
+            if kind == _EXPR:
+                self.visit_expr(value)
+            elif kind == _STMT:
+                self.visit_stmt(value)
+            else:
+                self.visit_value(value)
 
     def visit_value(self, value: Any) -> None:
         """Visit any IR value: expressions, statements, tuples, ranges, regions."""
@@ -157,7 +248,10 @@ class ExprVisitor(_Dispatch):
             self.visit_expr(value)
         elif kind == _TUPLE:
             for item in value:
-                self.visit_value(item)
+                if _VALUE_KINDS.get(type(item)) == _EXPR:
+                    self.visit_expr(item)
+                else:
+                    self.visit_value(item)
         elif kind == _STMT:
             self.visit_stmt(value)
         elif kind == _RANGE:
@@ -190,11 +284,13 @@ class StmtExprVisitor(ExprVisitor):
     """Walks statements and the expressions inside them."""
 
     def visit_stmt(self, stmt: Stmt) -> None:
-        handler = self._handler(stmt)
-        if handler is None:
+        name = self._handler_names.get(type(stmt), "")
+        if name == "":
+            name = self._find_handler(type(stmt))
+        if name is None:
             self.generic_visit(stmt)
         else:
-            handler(stmt)
+            getattr(self, name)(stmt)
 
     def visit_func(self, func: PrimFunc) -> None:
         self.visit_stmt(func.body)
@@ -207,20 +303,36 @@ class ExprMutator(_Dispatch):
     """Rewrites expressions bottom-up; unchanged subtrees are returned as is."""
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        handler = self._handler(expr)
-        if handler is None:
+        name = self._handler_names.get(type(expr), "")
+        if name == "":
+            name = self._find_handler(type(expr))
+        if name is None:
             return self.generic_mutate(expr)
-        return handler(expr)  # type: ignore[no-any-return]
+        return getattr(self, name)(expr)  # type: ignore[no-any-return]
 
     def generic_mutate(self, node: _NodeT) -> _NodeT:
         """Mutate every IR child and rebuild ``node`` only if one changed."""
-        changes: dict[str, Any] = {}
-        for name in child_fields(type(node)):
+        cls = type(node)
+        names = _IR_FIELDS.get(cls)
+        if names is None:
+            names = ir_fields(cls)
+        changes: dict[str, Any] | None = None
+        for name in names:
             old = getattr(node, name)
-            new = self.mutate_value(old)
+            # Expressions and statements, most children, skip mutate_value's dispatch.
+            kind = _VALUE_KINDS.get(type(old))
+            new: Any
+            if kind == _EXPR:
+                new = self.visit_expr(old)
+            elif kind == _STMT:
+                new = self.visit_stmt(old)
+            else:
+                new = self.mutate_value(old)
             if new is not old:
+                if changes is None:
+                    changes = {}
                 changes[name] = new
-        return rebuild(node, changes)  # type: ignore[no-any-return]
+        return node if changes is None else rebuild(node, changes)
 
     def mutate_value(self, value: Any) -> Any:
         """Mutate any IR value; containers are rebuilt only when an item changed."""
@@ -230,10 +342,17 @@ class ExprMutator(_Dispatch):
         if kind == _EXPR:
             return self.visit_expr(value)
         if kind == _TUPLE:
-            items = [self.mutate_value(item) for item in value]
-            if all(a is b for a, b in zip(items, value)):
-                return value
-            return tuple(items)
+            items: list[Any] | None = None  # the new items, once one changed
+            for index, item in enumerate(value):
+                if _VALUE_KINDS.get(type(item)) == _EXPR:
+                    new = self.visit_expr(item)
+                else:
+                    new = self.mutate_value(item)
+                if items is not None:
+                    items.append(new)
+                elif new is not item:
+                    items = [*value[:index], new]
+            return value if items is None else tuple(items)
         if kind == _STMT:
             return self.visit_stmt(value)
         if kind == _RANGE or kind == _MATCH:
@@ -265,10 +384,12 @@ class StmtExprMutator(ExprMutator):
     """Rewrites statements and the expressions inside them."""
 
     def visit_stmt(self, stmt: Stmt) -> Stmt:
-        handler = self._handler(stmt)
-        if handler is None:
+        name = self._handler_names.get(type(stmt), "")
+        if name == "":
+            name = self._find_handler(type(stmt))
+        if name is None:
             return self.generic_mutate(stmt)
-        return handler(stmt)  # type: ignore[no-any-return]
+        return getattr(self, name)(stmt)  # type: ignore[no-any-return]
 
     def visit_func(self, func: PrimFunc) -> PrimFunc:
         body = self.visit_stmt(func.body)
