@@ -66,6 +66,7 @@ from .functor import (
     StmtMutator,
     StmtVisitor,
     child_fields,
+    ir_fields,
     post_order_visit,
     rebuild,
 )
@@ -233,4 +234,5 @@ __all__ = [
     "structural_hash",
     "wrap_int",
     "child_fields",
+    "ir_fields",
 ]

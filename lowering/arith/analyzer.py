@@ -239,9 +239,10 @@ class Analyzer:
     def _constrain_compare(self, cond: CmpOp) -> None:
         # Rewrite `a op b` as `coef * v + rest op 0` with a single Var v of
         # coefficient +-1, and tighten v's bound from rest's bound.
-        if not (self._exact(cond.a) and self._exact(cond.b)):
-            return
-        diff = self._difference(cond.a, cond.b)
+        form_a, form_b = to_linear(cond.a), to_linear(cond.b)
+        if self.linear_bound(form_a) is None or self.linear_bound(form_b) is None:
+            return  # a side's linear form may differ from its wrapped value
+        diff = self._difference_of(form_a, form_b)
         live = diff.live_terms()
         candidates = [(a, c) for a, c in live if isinstance(a, Var) and c in (1, -1)]
         if len(candidates) != 1:
@@ -273,7 +274,11 @@ class Analyzer:
 
     def is_known(self, cond: PrimExpr) -> bool:
         """Whether ``cond`` is structurally one of the recorded facts."""
-        return any(f is cond or structural_equal(f, cond) for f in self._facts)
+        # structural_equal of expressions of two classes is False: test the class inline.
+        cls = type(cond)
+        return any(
+            f is cond or (type(f) is cls and structural_equal(f, cond)) for f in self._facts
+        )
 
     # -- bounds -----------------------------------------------------------
     def const_int_bound(self, expr: PrimExpr) -> IntBound:
@@ -281,15 +286,10 @@ class Analyzer:
         dtype = expr.dtype
         if not (dtype.is_integer or dtype.is_bool) or dtype.is_vector:
             raise TypeError(f"const_int_bound needs a scalar integer or bool, got {dtype}")
-        full = IntBound.of_dtype(dtype)
         bound = self._bound(expr)
         if bound is None or not bound.fits(dtype):
-            return full
+            return IntBound.of_dtype(dtype)
         return bound
-
-    def _exact(self, expr: PrimExpr) -> bool:
-        """Whether the linear form of ``expr`` provably equals its wrapped value."""
-        return self.linear_bound(to_linear(expr)) is not None
 
     def linear_bound(self, form: LinearForm) -> IntBound | None:
         """The bound of a linear form's mathematical value, or None if it may not fit."""
@@ -304,11 +304,11 @@ class Analyzer:
         return total
 
     @staticmethod
-    def _difference(a: PrimExpr, b: PrimExpr) -> LinearForm:
-        """``a - b`` as an exact (unwrapped) linear form."""
-        diff = LinearForm(a.dtype, wrap=False)
-        diff.add_form(to_linear(a))
-        diff.add_form(to_linear(b), -1)
+    def _difference_of(form_a: LinearForm, form_b: LinearForm) -> LinearForm:
+        """``a - b`` as an exact (unwrapped) linear form, from the linear forms of a and b."""
+        diff = LinearForm(form_a.dtype, wrap=False)
+        diff.add_form(form_a)
+        diff.add_form(form_b, -1)
         return diff
 
     def _bound(self, expr: PrimExpr) -> IntBound | None:
@@ -395,7 +395,7 @@ class Analyzer:
         if self.linear_bound(la) is None or self.linear_bound(lb) is None:
             ab, bb = self.const_int_bound(a), self.const_int_bound(b)
             return IntBound(ab.lo - bb.hi, ab.hi - bb.lo)
-        return self._math_bound(self._difference(a, b))
+        return self._math_bound(self._difference_of(la, lb))
 
     def prove(self, cond: PrimExpr) -> bool | None:
         """True/False when ``cond`` (a scalar bool) is provably so, else None."""

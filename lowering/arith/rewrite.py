@@ -44,7 +44,7 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
-    child_fields,
+    ir_fields,
     rebuild,
     structural_equal,
 )
@@ -445,32 +445,31 @@ def may_trap(expr: PrimExpr, memo: dict[int, tuple[PrimExpr, bool]] | None = Non
     ``memo`` (keyed by node identity, holding the node to keep the id valid) makes repeated
     queries on growing trees linear, as the bottom-up simplifier asks for every node.
     """
+    cls = type(expr)
+    if cls is Var or cls is IntImm or cls is FloatImm:
+        return False  # leaves, most of the questions
     if memo is not None:
         hit = memo.get(id(expr))
         if hit is not None and hit[0] is expr:
             return hit[1]
-    if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and expr.dtype.element_of().is_integer:
+    if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and expr.dtype.is_integer:
         if not (isinstance(expr.b, IntImm) and expr.b.value != 0):
             result = True
         else:
             result = may_trap(expr.a, memo)
     else:
-        result = any(
-            may_trap(child, memo)
-            for name in child_fields(type(expr))
-            for child in _exprs(getattr(expr, name))
-        )
+        result = False
+        for name in ir_fields(cls):
+            value = getattr(expr, name)
+            if isinstance(value, PrimExpr):
+                result = may_trap(value, memo)
+            elif isinstance(value, tuple):
+                result = any(isinstance(v, PrimExpr) and may_trap(v, memo) for v in value)
+            if result:
+                break
     if memo is not None:
         memo[id(expr)] = (expr, result)
     return result
-
-
-def _exprs(value: object) -> list[PrimExpr]:
-    if isinstance(value, PrimExpr):
-        return [value]
-    if isinstance(value, tuple):
-        return [v for v in value if isinstance(v, PrimExpr)]
-    return []
 
 
 def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:
