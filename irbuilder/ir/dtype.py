@@ -51,6 +51,14 @@ _DTYPE_RE = re.compile(
     r"^(int|uint|float|bfloat|e4m3_float|e5m2_float|bool|handle)(\d+)?(?:x(vscalex)?(\d+))?$"
 )
 _LOW_PRECISION = (TypeCode.BFLOAT, TypeCode.E4M3_FLOAT, TypeCode.E5M2_FLOAT)
+# The codes the hot type tests read: a module global costs a fraction of an enum class
+# attribute (``TypeCode.INT``), and the compilers ask these tests millions of times.
+_INT_CODE = TypeCode.INT
+_UINT_CODE = TypeCode.UINT
+_FLOAT_CODE = TypeCode.FLOAT
+_BOOL_CODE = TypeCode.BOOL
+_HANDLE_CODE = TypeCode.HANDLE
+_INTEGER_CODES = (TypeCode.INT, TypeCode.UINT)
 # Largest finite values (numpy has no such types).
 _LOW_PRECISION_MAX = {
     TypeCode.BFLOAT: 3.3895313892515355e38,
@@ -59,7 +67,7 @@ _LOW_PRECISION_MAX = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False, slots=True)
 class DataType:
     """A data type: a code, a bit width and a number of vector lanes.
 
@@ -93,23 +101,41 @@ class DataType:
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
 
+    # The dataclass' own comparison and hash, with an identity test first: types are
+    # compared at every node built, and most comparisons meet the very same object.
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, DataType)
+        return (self.code, self.bits, self.lanes, self.scalable) == (
+            other.code,
+            other.bits,
+            other.lanes,
+            other.scalable,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.bits, self.lanes, self.scalable))
+
     @property
     def is_int(self) -> bool:
-        return self.code == TypeCode.INT
+        return self.code == _INT_CODE
 
     @property
     def is_uint(self) -> bool:
-        return self.code == TypeCode.UINT
+        return self.code == _UINT_CODE
 
     @property
     def is_integer(self) -> bool:
         """Signed or unsigned integer (not bool)."""
-        return self.code in (TypeCode.INT, TypeCode.UINT)
+        return self.code in _INTEGER_CODES
 
     @property
     def is_float(self) -> bool:
         """A floating-point type: float16/32/64, bfloat16 and the float8 types."""
-        return self.code == TypeCode.FLOAT or self.code in _LOW_PRECISION
+        return self.code == _FLOAT_CODE or self.code in _LOW_PRECISION
 
     @property
     def is_low_precision_float(self) -> bool:
@@ -118,11 +144,11 @@ class DataType:
 
     @property
     def is_bool(self) -> bool:
-        return self.code == TypeCode.BOOL
+        return self.code == _BOOL_CODE
 
     @property
     def is_handle(self) -> bool:
-        return self.code == TypeCode.HANDLE
+        return self.code == _HANDLE_CODE
 
     @property
     def is_scalar(self) -> bool:
@@ -138,6 +164,8 @@ class DataType:
         return max(self.bits, 8) // 8 * self.lanes
 
     def with_lanes(self, lanes: int) -> DataType:
+        if lanes == self.lanes and not self.scalable:
+            return self  # an equal value object; most calls ask for the type at hand
         return as_dtype(DataType(self.code, self.bits, lanes))
 
     def element_of(self) -> DataType:
@@ -150,9 +178,10 @@ class DataType:
     @property
     def min_value(self) -> int | float:
         """Lowest representable value of one lane."""
-        if self.is_int:
+        code = self.code
+        if code == _INT_CODE:
             return -(1 << (self.bits - 1))
-        if self.is_uint or self.is_bool:
+        if code == _UINT_CODE or code == _BOOL_CODE:
             return 0
         if self.code in _LOW_PRECISION:
             return -_LOW_PRECISION_MAX[self.code]
@@ -163,11 +192,12 @@ class DataType:
     @property
     def max_value(self) -> int | float:
         """Highest representable value of one lane."""
-        if self.is_int:
+        code = self.code
+        if code == _INT_CODE:
             return (1 << (self.bits - 1)) - 1
-        if self.is_uint:
+        if code == _UINT_CODE:
             return (1 << self.bits) - 1
-        if self.is_bool:
+        if code == _BOOL_CODE:
             return 1
         if self.code in _LOW_PRECISION:
             return _LOW_PRECISION_MAX[self.code]
