@@ -206,8 +206,58 @@ class _Dispatch:
             if hasattr(type(self), attr):
                 found = attr
                 break
+        if found is None and issubclass(node_class, PrimExpr) and _ignores_expressions(type(self)):
+            found = "_skip_expression"
         self._handler_names[node_class] = found
         return found
+
+    def _skip_expression(self, expr: PrimExpr) -> Any:
+        """What walking ``expr`` gives a walker that :func:`_ignores_expressions`."""
+        raise NotImplementedError
+
+
+# Whether a walker class ignores expressions, by class.
+_IGNORES_EXPRESSIONS: dict[type, bool] = {}
+# The hooks through which a walker could see (or change) something inside an expression.
+_EXPRESSION_HOOKS = (
+    "visit_expr",
+    "generic_visit",
+    "generic_mutate",
+    "visit_value",
+    "mutate_value",
+    "visit_buffer",
+    "visit_iter_var",
+    "visit_buffer_region",
+)
+
+
+def _ignores_expressions(walker: type) -> bool:
+    """Whether walking an expression can neither tell ``walker`` anything nor change the
+    expression: it keeps the library's expression hooks and every ``visit_<node>_`` handler
+    it has names a statement class. Walking expressions is then skipped (many passes
+    handle statements only, and most of an IR's nodes are expressions)."""
+    known = _IGNORES_EXPRESSIONS.get(walker)
+    if known is not None:
+        return known
+    library = StmtExprMutator if issubclass(walker, ExprMutator) else StmtExprVisitor
+    statement_handlers = {method_name(klass) for klass in _subclasses(Stmt)}
+    ignores = all(
+        getattr(walker, hook, None) is getattr(library, hook, None) for hook in _EXPRESSION_HOOKS
+    ) and not any(
+        name.startswith("visit_") and name.endswith("_") and name not in statement_handlers
+        for name in dir(walker)
+    )
+    _IGNORES_EXPRESSIONS[walker] = ignores
+    return ignores
+
+
+def _subclasses(root: type) -> set[type]:
+    """``root`` and every class derived from it so far."""
+    found = {root}
+    sub: type
+    for sub in root.__subclasses__():
+        found |= _subclasses(sub)
+    return found
 
 
 class ExprVisitor(_Dispatch):
@@ -278,6 +328,9 @@ class ExprVisitor(_Dispatch):
 
     def visit_buffer(self, buffer: Buffer) -> None:
         """Called where a buffer is used or declared; default does nothing."""
+
+    def _skip_expression(self, expr: PrimExpr) -> None:
+        """Visiting an expression tells this visitor nothing (see _ignores_expressions)."""
 
 
 class StmtExprVisitor(ExprVisitor):
@@ -378,6 +431,10 @@ class ExprMutator(_Dispatch):
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         """Called for every buffer reference; return a replacement to remap it."""
         return buffer
+
+    def _skip_expression(self, expr: PrimExpr) -> PrimExpr:
+        """This mutator changes no expression (see _ignores_expressions)."""
+        return expr
 
 
 class StmtExprMutator(ExprMutator):
