@@ -283,14 +283,19 @@ class IntImm(PrimExpr):
     value: int
 
     def __post_init__(self) -> None:
-        dtype = as_dtype(self.dtype)
-        _set(self, "dtype", dtype)
+        # Conversions only where needed: constants are built by the hundred thousand.
+        dtype = self.dtype
+        if dtype.__class__ is not DataType:
+            dtype = as_dtype(dtype)
+            _set(self, "dtype", dtype)
         if not (dtype.is_integer or dtype.is_bool) or dtype.is_vector:
             raise TypeError(f"IntImm needs a scalar integer or bool type, got {dtype}")
-        value = int(self.value)
+        value = self.value
+        if value.__class__ is not int:
+            value = int(value)
+            _set(self, "value", value)
         if not dtype.min_value <= value <= dtype.max_value:
             raise ValueError(f"constant {value} does not fit in {dtype}")
-        _set(self, "value", value)
 
     def __bool__(self) -> bool:
         return self.value != 0
@@ -370,12 +375,13 @@ class BinaryOp(PrimExpr):
     symbol = "?"
 
     def __post_init__(self) -> None:
-        if self.a.dtype != self.b.dtype:
+        dtype = self.a.dtype
+        if dtype != self.b.dtype:
             raise TypeError(
                 f"{type(self).__name__} operands have different types: "
-                f"{self.a.dtype} and {self.b.dtype}"
+                f"{dtype} and {self.b.dtype}"
             )
-        _set(self, "dtype", self._result_type(self.a.dtype))
+        object.__setattr__(self, "dtype", self._result_type(dtype))
 
     def _result_type(self, operand: DataType) -> DataType:
         return operand
