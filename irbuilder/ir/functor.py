@@ -193,12 +193,6 @@ class _Dispatch:
         super().__init_subclass__(**kwargs)
         cls._handler_names = {}  # each visitor class answers for its own methods
 
-    def _handler(self, node: object) -> Callable[[Any], Any] | None:
-        name = self._handler_names.get(type(node), "")
-        if name == "":
-            name = self._find_handler(type(node))
-        return None if name is None else getattr(self, name)
-
     def _find_handler(self, node_class: type) -> str | None:
         found = None
         for klass in node_class.__mro__:
@@ -290,7 +284,10 @@ class ExprVisitor(_Dispatch):
                 self.visit_value(value)
 
     def visit_value(self, value: Any) -> None:
-        """Visit any IR value: expressions, statements, tuples, ranges, regions."""
+        """Visit any IR value: expressions, statements, tuples, ranges, regions.
+
+        :meth:`generic_visit` hands expression and statement children straight to
+        :meth:`visit_expr` and :meth:`visit_stmt`: intercept those, not this."""
         kind = _VALUE_KINDS.get(type(value))
         if kind is None:
             kind = _value_kind(type(value))
@@ -388,7 +385,10 @@ class ExprMutator(_Dispatch):
         return node if changes is None else rebuild(node, changes)
 
     def mutate_value(self, value: Any) -> Any:
-        """Mutate any IR value; containers are rebuilt only when an item changed."""
+        """Mutate any IR value; containers are rebuilt only when an item changed.
+
+        :meth:`generic_mutate` hands expression and statement children straight to
+        :meth:`visit_expr` and :meth:`visit_stmt`: intercept those, not this."""
         kind = _VALUE_KINDS.get(type(value))
         if kind is None:
             kind = _value_kind(type(value))
