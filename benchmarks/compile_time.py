@@ -2,9 +2,15 @@
 
 Every measurement runs in a fresh process (imports excluded, reported separately):
 
-* ``cold``: build the IR (parser when ``@T.prim_func`` works, else the IRBuilder) and
+* ``cold, compiler imported``: build the IR (parser when ``@T.prim_func`` works, else the IRBuilder) and
   ``tvmscript.build(f, cache=False)``, with a per-phase breakdown (lowering passes, LLVM IR
-  generation, LLVM parse+verify+optimise, machine code, JIT link, entry wrapper);
+  generation, LLVM parse+verify+optimise, machine code, JIT link, entry wrapper). The phase
+  wrappers import the compiler before the build, so this row leaves out the compiler's
+  import that a program's first build otherwise waits for;
+* ``cold, right after import``: the same without the wrappers, built as soon as the kernel is
+  parsed: the build then includes the compiler's import (done by the background thread,
+  ``tvmscript/_prewarm.py``, which the build waits for). ``import + first build`` adds the
+  import and the parse: what a program pays from ``import tvmscript`` to a callable;
 * ``warm``: the same with ``cache=True`` against a primed cache directory (timed without
   the phase wrappers; a second set of runs gives the warm breakdown);
 * ``tvm``: TVMScript parse + ``tvm.compile(target="llvm")`` of the same kernel with
@@ -16,6 +22,9 @@ Every measurement runs in a fresh process (imports excluded, reported separately
 ``build CPU`` is the CPU time of the whole process during the build (all threads).
 
 Run: ``python benchmarks/compile_time.py [repeats]``. Goals: cold <= TVM (~60 ms), warm <= 5 ms.
+A first build right after the import waits for the compiler's import (about 65 ms here, a
+warm build too): the goals are met by a program that does anything else for a few tenths of
+a second first, not by one that builds the moment the import returns.
 
 ``python benchmarks/compile_time.py --suite`` reports the split for every kernel of the
 suite (``benchmarks/kernels.py``), one fresh process per side:
@@ -180,17 +189,21 @@ def _ms(values: list[float]) -> str:
 def main(repeats: int = 9, root: Path = ROOT) -> None:
     """Measure and print the table (medians over ``repeats`` fresh processes)."""
     rows: dict[str, list[dict[str, object]]] = {
-        "cold": [], "cold, 0.5 s after import": [], "warm": [], "tvm": []}
+        "cold, compiler imported": [], "cold, right after import": [], "cold, 0.5 s after import": [],
+        "warm": [], "tvm": []}
     warm_profiled: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tvms-ct-") as tmp:
         env = {"TVMSCRIPT_CACHE_DIR": tmp, **_bytecode_env(tmp)}
         _run(sys.executable, _OURS.format(root=str(root), cache=False, profile=False, pause=0),
              env)  # writes the bytecode caches
         for _ in range(repeats):
+            rows["cold, right after import"].append(_run(sys.executable, _OURS.format(
+                root=str(root), cache=False, profile=False, pause=0), env))
+        for _ in range(repeats):
             rows["cold, 0.5 s after import"].append(_run(sys.executable, _OURS.format(
                 root=str(root), cache=False, profile=False, pause=0.5), env))
         for _ in range(repeats):
-            rows["cold"].append(_run(sys.executable, _OURS.format(
+            rows["cold, compiler imported"].append(_run(sys.executable, _OURS.format(
                 root=str(root), cache=False, profile=True, pause=0), env))
         _run(sys.executable, _OURS.format(root=str(root), cache=True, profile=False, pause=0), env)
         for _ in range(repeats):
@@ -206,10 +219,11 @@ def main(repeats: int = 9, root: Path = ROOT) -> None:
             except RuntimeError as exc:
                 print(f"tvm: {exc}")
                 break
-    how = rows["cold"][0]["how"]
+    how = rows["cold, compiler imported"][0]["how"]
     print(f"source-to-callable, simple add kernel (IR built with the {how}), "
           f"median of {repeats} fresh processes")
-    print(f"{'':25} {'IR/parse':>26} {'build':>26} {'import':>26} {'build CPU':>10}")
+    print(f"{'':25} {'IR/parse':>26} {'build':>26} {'import':>26} {'build CPU':>10} "
+          f"{'import + first build':>21}")
     for name, results in rows.items():
         if not results:
             print(f"{name:25} (not available)")
@@ -218,10 +232,16 @@ def main(repeats: int = 9, root: Path = ROOT) -> None:
                 for key in ("ir", "build", "import")]
         cpu = [float(r["build_cpu"]) for r in results if "build_cpu" in r]  # type: ignore[arg-type]
         cpu_text = f"{1e3 * statistics.median(cpu):7.2f} ms" if cpu else ""
-        print(f"{name:25} " + " ".join(f"{c:>26}" for c in cols) + f" {cpu_text:>10}")
+        # Only where nothing ran between the import and the build (no wrappers, no pause).
+        total = ""
+        if name in ("cold, right after import", "warm", "tvm"):
+            sums = [sum(float(r[key]) for key in ("import", "ir", "build"))  # type: ignore[arg-type]
+                    for r in results]
+            total = f"{1e3 * statistics.median(sums):7.2f} ms"
+        print(f"{name:25} " + " ".join(f"{c:>26}" for c in cols) + f" {cpu_text:>10} {total:>21}")
     if all(r.get("from_cache") for r in rows["warm"]):
         print("warm builds were all served from the disk cache")
-    for title, runs in (("cold", rows["cold"]), ("warm", warm_profiled)):
+    for title, runs in (("cold", rows["cold, compiler imported"]), ("warm", warm_profiled)):
         phases: dict[str, list[float]] = {}
         for r in runs:
             timings = r["phases"]

@@ -49,6 +49,13 @@ def aligned_empty(shape: Any, dtype: Any = np.float32, align: int = 64) -> np.nd
     return raw[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)
 
 
+def aligned_copy(values: np.ndarray, align: int = 64) -> np.ndarray:
+    """A copy of ``values`` (same shape and dtype) whose data is ``align``-byte aligned."""
+    out = aligned_empty(values.shape, values.dtype, align)
+    out[...] = values
+    return out
+
+
 def make_inputs(seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
     """Inputs and output arrays for every kernel (64-byte aligned, shared by all peers)."""
     rng = np.random.default_rng(seed)

@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import numpy as np
 
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 from benchmarks.suite import best_time, host_info
 
 SOURCE = r'''
@@ -255,11 +255,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s, dt="float32": np.zeros(s, dt)  # noqa: E731
     raw = {
@@ -288,7 +283,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "avgpool": [f(64, 112, 112), z(64, 56, 56)],
         "batchnorm": [f(8, 64, 56, 56), f(64), np.abs(f(64)) + 0.1, z(8, 64, 56, 56)],
         }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def _load(source: str, header: str, name: str) -> Any:

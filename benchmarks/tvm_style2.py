@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -245,11 +245,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s, dt="float32": np.zeros(s, dt)  # noqa: E731
     i8 = lambda *s: rng.integers(-128, 128, s).astype("int8")  # noqa: E731
@@ -275,7 +270,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "take_rows": [f(65536, 128), rng.integers(0, 65536, 32768).astype("int32"), z(32768, 128)],
         "bmm_small_block": [f(4096, 16, 16), f(4096, 16, 16), z(4096, 16, 16)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:

@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -261,11 +261,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     pos = lambda *s: rng.uniform(0.1, 4.0, s).astype("float32")  # noqa: E731
     z = lambda *s, dt="float32": np.zeros(s, dt)  # noqa: E731
@@ -293,7 +288,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "rowvar_2pass": [f(4096, 1024) + 3, z(4096)],
         "rowsum_i8_i32": [i8(4096, 4096), z(4096, dt="int32")],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def _resize_axis(n_out: int, n_in: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -35,7 +35,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -284,11 +284,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s, dt="float32": np.zeros(s, dt)  # noqa: E731
     ints = lambda lo, hi, *s, dt="int32": rng.integers(lo, hi, s).astype(dt)  # noqa: E731
@@ -313,7 +308,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "dense_gelu_block": [f(256, 512), f(512, 1024) * 0.05, f(1024), z(256, 1024)],
         "convt1d_block": [f(64, 2048), f(64, 32, 4), z(32, 4098)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def _adaptive_bounds(n_out: int, n_in: int) -> list[tuple[int, int]]:

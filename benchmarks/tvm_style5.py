@@ -28,7 +28,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -127,11 +127,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s: np.zeros(s, "float32")  # noqa: E731
     raw = {
@@ -144,7 +139,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "mean_last_grid": [f(32, 128, 1024), z(32, 128)],
         "cosine_let": [f(8192, 256), f(8192, 256), z(8192)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:

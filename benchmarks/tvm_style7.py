@@ -27,7 +27,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -156,11 +156,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     pos = lambda *s: rng.uniform(0.5, 2.0, s).astype("float32")  # noqa: E731
     z = lambda *s: np.zeros(s, "float32")  # noqa: E731
@@ -174,7 +169,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "reshape_fused": [f(64, 3136), z(64, 56, 56)],
         "transpose_fused": [f(1024, 1024), z(1024, 1024)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:

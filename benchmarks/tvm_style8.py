@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -231,11 +231,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s: np.zeros(s, "float32")  # noqa: E731
     raw = {
@@ -247,7 +242,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "mm_relu_tiles": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
         "gemm_shared": [f(1024, 1024), f(1024, 1024), z(1024, 1024)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:

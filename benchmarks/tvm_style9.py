@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks.kernel_sets import KernelSet
 from benchmarks.kernel_sets import agrees_closely as agrees
-from benchmarks.peers import aligned_empty
+from benchmarks.peers import aligned_copy
 
 SOURCE = r'''
 @T.prim_func
@@ -241,11 +241,6 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
     """Arguments of every kernel, 64-byte aligned (outputs last)."""
     rng = np.random.default_rng(seed)
 
-    def aligned(a: np.ndarray) -> np.ndarray:
-        out = aligned_empty(a.shape, a.dtype)
-        out[...] = a
-        return out
-
     f = lambda *s: rng.standard_normal(s).astype("float32")  # noqa: E731
     z = lambda *s: np.zeros(s, "float32")  # noqa: E731
     raw = {
@@ -262,7 +257,7 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "group_conv2d": [f(1, 64, 56, 56), f(64, 16, 3, 3), z(1, 64, 56, 56)],
         "conv2d_transpose": [f(1, 64, 32, 32), f(64, 32, 4, 4), z(1, 32, 64, 64)],
     }
-    return {name: [aligned(a) for a in args] for name, args in raw.items()}
+    return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
