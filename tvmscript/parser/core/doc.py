@@ -32,7 +32,6 @@ class name (``"For"``, ``"Assign"``).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 from .doc_expr import *  # noqa: F403  (the facade re-exports every expression node)
@@ -379,8 +378,8 @@ class Continue(stmt):
 
 
 def _all_node_classes() -> dict[str, type[AST]]:
-    # Read the module namespace rather than AST.__subclasses__(): dataclass(slots=True)
-    # replaces each decorated class, and the discarded originals may still be listed.
+    # Read the module namespace rather than AST.__subclasses__(): _node replaces each
+    # decorated class, and the discarded originals may still be listed.
     return {
         name: value
         for name, value in globals().items()
@@ -399,7 +398,7 @@ def node_fields(cls: type[AST]) -> tuple[str, ...]:
     """Names of the non-position fields of a node class, in declaration order."""
     names = _FIELD_CACHE.get(cls)
     if names is None:
-        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _POSITION_FIELDS)
+        names = tuple(name for name, _ in cls._node_spec if name not in _POSITION_FIELDS)
         _FIELD_CACHE[cls] = names
     return names
 
