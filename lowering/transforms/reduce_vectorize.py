@@ -27,7 +27,14 @@ elements, the same on every target)::
 
 Lane ``l`` sums elements ``l, l + L, l + 2L, ...`` in order, then the lanes combine as a
 balanced tree: the result depends only on the data and ``L`` (not on thread count, run or
-target). Rounding error of a float sum is at most about ``(n / L + log2 L) * eps * sum|x|``
+target). A sum or product of one accumulator over a constant extent of at least
+:data:`PARALLEL_SPLIT_EXTENT` that no parallel loop encloses (a whole-array dot product)
+is cut into :data:`PARALLEL_CHUNKS` equal chunks (a multiple of ``L`` each) reduced by a
+``T.parallel`` loop, each chunk in lanes as above into its own partial, and then
+``B[i] = B[i] <op> partial[0] <op> ... <op> partial[C - 1]`` in order, followed by the
+elements after the last chunk in source order: a fixed order again, the same for any
+number of threads (one core's bandwidth is not the machine's).
+Rounding error of a float sum is at most about ``(n / L + log2 L) * eps * sum|x|``
 instead of ``n * eps * sum|x|`` for the sequential loop (docs/performance.md). The
 accumulators of one loop (outputs jammed by ``reduce_jam``, a block's several outputs) that
 share a kind and a dtype fold side by side, the halves of all of them in one vector per
@@ -133,6 +140,16 @@ def short_reduction_lanes(lanes: int, extent: int) -> int:
     while lanes > 1 and extent < 2 * lanes:
         lanes //= 2
     return lanes
+
+
+PARALLEL_SPLIT_EXTENT = 1 << 20
+"""Shortest constant extent of a reduction that no parallel loop encloses which is cut into
+chunks reduced in parallel (module doc): a chunk of 32K elements and more amortises the
+thread pool's dispatch."""
+
+PARALLEL_CHUNKS = 32
+"""Chunks of a parallel-split reduction: a constant, so the order (and the bits) do not
+depend on the number of threads."""
 
 
 def _combine(kind: str, a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -273,9 +290,12 @@ def _reads_and_checks(
     return checks
 
 
-def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
+def vectorize_reduction(
+    loop: For, local_data: set[int], may_parallelize: bool = False
+) -> Stmt | None:
     """The lane-split reduction of an annotated loop, or of a plain loop whose bits it
-    keeps (see module doc), or None."""
+    keeps (see module doc), or None; with ``may_parallelize`` (no parallel loop encloses
+    ``loop``) a long sum or product is cut into chunks reduced in parallel."""
     declared = loop.annotations.get(REDUCTION_ANNOTATION)
     kind = declared if isinstance(declared, str) else exact_kind(loop)
     if loop.kind is not ForKind.SERIAL or kind is None:
@@ -309,7 +329,16 @@ def vectorize_reduction(loop: For, local_data: set[int]) -> Stmt | None:
         span=loop.span,
     )
     guarded = any(u.store.value.dtype.is_float and u.kind in ("max", "min") for u in updates)
-    fast = _lane_split(loop, updates, lanes, _fresh_copy(plain_loop) if guarded else None)
+    if (
+        may_parallelize
+        and isinstance(extent, IntImm)
+        and extent.value >= PARALLEL_SPLIT_EXTENT
+        and len(updates) == 1
+        and updates[0].kind in ("sum", "prod")
+    ):
+        fast = _chunked(loop, updates[0], lanes)
+    else:
+        fast = _lane_split(loop, updates, lanes, _fresh_copy(plain_loop) if guarded else None)
     versioned: Stmt = IfThenElse(all_of(checks), fast, plain_loop, span=loop.span) if checks \
         else fast
     if init is None:
@@ -345,12 +374,14 @@ def _local_buffer(name: str, dtype: DataType, lanes: int) -> Buffer:
 
 
 def _lane_split(
-    loop: For, updates: list[_Update], lanes: int, source_order: Stmt | None
+    loop: For, updates: list[_Update], lanes: int, source_order: Stmt | None,
+    assign: bool = False,
 ) -> Stmt:
     """The lanes, one buffer per update, filled by one vector loop; with ``source_order``
     (some update is a float min/max), the guard of the module doc: the lane results are
     kept only when no element of a guarded update was NaN or infinite and its result is not
-    zero, otherwise ``source_order`` runs."""
+    zero, otherwise ``source_order`` runs. With ``assign`` the folded lanes are stored into
+    the accumulator instead of combined with it (a chunk's partial)."""
     ity = loop.loop_var.dtype
     var = loop.loop_var
 
@@ -423,7 +454,8 @@ def _lane_split(
     rest = Var("r", ity)
     start = Add(loop.min, Mul(full, imm(lanes)))
     tail: list[Stmt] = [
-        _accumulate(u.kind, u.store.buffer, u.store.indices[0], result)
+        BufferStore(u.store.buffer, result, u.store.indices) if assign
+        else _accumulate(u.kind, u.store.buffer, u.store.indices[0], result)
         for u, result in zip(updates, results)
     ]
     tail.append(For(
@@ -450,6 +482,44 @@ def _lane_split(
     for buf in local[::-1]:
         body = Allocate(buf.data, buf.dtype, buf.shape[0], IntImm(_BOOL, 1), body)
     return body
+
+
+def _chunked(loop: For, update: _Update, lanes: int) -> Stmt:
+    """The parallel-split form of the module doc: ``partial[c]`` = chunk ``c`` in lanes
+    under a ``T.parallel`` loop, then the partials and the elements after the last chunk
+    combined into the accumulator in order."""
+    assert isinstance(loop.extent, IntImm)
+    ity = loop.loop_var.dtype
+    dtype = update.store.value.dtype
+
+    def imm(value: int) -> IntImm:
+        return IntImm(ity, value)
+
+    size = loop.extent.value // PARALLEL_CHUNKS // lanes * lanes
+    data = make_data_var(f"{update.store.buffer.name}_chunks", dtype, "global")
+    partial = Buffer(data.name, data, (imm(PARALLEL_CHUNKS),), dtype)
+    chunk = Var("chunk", ity)
+    into_partial = _Update(
+        update.kind,
+        BufferStore(partial, _combine(update.kind, BufferLoad(partial, (chunk,)), update.x),
+                    (chunk,)),
+        update.x,
+    )
+    piece = For(loop.loop_var, Add(loop.min, Mul(chunk, imm(size))), imm(size),
+                ForKind.SERIAL, into_partial.store)
+    chunks = For(chunk, imm(0), imm(PARALLEL_CHUNKS), ForKind.PARALLEL,
+                 _lane_split(piece, [into_partial], lanes, None, assign=True))
+    which = Var("c", ity)
+    combine = For(which, imm(0), imm(PARALLEL_CHUNKS), ForKind.SERIAL, _accumulate(
+        update.kind, update.store.buffer, update.store.indices[0],
+        BufferLoad(partial, (which,))))
+    rest = Var("r", ity)
+    done = PARALLEL_CHUNKS * size
+    after = For(rest, imm(0), imm(loop.extent.value - done), ForKind.SERIAL, _accumulate(
+        update.kind, update.store.buffer, update.store.indices[0],
+        substitute_expr(update.x, {loop.loop_var: Add(loop.min, Add(imm(done), rest))})))
+    body = DeclBuffer(partial, SeqStmt((chunks, combine, after)))
+    return Allocate(data, dtype, partial.shape[0], IntImm(_BOOL, 1), body)
 
 
 def _fold_together(
@@ -488,8 +558,22 @@ def _fold_together(
 
 
 class _Vectorizer(LoopRewriter):
+    def __init__(self, local_data: set[int]) -> None:
+        super().__init__(local_data)
+        self.parallel_depth = 0
+
+    def visit_for_(self, stmt: For) -> Stmt:
+        parallel = int(stmt.kind is ForKind.PARALLEL)
+        self.parallel_depth += parallel
+        try:
+            new = self.generic_mutate(stmt)
+        finally:
+            self.parallel_depth -= parallel
+        out = self.rewrite(new)
+        return new if out is None else out
+
     def rewrite(self, loop: For) -> Stmt | None:
-        return vectorize_reduction(loop, self.local_data)
+        return vectorize_reduction(loop, self.local_data, self.parallel_depth == 0)
 
 
 @function_pass("vectorize_reductions", opt_level=1)
