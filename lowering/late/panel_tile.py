@@ -61,7 +61,10 @@ apart, 4 MiB walked), every step is a new page and, at a power-of-two stride, th
 cache set: the panel is first copied into a contiguous local buffer that the tiles of the
 rows then read (per row block for a parallel row loop, each block its own copy; once for
 all the rows of a serial one, the panel loop then outside the rows). The copy reads exactly
-the elements the tiles read, and the arithmetic is unchanged.
+the elements the tiles read, and the arithmetic is unchanged. With a symbolic ``K`` or
+stride the conditions (stride, walk, the panel within :data:`PACK_MAX_BYTES`) are tested
+at run time, and with symbolic rows the row blocks hold :data:`SYMBOLIC_ROW_TILES` tiles
+(``M`` a multiple of that, also tested); the tiles without a panel run when a test fails.
 """
 
 from __future__ import annotations
@@ -70,12 +73,16 @@ from dataclasses import dataclass, replace
 
 from irbuilder.ir import (
     EQ,
+    GE,
     GT,
+    LE,
+    Add,
     Allocate,
     AttrStmt,
     Buffer,
     BufferLoad,
     BufferStore,
+    Cast,
     DeclBuffer,
     FloorDiv,
     FloorMod,
@@ -99,7 +106,7 @@ from irbuilder.ir import (
 from ..analysis.loads import LoadCollector, reads_memory
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
-from ..arith import to_linear
+from ..arith import simplify_expr, to_linear
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
@@ -132,7 +139,13 @@ AVX-512 code; a 512^3 one 1.22 -> 1.34 ms (1 MiB walked), a 256 x 1024 x 512 den
 PACK_MAX_BYTES = 256 * 1024
 """The largest panel copied (``K x W`` elements): it must stay in the L2 cache."""
 
+SYMBOLIC_ROW_TILES = 8
+"""Tiles per row block of a nest with a symbolic row count whose shared operand is copied
+into panels (each panel then serves this many tiles, as a constant count of 1024 rows gets
+from :func:`_rows_per_iteration`)."""
+
 _TRUE = IntImm(as_dtype("bool"), 1)
+_I64 = as_dtype("int64")
 _I32 = as_dtype("int32")
 
 
@@ -352,6 +365,8 @@ class _Panel:
     load: BufferLoad
     buffer: Buffer
     copy: Stmt
+    checks: tuple[PrimExpr, ...] = ()
+    """Run-time conditions of the copy (symbolic ``K`` or stride), empty when proven."""
 
     def allocated(self, body: Stmt) -> Stmt:
         """``body`` with the panel allocated around it."""
@@ -377,10 +392,9 @@ def _panel(nest: _Nest, width: int, reuse: int, jo: Var, min_walk: int) -> _Pane
     :data:`PACK_MAX_BYTES`; None otherwise. The copy reads exactly the elements the tiles
     read (every ``k`` of the loop, the panel's ``width`` columns)."""
     steps = nest.steps
-    if reuse < 2 or nest.lanes != 1 or not isinstance(steps.extent, IntImm):
+    if reuse < 2 or nest.lanes != 1:
         return None
     i, j, k = nest.rows.loop_var, nest.cols.loop_var, steps.loop_var
-    depth = steps.extent.value
     found = LoadCollector()
     found.visit_expr(nest.store.value)
     for load in found.loads:
@@ -391,16 +405,25 @@ def _panel(nest: _Nest, width: int, reuse: int, jo: Var, min_walk: int) -> _Pane
             continue
         stride = linear_coefficient(index, k)
         itemsize = load.buffer.dtype.itemsize
-        if (stride is None or abs(stride) * itemsize < PACK_MIN_STRIDE_BYTES
-                or depth * abs(stride) * itemsize <= min_walk):
-            continue
-        if depth * width * itemsize > PACK_MAX_BYTES:
-            return None
+        checks: tuple[PrimExpr, ...] = ()
+        if stride is not None and isinstance(steps.extent, IntImm):
+            depth = steps.extent.value
+            if (abs(stride) * itemsize < PACK_MIN_STRIDE_BYTES
+                    or depth * abs(stride) * itemsize <= min_walk):
+                continue
+            if depth * width * itemsize > PACK_MAX_BYTES:
+                return None
+            capacity = depth * width
+        else:
+            checks = _symbolic_panel_checks(index, k, steps.extent, width, itemsize, min_walk)
+            if not checks:
+                continue
+            capacity = PACK_MAX_BYTES // itemsize
         name = f"{load.buffer.name}_panel"
         # a heap buffer (above the stack limit): its data var named as the printed
         # script's decl_buffer re-parses it, which the allocation failure message quotes
         data = make_data_var(f"{name}_data", load.buffer.dtype, "local")
-        buffer = Buffer(name, data, (IntImm(_I32, depth * width),), load.buffer.dtype,
+        buffer = Buffer(name, data, (IntImm(_I32, capacity),), load.buffer.dtype,
                         scope="local")
         kk, lane = Var(k.name + "_p", k.dtype), Var(j.name + "_p", j.dtype)
         source = substitute_expr(load, {k: kk + steps.min,
@@ -410,15 +433,69 @@ def _panel(nest: _Nest, width: int, reuse: int, jo: Var, min_walk: int) -> _Pane
             row = _vector(lane, width, BufferStore(buffer, source, (slot,)))
         except CannotVectorize:
             return None
-        copy = For(kk, IntImm(k.dtype, 0), IntImm(k.dtype, depth), ForKind.SERIAL, row)
-        return _Panel(load, buffer, copy)
+        copy = For(kk, IntImm(k.dtype, 0), steps.extent, ForKind.SERIAL, row)
+        return _Panel(load, buffer, copy, checks)
     return None
 
 
+def _step_of(index: PrimExpr, k: Var) -> PrimExpr | None:
+    """What ``index`` grows by per step of ``k``: the sum of its terms ``c * k`` and
+    ``c * k * s`` (``s`` free of ``k``) without ``k``; None when ``k`` appears otherwise."""
+    if not index.dtype.is_int:
+        return None
+    parts: list[PrimExpr] = []
+    for atom, coef in to_linear(index).live_terms():
+        if not depends_on(atom, k):
+            continue
+        if atom is k:
+            parts.append(IntImm(index.dtype, coef))
+            continue
+        if not isinstance(atom, Mul) or (atom.a is k) == (atom.b is k):
+            return None
+        other = atom.b if atom.a is k else atom.a
+        if depends_on(other, k):
+            return None
+        parts.append(other if coef == 1 else Mul(other, IntImm(other.dtype, coef)))
+    if not parts:
+        return None
+    step = parts[0]
+    for part in parts[1:]:
+        step = Add(step, part)
+    return simplify_expr(step)
+
+
+def _symbolic_panel_checks(
+    index: PrimExpr, k: Var, depth: PrimExpr, width: int, itemsize: int, min_walk: int
+) -> tuple[PrimExpr, ...]:
+    """The run-time form of the panel's conditions when the walk's stride (the step of
+    ``index`` per ``k``) or its length ``depth`` is symbolic: a stride of at least
+    :data:`PACK_MIN_STRIDE_BYTES`, a walk longer than ``min_walk`` and ``depth x width``
+    elements within :data:`PACK_MAX_BYTES` (in 64 bits: no product overflows); empty when
+    the stride is not a loop-invariant expression."""
+    step = _step_of(index, k)
+    if step is None or reads_memory(step):
+        return ()
+
+    def wide(expr: PrimExpr) -> PrimExpr:
+        return expr if expr.dtype == _I64 else Cast(_I64, expr)
+
+    def imm(value: int) -> IntImm:
+        return IntImm(_I64, value)
+
+    stride_bytes = Mul(wide(step), imm(itemsize))
+    return (
+        GE(stride_bytes, imm(PACK_MIN_STRIDE_BYTES)),
+        GT(Mul(wide(depth), stride_bytes), imm(min_walk)),
+        LE(Mul(wide(depth), imm(width * itemsize)), imm(PACK_MAX_BYTES)),
+    )
+
+
 def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
-                        min_walk: int = PACK_MIN_WALK_BYTES) -> Stmt | None:
+                        min_walk: int = PACK_MIN_WALK_BYTES, panels: bool = True) -> Stmt | None:
     """The versioned, tiled nest (module doc), or None when it does not apply; a shared
-    operand whose panel walk spans more than ``min_walk`` bytes is copied into panels."""
+    operand whose panel walk spans more than ``min_walk`` bytes is copied into panels
+    (never with ``panels=False``: the version that runs when a panel's run-time test
+    fails)."""
     nest = _match(loop, local_data)
     if nest is None:
         return None
@@ -439,7 +516,6 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
         block = _rows_per_iteration(rows.value, shape.rows)
     else:
         block = shape.rows
-        shape_checks.append(EQ(FloorMod(rows, IntImm(rows.dtype, block)), IntImm(rows.dtype, 0)))
     if isinstance(cols, IntImm):
         if cols.value % width:
             return None
@@ -462,7 +538,21 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     panels_outside = nest.rows.kind is ForKind.SERIAL and isinstance(rows, IntImm)
     reuse = rows.value // shape.rows if isinstance(rows, IntImm) and panels_outside else \
         block // shape.rows
-    panel = _panel(nest, width, reuse, jo, min_walk)
+    panel = _panel(nest, width, reuse, jo, min_walk) if panels else None
+    wide_blocks = False  # symbolic rows in blocks of several tiles, for the panel
+    if panel is None and panels and not isinstance(rows, IntImm):
+        panel = _panel(nest, width, SYMBOLIC_ROW_TILES, jo, min_walk)
+        if panel is not None:
+            block = shape.rows * SYMBOLIC_ROW_TILES
+            wide_blocks = True
+    if not isinstance(rows, IntImm):
+        checks.insert(0, EQ(FloorMod(rows, IntImm(rows.dtype, block)), IntImm(rows.dtype, 0)))
+    # the original nest still gets the interchange when the tiles do not apply, and the
+    # tiles without a panel when the panel's run-time conditions fail
+    fallback: Stmt | None = None
+    if panel is not None and (panel.checks or wide_blocks):
+        checks.extend(panel.checks)
+        fallback = tile_reduction_nest(loop, local_data, shape, min_walk, panels=False)
     if panel is not None:
         k = nest.steps.loop_var
         column = j - jo * IntImm(jdt, width)  # the lane, once j is the tile's column
@@ -549,8 +639,8 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     )
     if not checks:
         return fast
-    # the original nest still gets the interchange when the tiles do not apply
-    fallback = interchange_nests(loop, local_data)
+    if fallback is None:
+        fallback = interchange_nests(loop, local_data)
     return IfThenElse(all_of(checks), fast, fallback, span=loop.span)
 
 

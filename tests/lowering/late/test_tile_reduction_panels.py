@@ -5,6 +5,7 @@ original nest."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -431,3 +432,36 @@ def test_whole_builds_give_the_interpreters_numbers(func: PrimFunc,
         for seed in range(2):
             agrees_with_interpreter(func, lambda s=seed: standard_normal(func, s), target,
                                     runs=3)
+
+
+def test_symbolic_shapes_copy_panels_under_run_time_tests() -> None:
+    after = _tiled(before_late(square), **_SMALL_WALK)
+    text = after.script()
+    _, loops = _panel_allocation(after)
+    # rows in blocks of 8 tiles of 4, each block its own panel; the stride, walk and panel
+    # size tested at run time (64-bit products)
+    assert loops[-1].kind is ForKind.PARALLEL and "for i_m in range(8):" in text
+    assert "if n % 32 == 0 and n % 16 == 0 and" in text and 'T.Cast("int64", n) * T.int64(4) >= T.int64(1024)' in text
+    assert 'T.Cast("int64", n) * T.int64(64) <= T.int64(262144)' in text  # 16 columns
+    # when they fail: the tiles without a panel, then the interchanged nest
+    assert len(re.findall(r"_tile(_\d+)? = T.decl_buffer", text)) == 2 and "n % 4 == 0" in text
+
+
+@pytest.mark.parametrize("n", [256, 288, 272, 260])
+@runs_avx2
+def test_symbolic_panels_give_the_same_numbers(n: int) -> None:
+    # AVX2 tiles are 4 x 16: 256 and 288 copy panels (rows a multiple of 32, 1 KiB apart
+    # and more), 272 runs the tiles without a panel, 260 the interchanged nest
+    config = {"tile_reduction_panels": _SMALL_WALK}
+    with lowering.PassContext(config=config):
+        kernel = tvmscript.build(square, target=AVX2, cache=False)
+    with lowering.PassContext(disabled_passes=frozenset({"tile_reduction_panels"})):
+        plain = tvmscript.build(square, target=AVX2, cache=False)
+    assert "_panel" in kernel.get_source("tir")
+    rng = np.random.default_rng(n)
+    a, b = (rng.standard_normal((n, n)).astype("float32") for _ in range(2))
+    c, c_plain = (np.full((n, n), np.nan, "float32") for _ in range(2))
+    kernel(a, b, c)
+    plain(a, b, c_plain)
+    np.testing.assert_array_equal(c, c_plain)  # bit-identical to the untiled nest
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
