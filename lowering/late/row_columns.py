@@ -40,6 +40,7 @@ from irbuilder.ir import (
 
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
+from ..arith import to_linear
 from ..arith.canonical import linear_coefficient
 from .row_chains import Chain, Update, loads
 from .transpose_tiles import transpose_bindings
@@ -80,6 +81,20 @@ def _nest(lets: list[LetStmt], body: Stmt) -> Stmt:
     for let in reversed(lets):
         body = LetStmt(let.var, let.value, body, span=let.span)
     return body
+
+
+def _row_stride(index: PrimExpr, row: Var) -> PrimExpr | None:
+    """The symbolic factor ``s`` of the one term ``row * s`` of ``index`` (``s`` free of
+    ``row``), or None."""
+    terms = [(atom, coef) for atom, coef in to_linear(index).live_terms()
+             if depends_on(atom, row)]
+    if len(terms) != 1 or terms[0][1] != 1 or not isinstance(terms[0][0], Mul):
+        return None
+    atom = terms[0][0]
+    if (atom.a is row) == (atom.b is row):
+        return None
+    other = atom.b if atom.a is row else atom.a
+    return None if depends_on(other, row) else other
 
 
 class ChainVectorizer:
@@ -151,12 +166,18 @@ class ChainVectorizer:
         """Hints fetching the next group's rows of each tiled load, in address order, spread
         evenly over the ``tiles`` iterations of the tile loop (see ``PREFETCH_NEXT_ROWS``).
 
-        Only for a constant column count (the line's row and column are then divisions by
-        constants); the row is clamped to the loop's last row, so the hint never names an
-        address outside the buffer."""
+        For a constant column count the line's row and column are divisions by constants;
+        the row is clamped to the loop's last row, so the hint never names an address
+        outside the buffer. A symbolic count is served where a row's elements follow the
+        previous row's (row stride = column count): the next group is then one contiguous
+        run, walked at the pace of a constant count's (its lines spread over the tiles,
+        clamped to the last row's last element)."""
         red = self.chain.loop
-        if (self.last_row is None or not isinstance(red.extent, IntImm)
-                or not isinstance(tiles, IntImm) or tiles.value <= 0):
+        if self.last_row is None:
+            return []
+        if not isinstance(red.extent, IntImm) or not isinstance(tiles, IntImm):
+            return self._contiguous_prefetches(jo)
+        if tiles.value <= 0:
             return []
         m = red.extent.value
         out: list[Stmt] = []
@@ -176,6 +197,39 @@ class ChainVectorizer:
                     col = red.min + col
                 (index,) = load.indices
                 at = substitute_expr(index, {self.row: row_at, red.loop_var: col})
+                hint = Call(_I32, "prefetch", (BufferLoad(load.buffer, (at,)), IntImm(_I32, 1)),
+                            CallKind.BUILTIN)
+                out.append(Evaluate(hint))
+        return out
+
+    def _contiguous_prefetches(self, jo: Var) -> list[Stmt]:
+        """:meth:`prefetches` for a symbolic column count, loads whose rows are contiguous
+        (index ``row * m + col + c``, ``m`` the column count); none for other loads."""
+        red = self.chain.loop
+        assert self.last_row is not None
+        if not (isinstance(red.min, IntImm) and red.min.value == 0):
+            return []
+        out: list[Stmt] = []
+        for load in self.tiled_loads():
+            (index,) = load.indices
+            stride = _row_stride(index, self.row)
+            if (stride is None or linear_coefficient(index, red.loop_var) != 1
+                    or not structural_equal(stride, red.extent)):
+                continue
+            per_line = max(1, _CACHE_LINE // load.buffer.dtype.itemsize)
+            per_tile = -(-self.lanes * self.lanes * self.blocks // per_line)
+            idt = index.dtype
+            start = substitute_expr(index, {
+                self.row: self.first + IntImm(self.first.dtype, self.lanes * self.blocks),
+                red.loop_var: IntImm(red.loop_var.dtype, 0)})
+            end = substitute_expr(index, {
+                self.row: self.last_row, red.loop_var: red.extent - IntImm(red.extent.dtype, 1)})
+            step = jo if jo.dtype == idt else Cast(idt, jo)
+            for q in range(per_tile):
+                element: PrimExpr = step * IntImm(idt, per_tile * per_line)
+                if q:
+                    element = element + IntImm(idt, q * per_line)
+                at = Min(start + element, end)
                 hint = Call(_I32, "prefetch", (BufferLoad(load.buffer, (at,)), IntImm(_I32, 1)),
                             CallKind.BUILTIN)
                 out.append(Evaluate(hint))

@@ -490,10 +490,31 @@ def test_the_tile_loop_prefetches_the_next_groups_rows_in_address_order(
                      for e in range(0, 5 * per_tile * 16, 16)]
         assert named == next_rows  # every line of the next group's rows, in address order
     assert structural_equal(tvmscript.from_source(after.script()), after)
-    assert _prefetched(_vectorized(sym_sums, target)) == []  # symbolic columns: none
     with lowering.PassContext(opt_level=3, target=target,
                               config={"vectorize_row_reductions": {"prefetch": False}}):
         assert _prefetched(vectorize_row_reductions(before_late(row_sums, target))) == []
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_symbolic_columns_prefetch_the_next_groups_contiguous_rows(target: Target) -> None:
+    # A row follows the previous one (stride n = the column count): the next group is one
+    # run of lanes * n elements, walked lanes * lanes elements a tile (lines of 16 floats),
+    # clamped to the last element; every line of it but the last tile's few is named.
+    after = _vectorized(sym_sums, target)
+    hints = _prefetched(after)
+    lanes = 8  # rows a group on both targets (256-bit row vectors)
+    assert len(hints) == lanes * lanes // 16
+    m, n = 53, 45
+    tiles, end = n // lanes, m * n - 1
+    for group in range(m // lanes):
+        named = [_hint_address(h, i_rows=group, j_tile=t, m=m, n=n)
+                 for t in range(tiles) for h in hints]
+        start = (group + 1) * lanes * n
+        assert named == sorted(named) and named[0] == min(start, end) and max(named) <= end
+        if start < end:
+            wanted = range(start // 16, min(start + lanes * n - lanes * lanes, end) // 16)
+            assert set(wanted) <= {e // 16 for e in named}
+    assert structural_equal(tvmscript.from_source(after.script()), after)
 
 
 @pytest.mark.parametrize("target", _targets())
