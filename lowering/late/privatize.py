@@ -19,10 +19,15 @@ of the array and add them up afterwards::
 
 Every bin receives the same additions, in another order: the results are bit-identical for
 every input, overlapping arrays run the original loop, and a bin index outside ``H`` is as
-undefined as it was (with ``bounds_check=True`` the loop holds an assert and is left alone).
+undefined as it was. With ``bounds_check=True`` the loop's statement comes after asserts
+(``D[i]`` within ``H``); the tasks then test their conditions instead, count only the
+elements that pass and flag the others, and when any task flagged one the original loop
+runs from the start (``H`` is untouched until the merge): it fails at the first bad element
+with its message, after counting the elements before it, as the source order does.
 
 Applied to SERIAL loops that are not inside another loop, whose body is exactly one store
-``H[idx] = H[idx] + v`` (or ``v + H[idx]``) to an integer array ``H`` of at most
+``H[idx] = H[idx] + v`` (or ``v + H[idx]``), after any asserts whose conditions are pure
+and do not read ``H``, to an integer array ``H`` of at most
 :data:`MAX_BINS` elements, with ``idx`` reading memory (a scatter: an affine index would
 need no privatization) and neither ``idx`` nor ``v`` reading ``H`` or calling out.
 """
@@ -30,9 +35,12 @@ need no privatization) and neither ``idx`` nor ``v`` reading ``H`` or calling ou
 from __future__ import annotations
 
 from irbuilder.ir import (
+    EQ,
     GE,
     Add,
     Allocate,
+    And,
+    AssertStmt,
     BufferLoad,
     BufferStore,
     Cast,
@@ -57,6 +65,7 @@ from irbuilder.ir import (
 from irbuilder.ir.buffer import Buffer, make_data_var
 
 from ..analysis.loads import LoadCollector, LocalAllocations, reads_memory
+from ..analysis.substitute import substitute_expr
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 from .versioning import all_of, byte_range, no_overlap_checks
@@ -75,11 +84,21 @@ MIN_TRIP_COUNT = 1 << 16
 run at least 16 iterations per bin of each private copy."""
 
 _TRUE = IntImm(as_dtype("bool"), 1)
+_FLAG = as_dtype("int32")
+
+
+def _split_body(loop: For) -> tuple[list[AssertStmt], Stmt]:
+    """The loop's leading asserts and its last statement."""
+    body = loop.body
+    if isinstance(body, SeqStmt) and len(body.seq) >= 2 and all(
+            isinstance(st, AssertStmt) for st in body.seq[:-1]):
+        return [st for st in body.seq[:-1] if isinstance(st, AssertStmt)], body.seq[-1]
+    return [], body
 
 
 def _match(loop: For, local_data: set[int]) -> tuple[BufferStore, PrimExpr, PrimExpr] | None:
     """``(store, idx, v)`` of a qualifying loop's one statement, or None."""
-    store = loop.body
+    asserts, store = _split_body(loop)
     if not isinstance(store, BufferStore) or len(store.indices) != 1:
         return None
     hist = store.buffer
@@ -107,6 +126,8 @@ def _match(loop: For, local_data: set[int]) -> tuple[BufferStore, PrimExpr, Prim
             found = LoadCollector(traps_are_effects=True)
             found.visit_expr(other)
             found.visit_expr(idx)
+            for check in asserts:
+                found.visit_expr(check.condition)
             if found.impure or any(ld.buffer.data is hist.data for ld in found.loads):
                 return None
             return store, idx, other
@@ -135,9 +156,12 @@ def privatize_loop(loop: For, local_data: set[int]) -> Stmt | None:
     else:
         trip_checks.append(GE(n, IntImm(n.dtype, needed)))
     written = byte_range(hist)
+    asserts, _ = _split_body(loop)
     collector = LoadCollector()
     collector.visit_expr(idx)
     collector.visit_expr(value)
+    for check in asserts:
+        collector.visit_expr(check.condition)
     others = [ld.buffer for ld in collector.loads]
     checks = None if written is None else no_overlap_checks(written, others, local_data)
     if checks is None:
@@ -163,17 +187,38 @@ def privatize_loop(loop: For, local_data: set[int]) -> Stmt | None:
     assert isinstance(moved, BufferStore)
     (bin_at,) = moved.indices
     slot = Add(base, Cast(hdt, bin_at) if bin_at.dtype != hdt else bin_at)
-    count = BufferStore(counts, Add(BufferLoad(counts, (slot,)), moved.value), (slot,))
+    count: Stmt = BufferStore(counts, Add(BufferLoad(counts, (slot,)), moved.value), (slot,))
+    flags = None
+    if asserts:
+        # each task flags an element that fails a check instead of counting it
+        flag_data = make_data_var(f"{name}_failed_data", _FLAG)
+        flags = Buffer(f"{name}_failed", flag_data, (IntImm(idt, TASKS),), _FLAG)
+        passed: PrimExpr = substitute_expr(asserts[0].condition, {loop.loop_var: at})
+        for check in asserts[1:]:
+            passed = And(passed, substitute_expr(check.condition, {loop.loop_var: at}))
+        count = IfThenElse(passed, count, BufferStore(flags, IntImm(_FLAG, 1), (task,)))
     work = For(i, IntImm(idt, 0), Sub(end, begin), ForKind.SERIAL, count)
+    setup: list[Stmt] = [zero]
+    if flags is not None:
+        setup.append(BufferStore(flags, IntImm(_FLAG, 0), (task,)))
     tasks = For(task, IntImm(idt, 0), IntImm(idt, TASKS), ForKind.PARALLEL,
-                SeqStmt((zero, work)))
+                SeqStmt((*setup, work)))
     b = Var("bin", hdt)
     merged: PrimExpr = BufferLoad(hist, (b,))
     for t in range(TASKS):
         merged = Add(merged, BufferLoad(counts, (Add(IntImm(hdt, t * bins.value), b),)))
-    merge = For(b, IntImm(hdt, 0), bins, ForKind.SERIAL, BufferStore(hist, merged, (b,)))
-    fast = Allocate(data, hist.dtype, total, _TRUE,
-                    DeclBuffer(counts, SeqStmt((tasks, merge))))
+    merge: Stmt = For(b, IntImm(hdt, 0), bins, ForKind.SERIAL, BufferStore(hist, merged, (b,)))
+    if flags is not None:
+        # a flagged element: the original loop from the start, failing where it fails
+        failed: PrimExpr = BufferLoad(flags, (IntImm(idt, 0),))
+        for t in range(1, TASKS):
+            failed = Add(failed, BufferLoad(flags, (IntImm(idt, t),)))
+        merge = IfThenElse(EQ(failed, IntImm(_FLAG, 0)), merge, copy_with_fresh_vars(loop))
+        merge = Allocate(flags.data, _FLAG, IntImm(idt, TASKS), _TRUE,
+                         DeclBuffer(flags, SeqStmt((tasks, merge))))
+    else:
+        merge = SeqStmt((tasks, merge))
+    fast = Allocate(data, hist.dtype, total, _TRUE, DeclBuffer(counts, merge))
     conditions = [*trip_checks, *checks]
     return IfThenElse(all_of(conditions), fast, loop, span=loop.span) if conditions else fast
 

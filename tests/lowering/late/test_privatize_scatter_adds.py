@@ -127,3 +127,27 @@ def test_the_pass_runs_in_the_pipeline() -> None:
     assert "privatize_scatter_adds" in LATE_STAGE
     kernel = tvmscript.build(histogram, target=AVX2, cache=False)
     assert "for task in T.parallel(8)" in kernel.get_source("tir")
+
+
+@runs_avx2
+def test_checked_builds_count_in_parallel_and_fail_as_the_loop_does() -> None:
+    kernel = tvmscript.build(histogram, target=AVX2, cache=False, bounds_check=True)
+    source = kernel.get_source("tir")
+    assert "for task in T.parallel(8)" in source and "H_flat_private_failed[task] = 1" in source
+    rng = np.random.default_rng(9)
+    d = rng.integers(0, 256, N).astype("int32")
+    h = np.zeros(256, "int32")
+    kernel(d, h)
+    np.testing.assert_array_equal(h, np.bincount(d, minlength=256))
+    # two bad indices in different tasks' shares: the first in source order is reported,
+    # after the elements before it were counted (the original loop runs from the start)
+    d[1000], d[N - 5] = -5, 999
+    for _ in range(3):
+        h = np.zeros(256, "int32")
+        with pytest.raises(IndexError, match=r"index D\[i\] = -5 out of bounds for shape \(256,\)"):
+            kernel(d, h)
+        np.testing.assert_array_equal(h, np.bincount(d[:1000], minlength=256))
+    want = np.zeros(256, "int32")  # the interpreter stops at the same element
+    with pytest.raises(IndexError, match="out-of-bounds access"):
+        tvmscript.build(histogram, target="interp")(d, want)
+    np.testing.assert_array_equal(h, want)
