@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
+import pickle
 import sys
 import textwrap
 
@@ -63,6 +65,24 @@ def test_nodes_are_immutable_and_compared_by_identity() -> None:
     assert a != b and len({a, b}) == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         a.id = "y"  # type: ignore[misc]
+
+
+def test_nodes_take_keywords_only_with_their_defaults_and_copy_whole() -> None:
+    call = doc.Call(func=doc.Name(id="f", line=2, col=5))
+    assert (call.args, call.keywords, call.line) == ((), (), 0)
+    assert doc.node_fields(doc.Call) == ("func", "args", "keywords")
+    assert repr(doc.Name(id="x")) == "Name(line=0, col=0, end_line=0, end_col=0, id='x')"
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'id'"):
+        doc.Name()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'ident'"):
+        doc.Name(id="x", ident="y")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional"):
+        doc.Name("x")  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del call.func
+    for copied in (copy.copy(call), copy.deepcopy(call), pickle.loads(pickle.dumps(call))):
+        assert copied is not call and type(copied) is doc.Call
+        assert repr(copied) == repr(call)
 
 
 def test_class_names_cover_dispatch_keys() -> None:

@@ -151,6 +151,14 @@ class _NodeBase:
     def __delattr__(self, name: str) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
+    def __getstate__(self) -> list[Any]:
+        # copy and pickle (the frozen __setattr__ refuses their default restore)
+        return [getattr(self, name) for name, _ in self._node_spec]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for (name, _), value in zip(self._node_spec, state):
+            object.__setattr__(self, name, value)
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _ in self._node_spec)
         return f"{type(self).__qualname__}({shown})"
