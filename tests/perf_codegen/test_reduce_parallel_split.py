@@ -17,6 +17,7 @@ from pinned import AVX2, AVX512, lower_for
 import tvmscript
 from lowering.transforms.reduce_vectorize import PARALLEL_CHUNKS, PARALLEL_SPLIT_EXTENT
 from tvmscript import tir as T
+from tvmscript.ir import structural_equal
 
 _ROOT = str(Path(tvmscript.__file__).parent.parent)
 N = PARALLEL_SPLIT_EXTENT + 77  # 77 elements after the last chunk
@@ -86,7 +87,9 @@ def _documented_order_sum(a: np.ndarray) -> np.float32:
 
 def test_a_long_reduction_is_reduced_in_parallel_chunks() -> None:
     for target in (AVX2, AVX512):
-        text = lower_for(big_sum, target).script()
+        lowered = lower_for(big_sum, target)
+        text = lowered.script()
+        assert structural_equal(tvmscript.from_source(text), lowered)  # it re-parses
         assert f"for chunk in T.parallel({PARALLEL_CHUNKS}):" in text
         assert "c_flat_chunks_lanes" in text  # each chunk in lanes
         assert "for k in range(1048653):" in text  # the source order behind the overlap test

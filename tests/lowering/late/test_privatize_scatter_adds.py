@@ -13,6 +13,7 @@ from irbuilder.ir import Allocate, ForKind, IfThenElse, PrimFunc
 from irbuilder.ir.functor import post_order_visit
 from lowering.late.privatize import TASKS
 from tvmscript import tir as T
+from tvmscript.ir import structural_equal
 
 N = 1 << 17
 
@@ -134,6 +135,8 @@ def test_checked_builds_count_in_parallel_and_fail_as_the_loop_does() -> None:
     kernel = tvmscript.build(histogram, target=AVX2, cache=False, bounds_check=True)
     source = kernel.get_source("tir")
     assert "for task in T.parallel(8)" in source and "H_flat_private_failed[task] = 1" in source
+    assert kernel.lowered is not None
+    assert structural_equal(tvmscript.from_source(source), kernel.lowered)  # it re-parses
     rng = np.random.default_rng(9)
     d = rng.integers(0, 256, N).astype("int32")
     h = np.zeros(256, "int32")

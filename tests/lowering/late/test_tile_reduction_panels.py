@@ -31,6 +31,7 @@ from irbuilder.ir import DeclBuffer, For, ForKind, PrimFunc
 from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.late.panel_tile import tile_reduction_panels, tile_shape
 from tvmscript import tir as T
+from tvmscript.ir import structural_equal
 
 
 @T.prim_func
@@ -437,6 +438,7 @@ def test_whole_builds_give_the_interpreters_numbers(func: PrimFunc,
 def test_symbolic_shapes_copy_panels_under_run_time_tests() -> None:
     after = _tiled(before_late(square), **_SMALL_WALK)
     text = after.script()
+    assert structural_equal(tvmscript.from_source(text), after)  # it re-parses
     _, loops = _panel_allocation(after)
     # rows in blocks of 8 tiles of 4, each block its own panel; the stride, walk and panel
     # size tested at run time (64-bit products)
