@@ -48,8 +48,9 @@ def build(
     ``copy_noncontiguous_inputs``, ...) are documented on ``tvmscript.build`` 's implementation,
     ``tvmscript.compiler.build.build``, and in the README.
     """
-    if "tvmscript.compiler.build" not in sys.modules:
-        _prewarm.wait_for_imports()  # the same modules, one thread at a time
+    # One thread imports at a time: the prewarm thread stops after its current module and
+    # the build imports what it needs (a disk-cache hit: not code generation nor the passes).
+    _prewarm.stop_imports()
     from .compiler.build import build as build_impl
 
     try:

@@ -4,7 +4,10 @@ The thread imports the native runtime (llvmlite, ``backend.runtime``) and then c
 LLJIT (LLVM initialisation, host target query, one probe link): neither is on the importing
 thread, so ``import tvmscript`` stays short, and by the time a first kernel is parsed and
 lowered the JIT is ready; then it imports the compiler (passes, code generation) so that the
-first build does not.
+first build does not. A build that starts before the thread is done stops it after the
+module it is importing (:func:`stop_imports`) and imports what it needs itself: one thread
+imports at a time, and a build served from the disk cache needs neither code generation nor
+the passes.
 ``TVMSCRIPT_PREWARM=0`` disables it. A ``fork()`` waits for the thread (the child must not
 inherit a half-done import or a half-initialised LLVM); interpreter exit waits for it too
 (it is not a daemon: LLVM is not torn down under it).
@@ -18,7 +21,7 @@ import os
 import sys
 import threading
 
-__all__ = ["start", "started", "wait_for_imports"]
+__all__ = ["start", "started", "stop_imports", "wait_for_imports"]
 
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
@@ -73,6 +76,23 @@ def wait_for_imports(timeout: float = 5.0) -> None:
     spec = getattr(package, "__spec__", None)
     if package is None or getattr(spec, "_initializing", False):
         return
+    _imports_done.wait(timeout)
+
+
+def stop_imports(timeout: float = 5.0) -> None:
+    """Stop the thread after the module it is importing (its JIT work, when still running,
+    is finished first) and wait for it: the first build imports what it needs itself, and
+    a build served from the disk cache needs neither code generation nor the passes. Not
+    from the thread itself, nor while ``import tvmscript`` is still running; bounded by
+    ``timeout``."""
+    thread = _thread
+    if thread is None or thread is threading.current_thread() or not thread.is_alive():
+        return
+    package = sys.modules.get("tvmscript")
+    spec = getattr(package, "__spec__", None)
+    if package is None or getattr(spec, "_initializing", False):
+        return
+    _stop.set()
     _imports_done.wait(timeout)
 
 

@@ -28,6 +28,7 @@ from irbuilder.ir import (
 )
 from lowering.late.alias_version import NOALIAS_ATTR
 
+from ..alloc_counters import COUNTER_NAMES
 from .context import CodegenError, ErrorKind, const_int, llvm_type, mem_type, sanitize
 from .expr import ExprEmitter
 from .parallel import emit_parallel
@@ -384,15 +385,6 @@ done:
   ret void
 }"""
 
-COUNTER_NAMES = (
-    "tvms_cg_live_allocs",
-    "tvms_cg_total_allocs",
-    "tvms_cg_live_bytes",
-    "tvms_cg_total_bytes",
-    "tvms_cg_peak_bytes",
-    "tvms_cg_peak_allocs",
-)
-"""External i64 globals updated by counted heap allocations, in this order."""
 
 
 def ensure_heap_helpers(em: ExprEmitter) -> None:

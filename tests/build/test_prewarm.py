@@ -180,3 +180,33 @@ def test_the_schedule_library_loads_after_the_threads_imports(tmp_path: Path) ->
     # _DeadlockError in CI; tir.Schedule now lets the thread finish its imports first.
     for _ in range(3):
         assert _run_code(tmp_path, _SCHEDULE_AT_ONCE)[0].split()[1] == "True"
+
+
+_BUILD_TWICE = textwrap.dedent(
+    """
+    import numpy as np
+    import tvmscript
+    from tvmscript import tir as T
+
+    @T.prim_func
+    def double(A: T.Buffer((16,), "float32")):
+        for i in range(16):
+            A[i] = A[i] * T.float32(2)
+
+    kernel = tvmscript.build(double, cache=True)
+    a = np.ones(16, "float32")
+    kernel(a)
+    loaded = [m for m in ("backend.codegen", "lowering.pipeline", "backend.interp")
+              if m in sys.modules]
+    print(kernel.from_cache, a[0], ",".join(loaded) or "none")
+    """
+)
+
+
+def test_a_build_from_the_disk_cache_imports_no_code_generation(tmp_path: Path) -> None:
+    cache = {"TVMSCRIPT_CACHE_DIR": str(tmp_path / "cache")}
+    first = _run_code(tmp_path, _BUILD_TWICE, TVMSCRIPT_PREWARM="0", **cache)[0]
+    assert first.startswith("False 2.0") and "backend.codegen" in first
+    assert _run_code(tmp_path, _BUILD_TWICE, TVMSCRIPT_PREWARM="0", **cache)[0] == "True 2.0 none"
+    # with the thread: the build stops its remaining imports and still gets the cached kernel
+    assert _run_code(tmp_path, _BUILD_TWICE, **cache)[0].startswith("True 2.0")

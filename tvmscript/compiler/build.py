@@ -42,9 +42,7 @@ from backend.abi.pyentry import (
     entry_wrapper_ir,
     make_builtin,
 )
-from backend.codegen import generate
-from backend.codegen.stmt import COUNTER_NAMES
-from backend.interp import make_interp_kernel
+from backend.alloc_counters import COUNTER_NAMES
 from backend.runtime import CompiledLibrary, cache_enabled, compile_ir, load_object
 from backend.runtime.engine import cache_scope
 from irbuilder.ir import IRModule, PrimFunc, structural_equal, structural_hash
@@ -53,12 +51,9 @@ from lowering import PassContext
 from lowering.abi.boundary import allocate_outputs, num_outputs, output_specs
 from lowering.analysis import buffer_accesses, free_vars
 from lowering.checks.verifier import ENTRY_CHECKED_ATTR
-from lowering.cpu.prepare import prepare_for_cpu
 from lowering.target import TargetLike
-from lowering.transforms.bufferize import bufferize
-from lowering.transforms.scalar_return import has_scalar_return, lower_scalar_return
+from lowering.transforms.scalar_return import has_scalar_return
 
-from . import export
 from .cache import build_cache_path, load_build, save_build
 from .options import (
     BuildOptions,
@@ -77,7 +72,6 @@ _cache: OrderedDict[tuple[Any, ...], tuple[PrimFunc | IRModule, Any]] = OrderedD
 _cache_lock = threading.Lock()
 _cache_stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0}
 
-_Counters = ctypes.c_int64 * len(COUNTER_NAMES)
 
 
 class Kernel:
@@ -199,6 +193,8 @@ class Kernel:
         (``PyObject*`` ndarrays; tvmscript runtime symbols left weak undefined) and its plain-C
         entry ``<name>_c`` (see :mod:`tvmscript.compiler.export`). ``target`` (default: the
         build's) may be any CPU: the object is compiled for it, never run here."""
+        from . import export
+
         return export.export_object(self._require_library(), [self], path, target)
 
     def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
@@ -209,6 +205,8 @@ class Kernel:
         error code + ``<name>_c_last_error()``); see :mod:`tvmscript.compiler.export`.
         ``target`` as for :meth:`export_object`.
         """
+        from . import export
+
         return export.export_library(self._require_library(), [self], path, target)
 
     def __repr__(self) -> str:
@@ -270,6 +268,8 @@ class KernelModule:
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
         kernels = list(self._kernels.values())
+        from . import export
+
         return export.export_object(self._library, kernels, path, target)
 
     def export_library(self, path: str | Path, target: TargetLike | None = None) -> Path:
@@ -278,6 +278,8 @@ class KernelModule:
         if self._library is None:
             raise ValueError("module was not compiled to machine code")
         kernels = list(self._kernels.values())
+        from . import export
+
         return export.export_library(self._library, kernels, path, target)
 
     def __repr__(self) -> str:
@@ -389,6 +391,9 @@ def build(
     report_progress = progress_requested(options.pop("progress", None))
     opts, cache = parse_options(opt_level, options)
     if isinstance(target, str) and target == "interp":
+        from backend.interp import make_interp_kernel
+        from lowering.cpu.prepare import prepare_for_cpu
+
         if isinstance(func_or_module, IRModule):
             functions = {name: prepare_for_cpu(f) for name, f in func_or_module.items()}
             return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
@@ -481,7 +486,7 @@ def _entry_functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
 def _new_counters(options: BuildOptions) -> tuple[Any, dict[str, int]]:
     if not options.count_allocations:
         return None, {}
-    counters = _Counters()
+    counters = (ctypes.c_int64 * len(COUNTER_NAMES))()
     base = ctypes.addressof(counters)
     return counters, {name: base + 8 * i for i, name in enumerate(COUNTER_NAMES)}
 
@@ -517,6 +522,9 @@ def _output_plan(func: PrimFunc, lowered: PrimFunc | str) -> PrimFunc | None:
     if isinstance(lowered, PrimFunc):
         source = lowered
     else:
+        from lowering.transforms.bufferize import bufferize
+        from lowering.transforms.scalar_return import lower_scalar_return
+
         source = bufferize(func)
         if scalar:
             source = lower_scalar_return(source)
@@ -600,6 +608,8 @@ def _build_llvm(
         lowered = [lower_for_build(f, options, [progress]) for f in funcs]
         counters, symbols = _new_counters(options)
         with progress.phase("codegen"):
+            from backend.codegen import generate
+
             result = generate(
                 lowered,
                 options.codegen_options(),

@@ -5,17 +5,20 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lowering
-from backend.codegen import CodegenOptions
 from irbuilder.ir import PrimFunc
 from lowering import Pass, PassContext, PassInstrument
-from lowering.checks.race_check import RaceError
-from lowering.cpu.prepare import prepare_for_cpu
 from lowering.target import Target, as_target
 
 from ..diagnostics import DiagnosticError
+
+if TYPE_CHECKING:
+    # Imported where used: a build served from the disk cache needs neither code
+    # generation nor the passes (docs/compile-time.md).
+    from backend.codegen import CodegenOptions
+    from lowering.checks.race_check import RaceError
 
 __all__ = [
     "BuildOptions",
@@ -63,6 +66,8 @@ class BuildOptions:
 
     def codegen_options(self, target: Target | None = None) -> CodegenOptions:
         """The code generator's options for this build (``target`` overrides :attr:`target`)."""
+        from backend.codegen import CodegenOptions
+
         return CodegenOptions(
             fastmath=self.fastmath,
             fp_contract=self.fp_contract,
@@ -208,6 +213,8 @@ def lower_for_build(
     parallel loop refused by the race check raises :class:`DiagnosticError` located at the
     access, with a note at the loop.
     """
+    from lowering.cpu.prepare import prepare_for_cpu
+
     func = prepare_for_cpu(func)
     extra = [bounds_check_pass()] if options.bounds_check else []
     if options.strict_reductions or options.fastmath:
@@ -237,6 +244,8 @@ def _lower(
     extra: list[tuple[Pass, str]],
     instruments: Sequence[PassInstrument],
 ) -> PrimFunc:
+    from lowering.checks.race_check import RaceError
+
     try:
         return lowering.lower(
             func,
