@@ -22,9 +22,10 @@ Every measurement runs in a fresh process (imports excluded, reported separately
 ``build CPU`` is the CPU time of the whole process during the build (all threads).
 
 Run: ``python benchmarks/compile_time.py [repeats]``. Goals: cold <= TVM (~60 ms), warm <= 5 ms.
-A first build right after the import waits for the compiler's import (about 65 ms here, a
-warm build too): the goals are met by a program that does anything else for a few tenths of
-a second first, not by one that builds the moment the import returns.
+A first build right after the import waits for the compiler's import (about 65 ms here; a
+warm build for the runtime's, about 45): the goals are met by a program that does anything
+else for a few tenths of a second first, not by one that builds the moment the import
+returns.
 
 ``python benchmarks/compile_time.py --suite`` reports the split for every kernel of the
 suite (``benchmarks/kernels.py``), one fresh process per side:
