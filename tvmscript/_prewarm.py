@@ -69,14 +69,8 @@ def wait_for_imports(timeout: float = 5.0) -> None:
     ``_DeadlockError`` (seen once in CI: the schedule library and the compiler, both reaching
     ``lowering.analysis``). Not from the thread itself, nor while ``import tvmscript`` is
     still running (the thread waits for that import to end); bounded by ``timeout``."""
-    thread = _thread
-    if thread is None or thread is threading.current_thread() or not thread.is_alive():
-        return
-    package = sys.modules.get("tvmscript")
-    spec = getattr(package, "__spec__", None)
-    if package is None or getattr(spec, "_initializing", False):
-        return
-    _imports_done.wait(timeout)
+    if _may_wait():
+        _imports_done.wait(timeout)
 
 
 def stop_imports(timeout: float = 5.0) -> None:
@@ -85,15 +79,20 @@ def stop_imports(timeout: float = 5.0) -> None:
     a build served from the disk cache needs neither code generation nor the passes. Not
     from the thread itself, nor while ``import tvmscript`` is still running; bounded by
     ``timeout``."""
+    if _may_wait():
+        _stop.set()
+        _imports_done.wait(timeout)
+
+
+def _may_wait() -> bool:
+    """Whether the calling thread may wait for the thread's imports: it runs, it is another
+    thread, and ``import tvmscript`` has finished (which the thread's imports wait for)."""
     thread = _thread
     if thread is None or thread is threading.current_thread() or not thread.is_alive():
-        return
+        return False
     package = sys.modules.get("tvmscript")
     spec = getattr(package, "__spec__", None)
-    if package is None or getattr(spec, "_initializing", False):
-        return
-    _stop.set()
-    _imports_done.wait(timeout)
+    return package is not None and not getattr(spec, "_initializing", False)
 
 
 def _join() -> None:

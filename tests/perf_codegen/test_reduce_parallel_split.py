@@ -5,21 +5,15 @@ the source order when the accumulator overlaps an input."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import numpy as np
 from pinned import AVX2, AVX512, lower_for
+from thread_runs import printed_with_threads
 
 import tvmscript
 from lowering.transforms.reduce_vectorize import PARALLEL_CHUNKS, PARALLEL_SPLIT_EXTENT
 from tvmscript import tir as T
 from tvmscript.ir import structural_equal
 
-_ROOT = str(Path(tvmscript.__file__).parent.parent)
 N = PARALLEL_SPLIT_EXTENT + 77  # 77 elements after the last chunk
 
 
@@ -124,21 +118,14 @@ def test_the_documented_order_bit_for_bit() -> None:
 
 
 def test_same_bits_with_one_and_two_threads() -> None:
-    script = textwrap.dedent("""
-        import numpy as np, sys
-        sys.path.insert(0, %r)
+    outs = printed_with_threads("""
+        import numpy as np
         import test_reduce_parallel_split as t, tvmscript
         a = np.random.default_rng(5).standard_normal(t.N).astype('float32')
         c = np.zeros(1, 'float32')
         tvmscript.build(t.big_sum)(a, c)
         print(c.tobytes().hex())
-    """) % str(Path(__file__).parent)
-    outs = []
-    for threads in ("1", "2"):
-        env = {**os.environ, "TVMSCRIPT_NUM_THREADS": threads, "PYTHONPATH": _ROOT}
-        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, timeout=120, check=True)
-        outs.append(run.stdout.strip())
+    """)
     assert outs[0] == outs[1] and outs[0]
 
 

@@ -4,23 +4,16 @@ threads, source order for plain loops and with ``strict_reductions=True``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 import numpy as np
 import pytest
 from pinned import AVX2, AVX512, lower_for
+from thread_runs import printed_with_threads
 
 import tvmscript
 from irbuilder.ir import as_dtype
 from lowering.transforms.reduce_vectorize import reduction_lanes
 from tvmscript import tir as T
 from tvmscript.ir import assert_structural_equal
-
-_ROOT = str(Path(tvmscript.__file__).parent.parent)
 
 
 @T.prim_func
@@ -301,21 +294,14 @@ def test_overlapping_arrays_take_the_source_order_path() -> None:
 
 
 def test_same_bits_with_one_and_two_threads() -> None:
-    script = textwrap.dedent("""
-        import numpy as np, sys
-        sys.path.insert(0, %r)
+    outs = printed_with_threads("""
+        import numpy as np
         import test_reduce_vectorize as t, tvmscript
         A = np.random.default_rng(5).standard_normal((256, 4099)).astype('float32')
         B = np.zeros(256, 'float32')
         tvmscript.build(t.rowsum_parallel)(A, B)
         print(B.tobytes().hex())
-    """) % str(Path(__file__).parent)
-    outs = []
-    for threads in ("1", "2"):
-        env = {**os.environ, "TVMSCRIPT_NUM_THREADS": threads, "PYTHONPATH": _ROOT}
-        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                             text=True, timeout=120, check=True)
-        outs.append(run.stdout.strip())
+    """)
     assert outs[0] == outs[1] and outs[0]
 
 
