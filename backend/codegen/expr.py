@@ -349,6 +349,8 @@ class ExprEmitter(FunctionBuilder):
 
     def lane_pointers(self, buffer: Buffer, index: PrimExpr) -> list[str]:
         """Per-lane element pointers of a vector index (for gathers and scatters)."""
+        if isinstance(index, Ramp) and index.base.dtype.lanes == 1:
+            return self._ramp_lane_pointers(buffer, index)
         vec = self.expr(index)
         lanes = index.dtype.lanes
         elem = index.dtype.element_of()
@@ -356,6 +358,26 @@ class ExprEmitter(FunctionBuilder):
         for lane in range(lanes):
             one = self.assign("lane", f"extractelement {llvm_type(index.dtype)} {vec}, i64 {lane}")
             ptrs.append(self.element_pointer(buffer, one, elem))
+        return ptrs
+
+    def _ramp_lane_pointers(self, buffer: Buffer, index: Ramp) -> list[str]:
+        """Lane ``k`` of ``Ramp(b, s, n)`` at ``&buffer[b] + k * s``: scalar address
+        arithmetic with constant offsets (a strided load becomes one scalar load per lane
+        at a displacement of the same base register) instead of a vector of indices whose
+        lanes are extracted one by one. The offsets are i64 like every index (see
+        :meth:`index_i64`): an int32 Ramp that wraps addresses outside the buffer anyway."""
+        base = self.index_pointer(buffer, index.base)
+        mty = mem_type(buffer.dtype)
+        stride = const_int(index.stride)
+        step = None if stride is not None else self.index_i64(index.stride)
+        ptrs = [base]
+        for lane in range(1, index.dtype.lanes):
+            if stride is not None:
+                offset = str(lane * stride)
+            else:
+                offset = self.assign("ix", f"mul nsw i64 {step}, {lane}")
+            ptrs.append(self.assign(
+                "ptr", f"getelementptr inbounds {mty}, ptr {base}, i64 {offset}"))
         return ptrs
 
 
