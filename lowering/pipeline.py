@@ -50,6 +50,10 @@ Order (passes above the context's ``opt_level`` are skipped)::
     insert_entry_checks     argument checks, data/shape bindings
   late stage: machine-code rewrites (opt_level 1; after flattening and vectorize; each
   bit-exact; selected by the Target)
+    interchange_divided_reductions
+                            reduction nests whose output loop is read divided (a transposed
+                            convolution's (t - k) // 2) interchanged and split by parity
+                            (under a no-overlap test)
     split_divided_loops     loops whose variable is divided by 2..4 run the quotient;
                             loops fused by a schedule (f // c, f % c) unfused into rows
     partition_loops         loops split where comparisons of their variable change value
@@ -100,7 +104,7 @@ from .late.align_streams import align_streams, mark_streams
 from .late.column_lanes import vectorize_parallel_columns
 from .late.distribute import distribute_reductions
 from .late.divided_loops import split_divided_loops
-from .late.interchange import interchange_reductions
+from .late.interchange import interchange_divided_reductions, interchange_reductions
 from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
 from .late.partition import partition_loops
@@ -176,6 +180,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "simplify",
     "insert_entry_checks",
     # the late stage (LATE_STAGE)
+    "interchange_divided_reductions",
     "split_divided_loops",
     "partition_loops",
     "branch_select_updates",
@@ -256,6 +261,7 @@ def lowering_passes(
         "insert_entry_checks": insert_entry_checks,
         "partition_loops": partition_loops,
         "split_divided_loops": split_divided_loops,
+        "interchange_divided_reductions": interchange_divided_reductions,
         "branch_select_updates": branch_select_updates,
         "tabulate_bindings": tabulate_bindings,
         "fuse_contiguous_loops": fuse_contiguous_loops,

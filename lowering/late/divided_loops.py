@@ -30,6 +30,7 @@ vectorizers take. Same iterations in the same order: exact.
 from __future__ import annotations
 
 from irbuilder.ir import (
+    Add,
     FloorDiv,
     FloorMod,
     For,
@@ -40,11 +41,14 @@ from irbuilder.ir import (
     PrimFunc,
     Stmt,
     StmtExprMutator,
+    Sub,
     Var,
     post_order_visit,
     seq,
 )
 
+from ..arith.canonical import linear_coefficient
+from ..arith.rewrite import simplify_expr
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.simplify import simplify_stmt
@@ -53,7 +57,9 @@ from ..transforms.unroll import copy_with_fresh_vars
 __all__ = [
     "MAX_DIVISOR",
     "MIN_UNFUSED",
+    "dividend_divisors",
     "divided_vars",
+    "substitute_quotient",
     "split_divided_loop",
     "split_divided_loops",
     "unfuse_divided_loop",
@@ -79,6 +85,59 @@ def divided_vars(body: Stmt) -> dict[int, set[int]]:
 
     post_order_visit(body, visit)
     return found
+
+
+def dividend_divisors(node: Stmt | PrimExpr, var: Var) -> set[int]:
+    """The constants ``d`` of the divisions ``(var + e) // d`` and ``(var + e) % d`` in
+    ``node``, ``e`` free of ``var`` (the dilation's ``(t - k) // 2`` of a transposed
+    convolution); empty when ``var`` is also divided in another form (``(2 * var) // 3``)."""
+    found: set[int] = set()
+    other = False
+
+    def visit(expr: object) -> None:
+        nonlocal other
+        if (isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm)
+                and expr.b.value > 0):
+            coef = linear_coefficient(expr.a, var)
+            if coef == 1:
+                found.add(expr.b.value)
+            elif coef != 0:
+                other = True
+
+    post_order_visit(node, visit)
+    return set() if other else found
+
+
+class _PullQuotient(StmtExprMutator):
+    """``(d * c * q + e) // d`` becomes ``c * q + e // d`` and ``(d * c * q + e) % d``
+    becomes ``e % d``: exact for floor division whatever the signs."""
+
+    def __init__(self, quotient: Var) -> None:
+        self.quotient = quotient
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        expr = super().visit_expr(expr)
+        if not (isinstance(expr, (FloorDiv, FloorMod)) and isinstance(expr.b, IntImm)):
+            return expr
+        d = expr.b.value
+        coef = linear_coefficient(expr.a, self.quotient)
+        if not coef or d <= 0 or coef % d:
+            return expr
+        q = self.quotient
+        rest = simplify_expr(Sub(expr.a, Mul(IntImm(q.dtype, coef), q)))
+        if isinstance(expr, FloorMod):
+            return FloorMod(rest, expr.b)
+        return Add(Mul(IntImm(q.dtype, coef // d), q), FloorDiv(rest, expr.b))
+
+
+def substitute_quotient(stmt: Stmt, var: Var, d: int, quotient: Var, remainder: int) -> Stmt:
+    """A copy of ``stmt`` with ``var`` = ``d * quotient + remainder``, divisions by ``d``
+    of the dividends :func:`dividend_divisors` finds taken apart (``(t - k) // 2`` with
+    ``t = 2 * q + 1`` is ``q + (1 - k) // 2``), simplified."""
+    at: PrimExpr = Mul(IntImm(var.dtype, d), quotient)
+    if remainder:
+        at = Add(at, IntImm(var.dtype, remainder))
+    return simplify_stmt(_PullQuotient(quotient).visit_stmt(copy_with_fresh_vars(stmt, {var: at})))
 
 
 class _Divide(StmtExprMutator):

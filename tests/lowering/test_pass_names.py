@@ -43,6 +43,7 @@ def _defining_module(p: Pass) -> object:
 
 def test_late_stage_names() -> None:
     assert LATE_STAGE == (
+        "interchange_divided_reductions",
         "split_divided_loops",
         "partition_loops",
         "branch_select_updates",

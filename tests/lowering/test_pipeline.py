@@ -64,6 +64,7 @@ from lowering.late.align_streams import align_streams, mark_streams
 from lowering.late.column_lanes import vectorize_parallel_columns
 from lowering.late.distribute import distribute_reductions
 from lowering.late.divided_loops import split_divided_loops
+from lowering.late.interchange import interchange_divided_reductions
 from lowering.late.select_branches import branch_select_updates
 from lowering.transforms.distribute_tiles import distribute_tile_consumers
 from lowering.transforms.forward_copies import forward_tile_copies
@@ -525,6 +526,7 @@ def test_default_pipeline_order() -> None:
         lowering.vectorize_loop,
         lowering.simplify,
         lowering.insert_entry_checks,
+        interchange_divided_reductions,
         split_divided_loops,
         partition_loops,
         branch_select_updates,

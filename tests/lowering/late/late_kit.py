@@ -63,10 +63,10 @@ def run_pass(name: str, func: PrimFunc, target: Target | None = None, **config: 
         return late_pass(name)(func)
 
 
-def compiled_exactly(func: PrimFunc, target: Target = AVX2) -> Any:
+def compiled_exactly(func: PrimFunc, target: Target = AVX2, fp_contract: bool = True) -> Any:
     """A kernel translating the lowered ``func`` as it is (no pass runs again)."""
     with lowering.PassContext(disabled_passes=frozenset(PIPELINE_ORDER)):
-        kernel = tvmscript.build(func, target=target, cache=False)
+        kernel = tvmscript.build(func, target=target, cache=False, fp_contract=fp_contract)
     assert kernel.get_source("tir") == func.script()
     return kernel
 
@@ -92,14 +92,18 @@ def assert_same_numbers(
     rounds: int = 3,
     bit_exact: bool = True,
     reference: bool = True,
+    fp_contract: bool = True,
 ) -> None:
     """``before`` and ``after`` compiled leave bit-identical arrays (the late rewrites are
     bit-exact; with ``bit_exact=False`` within 2 ulp), equal to the interpreter's run of
     ``source`` within float32 rounding, for ``rounds`` random inputs. ``reference=False``
     skips the interpreter (whose unfused multiply-adds drift from the compiled FMAs when
-    outputs feed back through overlapping arguments)."""
+    outputs feed back through overlapping arguments). ``fp_contract=False`` compiles both
+    without fused multiply-adds (LLVM fuses where the code's shape lets it, which a rewrite
+    may change)."""
     interpreter = tvmscript.build(source, target="interp")
-    kernels = compiled_exactly(before), compiled_exactly(after)
+    kernels = (compiled_exactly(before, fp_contract=fp_contract),
+               compiled_exactly(after, fp_contract=fp_contract))
     for seed in range(rounds):
         results = []
         for run in (interpreter, *kernels):
