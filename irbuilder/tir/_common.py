@@ -26,6 +26,7 @@ from ..ir import (
     const,
     convert,
 )
+from ..ir.expr_text import expr_text
 
 __all__ = [
     "DTypeArg",
@@ -86,12 +87,18 @@ def as_expr(value: object, what: str) -> PrimExpr:
 
 def call_operand(value: object, what: str) -> PrimExpr:
     """An argument of a call node: as :func:`as_expr`, and a region such as ``A[0:16]``
-    is its vector load (TVM's ``tir.Call``: a dimension of extent 1 is indexed by its start,
-    a constant extent by a unit-stride ``Ramp``)."""
+    is its :func:`vector_load` (TVM's ``tir.Call``)."""
     if not isinstance(value, BufferRegion):
         return as_expr(value, what)
+    return vector_load(value, what)
+
+
+def vector_load(region: BufferRegion, what: str) -> BufferLoad:
+    """The load of ``region`` as TVM reads a sliced buffer used as a value (``A[0:16] *
+    2``, a call's argument): a dimension of extent 1 indexed by its start, the one of a
+    constant extent by a unit-stride ``Ramp``."""
     indices: list[PrimExpr] = []
-    for rng in value.region:
+    for rng in region.region:
         extent = rng.extent
         if isinstance(extent, IntImm) and extent.value == 1:
             indices.append(rng.min)
@@ -99,10 +106,15 @@ def call_operand(value: object, what: str) -> PrimExpr:
             indices.append(Ramp(rng.min, IntImm(rng.min.dtype, 1), extent.value))
         else:
             raise TypeError(
-                f"{what}: cannot read the region of {value.buffer.name!r} with extent "
-                f"{extent} as a vector (a constant extent is needed)"
+                f"{what}: cannot read the region of {region.buffer.name!r} with extent "
+                f"{expr_text(extent)} as a vector (a constant extent is needed)"
             )
-    return BufferLoad(value.buffer, tuple(indices))
+    if sum(isinstance(i, Ramp) for i in indices) > 1:
+        raise TypeError(
+            f"{what}: cannot read the region of {region.buffer.name!r} as a vector: more "
+            "than one dimension is sliced"
+        )
+    return BufferLoad(region.buffer, tuple(indices))
 
 
 def as_condition(value: object, what: str) -> PrimExpr:

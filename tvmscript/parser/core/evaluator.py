@@ -142,6 +142,26 @@ def _select(cond: Any, true_value: Any, false_value: Any) -> Any:
     return true_value if cond else false_value
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+_REGION_CALLS = frozenset({"reads", "writes", "match_buffer", "realize"})
+"""``ns.f(...)`` whose sliced arguments stay regions (:attr:`EvalHooks.sliced_operand`)."""
+
+
+def _bounded_slice(node: doc.expr) -> bool:
+    """Whether ``node`` is a subscript with a ``lo:hi`` slice (both bounds, no step)."""
+    if not isinstance(node, doc.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, doc.Tuple) else (node.slice,)
+    return any(
+        isinstance(p, doc.Slice) and p.lower is not None and p.upper is not None
+        and p.step is None
+        for p in parts
+    )
+
+
 def _accept(_value: Any) -> None:
     return None
 
@@ -170,6 +190,11 @@ class EvalHooks:
     """Called on the value of every operator and call (not of an IR node constructor such
     as ``T.FloorDiv(a, b)``, which builds exactly what it is told: the printer's spelling
     of such nodes); raises to refuse the value, reported at that operator or call."""
+    sliced_operand: Callable[[Any], Any] = _same
+    """Maps the value of ``x[lo:hi]`` (both bounds, no step) that is an operand of an
+    operator, a comparison, ``and``/``or``, or a positional argument of ``ns.f(...)`` other
+    than ``reads``/``writes``/``match_buffer``/``realize``: TVM's parser reads a buffer
+    sliced there as a vector load (``A[0:4] * 2``), elsewhere as a region."""
 
 
 class EvalContext(Protocol):
@@ -353,10 +378,18 @@ class _Evaluator:
         while isinstance(current, doc.BinOp):
             spine.append(current)
             current = current.left
-        value = self.eval(current)
+        value = self.operand(current)
         for link in reversed(spine):
-            rhs = self.eval(link.right)
+            rhs = self.operand(link.right)
             value = self.located(link, self.binary, type(link.op).__name__, value, rhs)
+        return value
+
+    def operand(self, node: doc.expr) -> Any:
+        """``node``'s value as an operand: a bounded slice passes through
+        :attr:`EvalHooks.sliced_operand` (a vector load in TIR), reported at ``node``."""
+        value = self.eval(node)
+        if _bounded_slice(node):
+            value = self.located(node, self.hooks.sliced_operand, value)
         return value
 
     def located(self, node: doc.AST, fn: Callable[..., Any], *args: Any) -> Any:
@@ -391,7 +424,7 @@ class _Evaluator:
         while isinstance(current, doc.UnaryOp):
             spine.append(current)
             current = current.operand
-        value = self.eval(current)
+        value = self.operand(current)
         for link in reversed(spine):
             value = self.located(link, self.unary, type(link.op).__name__, value)
         return value
@@ -461,12 +494,17 @@ class _Evaluator:
 
     def eval_Call(self, node: doc.Call) -> Any:
         func = self.eval(node.func)
+        positional = (
+            self.operand
+            if isinstance(node.func, doc.Attribute) and node.func.attr not in _REGION_CALLS
+            else self.eval
+        )
         if not any(isinstance(a, doc.Starred) for a in node.args) and all(
             kw.arg is not None for kw in node.keywords
         ):
             # Plain positional and keyword arguments (keyword names are distinct: Python
             # rejects repeats when parsing), evaluated left to right as Python does.
-            args = [self.eval(item) for item in node.args]
+            args = [positional(item) for item in node.args]
             kwargs = {kw.arg: self.eval(kw.value) for kw in node.keywords if kw.arg is not None}
             result = func(*args, **kwargs)
             if not _exact_node(func):
@@ -476,7 +514,8 @@ class _Evaluator:
         pieces = []
         for item in node.args:
             star = isinstance(item, doc.Starred)
-            values.append(self.eval(item.value if isinstance(item, doc.Starred) else item))
+            values.append(self.eval(item.value) if isinstance(item, doc.Starred)
+                          else positional(item))
             pieces.append(f"{'*' if star else ''}_{len(values) - 1}")
         for kw in node.keywords:
             values.append(self.eval(kw.value))
@@ -560,22 +599,22 @@ class _Evaluator:
     def eval_BoolOp(self, node: doc.BoolOp) -> Any:
         is_and = isinstance(node.op, doc.And)
         combine = self.hooks.logical_and if is_and else self.hooks.logical_or
-        result = self.eval(node.values[0])
+        result = self.operand(node.values[0])
         for operand in node.values[1:]:
             if self.hooks.is_static(result):
                 if bool(result) != is_and:  # Python's short circuit
                     return result
-                result = self.eval(operand)
+                result = self.operand(operand)
             else:
-                result = combine(result, self.eval(operand))
+                result = combine(result, self.operand(operand))
         return result
 
     def eval_Compare(self, node: doc.Compare) -> Any:
         lhs_node: doc.expr = node.left
-        lhs = self.eval(lhs_node)
+        lhs = self.operand(lhs_node)
         result: Any = True
         for op, rhs_node in zip(node.ops, node.comparators):
-            rhs = self.eval(rhs_node)
+            rhs = self.operand(rhs_node)
             link = self.compare_link(type(op).__name__, lhs, rhs, lhs_node, rhs_node)
             if self.hooks.is_static(result):
                 result = link  # ``True and link`` is ``link``

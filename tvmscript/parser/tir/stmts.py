@@ -32,7 +32,6 @@ from irbuilder.frames import AttrFrame, BlockFrame, ForFrame, LetFrame, PrimFunc
 from irbuilder.ir import (
     Add,
     Buffer,
-    BufferLoad,
     BufferRegion,
     BufferStore,
     Call,
@@ -61,7 +60,7 @@ from irbuilder.tir import (
     ret,
     return_tensors,
 )
-from irbuilder.tir._common import ScalarType, add_stmt
+from irbuilder.tir._common import ScalarType, add_stmt, vector_load
 from irbuilder.tir._common import span as current_span
 from irbuilder.tir.control import AssertFrame
 from irbuilder.tir.runtime import LaunchThreadFrame
@@ -208,27 +207,6 @@ def visit_aug_assign(parser: Parser, node: doc.AugAssign) -> None:
     bind_target(parser, target, value)
 
 
-def _ramp_indices(region: BufferRegion) -> tuple[PrimExpr, ...]:
-    """The indices of a region as a vector access: one constant-extent range becomes a
-    unit-stride ``Ramp``, every other range must have extent 1."""
-    out: list[PrimExpr] = []
-    vectors = 0
-    for rng in region.region:
-        ext = rng.extent
-        if isinstance(ext, Sub) and isinstance(ext.a, Add) and structural_equal(ext.a.a, ext.b):
-            ext = ext.a.b  # (x + 4) - x
-        if not isinstance(ext, IntImm):
-            raise ValueError("a sliced dimension needs a constant length")
-        if ext.value == 1:
-            out.append(rng.min)
-        else:
-            vectors += 1
-            out.append(Ramp(rng.min, const(1, rng.min.dtype), int(ext.value)))
-    if vectors > 1:
-        raise ValueError("only one dimension can be sliced")
-    return tuple(out)
-
-
 def _slice_indices(buffer: Buffer, items: list[Any]) -> list[Any]:
     """Slices of a store target as TVM's buffer_store reads them: ``start`` when the
     slice has one element, else ``T.Ramp(start, step, lanes)`` (constant lanes)."""
@@ -306,9 +284,9 @@ def _store(
     indices = _indices(parser, buffer, target, allow_slices=vector and op is None)
     if isinstance(value, BufferRegion):  # `B[0:4] = A[4:8]`: a vector load
         try:
-            value = BufferLoad(value.buffer, _ramp_indices(value))
-        except ValueError as err:
-            parser.report_error(value_node, f"cannot load region of {value.buffer.name!r}: {err}")
+            value = vector_load(value, "the stored value")
+        except TypeError as err:
+            parser.report_error(value_node, str(err))
     if op is not None:
         try:
             value = op(buffer[tuple(indices)], value)

@@ -37,6 +37,7 @@ from irbuilder.ir import (
     convert,
 )
 from irbuilder.tir import MetaVar, Select, serial
+from irbuilder.tir._common import vector_load
 from tvmscript.parser.core import EvalHooks
 
 from .macro import TIRMacro
@@ -121,6 +122,13 @@ def check_result(value: Any) -> None:
         _check_buffer(buffer)
 
 
+def _vector_load(value: Any) -> Any:
+    """A buffer sliced as an operand is a vector load, as TVM's parser reads it."""
+    if isinstance(value, BufferRegion):
+        return vector_load(value, "operand")
+    return value
+
+
 TIR_HOOKS = EvalHooks(
     is_static=lambda value: not _symbolic(value),
     logical_and=_logical_and,
@@ -128,6 +136,7 @@ TIR_HOOKS = EvalHooks(
     logical_not=_logical_not,
     select=_select,
     check_result=check_result,
+    sliced_operand=_vector_load,
 )
 """The TIR dialect's :class:`EvalHooks`."""
 
