@@ -29,8 +29,14 @@ run-time test: the nest is versioned, the interchanged copy runs inside a no-ove
 original nest runs when the arrays overlap.
 
 Applied where it pays: the written array is contiguous in ``j`` (coefficient 1), every load
-that depends on ``j`` is contiguous in it, and some load walks memory with a stride other
-than one element as ``k`` advances (otherwise the original loop already streams).
+that depends on ``j`` is contiguous in it or 2 to 4 elements apart (:data:`STRIDED_LOADS`: a
+stride-2 convolution's input, which LLVM loads as an interleaved group), and some load walks
+memory with a stride other than one element as ``k`` advances (otherwise the original loop
+already streams). The function's own arrays the nest reads (a padding stage's output) join
+the no-overlap region's list untested: they never overlap a parameter, and LLVM then needs no
+run-time checks of its own to vectorize the row (a 3 x 3 stride-2 convolution of 64 to 128
+channels on 56 x 56 with TOPI's padding stage: 36 -> 3.8 ms on an Intel AVX-512 host; TOPI's
+padded stride-1 convolutions 2x faster too).
 
 A ``j`` loop too short for a vector row of its own (the 8-wide ``oc_block`` of an
 ``NCHW[x]c`` convolution) is taken together with the loops around it that continue its
@@ -119,6 +125,11 @@ __all__ = [
 
 MIN_INNER_TRIP_COUNT = 16
 """Shorter ``j`` loops would not fill a vector: leave them alone."""
+
+STRIDED_LOADS = (2, 3, 4)
+"""Strides (in elements, along the row) of the loads an interchanged row may read besides
+contiguous ones: a strided convolution's input, ``P[c, 2 * x + rx]``. LLVM loads such a
+row as an interleaved group (whole vectors, then shuffles)."""
 
 MIN_PARALLEL_CHUNKS = 8
 """A parallel ``j`` loop is cut into at least this many chunks of columns (of 16 to 1024
@@ -289,6 +300,7 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
     reads_self = False
     strided_in_k = False
     others: dict[int, Buffer] = {}
+    local_reads: dict[int, Buffer] = {}  # the function's own: never overlap a parameter
     init_loads: set[int] = set()
     if init is not None:
         init_only = LoadCollector()
@@ -306,7 +318,7 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
         coef_j = linear_coefficient(at, j)
         if coef_j is None and divisor is not None:
             coef_j = _quotient_coefficient(at, j, divisor)
-        if coef_j is None or coef_j not in (0, 1):
+        if coef_j is None or coef_j not in (0, 1, *STRIDED_LOADS):
             return None
         if any(linear_coefficient(at, c.loop_var) is None for c in columns[:-1]):
             return None
@@ -322,6 +334,8 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
                 strided_in_k = True
         if id(load.buffer.data) not in local_data:
             others.setdefault(id(load.buffer.data), load.buffer)
+        else:
+            local_reads.setdefault(id(load.buffer.data), load.buffer)
     if not (reads_self and strided_in_k):
         return None
     written = byte_range(target)
@@ -340,7 +354,7 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
         steps.append(copy_with_fresh_vars(_row(init, columns)))
     steps.append(copy_with_fresh_vars(swapped))
     fast_body: Stmt = steps[0] if len(steps) == 1 else SeqStmt(tuple(steps))
-    readonly = [b.data for b in others.values()]
+    readonly = [b.data for b in (*others.values(), *local_reads.values())]
     fast = AttrStmt(
         (target.data, *readonly), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), fast_body
     )
