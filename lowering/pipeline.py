@@ -7,6 +7,8 @@ Order (passes above the context's ``opt_level`` are skipped)::
     lower_scalar_return     T.ret(value) to a store into a trailing ret_value output param
     lower_allocate_const    T.allocate_const allocations initialised by stores
     lower_blocks            blocks, init, predicates, alloc/match buffers, Reduce
+    inline_padding          a padding stage read back without reuse (a depthwise
+                            convolution's, a pool's) computed where it is read (opt 1)
     forward_tile_copies     tiles a GPU-style schedule copies at a reduction's chunks
                             (cache_read into "shared") read from their arrays (opt_level 1)
     distribute_tile_consumers
@@ -129,6 +131,7 @@ from .transforms.forward_copies import forward_tile_copies
 from .transforms.fuse_loops import fuse_contiguous_loops
 from .transforms.fuse_parallel import fuse_parallel_loops
 from .transforms.hoist_alloc import hoist_allocations
+from .transforms.inline_pads import inline_padding
 from .transforms.lower_blocks import lower_blocks
 from .transforms.memory_reuse import reuse_memory
 from .transforms.merge_split import merge_split_loops
@@ -157,6 +160,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "lower_scalar_return",
     "lower_allocate_const",
     "lower_blocks",
+    "inline_padding",
     "forward_tile_copies",
     "distribute_tile_consumers",
     "parallelize_loops",
@@ -246,6 +250,7 @@ def lowering_passes(
         "sink_reduction_loops": sink_reduction_loops,
         "lower_blocks": lower_blocks,
         "forward_tile_copies": forward_tile_copies,
+        "inline_padding": inline_padding,
         "distribute_tile_consumers": distribute_tile_consumers,
         "plan_allocation_location": plan_allocation_location,
         "parallelize_loops": parallelize_loops,

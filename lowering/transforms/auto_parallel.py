@@ -83,7 +83,7 @@ from .plan_alloc import plan_allocation_location
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "has_loop", "no_alias_condition",
-           "parallelize_loops"]
+           "param_bytes", "parallelize_loops"]
 
 PARALLEL_IF = "tvmscript.parallel_if"
 """Loop annotation of a parallel loop: a bool expression; when false at run time the loop
@@ -208,7 +208,7 @@ def _accessed(loop: For) -> tuple[list[Buffer], list[Buffer]]:
     return list(stored.values()), list(loaded.values())
 
 
-def _param_bytes(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
+def param_bytes(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
     """``[lo, hi)`` of a parameter buffer's array (C-contiguous, checked on entry)."""
     if not (isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0):
         return None
@@ -238,7 +238,7 @@ def no_alias_condition(func: PrimFunc, loop: For) -> list[PrimExpr] | None:
             if other is w or (id(other), id(w)) in done:
                 continue
             done.add((id(w), id(other)))
-            a, b = _param_bytes(params[w]), _param_bytes(params[other])
+            a, b = param_bytes(params[w]), param_bytes(params[other])
             if a is None or b is None:
                 return None
             checks.append(disjoint(a, b))

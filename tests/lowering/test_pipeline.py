@@ -68,6 +68,7 @@ from lowering.late.interchange import interchange_divided_reductions
 from lowering.late.select_branches import branch_select_updates
 from lowering.transforms.distribute_tiles import distribute_tile_consumers
 from lowering.transforms.forward_copies import forward_tile_copies
+from lowering.transforms.inline_pads import inline_padding
 from lowering.transforms.merge_split import merge_split_loops
 from lowering.transforms.sink_reductions import sink_reduction_loops
 from lowering.late.interchange import interchange_reductions
@@ -504,6 +505,7 @@ def test_default_pipeline_order() -> None:
     assert "version_gathers" not in names  # no hardware gathers: no gather fast path
     assert default_pipeline(target=avx2)[4:] == [
         lowering.lower_blocks,
+        inline_padding,
         forward_tile_copies,
         distribute_tile_consumers,
         parallelize_loops,
