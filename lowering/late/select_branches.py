@@ -57,6 +57,7 @@ from irbuilder.ir import (
 from ..analysis.loads import LoadCollector
 from ..analysis.vars import depends_on
 from ..pass_infra import FunctionPass, function_pass
+from .column_lanes import runs_in_column_lanes
 
 __all__ = ["branch_select_step", "branch_select_updates"]
 
@@ -131,6 +132,8 @@ class _Branch(StmtExprMutator):
         return expr
 
     def visit_for_(self, stmt: For) -> Stmt:
+        if runs_in_column_lanes(stmt):
+            return stmt  # its columns run in vector lanes: selects, not branches
         self.loops.append(stmt)
         try:
             return self.generic_mutate(stmt)
