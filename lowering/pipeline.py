@@ -93,7 +93,7 @@ place the list is assembled (``lower``, ``build``, exports and ``bounds_check=Tr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from irbuilder.ir import IRModule, PrimFunc
 from irbuilder.ir.functor import room_for_deep_ir
@@ -138,6 +138,7 @@ from .transforms.merge_split import merge_split_loops
 from .transforms.pack_operands import pack_transposed_operands
 from .transforms.plan_alloc import plan_allocation_location
 from .transforms.reduce_vectorize import vectorize_reductions
+from .transforms.scalar_calls import inline_scalar_calls
 from .transforms.scalar_return import lower_scalar_return
 from .transforms.simplify import simplify
 from .transforms.sink_reductions import sink_reduction_loops
@@ -360,6 +361,8 @@ def lower(
         verifier=_VerifyEach(),
         target=as_target(target),
     )
+    if isinstance(ir, IRModule):
+        ir = cast(_IR, inline_scalar_calls(ir))
     funcs = [ir] if isinstance(ir, PrimFunc) else [f for _, f in ir.items()]
     if verify_each:
         for func in funcs:

@@ -143,7 +143,10 @@ class Interpreter:
         for arg in args:
             value = self.eval(arg)
             values.append(value.array if isinstance(value, ArrayArg) else value)
-        Interpreter(callee, self.module).run(values)
+        returned = Interpreter(callee, self.module).run(values)
+        ret = callee.ret_type
+        if ret is not None and not ret.is_handle and returned is not None:
+            return V.from_python(returned, ret)  # a scalar function called for its value
         return V.from_python(0, _INT32)
 
     # -- environment -------------------------------------------------------------

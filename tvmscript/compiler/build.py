@@ -454,12 +454,16 @@ def _refuse_unchecked_entry(ir: PrimFunc | IRModule) -> None:
 
 def _functions(ir: PrimFunc | IRModule) -> list[PrimFunc]:
     """The functions to compile; a private function of a module (no ``global_symbol``) is
-    named by its key in the module, which is what ``Module.f(...)`` calls."""
+    named by its key in the module, which is what ``Module.f(...)`` calls. A call of a
+    scalar function for its value is its returned expression
+    (:func:`lowering.transforms.scalar_calls.inline_scalar_calls`)."""
     if isinstance(ir, PrimFunc):
         return [ir]
+    from lowering.transforms.scalar_calls import inline_scalar_calls
+
     return [
         f if "global_symbol" in f.attrs else f.with_attr("global_symbol", name)
-        for name, f in ir.items()
+        for name, f in inline_scalar_calls(ir).items()
     ]
 
 

@@ -2,7 +2,9 @@
 
 Inside the class, its name stands for the module (TVM's convention): ``Module.f(args)``
 is a call of the module's function ``f``, built as the IR's kernel-to-kernel call
-``T.call_extern("int32", "f", args...)`` (codegen propagates the callee's failure). Each
+``T.call_extern("int32", "f", args...)`` (codegen propagates the callee's failure); a
+callee that returns a scalar (``-> T.float32``, ``T.ret``) gives the call its type, and
+its value. Each
 argument is adapted to the callee's parameter:
 
 * a parameter of the callee's ``buffer_map`` (``T.Buffer`` / matched handle) receives
@@ -76,7 +78,12 @@ class _Subroutine:
             _argument(label, position, arg, param, param in buffer_map, caller)
             for position, (arg, param) in enumerate(zip(args, params), 1)
         )
-        return Call(_STATUS, self.name, values, CallKind.EXTERN)
+        # A callee returning a scalar (``-> T.float32`` and ``T.ret``) gives the call that
+        # type (TVM's call_tir types it by the callee's return type); it is inlined before
+        # code generation (lowering.transforms.scalar_calls).
+        ret = self.callee.ret_type if self.callee is not None else caller.ret_type
+        dtype = ret if ret is not None and not ret.is_handle else _STATUS
+        return Call(dtype, self.name, values, CallKind.EXTERN)
 
 
 def _signature(sub: _Subroutine, caller: PrimFuncFrame) -> tuple[list[Var], Mapping[Var, Buffer]]:

@@ -1,0 +1,94 @@
+"""A module's scalar function called for its value (``A[i] = Module.sq(x)``, ``sq`` a
+private function ``-> T.float32`` returning with ``T.ret``): the call has the callee's
+return type, as TVM types it, and gives the returned value compiled and interpreted alike
+(it used to be an int32 call whose value was lost: 0 in the interpreter, a refused call in
+the compiled code). A callee with more than ``let`` bindings around its ``T.ret`` is
+refused at build time with a located error, never run with a lost value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tvmscript
+from irbuilder.ir import Call
+from lowering.cpu.support import UnsupportedConstructError
+from tvmscript.ir import assert_structural_equal
+
+AVX2 = tvmscript.Target("llvm -mcpu=znver3")
+
+SOURCE = '''
+from tvm.script import ir as I
+from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
+        for i in range(4):
+            A[i] = Module.sq(T.Cast("float32", i) + T.float32(0.5)) + Module.sq(A[i])
+            B[i] = Module.clamp(i * 3 - 2, 0, 5)
+
+    @T.prim_func(private=True)
+    def sq(x: T.float32) -> T.float32:
+        T.ret(x * x)
+
+    @T.prim_func(private=True)
+    def clamp(v: T.int32, lo: T.int32, hi: T.int32) -> T.int32:
+        low: T.int32 = T.max(v, lo)
+        T.ret(T.min(low, hi))
+'''
+
+
+@pytest.mark.parametrize("target", [AVX2, "interp"], ids=str)
+def test_the_returned_values_are_used(target: object) -> None:
+    mod = tvmscript.from_source(SOURCE)
+    a = np.array([1.0, -2.0, 3.0, 0.5], "float32")
+    b = np.zeros(4, "int32")
+    want_a = (np.arange(4) + 0.5) ** 2 + a**2
+    tvmscript.build(mod, target=target)["main"](a, b)
+    np.testing.assert_allclose(a, want_a, rtol=1e-6)
+    np.testing.assert_array_equal(b, np.clip(np.arange(4) * 3 - 2, 0, 5))
+
+
+def test_the_call_has_the_callee_type_and_round_trips() -> None:
+    mod = tvmscript.from_source(SOURCE)
+    store = mod["main"].body.body.seq[0]  # type: ignore[attr-defined]
+    calls: list[Call] = []
+    from irbuilder.ir.functor import post_order_visit
+
+    post_order_visit(store.value, lambda n: calls.append(n) if isinstance(n, Call) else None)
+    assert [(c.op, str(c.dtype)) for c in calls] == [("sq", "float32"), ("sq", "float32")]
+    again = tvmscript.from_source(mod.script())
+    assert_structural_equal(mod, again)
+
+
+LOOPING = '''
+from tvm.script import ir as I
+from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        A[0] = Module.total(A[1])
+
+    @T.prim_func(private=True)
+    def total(x: T.float32) -> T.float32:
+        s = T.alloc_buffer((1,), "float32")
+        s[0] = T.float32(0)
+        for k in range(3):
+            s[0] = s[0] + x
+        T.ret(s[0])
+'''
+
+
+def test_a_callee_with_statements_is_refused_at_build() -> None:
+    mod = tvmscript.from_source(LOOPING)
+    with pytest.raises(UnsupportedConstructError, match="calling 'total' for its value") as info:
+        tvmscript.build(mod, target=AVX2)
+    assert "function 'main'" in str(info.value)
+    # the interpreter runs the callee and uses its value
+    a = np.array([0, 2, 0, 0], "float32")
+    tvmscript.build(mod, target="interp")["main"](a)
+    assert a[0] == 6
