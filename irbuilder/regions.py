@@ -240,6 +240,8 @@ class _Detector(StmtExprVisitor):
         match = self.matched.get(id(buffer.data))
         if match is not None:
             buffer, region = match.source.buffer, _to_source(match, buffer, region)
+            if id(buffer.data) in self.local:
+                return  # a view of the block's own allocation: local too
         entry = table.get(id(buffer))
         if entry is None:
             table[id(buffer)] = (buffer, list(region))

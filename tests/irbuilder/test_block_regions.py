@@ -135,6 +135,25 @@ def test_inner_alloc_buffer_is_left_out() -> None:
     _round_trips(staged)
 
 
+def test_a_view_of_the_block_own_allocation_is_left_out() -> None:
+    # the view's source is local to the block: its region was listed, and printed before
+    # the allocation it names, so the text did not parse back
+    @T.prim_func
+    def local_view(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("row"):
+                vi = T.axis.spatial(4, i)
+                C = T.alloc_buffer((4, 4), "float32")
+                C0 = T.match_buffer(C[vi, 0:4], (4,))
+                for j in range(4):
+                    C0[j] = A[vi, j] * T.float32(2)
+                B[vi] = C0[0] + C0[3]
+
+    assert _regions(local_view, "row") == ("A[vi, 0:4]", "B[vi]")
+    _runs_alike(local_view, _random((4, 4), "float32", RNG), np.zeros(4, "float32"))
+    _round_trips(local_view)
+
+
 def test_match_buffer_accesses_map_to_the_source_region_with_offsets() -> None:
     @T.prim_func
     def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):

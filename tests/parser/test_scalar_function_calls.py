@@ -59,7 +59,9 @@ def test_the_call_has_the_callee_type_and_round_trips() -> None:
 
     post_order_visit(store.value, lambda n: calls.append(n) if isinstance(n, Call) else None)
     assert [(c.op, str(c.dtype)) for c in calls] == [("sq", "float32"), ("sq", "float32")]
-    again = tvmscript.from_source(mod.script())
+    text = mod.script()
+    assert "Module.sq(T.Cast(\"float32\", i) + T.float32(0.5)) + Module.sq(A[i])" in text
+    again = tvmscript.from_source(text)
     assert_structural_equal(mod, again)
 
 

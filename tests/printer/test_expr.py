@@ -151,6 +151,8 @@ FOLDING = [
     (And(const(True), const(False)), "T.And(True, False)"),
     (Or(const(True), const(False)), "T.Or(True, False)"),
     (Not(const(True)), "T.Not(True)"),
+    (And(const(True), p), "T.And(True, p)"),  # `True and p` would parse as p
+    (Or(p, const(False)), "T.Or(p, False)"),
     (Add(FloatImm(as_dtype("float32"), 1.0), FloatImm(as_dtype("float32"), 2.0)),
      "T.float32(1) + T.float32(2)"),  # floats do not fold
     (Mul(Add(i32(1), i32(2)), a), "T.Add(1, 2) * a"),

@@ -153,6 +153,9 @@ def _needs_node_form(expr: BinaryOp) -> bool:
     # Python's operators on two integer constants fold; the node constructor does not.
     if isinstance(expr.a, IntImm) and isinstance(expr.b, IntImm):
         return True
+    # ``True and x`` short-circuits to ``x`` when parsed; ``T.And(True, x)`` keeps the node.
+    if isinstance(expr, (And, Or)) and (isinstance(expr.a, IntImm) or isinstance(expr.b, IntImm)):
+        return True
     # The parser refuses an integer division by the constant 0 unless spelled as the node.
     return (
         isinstance(expr, (Div, Mod, FloorDiv, FloorMod))
@@ -178,6 +181,7 @@ class ExprPrinter:
         self.hoist_free = hoist_free
         # Functions of the module being printed: a call to one prints as `Module.f(...)`.
         self.subroutines: frozenset[str] = frozenset()
+        self.subroutine_types: dict[str, str] = {}
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
@@ -328,7 +332,8 @@ class ExprPrinter:
         args = list(call.args)
         dtype = str(call.dtype)
         op = call.op
-        if call.kind is CallKind.EXTERN and op in self.subroutines and dtype == "int32":
+        if (call.kind is CallKind.EXTERN and op in self.subroutines
+                and dtype == self.subroutine_types.get(op, "int32")):
             return f"Module.{op}({self._args(call.args)})"
         if call.kind is CallKind.EXTERN or call.kind is CallKind.PURE_EXTERN:
             name = "T.call_extern" if call.kind is CallKind.EXTERN else "T.call_pure_extern"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -163,12 +163,15 @@ class _FuncPrinter(StmtPrinter):
 
 
 def print_func(
-    func: PrimFunc, name: str | None = None, subroutines: frozenset[str] = frozenset()
+    func: PrimFunc, name: str | None = None, subroutines: frozenset[str] = frozenset(),
+    returns: Mapping[str, str] | None = None,
 ) -> list[Doc]:
     """The document of one function, named ``name`` (default: its global symbol);
-    calls of ``subroutines`` (the module's functions) print as ``Module.f(...)``."""
+    calls of ``subroutines`` (the module's functions) print as ``Module.f(...)`` when typed
+    as the parser types them (``returns``: a scalar function's return type, else int32)."""
     printer = _FuncPrinter()
     printer.subroutines = subroutines
+    printer.subroutine_types = dict(returns or {})
     return printer.function(func, func.name if name is None else name)
 
 
@@ -179,7 +182,11 @@ def _module(mod: IRModule) -> list[Doc]:
     for name, func in mod.functions.items():
         if not name.isidentifier():
             raise ValueError(f"cannot print module function {name!r}: not a Python identifier")
-        docs = print_func(func, name, frozenset(mod.functions))
+        returns = {
+            other: str(f.ret_type) for other, f in mod.functions.items()
+            if f.ret_type is not None and not f.ret_type.is_handle
+        }
+        docs = print_func(func, name, frozenset(mod.functions), returns)
         docs[0].blank_before = bool(body)
         body.extend(docs)
     return [Doc("@I.ir_module"), Doc("class Module:", body)]
