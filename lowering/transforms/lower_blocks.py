@@ -57,6 +57,7 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StmtExprMutator,
+    Sub,
     Var,
     const,
     make_data_var,
@@ -64,6 +65,7 @@ from irbuilder.ir import (
     seq,
     structural_equal,
 )
+from irbuilder.ir.expr_text import expr_text
 from irbuilder.ir.linear_form import to_linear
 
 from ..analysis import add, free_vars, mul, product, substitute, uses_buffer_data
@@ -396,6 +398,24 @@ class _BlockLowerer(StmtExprMutator):
             guards.append(atom == start)
         return guards if at_min == low.value and len(guards) > 1 else None
 
+    def _bind(self, target: Buffer, src: Buffer, what: str, mine: PrimExpr,
+              theirs: PrimExpr) -> None:
+        """Bind a match_buffer's declared ``what`` (a var not bound yet) to the source's
+        value, or refuse a declared value the source's provably differs from (TVM's
+        LowerMatchBuffer: ``strides=[s, s]`` over a row, ``s`` bound to 8 by one dimension
+        and asked to be 1 by the other)."""
+        if isinstance(mine, Var) and mine not in self.vmap:
+            self.vmap[mine] = theirs
+            return
+        declared = self.visit_expr(mine)
+        gap = to_linear(Sub(declared, theirs), wrap=False) if declared.dtype == theirs.dtype \
+            else None
+        if gap is not None and not list(gap.live_terms()) and gap.const != 0:
+            raise ValueError(
+                f"match_buffer {target.name!r}: its {what} is {expr_text(declared)} but the "
+                f"region of {src.name!r} it matches gives {expr_text(theirs)}"
+            )
+
     def _match_view(self, match: MatchBufferRegion) -> Buffer:
         source = self.visit_buffer_region(match.source)
         src = source.buffer
@@ -413,14 +433,11 @@ class _BlockLowerer(StmtExprMutator):
         strides = src_strides[rank - k :]
         extents = [rng.extent for rng in source.region][rank - k :]
         self.vmap[target.data] = src.data
-        for mine, theirs in zip(target.shape, extents):
-            if isinstance(mine, Var):
-                self.vmap.setdefault(mine, theirs)
-        for mine, theirs in zip(target.strides, strides):
-            if isinstance(mine, Var):
-                self.vmap.setdefault(mine, theirs)
-        if isinstance(target.elem_offset, Var):
-            self.vmap.setdefault(target.elem_offset, offset)
+        for dim, (mine, theirs) in enumerate(zip(target.shape, extents)):
+            self._bind(target, src, f"shape[{dim}]", mine, theirs)
+        for dim, (mine, theirs) in enumerate(zip(target.strides, strides)):
+            self._bind(target, src, f"strides[{dim}]", mine, theirs)
+        self._bind(target, src, "elem_offset", target.elem_offset, offset)
         view = Buffer(
             target.name,
             src.data,

@@ -37,6 +37,7 @@ from irbuilder.ir import (
     const,
     make_data_var,
 )
+import lowering
 from lowering import lower_blocks, verify_well_formed
 
 F32 = as_dtype("float32")
@@ -330,3 +331,32 @@ def test_a_loop_a_spatial_binding_reads_is_not_marked() -> None:
     assert 'for k in T.serial(5, annotations={"tvmscript.reduction": "sum"}):' in text
     # i + k == 0 with both at least 0: both at 0
     assert "if i == 0 and k == 0:" in text
+
+
+def test_a_match_buffer_the_source_region_contradicts_is_refused() -> None:
+    from tvmscript import tir as T
+
+    # one stride var for two dimensions: bound to 8 by the row, asked to be 1 by the column
+    # (TVM's LowerMatchBuffer refuses it too); compiled it used to run with s = 8
+    @T.prim_func
+    def one_stride(A: T.Buffer((8, 8), "float32")):
+        for i in range(8):
+            with T.block():
+                s = T.int32()
+                sub = T.match_buffer(A[i, 0:4], (1, 4), strides=[s, s], offset_factor=1)
+                for jj in range(4):
+                    sub[0, jj] = T.float32(1)
+
+    with pytest.raises(ValueError, match=r"match_buffer 'sub': its strides\[1\] is 8 but the "
+                                         r"region of 'A' it matches gives 1"):
+        lowering.lower(one_stride)
+
+    @T.prim_func
+    def wrong_shape(A: T.Buffer((8, 8), "float32")):
+        for i in range(8):
+            with T.block():
+                sub = T.match_buffer(A[i, 0:4], (1, 6))
+                sub[0, 0] = T.float32(1)
+
+    with pytest.raises(ValueError, match=r"its shape\[1\] is 6 but the region of 'A'"):
+        lowering.lower(wrong_shape)
