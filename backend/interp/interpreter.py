@@ -20,7 +20,6 @@ this module walks the IR. What it defines beyond TIR's letter:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,6 +56,7 @@ from irbuilder.ir import (
     Select,
     SeqStmt,
     Shuffle,
+    SizeVar,
     Stmt,
     StringImm,
     Var,
@@ -105,6 +105,8 @@ class Interpreter:
         self._env: dict[int, tuple[Var, Any]] = {}
         self._const_strides: dict[int, list[int]] = {}
         self._view_strides: dict[int, list[int]] = {}
+        self._buffer_infos: dict[int, _BufferInfo] = {}
+        self._quiet = False  # inside run(): numpy's floating-point errors are ignored
 
     # -- entry -----------------------------------------------------------------
     def run(self, args: Sequence[Any], *, check_args: bool = True) -> Any:
@@ -119,16 +121,21 @@ class Interpreter:
         self._env = {}
         result: Any = None
         with np.errstate(all="ignore"):
-            bind_arguments(
-                self.func, list(args), self._bind, self._lookup_opt, self.eval, check=check_args
-            )
+            self._quiet = True
             try:
-                self.exec(self.func.body)
-            except FunctionReturn as returned:
-                value = returned.value
-                result = value.item() if isinstance(value, np.generic) else value
-                if self.func.ret_type is not None and self.func.ret_type.is_bool:
-                    result = bool(result)
+                bind_arguments(
+                    self.func, list(args), self._bind, self._lookup_opt, self.eval,
+                    check=check_args,
+                )
+                try:
+                    self.exec(self.func.body)
+                except FunctionReturn as returned:
+                    value = returned.value
+                    result = value.item() if isinstance(value, np.generic) else value
+                    if self.func.ret_type is not None and self.func.ret_type.is_bool:
+                        result = bool(result)
+            finally:
+                self._quiet = False
         self._env = {}
         return result
 
@@ -164,25 +171,22 @@ class Interpreter:
             raise NameError(f"variable {var.name!r} ({var.dtype}) is used outside its scope")
         return entry[1]
 
-    @contextmanager
-    def _scoped(self, var: Var, value: Any) -> Any:
-        key = id(var)
-        saved = self._env.get(key)
-        self._env[key] = (var, value)
-        try:
-            yield
-        finally:
-            if saved is None:
-                del self._env[key]
-            else:
-                self._env[key] = saved
-
     # -- expressions ---------------------------------------------------------------
     def eval(self, expr: PrimExpr) -> V.Value:
         """The value of ``expr`` in the current environment."""
-        handler = self._expr_dispatch.get(type(expr))
+        cls = type(expr)
+        # The leaves, inline (what _eval_var and _eval_int_imm do): most nodes evaluated.
+        if cls is Var or cls is SizeVar:
+            entry = self._env.get(id(expr))
+            if entry is not None:
+                return entry[1]
+            assert isinstance(expr, Var)
+            return self.lookup(expr)  # raises the NameError
+        if cls is IntImm:
+            return expr.value  # type: ignore[attr-defined]
+        handler = self._expr_dispatch.get(cls)
         if handler is None:
-            handler = _find_handler(type(expr), self._expr_dispatch, "eval")
+            handler = _find_handler(cls, self._expr_dispatch, "eval")
         return handler(self, expr)
 
     def eval_int(self, expr: PrimExpr, what: str) -> int:
@@ -210,7 +214,12 @@ class Interpreter:
 
     def _eval_binary(self, expr: Any) -> V.Value:
         name = BINARY_OP_NAMES[type(expr)]
-        return V.binary(name, self.eval(expr.a), self.eval(expr.b), expr.a.dtype)
+        a = expr.a
+        operand = a.dtype
+        if operand.lanes == 1:
+            # quiet: run() evaluates everything under np.errstate(all="ignore")
+            return V.scalar_binary(name, self.eval(a), self.eval(expr.b), operand, self._quiet)
+        return V.binary(name, self.eval(a), self.eval(expr.b), operand)
 
     def _eval_not(self, expr: Not) -> V.Value:
         return V.logical_not(self.eval(expr.a), expr.dtype)
@@ -222,8 +231,16 @@ class Interpreter:
         return V.select(cond, expr.condition.dtype, a, b, expr.dtype)
 
     def _eval_let(self, expr: Let) -> V.Value:
-        with self._scoped(expr.var, self.eval(expr.value)):
+        var = expr.var
+        value = self.eval(expr.value)
+        env = self._env
+        key = id(var)
+        saved = env.get(key)
+        env[key] = (var, value)
+        try:
             return self.eval(expr.body)
+        finally:
+            _restore(env, key, saved)
 
     def _eval_ramp(self, expr: Ramp) -> V.Value:
         base = self.eval(expr.base)
@@ -249,10 +266,16 @@ class Interpreter:
 
     def _eval_buffer_load(self, expr: BufferLoad) -> V.Value:
         buffer = expr.buffer
-        pointer, offsets = self._addresses(buffer, expr.indices)
-        what = f"load from buffer {buffer.name!r}"
+        info = self._buffer_info(buffer)
+        pointer, offsets = self._locate(buffer, expr.indices, info)
         if len(offsets) == 1:
-            return pointer.load(offsets[0], buffer.dtype, what)
+            if info.view_dtype is not None:  # one plain scalar: Pointer.load's fast path
+                view, index = _typed_view(pointer, offsets[0], info)
+                if view is not None:
+                    item = view[index]
+                    return item if info.is_float else int(item)
+            return pointer.load(offsets[0], buffer.dtype, info.load_what)
+        what = f"load from buffer {buffer.name!r}"
         lanes: list[V.Scalar] = []
         for offset in offsets:
             lanes.extend(V.to_lanes(pointer.load(offset, buffer.dtype, what), buffer.dtype))
@@ -277,9 +300,17 @@ class Interpreter:
                     acc = V.binary(op, acc, self.eval(expr.source), expr.dtype)
                 return
             var, start, extent = domains[depth]
-            for k in range(start, start + extent):
-                with self._scoped(var, V.wrap_int(k, var.dtype)):
+            if extent <= 0:
+                return
+            env = self._env
+            key = id(var)
+            saved = env.get(key)
+            try:
+                for k in range(start, start + extent):
+                    env[key] = (var, V.wrap_int(k, var.dtype))
                     loop(depth + 1)
+            finally:
+                _restore(env, key, saved)
 
         loop(0)
         return acc
@@ -295,9 +326,28 @@ class Interpreter:
         cached = self._const_strides.get(id(buffer))
         if cached is not None:
             return cached
-        strides = self._compute_strides(buffer)
-        if all(type(e) is IntImm for e in (*buffer.shape, *buffer.strides)):
+        info = self._buffer_info(buffer)
+        if info.constant:
+            strides = self._compute_strides(buffer)
             self._const_strides[id(buffer)] = strides  # the IR keeps the buffer alive
+            return strides
+        keys = info.stride_vars
+        if keys is None:
+            return self._compute_strides(buffer)
+        # Shape (or strides) of constants and variables: the strides last computed while
+        # each variable had the very binding it has now (bindings are fresh tuples, held
+        # by the memo) are the strides.
+        env = self._env
+        entries = [env.get(id(var)) for var in keys]
+        memo = info.strides_memo
+        if memo is not None:
+            for old, new in zip(memo[0], entries):
+                if old is not new:
+                    break
+            else:
+                return memo[1]
+        strides = self._compute_strides(buffer)
+        info.strides_memo = (entries, strides)
         return strides
 
     def _compute_strides(self, buffer: Buffer) -> list[int]:
@@ -315,17 +365,47 @@ class Interpreter:
             raise TypeError(f"data of buffer {buffer.name!r} is not a pointer: {pointer!r}")
         return pointer
 
+    def _buffer_info(self, buffer: Buffer) -> _BufferInfo:
+        entry = self._buffer_infos.get(id(buffer))
+        if entry is None or entry.buffer is not buffer:
+            entry = _BufferInfo(buffer)
+            self._buffer_infos[id(buffer)] = entry  # holds the buffer: its id stays its own
+        return entry
+
     def _addresses(self, buffer: Buffer, indices: Sequence[PrimExpr]) -> tuple[Pointer, list[int]]:
         """The data pointer and the byte offset of every lane of an access."""
-        if len(indices) != buffer.ndim:
+        return self._locate(buffer, indices, self._buffer_info(buffer))
+
+    def _locate(
+        self, buffer: Buffer, indices: Sequence[PrimExpr], info: _BufferInfo
+    ) -> tuple[Pointer, list[int]]:
+        if len(indices) != info.ndim:
             raise IndexError(
                 f"buffer {buffer.name!r} has {buffer.ndim} dimensions, "
                 f"accessed with {len(indices)} indices"
             )
         pointer = self._pointer(buffer)
         strides = self._strides(buffer)
-        base = self.eval_int(buffer.elem_offset, f"elem_offset of buffer {buffer.name!r}")
-        lanes = max((i.dtype.lanes for i in indices), default=1)
+        elem_offset = buffer.elem_offset
+        if type(elem_offset) is IntImm:
+            base = elem_offset.value
+        else:
+            base = self.eval_int(elem_offset, info.offset_what)
+        lanes = 1
+        for index in indices:
+            if index.dtype.lanes > lanes:
+                lanes = index.dtype.lanes
+        if lanes == 1:  # every index a scalar: the common case, without lane columns
+            scalars: list[int] = []
+            for index in indices:
+                dtype = index.dtype
+                if not (dtype.is_integer or dtype.is_bool):
+                    raise TypeError(f"buffer {buffer.name!r} indexed with a {dtype} value")
+                scalars.append(int(self.eval(index)))
+            element = base
+            for scalar, stride in zip(scalars, strides):
+                element += scalar * stride
+            return pointer, [element * info.itemsize]
         columns: list[list[int]] = []
         for index in indices:
             if not (index.dtype.is_integer or index.dtype.is_bool):
@@ -340,8 +420,6 @@ class Interpreter:
                 raise TypeError(f"buffer {buffer.name!r}: indices have different lane counts")
             columns.append(value)
         itemsize = buffer.dtype.itemsize
-        if lanes == 1:
-            return pointer, [(base + sum(c[0] * s for c, s in zip(columns, strides))) * itemsize]
         offsets = []
         for lane in range(lanes):
             element = base + sum(col[lane] * s for col, s in zip(columns, strides))
@@ -418,8 +496,9 @@ class Interpreter:
         handler(self, stmt)
 
     def _exec_seq_stmt(self, stmt: SeqStmt) -> None:
+        exec_ = self.exec
         for item in stmt.seq:
-            self.exec(item)
+            exec_(item)
 
     def _exec_evaluate(self, stmt: Evaluate) -> None:
         self.eval(stmt.value)
@@ -427,8 +506,8 @@ class Interpreter:
     def _exec_buffer_store(self, stmt: BufferStore) -> None:
         buffer = stmt.buffer
         value = self.eval(stmt.value)
-        pointer, offsets = self._addresses(buffer, stmt.indices)
-        what = f"store to buffer {buffer.name!r}"
+        info = self._buffer_info(buffer)
+        pointer, offsets = self._locate(buffer, stmt.indices, info)
         expected = buffer.dtype.with_lanes(buffer.dtype.lanes * len(offsets))
         if stmt.value.dtype != expected:
             raise TypeError(
@@ -436,8 +515,14 @@ class Interpreter:
                 f"the location holds {expected}"
             )
         if len(offsets) == 1:
-            pointer.store(offsets[0], buffer.dtype, value, what)
+            if info.view_dtype is not None:  # one plain scalar: Pointer.store's fast path
+                view, index = _typed_view(pointer, offsets[0], info)
+                if view is not None and view.flags.writeable:
+                    view[index] = value
+                    return
+            pointer.store(offsets[0], buffer.dtype, value, info.store_what)
             return
+        what = f"store to buffer {buffer.name!r}"
         lanes = V.to_lanes(value, expected)
         width = buffer.dtype.lanes
         for k, offset in enumerate(offsets):
@@ -445,8 +530,16 @@ class Interpreter:
             pointer.store(offset, buffer.dtype, chunk, what)
 
     def _exec_let_stmt(self, stmt: LetStmt) -> None:
-        with self._scoped(stmt.var, self.eval(stmt.value)):
+        var = stmt.var
+        value = self.eval(stmt.value)
+        env = self._env
+        key = id(var)
+        saved = env.get(key)
+        env[key] = (var, value)
+        try:
             self.exec(stmt.body)
+        finally:
+            _restore(env, key, saved)
 
     def _exec_attr_stmt(self, stmt: AttrStmt) -> None:
         self.exec(stmt.body)
@@ -464,10 +557,35 @@ class Interpreter:
     def _exec_for(self, stmt: For) -> None:
         start = self.eval_int(stmt.min, "loop min")
         extent = self.eval_int(stmt.extent, "loop extent")
+        if extent <= 0:
+            return
         var = stmt.loop_var
-        for k in range(start, start + extent):
-            with self._scoped(var, V.wrap_int(k, var.dtype)):
-                self.exec(stmt.body)
+        dtype = var.dtype
+        body = stmt.body
+        handler = self._stmt_dispatch.get(type(body))
+        if handler is None:
+            handler = _find_handler(type(body), self._stmt_dispatch, "exec")
+        # wrap_int is the identity on a range inside the type's (the usual case).
+        wraps = not (
+            dtype.lanes == 1
+            and dtype.is_integer
+            and dtype.min_value <= start
+            and start + extent - 1 <= dtype.max_value
+        )
+        env = self._env  # blocks restore it in place (_run_block)
+        key = id(var)
+        saved = env.get(key)
+        try:
+            if wraps:
+                for k in range(start, start + extent):
+                    env[key] = (var, V.wrap_int(k, dtype))
+                    handler(self, body)
+            else:
+                for k in range(start, start + extent):
+                    env[key] = (var, k)
+                    handler(self, body)
+        finally:
+            _restore(env, key, saved)
 
     def _exec_while(self, stmt: While) -> None:
         while V.truthy(self.eval(stmt.condition), "while condition"):
@@ -488,8 +606,15 @@ class Interpreter:
                 pointer.store(
                     i * stmt.dtype.itemsize, stmt.dtype, V.from_python(value, stmt.dtype), "const"
                 )
-        with self._scoped(stmt.buffer_var, pointer):
+        var = stmt.buffer_var
+        env = self._env
+        key = id(var)
+        saved = env.get(key)
+        env[key] = (var, pointer)
+        try:
             self.exec(stmt.body)
+        finally:
+            _restore(env, key, saved)
 
     def _exec_decl_buffer(self, stmt: DeclBuffer) -> None:
         # A view: accesses find the data var in the environment; nothing to allocate.
@@ -504,27 +629,40 @@ class Interpreter:
                 f"{len(block.iter_vars)} iter vars"
             )
         # The predicate guards the bindings too (they may divide by a padded extent).
-        if not V.truthy(self.eval(stmt.predicate), "block predicate"):
+        predicate = stmt.predicate
+        if type(predicate) is IntImm:
+            if not predicate.value:
+                return
+        elif not V.truthy(self.eval(predicate), "block predicate"):
             return
-        bindings = [self.eval(v) for v in stmt.iter_values]
-        saved = {id(iv.var): self._env.get(id(iv.var)) for iv in block.iter_vars}
+        eval_ = self.eval
+        bindings = [eval_(v) for v in stmt.iter_values]
+        env = self._env
+        iter_vars = [iv.var for iv in block.iter_vars]
+        saved = [(id(var), env.get(id(var))) for var in iter_vars]
         try:
-            for iv, value in zip(block.iter_vars, bindings):
-                self._bind(iv.var, value)
+            for var, value in zip(iter_vars, bindings):
+                env[id(var)] = (var, value)
             self._run_block(block)
         finally:
-            for iv in block.iter_vars:
-                entry = saved[id(iv.var)]
+            for key, entry in saved:
                 if entry is None:
-                    self._env.pop(id(iv.var), None)
+                    env.pop(key, None)
                 else:
-                    self._env[id(iv.var)] = entry
+                    env[key] = entry
 
     def _exec_block(self, stmt: Block) -> None:
         self._run_block(stmt)
 
     def _run_block(self, block: Block) -> None:
-        before = dict(self._env)
+        if not block.alloc_buffers and not block.match_buffers:
+            # Nothing to drop: init and body restore whatever they bind themselves.
+            if block.init is not None and self._at_reduction_start(block):
+                self.exec(block.init)
+            self.exec(block.body)
+            return
+        env = self._env
+        before = dict(env)
         try:
             for buffer in block.alloc_buffers:
                 self._bind(buffer.data, self._alloc_buffer(buffer))
@@ -534,8 +672,10 @@ class Interpreter:
                 self.exec(block.init)
             self.exec(block.body)
         finally:
-            # Drop what the block defined (buffers, matched vars) and restore shadowed names.
-            self._env = before
+            # Drop what the block defined (buffers, matched vars) and restore shadowed names,
+            # in place: enclosing loops hold the environment.
+            env.clear()
+            env.update(before)
 
     def _at_reduction_start(self, block: Block) -> bool:
         for iv in block.iter_vars:
@@ -543,6 +683,70 @@ class Interpreter:
                 if int(self.lookup(iv.var)) != self.eval_int(iv.dom.min, "iter var domain min"):
                     return False
         return True
+
+
+def _restore(env: dict[int, tuple[Var, Any]], key: int, saved: tuple[Var, Any] | None) -> None:
+    """Undo a scoped binding of ``key`` (``saved``: what it was bound to before, or None)."""
+    if saved is None:
+        del env[key]
+    else:
+        env[key] = saved
+
+
+class _BufferInfo:
+    """What every scalar access of one buffer needs, computed once per interpreter."""
+
+    __slots__ = (
+        "buffer",
+        "constant",
+        "is_float",
+        "itemsize",
+        "load_what",
+        "ndim",
+        "offset_what",
+        "store_what",
+        "stride_vars",
+        "strides_memo",
+        "view_dtype",
+    )
+
+    def __init__(self, buffer: Buffer) -> None:
+        dtype = buffer.dtype
+        self.buffer = buffer
+        self.ndim = buffer.ndim
+        self.load_what = f"load from buffer {buffer.name!r}"
+        self.store_what = f"store to buffer {buffer.name!r}"
+        self.offset_what = f"elem_offset of buffer {buffer.name!r}"
+        self.constant = all(type(e) is IntImm for e in (*buffer.shape, *buffer.strides))
+        # The variables the strides are computed from, when those expressions are constants
+        # and variables only (None: anything else, computed at every access).
+        exprs = buffer.strides or buffer.shape
+        self.stride_vars: list[Var] | None = None
+        if all(type(e) in (IntImm, Var, SizeVar) for e in exprs):
+            self.stride_vars = [e for e in exprs if isinstance(e, Var)]
+        self.strides_memo: tuple[list[Any], list[int]] | None = None
+        self.itemsize = dtype.itemsize
+        self.is_float = dtype.is_float
+        # A scalar of a type numpy holds as itself (bool is read as != 0, stored as a byte;
+        # handles have no numpy type): read and written through a typed view of the storage.
+        plain = dtype.is_scalar and not (dtype.is_bool or dtype.is_handle)
+        self.view_dtype: np.dtype[Any] | None = V.element_numpy_dtype(dtype) if plain else None
+
+
+def _typed_view(
+    pointer: Pointer, byte_offset: int, info: _BufferInfo
+) -> tuple[np.ndarray[Any, Any], int] | tuple[None, int]:
+    """The storage of ``pointer`` viewed as ``info``'s element type, in the phase of the
+    access, and the element index of the access; (None, 0) when it is out of bounds (the
+    slow path raises the error)."""
+    storage = pointer.storage
+    start = pointer.offset + byte_offset
+    itemsize = info.itemsize
+    if start < 0 or start + itemsize > storage.bytes.size:
+        return None, 0
+    assert info.view_dtype is not None
+    phase = start % itemsize
+    return storage.typed_view(info.view_dtype, itemsize, phase), (start - phase) // itemsize
 
 
 # -- dispatch tables ----------------------------------------------------------------------

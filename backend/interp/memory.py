@@ -30,11 +30,26 @@ GARBAGE_BYTE = 0xCD
 class Storage:
     """One contiguous block of bytes that pointers point into."""
 
-    __slots__ = ("bytes", "name")
+    __slots__ = ("_views", "bytes", "name")
 
     def __init__(self, data: np.ndarray[Any, Any], name: str) -> None:
         self.bytes = data
         self.name = name
+        self._views: dict[tuple[np.dtype[Any], int], tuple[Any, np.ndarray[Any, Any]]] = {}
+
+    def typed_view(self, dtype: np.dtype[Any], itemsize: int, phase: int) -> np.ndarray[Any, Any]:
+        """The bytes from ``phase`` on as a 1-d array of ``dtype`` (``itemsize`` bytes per
+        element; a trailing partial element left out), over the same memory: element ``k``
+        is the bytes ``phase + k * itemsize`` on. Kept for the next access."""
+        key = (dtype, phase)
+        entry = self._views.get(key)
+        if entry is not None and entry[0] is self.bytes:
+            return entry[1]
+        data = self.bytes
+        count = max(data.size - phase, 0) // itemsize
+        view = data[phase : phase + count * itemsize].view(dtype)
+        self._views[key] = (data, view)
+        return view
 
     def __repr__(self) -> str:
         return f"Storage({self.name!r}, {self.bytes.size} bytes)"

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from irbuilder.ir import INT_BINARY_OPS, DataType, as_dtype, int_binary, wrap_int
+from irbuilder.ir import INT_BINARY_OPS, DataType, TypeCode, as_dtype, int_binary, wrap_int
 
 __all__ = [
     "Scalar",
@@ -55,6 +55,7 @@ __all__ = [
     "logical_not",
     "pack",
     "reinterpret",
+    "scalar_binary",
     "select",
     "to_lanes",
     "to_numpy",
@@ -190,7 +191,45 @@ BINARY_OPS = INT_BINARY_OPS | frozenset(_FLOAT_OPS) | frozenset(_COMPARE)
 """Names accepted by :func:`binary`."""
 
 
-def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
+# int_binary's operators that always have a value: the result wrapped to the width.
+_INT_WRAPPING: dict[str, Callable[[int, int], int]] = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "min": min,
+    "max": max,
+}
+_SIGNED = TypeCode.INT
+_UNSIGNED = TypeCode.UINT
+_IEEE = TypeCode.FLOAT
+_IEEE_TYPES: dict[int, Callable[[Any], np.floating[Any]]] = {
+    16: np.float16,
+    32: np.float32,
+    64: np.float64,
+}
+
+
+def _scalar_binary(
+    op: str, a: Scalar, b: Scalar, element: DataType, quiet: bool = False
+) -> Scalar:
+    # quiet: the caller has numpy's floating-point errors ignored already (np.errstate).
+    code = element.code
+    if code == _SIGNED or code == _UNSIGNED:  # the common cases first, as below
+        wrapping = _INT_WRAPPING.get(op)
+        if wrapping is not None:  # what int_binary does for them
+            bits = element.bits
+            wrapped = wrapping(int(a), int(b)) & ((1 << bits) - 1)
+            if code == _SIGNED and wrapped >= 1 << (bits - 1):
+                wrapped -= 1 << bits
+            return wrapped
+    elif code == _IEEE:
+        fop = _FLOAT_OPS.get(op)
+        ieee = _IEEE_TYPES.get(element.bits)
+        if fop is not None and ieee is not None:  # _float_type(element) is ieee
+            if quiet:
+                return ieee(fop(ieee(a), ieee(b)))
+            with np.errstate(all="ignore"):
+                return ieee(fop(ieee(a), ieee(b)))
     compare = _COMPARE.get(op)
     if compare is not None:
         return 1 if compare(a, b) else 0
@@ -216,6 +255,10 @@ def _scalar_binary(op: str, a: Scalar, b: Scalar, element: DataType) -> Scalar:
             raise ZeroDivisionError(f"integer {what} by zero")
         raise OverflowError(f"integer division overflow: {ia} divided by -1 does not fit {element}")
     return result
+
+
+scalar_binary = _scalar_binary
+"""``binary`` for scalar operands (``operand.lanes == 1``)."""
 
 
 def binary(op: str, a: Value, b: Value, operand: DataType) -> Value:
@@ -297,6 +340,8 @@ def cast(value: Value, src: DataType, dst: DataType) -> Value:
             return wrap_int(address, dst)
         raise TypeError(f"cannot cast {src} to {dst}")
     se, de = src.element_of(), dst.element_of()
+    if src.lanes == 1:  # one lane: what pack(to_lanes(...)) gives
+        return _cast_scalar(value, se, de)
     return pack([_cast_scalar(x, se, de) for x in to_lanes(value, src)], dst)
 
 

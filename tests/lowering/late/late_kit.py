@@ -84,6 +84,61 @@ def random_arrays(func: PrimFunc, rng: np.random.Generator, low: int = 0,
     return arrays
 
 
+_REFERENCE_RUNS: dict[tuple[Any, ...], tuple[PrimFunc, list[bytes], list[bytes]]] = {}
+_REFERENCE_BYTES_KEPT = 256 << 20  # the oldest runs are forgotten past this
+
+
+def _argument_memory(
+    args: Sequence[Any],
+) -> tuple[list[np.ndarray[Any, Any]], tuple[Any, ...]] | None:
+    """The arrays owning the memory of ``args`` (in order of first use) and where each
+    argument lies in them; None unless every argument is a view of a C-contiguous array
+    that owns its memory."""
+    roots: list[np.ndarray[Any, Any]] = []
+    layout = []
+    for arg in args:
+        if not isinstance(arg, np.ndarray):
+            return None
+        root = arg
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.base is not None or not root.flags.c_contiguous:
+            return None
+        index = next((k for k, r in enumerate(roots) if r is root), None)
+        if index is None:
+            index = len(roots)
+            roots.append(root)
+        offset = arg.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        layout.append((index, offset, arg.shape, arg.strides, arg.dtype.str))
+    return roots, tuple(layout)
+
+
+def run_reference(source: PrimFunc, args: Sequence[Any]) -> None:
+    """The reference interpreter's run of ``source`` on ``args`` (arrays, written in place).
+
+    A run on arguments equal to an earlier run's (the same memory contents and the same
+    layout of the arguments in it) gives the earlier run's results without interpreting
+    again: the interpreter's build runs no pipeline pass, so its results depend on the
+    function and its arguments' memory only, and the tests run one source on the same
+    random arrays once per pinned target (the interpreter is most of their time)."""
+    memory = _argument_memory(args)
+    if memory is None:
+        tvmscript.build(source, target="interp")(*args)
+        return
+    roots, layout = memory
+    inputs = [r.tobytes() for r in roots]
+    key = (id(source), layout, tuple(hash(b) for b in inputs))
+    known = _REFERENCE_RUNS.get(key)
+    if known is not None and known[0] is source and known[1] == inputs:
+        for root, result in zip(roots, known[2]):
+            root.reshape(-1).view(np.uint8)[:] = np.frombuffer(result, np.uint8)
+        return
+    tvmscript.build(source, target="interp")(*args)
+    _REFERENCE_RUNS[key] = (source, inputs, [r.tobytes() for r in roots])
+    while sum(2 * sum(map(len, r[1])) for r in _REFERENCE_RUNS.values()) > _REFERENCE_BYTES_KEPT:
+        del _REFERENCE_RUNS[next(iter(_REFERENCE_RUNS))]
+
+
 def assert_same_numbers(
     source: PrimFunc,
     before: PrimFunc,
@@ -101,7 +156,9 @@ def assert_same_numbers(
     outputs feed back through overlapping arguments). ``fp_contract=False`` compiles both
     without fused multiply-adds (LLVM fuses where the code's shape lets it, which a rewrite
     may change)."""
-    interpreter = tvmscript.build(source, target="interp")
+    def interpreter(*args: Any) -> None:
+        run_reference(source, args)
+
     kernels = (compiled_exactly(before, fp_contract=fp_contract),
                compiled_exactly(after, fp_contract=fp_contract))
     for seed in range(rounds):
@@ -189,7 +246,7 @@ def agrees_with_interpreter(func: PrimFunc, make_args: Callable[[], list[np.ndar
     interpreter's arrays bit for bit, ``runs`` times; fresh arguments per run (``make_args``:
     copies would not keep views of one storage overlapping)."""
     want = make_args()
-    tvmscript.build(func, target="interp")(*want)
+    run_reference(func, want)
     kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
     for _ in range(runs):
         got = make_args()
