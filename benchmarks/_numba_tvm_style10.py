@@ -143,11 +143,71 @@ def nb_sum_axis1(A, B):
         B[b, :] = row
 
 
+@njit(**fm)
+def nb_maxpool_nhwc(data, out):
+    N, H, W, C = out.shape
+    Hi, Wi = data.shape[1], data.shape[2]
+    for t in prange(N * H):
+        n, y = t // H, t % H
+        for x in range(W):
+            acc = np.full(C, np.float32(-3.4028234663852886e38))
+            for ky in range(3):
+                iy = 2 * y + ky - 1
+                if iy < 0 or iy >= Hi:
+                    continue
+                for kx in range(3):
+                    ix = 2 * x + kx - 1
+                    if ix < 0 or ix >= Wi:
+                        continue
+                    for c in range(C):
+                        acc[c] = max(acc[c], data[n, iy, ix, c])
+            out[n, y, x, :] = acc
+
+
+@njit(**fm)
+def nb_dwconv_nhwc(data, kernel, out):
+    N, H, W, C = out.shape
+    for t in prange(N * H):
+        n, y = t // H, t % H
+        for x in range(W):
+            acc = np.zeros(C, np.float32)
+            for ky in range(3):
+                iy = y + ky - 1
+                if iy < 0 or iy >= H:
+                    continue
+                for kx in range(3):
+                    ix = x + kx - 1
+                    if ix < 0 or ix >= W:
+                        continue
+                    for c in range(C):
+                        acc[c] += data[n, iy, ix, c] * kernel[ky, kx, c, 0]
+            out[n, y, x, :] = acc
+
+
+@njit(parallel=True, cache=False)
+def nb_argmax_axis0(A, idx):
+    n, m = A.shape
+    chunks = 32
+    width = (m + chunks - 1) // chunks
+    for q in prange(chunks):
+        lo = q * width
+        hi = min(m, lo + width)
+        best = A[0, lo:hi].copy()
+        arg = np.zeros(hi - lo, np.int32)
+        for i in range(1, n):
+            for j in range(lo, hi):
+                if A[i, j] > best[j - lo]:
+                    best[j - lo] = A[i, j]
+                    arg[j - lo] = i
+        idx[lo:hi] = arg
+
+
 def numba_twins() -> dict[str, Any]:
     """Kernel name -> numba function."""
     return dict(
         conv2d_s2=nb_conv2d_s2, dwconv_s2=nb_dwconv_s2, conv2d_dilated=nb_conv2d_dilated,
         softmax_axis0=nb_softmax_axis0, matmul_tn_block=nb_matmul_tn,
         avgpool_exclude_pad=nb_avgpool_exclude_pad, requantize_i8=nb_requantize_i8,
-        sum_axis1_block=nb_sum_axis1,
+        sum_axis1_block=nb_sum_axis1, maxpool_nhwc=nb_maxpool_nhwc,
+        dwconv_nhwc=nb_dwconv_nhwc, argmax_axis0=nb_argmax_axis0,
     )

@@ -7,7 +7,9 @@ way: our ``tvmscript.build`` with default options, TVM 0.27 on the *same source*
 stride-2 3 x 3 convolution with its padding stage (ResNet's downsampling layers), its
 depthwise form, a dilated (2) convolution, a softmax down the columns, a matmul of
 ``A^T B``, an average pool that leaves the padding out of its count, an int32 -> int8
-requantization with ``T.q_multiply_shift``, and a sum over the middle axis.
+requantization with ``T.q_multiply_shift``, a sum over the middle axis, a max pool and a
+depthwise convolution in NHWC with their padding stages, and an argmax down the columns
+(TVM's tuple reduction).
 
 Ratios are peer ms / our ms (> 1: we are faster); ``!`` marks an output that differs from
 ours. ``--check`` compares every side with a numpy reference instead of timing::
@@ -129,6 +131,48 @@ def sum_axis1_block(A: T.Buffer((64, 512, 256), "float32"), B: T.Buffer((64, 256
             with T.init():
                 B[v_b, v_j] = T.float32(0)
             B[v_b, v_j] = B[v_b, v_j] + A[v_b, v_k, v_j]
+
+@T.prim_func
+def maxpool_nhwc(data: T.Buffer((8, 56, 56, 64), "float32"), out: T.Buffer((8, 28, 28, 64), "float32")):
+    pad_temp = T.alloc_buffer((8, 58, 58, 64))
+    for i0, i1, i2, i3 in T.grid(8, 58, 58, 64):
+        with T.block("pad_temp"):
+            v0, v1, v2, v3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            pad_temp[v0, v1, v2, v3] = T.if_then_else(1 <= v1 and v1 < 57 and 1 <= v2 and v2 < 57, data[v0, v1 - 1, v2 - 1, v3], T.float32(-3.4028234663852886e+38))
+    for n, y, x, c, ry, rx in T.grid(8, 28, 28, 64, 3, 3):
+        with T.block("pool_max"):
+            vn, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRR", [n, y, x, c, ry, rx])
+            with T.init():
+                out[vn, vy, vx, vc] = T.float32(-3.4028234663852886e+38)
+            out[vn, vy, vx, vc] = T.max(out[vn, vy, vx, vc], pad_temp[vn, vy * 2 + vry, vx * 2 + vrx, vc])
+
+@T.prim_func
+def dwconv_nhwc(data: T.Buffer((1, 112, 112, 64), "float32"), kernel: T.Buffer((3, 3, 64, 1), "float32"), out: T.Buffer((1, 112, 112, 64), "float32")):
+    pad_temp = T.alloc_buffer((1, 114, 114, 64))
+    for i0, i1, i2, i3 in T.grid(1, 114, 114, 64):
+        with T.block("pad_temp"):
+            v0, v1, v2, v3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            pad_temp[v0, v1, v2, v3] = T.if_then_else(1 <= v1 and v1 < 113 and 1 <= v2 and v2 < 113, data[v0, v1 - 1, v2 - 1, v3], T.float32(0))
+    for b, i, j, c, di, dj in T.grid(1, 112, 112, 64, 3, 3):
+        with T.block("depthwise"):
+            vb, vi, vj, vc, vdi, vdj = T.axis.remap("SSSSRR", [b, i, j, c, di, dj])
+            with T.init():
+                out[vb, vi, vj, vc] = T.float32(0)
+            out[vb, vi, vj, vc] = out[vb, vi, vj, vc] + pad_temp[vb, vi + vdi, vj + vdj, vc] * kernel[vdi, vdj, vc, 0]
+
+@T.prim_func
+def argmax_axis0(A: T.Buffer((1024, 4096), "float32"), idx: T.Buffer((4096,), "int32")):
+    vbest = T.alloc_buffer((4096,))
+    for j, i in T.grid(4096, 1024):
+        with T.block("argmax"):
+            vj, vi = T.axis.remap("SR", [j, i])
+            with T.init():
+                idx[vj] = -1
+                vbest[vj] = T.float32(-3.4028234663852886e+38)
+            v_idx: T.int32 = T.Select(vbest[vj] > A[vi, vj] or (vbest[vj] == A[vi, vj] and idx[vj] < vi), idx[vj], vi)
+            v_val: T.float32 = T.Select(vbest[vj] > A[vi, vj] or (vbest[vj] == A[vi, vj] and idx[vj] < vi), vbest[vj], A[vi, vj])
+            idx[vj] = v_idx
+            vbest[vj] = v_val
 '''
 
 #: Kernel -> how many of its last arguments are outputs (1 unless listed).
@@ -154,6 +198,9 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "requantize_i8": [rng.integers(-2**24, 2**24, (2048, 2048)).astype("int32"),
                           z(2048, 2048, dt="int8")],
         "sum_axis1_block": [f(64, 512, 256), z(64, 256)],
+        "maxpool_nhwc": [f(8, 56, 56, 64), z(8, 28, 28, 64)],
+        "dwconv_nhwc": [f(1, 112, 112, 64), f(3, 3, 64, 1), z(1, 112, 112, 64)],
+        "argmax_axis0": [f(1024, 4096), z(4096, dt="int32")],
     }
     return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
@@ -198,6 +245,16 @@ def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:
         return [np.clip((x >> 34) + 3, -128, 127).astype("int8")]
     if name == "sum_axis1_block":
         return [a[0].sum(1)]
+    if name == "maxpool_nhwc":
+        x = np.pad(a[0], ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+        win = _windows(x.transpose(0, 3, 1, 2), 2)  # (n, c, 3, 3, 28, 28)
+        return [win.max((2, 3)).transpose(0, 2, 3, 1)]
+    if name == "dwconv_nhwc":
+        x = np.pad(a[0], ((0, 0), (1, 1), (1, 1), (0, 0))).transpose(0, 3, 1, 2)
+        win = _windows(x, 1)  # (n, c, 3, 3, 112, 112)
+        return [np.einsum("ncijhw,ijc->nhwc", win, a[1][:, :, :, 0])]
+    if name == "argmax_axis0":
+        return [args[0].argmax(0).astype("int32")]
     raise KeyError(name)
 
 
