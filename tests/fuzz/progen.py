@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from irbuilder import IRBuilder
 from irbuilder import tir as T
-from irbuilder.ir import Buffer, DataType, Not, PrimExpr, PrimFunc, Var, as_dtype, const
+from irbuilder.ir import And, Buffer, DataType, Not, PrimExpr, PrimFunc, Var, as_dtype, const
 
 __all__ = ["FLOAT_DTYPES", "INT_DTYPES", "Program", "make_args", "programs"]
 
@@ -458,6 +458,41 @@ class _Stages:
                     _store(buf, [k2], T.if_then_else(again, 1, -1))
         self.loop_nest(self.out, [*self.inputs, buf])
 
+    def padded_window(self) -> None:
+        """A padding stage (TOPI's ``pad_temp``): an array one element wider than the
+        output on each side of every axis, a random value inside and a constant border,
+        read by the output through a 3-wide window along its first axis (every output loop
+        moves the index: ``inline_padding`` computes it at the loads when the value is
+        cheap)."""
+        d = self.draw
+        out = self.out
+        dims = [int(e.value) for e in out.shape]  # type: ignore[attr-defined]
+        pad = T.alloc_buffer(tuple(e + 2 for e in dims), d(st.sampled_from(_STORAGE)))
+        vt = _value_dtype(pad)
+        border = self.g.cast(const(d(st.integers(-3, 3)), "int32"), vt)
+        depth = d(st.integers(0, 2))
+
+        def padding(idx: list[PrimExpr]) -> PrimExpr:
+            inside: PrimExpr = const(True, "bool")
+            for v, e in zip(idx, dims):
+                inside = And(inside, And(1 <= v, v < e + 1))
+            scope = _Scope([(v, e + 2) for v, e in zip(idx, dims)], self.inputs)
+            return T.if_then_else(inside, self.g.expr(scope, vt, depth), border)
+
+        self.loop_nest(pad, self.inputs, value_fn=padding, guard=False)
+        ot = _value_dtype(out)
+
+        def window(idx: list[PrimExpr]) -> PrimExpr:
+            total: PrimExpr | None = None
+            for k in range(3):
+                at = [idx[0] + k, *(v + 1 for v in idx[1:])]
+                term = self.g.cast(pad[tuple(at)] if len(at) > 1 else pad[at[0]], ot)
+                total = term if total is None else total + term
+            assert total is not None
+            return total
+
+        self.loop_nest(out, [*self.inputs, pad], value_fn=window)
+
     def _fact_cond(self, value: PrimExpr, like: PrimExpr | None = None) -> PrimExpr:
         """A comparison of ``value`` with a small constant (``like``'s, when given)."""
         if like is not None:
@@ -483,7 +518,7 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
     in_specs = [(draw(st.sampled_from(_STORAGE)), _shape(draw)) for _ in range(n_inputs)]
     out_spec = (draw(st.sampled_from(_STORAGE)), _shape(draw))
     stage_kinds = draw(st.lists(st.sampled_from(["loop", "loop", "block", "compute", "alloc",
-                                                 "facts", "block2"]),
+                                                 "facts", "block2", "pad"]),
                                 min_size=1, max_size=max_stages))
     with IRBuilder() as b:
         with T.prim_func():
@@ -503,6 +538,8 @@ def programs(draw: Any, max_stages: int = 3) -> Program:
                     stages.compute()
                 elif kind == "facts":
                     stages.facts()
+                elif kind == "pad":
+                    stages.padded_window()
                 else:
                     stages.alloc()
     func = b.get()
