@@ -26,7 +26,7 @@ from irbuilder.ir import (
     Span,
     Stmt,
 )
-from irbuilder.ir.functor import StmtExprVisitor
+from irbuilder.ir.functor import StmtExprMutator, StmtExprVisitor
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
 from irbuilder.tir.tvm_ops import CPU_BUILTINS, TVM_OPS
 
@@ -49,6 +49,21 @@ class UnsupportedConstructError(ValueError):
         self.span = span
         message = f"{construct} is not supported by the CPU backend (function {func_name!r})"
         super().__init__(message if span is None else f"{span}: {message}")
+
+
+class LocatedMutator(StmtExprMutator):
+    """A mutator that knows the span of the statement it is inside (:attr:`span`), to
+    locate the :class:`UnsupportedConstructError` it raises."""
+
+    span: Span | None = None
+
+    def visit_stmt(self, stmt: Stmt) -> Stmt:
+        outer = self.span
+        self.span = stmt.span or outer
+        try:
+            return super().visit_stmt(stmt)
+        finally:
+            self.span = outer
 
 
 def _low_precision(dtype: DataType) -> str:

@@ -38,7 +38,7 @@ from irbuilder.ir.functor import StmtExprMutator, post_order_visit
 from irbuilder.ir.stmt import seq
 
 from ..analysis.substitute import substitute_expr
-from .support import UnsupportedConstructError
+from .support import LocatedMutator, UnsupportedConstructError
 
 __all__ = ["lower_thread_allreduce"]
 
@@ -65,7 +65,7 @@ def _read_data(expr: PrimExpr) -> set[int]:
     return read
 
 
-class _Lower(StmtExprMutator):
+class _Lower(LocatedMutator):
     def __init__(self, func: PrimFunc) -> None:
         self.func = func
         self.loops: list[For] = []
@@ -74,14 +74,6 @@ class _Lower(StmtExprMutator):
 
     def refuse(self, what: str) -> None:
         raise UnsupportedConstructError(what, self.span, self.func.name)
-
-    def visit_stmt(self, stmt: Stmt) -> Stmt:
-        outer = self.span
-        self.span = stmt.span or outer
-        try:
-            return super().visit_stmt(stmt)
-        finally:
-            self.span = outer
 
     def visit_for_(self, node: For) -> Stmt:
         # Only thread loops around an allreduce run serially; other thread-bound loops stay

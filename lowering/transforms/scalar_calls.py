@@ -22,13 +22,11 @@ from irbuilder.ir import (
     PrimExpr,
     PrimFunc,
     Span,
-    Stmt,
-    StmtExprMutator,
     Var,
 )
 
 from ..analysis import substitute_expr
-from ..cpu.support import UnsupportedConstructError
+from ..cpu.support import LocatedMutator, UnsupportedConstructError
 
 __all__ = ["inline_scalar_calls"]
 
@@ -60,20 +58,11 @@ def _returned(
     return expr
 
 
-class _Inline(StmtExprMutator):
+class _Inline(LocatedMutator):
     def __init__(self, scalar: dict[str, PrimFunc], func_name: str, depth: int = 0) -> None:
         self.scalar = scalar
         self.func_name = func_name
         self.depth = depth
-        self.span: Span | None = None
-
-    def visit_stmt(self, stmt: Stmt) -> Stmt:
-        outer = self.span
-        self.span = stmt.span or outer
-        try:
-            return super().visit_stmt(stmt)
-        finally:
-            self.span = outer
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         expr = super().visit_expr(expr)
