@@ -148,6 +148,8 @@ def pointer_to_array(array: np.ndarray[Any, Any], name: str) -> Pointer:
             high += reach
             lowest_index.append(0)
     span = high - low + array.itemsize
-    first = array[tuple(slice(i, i + 1) for i in lowest_index)].reshape(1).view(np.uint8)
+    # ``array[()]`` of a 0-d array is a scalar copy; ``array[...]`` is a view of it.
+    window = array[tuple(slice(i, i + 1) for i in lowest_index)] if lowest_index else array[...]
+    first = window.reshape(1).view(np.uint8)
     data = as_strided(first, shape=(span,), strides=(1,), writeable=array.flags.writeable)
     return Pointer(Storage(data, name), -low)

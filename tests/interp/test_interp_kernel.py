@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from interp_helpers import buf, func, loop, store
 
+import tvmscript
 from backend.interp import make_interp_kernel
 from irbuilder.ir import PrimFunc, SizeVar, Var, as_dtype
 
@@ -98,3 +99,20 @@ def test_list_argument_goes_through_asarray() -> None:
 def test_make_interp_kernel_rejects_non_functions() -> None:
     with pytest.raises(TypeError, match="needs a PrimFunc"):
         make_interp_kernel("not a function")  # type: ignore[arg-type]
+
+
+def test_a_zero_dim_output_is_written_in_place() -> None:
+    # ``array[()]`` of a 0-d array is a copy: the interpreter wrote its result there and the
+    # caller's array kept 0 (compiled code wrote 4)
+    f = tvmscript.from_source(
+        "from tvm.script import tir as T\n"
+        "@T.prim_func\n"
+        "def f(A: T.Buffer((), 'int32'), C: T.Buffer((), 'int32')):\n"
+        "    C[()] = A[()] + 1\n"
+    )
+    a, c = np.array(3, "int32"), np.array(0, "int32")
+    tvmscript.build(f, target="interp")(a, c)
+    assert int(c) == 4
+    view = np.zeros(3, "int32")[1:2].reshape(())  # a 0-d view into a larger array
+    tvmscript.build(f, target="interp")(a, view)
+    assert int(view) == 4
