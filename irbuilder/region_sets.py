@@ -10,7 +10,7 @@ interval sets do.
 
 from __future__ import annotations
 
-from .ir import Max, Min, PrimExpr
+from .ir import Max, Min, PrimExpr, structural_equal
 from .ir.linear_form import LinearForm, from_linear, to_linear
 
 __all__ = [
@@ -61,14 +61,24 @@ def hull(a: Interval | None, b: Interval | None) -> Interval | None:
     lo_diff = compare(a[0], b[0])
     hi_diff = compare(a[1], b[1])
     if lo_diff is None:
-        lo: PrimExpr = Min(a[0], b[0])
+        lo: PrimExpr = _joined(a[0], b[0], Min)
     else:
         lo = a[0] if lo_diff <= 0 else b[0]
     if hi_diff is None:
-        hi: PrimExpr = Max(a[1], b[1])
+        hi: PrimExpr = _joined(a[1], b[1], Max)
     else:
         hi = a[1] if hi_diff >= 0 else b[1]
     return lo, hi
+
+
+def _joined(a: PrimExpr, b: PrimExpr, kind: type[Min] | type[Max]) -> PrimExpr:
+    """``kind(a, b)``, or the side that already takes the other in (``min(min(x, 0), 0)``
+    is ``min(x, 0)``: TVM's regions of a load indexed by loads read that way)."""
+    for outer, inner in ((a, b), (b, a)):
+        if isinstance(outer, kind) and (structural_equal(outer.a, inner)
+                                        or structural_equal(outer.b, inner)):
+            return outer
+    return kind(a, b)
 
 
 def narrow_lo(dom: Interval, bound: PrimExpr) -> Interval:

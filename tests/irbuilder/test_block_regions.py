@@ -154,6 +154,28 @@ def test_a_view_of_the_block_own_allocation_is_left_out() -> None:
     _round_trips(local_view)
 
 
+def test_a_load_indexed_by_a_load_of_a_load() -> None:
+    # index_buf is read at index_buf[0] and at 0: its region is min(x, 0) .. max(x, 0), the
+    # repeated 0 not joined twice (TVM's form; it was min(min(x, 0), 0))
+    @T.prim_func
+    def gather2(data_buf: T.Buffer((16, 16), "float32"), index_buf: T.Buffer((1,), "int32"),
+                out_buf: T.Buffer((16, 16), "float32")):
+        for i, j in T.grid(16, 16):
+            with T.block("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                out_buf[vi, vj] = data_buf[index_buf[index_buf[0]], index_buf[0]]
+
+    reads, writes = _regions(gather2, "b")
+    assert reads == (
+        "data_buf[index_buf[index_buf[0]], index_buf[0]], index_buf[T.min(index_buf[0], 0):"
+        "T.min(index_buf[0], 0) + (T.max(index_buf[0], 0) - T.min(index_buf[0], 0) + 1)]"
+    )
+    assert writes == "out_buf[vi, vj]"
+    index = np.zeros(1, "int32")
+    _runs_alike(gather2, _random((16, 16), "float32", RNG), index, np.zeros((16, 16), "float32"))
+    _round_trips(gather2)
+
+
 def test_match_buffer_accesses_map_to_the_source_region_with_offsets() -> None:
     @T.prim_func
     def tiles(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
