@@ -168,7 +168,30 @@ def cast(x: ExprLike, dtype: DTypeArg) -> PrimExpr:
     expr = as_expr(x, "T.cast")
     if isinstance(expr, (IntImm, FloatImm)) and target.is_scalar and not isinstance(x, PrimExpr):
         return const(expr.value, target)
+    if (isinstance(expr, IntImm) and expr.dtype != target and target.is_scalar
+            and _exact_constant(expr, target)):
+        # TVM's cast folds a constant operand (``T.cast(T.int32(1), "float32")`` is
+        # ``T.float32(1)``); folded here only where the value is exact in the target type,
+        # the conversion of any other constant left to the Cast node's own semantics.
+        return const(expr.value, target)
     return expr.astype(target)
+
+
+def _exact_constant(expr: IntImm, target: DataType) -> bool:
+    """Whether ``target`` holds the integer constant ``expr`` exactly (an int in range, or
+    an int a float's mantissa holds)."""
+    if expr.dtype.is_bool or target.is_bool:
+        return False
+    value = expr.value
+    if target.is_float:
+        mantissa = {16: 11, 32: 24, 64: 53}.get(target.bits)
+        return mantissa is not None and not target.is_low_precision_float \
+            and abs(value) <= 1 << mantissa
+    if target.is_int:
+        return -(1 << (target.bits - 1)) <= value < 1 << (target.bits - 1)
+    if target.is_uint:
+        return 0 <= value < 1 << target.bits
+    return False
 
 
 def Cast_(dtype: DTypeArg, x: ExprLike) -> PrimExpr:

@@ -643,3 +643,24 @@ def test_type_object_string_argument_is_a_number() -> None:
     with pytest.raises(TypeError, match=r"T\.int32\('n'\): a string argument is a number .*"
                        r"a fresh variable is T\.int32\(\)"):
         T.int32("n")
+
+
+@pytest.mark.parametrize(("value", "dtype", "folded"), [
+    (T.int32(1), "float32", True),        # TVM's cast folds constants
+    (T.int32(-7), "int8", True),
+    (T.int64(255), "uint8", True),
+    (T.int32(1 << 24), "float32", True),
+    (T.int32((1 << 24) + 1), "float32", False),  # not exact in float32: the Cast rounds
+    (T.int32(300), "int8", False),        # out of range: the Cast's wrap-around
+    (T.int32(-1), "uint8", False),
+    (T.int32(1), "bool", False),
+])
+def test_cast_of_an_exact_integer_constant_folds(value: Any, dtype: str, folded: bool) -> None:
+    from irbuilder.ir import Cast, FloatImm, IntImm
+
+    out = T.cast(value, dtype)
+    assert str(out.dtype) == dtype
+    if folded:
+        assert isinstance(out, (IntImm, FloatImm)) and float(out.value) == float(value.value)
+    else:
+        assert isinstance(out, Cast)
