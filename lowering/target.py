@@ -154,6 +154,12 @@ class Target:
         """Cache line size (64 on every x86-64 CPU)."""
         return 64
 
+    @property
+    def last_level_cache_bytes(self) -> int | None:
+        """Size of the host's largest cache (its L3) for the host target, as Linux reports
+        it; None for a named CPU (its machine's caches are not known) or when unreadable."""
+        return _host_last_level_cache() if self.is_host else None
+
     def missing_on_host(self) -> tuple[str, ...]:
         """Tracked features the target uses that the host lacks (code for it may SIGILL here)."""
         host = Target.host()
@@ -278,6 +284,37 @@ class _HostInfo:
         feature_map = llvm.get_host_cpu_features()
         self.llvm_features: str = feature_map.flatten()
         self.features = frozenset(f for f in TRACKED_FEATURES if feature_map.get(f, False))
+
+
+@functools.cache
+def _host_last_level_cache() -> int | None:
+    """The largest data or unified cache of CPU 0 in bytes (sysfs), or None."""
+    import os
+
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    largest: int | None = None
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.startswith("index"):
+            continue
+        try:
+            with open(os.path.join(base, entry, "type")) as f:
+                kind = f.read().strip()
+            with open(os.path.join(base, entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or not text:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+        digits = text[:-1] if text[-1] in "KMG" else text
+        if digits.isdigit():
+            size = int(digits) * scale
+            largest = size if largest is None else max(largest, size)
+    return largest
 
 
 @functools.cache
