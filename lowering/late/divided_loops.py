@@ -140,21 +140,6 @@ def substitute_quotient(stmt: Stmt, var: Var, d: int, quotient: Var, remainder: 
     return simplify_stmt(_PullQuotient(quotient).visit_stmt(copy_with_fresh_vars(stmt, {var: at})))
 
 
-class _Divide(StmtExprMutator):
-    """``var // d`` becomes ``quotient``, ``var % d`` the constant ``remainder``."""
-
-    def __init__(self, var: Var, d: int, quotient: Var, remainder: int) -> None:
-        self.var, self.d, self.quotient, self.remainder = var, d, quotient, remainder
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        if (isinstance(expr, (FloorDiv, FloorMod)) and expr.a is self.var
-                and isinstance(expr.b, IntImm) and expr.b.value == self.d):
-            if isinstance(expr, FloorDiv):
-                return self.quotient
-            return IntImm(expr.dtype, self.remainder)
-        return super().visit_expr(expr)
-
-
 def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | None:
     """``loop`` with its variable split by the divisor of its body (module doc), or None;
     ``divisors``: those of its variable when already known."""
@@ -171,13 +156,7 @@ def split_divided_loop(loop: For, divisors: set[int] | None = None) -> For | Non
     if not 2 <= d <= MAX_DIVISOR or loop.extent.value % d:
         return None
     quotient = Var(f"{var.name}_q", var.dtype)
-    copies: list[Stmt] = []
-    for r in range(d):
-        divided = _Divide(var, d, quotient, r).visit_stmt(loop.body)
-        at: PrimExpr = Mul(IntImm(var.dtype, d), quotient)
-        if r:
-            at = at + IntImm(var.dtype, r)
-        copies.append(copy_with_fresh_vars(divided, {var: at}))
+    copies = [substitute_quotient(loop.body, var, d, quotient, r) for r in range(d)]
     return For(quotient, IntImm(var.dtype, 0), IntImm(var.dtype, loop.extent.value // d),
                ForKind.SERIAL, seq(copies), span=loop.span)
 

@@ -180,8 +180,8 @@ class ExprPrinter:
         self.hoisted: list[Var] = []
         self.hoist_free = hoist_free
         # Functions of the module being printed: a call to one prints as `Module.f(...)`.
-        self.subroutines: frozenset[str] = frozenset()
-        self.subroutine_types: dict[str, str] = {}
+        # (name -> the dtype the parser gives a call of it)
+        self.subroutines: dict[str, str] = {}
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
@@ -332,8 +332,7 @@ class ExprPrinter:
         args = list(call.args)
         dtype = str(call.dtype)
         op = call.op
-        if (call.kind is CallKind.EXTERN and op in self.subroutines
-                and dtype == self.subroutine_types.get(op, "int32")):
+        if call.kind is CallKind.EXTERN and self.subroutines.get(op) == dtype:
             return f"Module.{op}({self._args(call.args)})"
         if call.kind is CallKind.EXTERN or call.kind is CallKind.PURE_EXTERN:
             name = "T.call_extern" if call.kind is CallKind.EXTERN else "T.call_pure_extern"

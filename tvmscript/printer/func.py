@@ -46,7 +46,7 @@ def _vars_in(exprs: tuple[PrimExpr, ...]) -> list[Var]:
     return found
 
 
-def _vars_in_stmt(stmt: Stmt, subroutines: frozenset[str]) -> list[Var]:
+def _vars_in_stmt(stmt: Stmt, subroutines: Mapping[str, str]) -> list[Var]:
     """Vars used in ``stmt``, except as a direct argument of a call of ``subroutines``
     (there a buffer parameter's handle prints as the buffer: ``Module.f(A)``)."""
     found: list[Var] = []
@@ -163,15 +163,14 @@ class _FuncPrinter(StmtPrinter):
 
 
 def print_func(
-    func: PrimFunc, name: str | None = None, subroutines: frozenset[str] = frozenset(),
-    returns: Mapping[str, str] | None = None,
+    func: PrimFunc, name: str | None = None, subroutines: Mapping[str, str] | None = None
 ) -> list[Doc]:
     """The document of one function, named ``name`` (default: its global symbol);
-    calls of ``subroutines`` (the module's functions) print as ``Module.f(...)`` when typed
-    as the parser types them (``returns``: a scalar function's return type, else int32)."""
+    ``subroutines`` maps the module's functions to the type the parser gives a call of
+    each (a scalar function's return type, else int32): such calls print as
+    ``Module.f(...)``."""
     printer = _FuncPrinter()
-    printer.subroutines = subroutines
-    printer.subroutine_types = dict(returns or {})
+    printer.subroutines = dict(subroutines or {})
     return printer.function(func, func.name if name is None else name)
 
 
@@ -179,14 +178,15 @@ def _module(mod: IRModule) -> list[Doc]:
     body: list[Doc] = []
     if mod.attrs:
         body.append(Doc(f"I.module_attrs({_FuncPrinter().mapping(mod.attrs)})"))
+    calls = {
+        name: str(f.ret_type) if f.ret_type is not None and not f.ret_type.is_handle
+        else "int32"
+        for name, f in mod.functions.items()
+    }
     for name, func in mod.functions.items():
         if not name.isidentifier():
             raise ValueError(f"cannot print module function {name!r}: not a Python identifier")
-        returns = {
-            other: str(f.ret_type) for other, f in mod.functions.items()
-            if f.ret_type is not None and not f.ret_type.is_handle
-        }
-        docs = print_func(func, name, frozenset(mod.functions), returns)
+        docs = print_func(func, name, calls)
         docs[0].blank_before = bool(body)
         body.extend(docs)
     return [Doc("@I.ir_module"), Doc("class Module:", body)]
