@@ -1,7 +1,8 @@
 """What every CPU build (native and interpreter) does to a function before lowering:
-bfloat16 and float8 legalised to integer storage and float32 arithmetic, the thread-bound
-loops around comm_reducer allreduces made serial, then the refusal of constructs without CPU
-meaning."""
+variables bound again renamed (one definition each), bfloat16 and float8 legalised to integer
+storage and float32 arithmetic, the thread-bound loops around comm_reducer allreduces made
+serial, selects guarding a memory access made ``if_then_else`` (TVM's RewriteUnsafeSelect),
+then the refusal of constructs without CPU meaning."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from irbuilder.ir import PrimFunc
 
 from .legalize_bf16 import legalize_bfloat16, legalize_type
 from .legalize_fp8 import E4M3, E5M2
+from .single_definitions import rename_rebindings
 from .support import check_cpu_support
 from .thread_allreduce import lower_thread_allreduce
+from .unsafe_select import rewrite_unsafe_selects
 
 __all__ = ["prepare_for_cpu"]
 
 
 def prepare_for_cpu(func: PrimFunc) -> PrimFunc:
     """``func`` ready for the CPU pipeline, or :class:`UnsupportedConstructError`."""
-    legal = legalize_type(legalize_type(legalize_bfloat16(func), E4M3), E5M2)
-    prepared = lower_thread_allreduce(legal)
+    legal = legalize_type(legalize_type(legalize_bfloat16(rename_rebindings(func)), E4M3), E5M2)
+    prepared = rewrite_unsafe_selects(lower_thread_allreduce(legal))
     check_cpu_support(prepared)
     return prepared
