@@ -24,6 +24,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
 )
+from irbuilder.tir.tvm_ops import llvm_intrinsic_operands
 
 from .context import CodegenError, ErrorKind, float_const, intrinsic_suffix, llvm_type, scalar_type
 
@@ -256,7 +257,7 @@ def _llvm_intrin(em: ExprEmitter, node: Call) -> str:
         raise CodegenError(f"{node.op}: {name!r} is not an LLVM intrinsic name")
     if not _LLVM_TYPE_SUFFIX.search(name):
         name = f"{name}.{intrinsic_suffix(node.dtype)}"  # overloaded on the result type
-    typed = [_extern_arg(em, a) for a in node.args[1:]]
+    typed = [_extern_arg(em, a) for a in llvm_intrinsic_operands(node)]
     ret = llvm_type(node.dtype)
     em.ctx.declare(name, ret, [ty for ty, _ in typed])
     arglist = ", ".join(f"{ty} {v}" for ty, v in typed)

@@ -23,6 +23,7 @@ from irbuilder.ir import (
     as_dtype,
     llvm_intrinsic_spec,
 )
+from irbuilder.tir.tvm_ops import llvm_intrinsic_operands
 from lowering.transforms.flatten_buffer import flat_index
 
 from . import values as V
@@ -222,7 +223,7 @@ def _builtin_llvm_intrin(interp: Evaluator, expr: Call) -> V.Value:
     spec = llvm_intrinsic_spec(name)
     if spec is None:
         raise NotImplementedError(f"the interpreter does not implement LLVM intrinsic {name!r}")
-    rest = expr.args[1:]
+    rest = llvm_intrinsic_operands(expr)
     values = [interp.eval(a) for a in rest]
     return call_intrinsic(spec.name, values, [a.dtype for a in rest], expr.dtype)
 

@@ -7,7 +7,7 @@ function that uses one fails with "T.<name> is not supported by the CPU backend"
 (``lowering.cpu.support``). With CPU meaning: ``T.start_profile_intrinsic``/
 ``T.end_profile_intrinsic`` (no-ops: we have no profiler hooks), ``T.undef`` (an arbitrary
 value: zero), ``T.isnullptr``, ``T.call_llvm_intrin``/``T.call_llvm_pure_intrin`` (a call of
-the LLVM intrinsic named by the first argument).
+the LLVM intrinsic named by the first argument; see :func:`llvm_intrinsic_operands`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir import Call, CallKind, PrimExpr, StringImm, as_dtype
+from ..ir import Call, CallKind, IntImm, PrimExpr, StringImm, as_dtype
 from ._common import as_expr, to_dtype
 
 __all__ = [
     "AS_ARG",
     "AS_ARG0",
     "CPU_BUILTINS",
+    "llvm_intrinsic_operands",
     "DTYPE_FIRST",
     "DTYPE_LAST",
     "TVM_OPS",
@@ -152,3 +153,18 @@ TVM_OP_BUILDERS: dict[str, Callable[..., PrimExpr]] = {
     name: _builder(op) for name, op in TVM_OPS.items()
 }
 """``T.<name>`` of every builtin of the table."""
+
+
+def llvm_intrinsic_operands(call: Call) -> tuple[PrimExpr, ...]:
+    """The operands a ``call_llvm_intrin``/``call_llvm_pure_intrin`` passes to the intrinsic.
+
+    TVM v0.16 calls take ``(intrinsic, num_signature, *operands)``, ``num_signature`` a
+    ``uint32`` constant (how many operand types pick the overload; the intrinsic's name or
+    the result type picks it here). A second argument that is a ``uint32`` constant is that
+    count and not an operand; without one (our earlier spelling), every argument after the
+    intrinsic is an operand.
+    """
+    rest = call.args[1:]
+    if rest and isinstance(rest[0], IntImm) and str(rest[0].dtype) == "uint32":
+        return rest[1:]
+    return rest

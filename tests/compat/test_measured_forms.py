@@ -8,6 +8,7 @@ import pytest
 
 import tvmscript
 from irbuilder.ir import AssertStmt, Evaluate, IntImm, LetStmt, SeqStmt
+from lowering.target import Target
 from tvmscript import ir as I
 from tvmscript.diagnostics import DiagnosticError
 
@@ -193,6 +194,34 @@ def popcount(A: T.Buffer((16,), "uint8"), B: T.Buffer((16,), "uint8")):
     tvmscript.build(func)(a, c)
     np.testing.assert_array_equal(b, c)
     np.testing.assert_array_equal(c, [bin(int(v)).count("1") for v in a])
+
+
+def test_llvm_intrinsic_calls_take_tvm_016s_signature_count() -> None:
+    # TVM v0.16 spells (intrinsic, num_signature, *operands): the uint32 count is no operand
+    func = _roundtrip(
+        """
+@T.prim_func
+def popcount(A: T.Buffer((16,), "uint8"), B: T.Buffer((16,), "uint8")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.call_llvm_pure_intrin(
+                T.llvm_lookup_intrinsic_id("llvm.ctpop.i8"), T.uint32(1), A[vi], dtype="uint8"
+            )
+            B[vi] = B[vi] + T.Cast("uint8", T.call_llvm_pure_intrin(
+                "float32", "llvm.copysign.f32", T.uint32(2), T.float32(3), T.Cast("float32", A[vi]) - 100
+            ) + T.float32(3))
+"""
+    )
+    a = np.arange(16, dtype="uint8") * 17
+    # copysign(3, a - 100) + 3: 0 below 100, 6 from there
+    want = [bin(int(v)).count("1") + (6 if v >= 100 else 0) for v in a]
+    for target in ("interp", "llvm -mcpu=znver3"):
+        if target != "interp" and Target(target).missing_on_host():
+            continue
+        b = np.zeros(16, "uint8")
+        tvmscript.build(func, target=target)(a, b)
+        np.testing.assert_array_equal(b, want)
 
 
 def test_address_of_accepts_the_printed_dtype_keyword() -> None:
