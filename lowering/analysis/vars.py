@@ -8,6 +8,7 @@ from typing import Any
 from irbuilder.ir import (
     Allocate,
     Block,
+    DeclBuffer,
     For,
     IntImm,
     Let,
@@ -55,6 +56,14 @@ class _FreeVars(StmtExprVisitor):
         self.visit_expr(node.extent)
         self.visit_expr(node.condition)
         self._scoped(node.buffer_var, self.visit_stmt, node.body)
+
+    def visit_decl_buffer_(self, node: DeclBuffer) -> None:
+        # the declared view's layout may use variables of the scope (a match_buffer
+        # lowered inside a loop: elem_offset = i * 4 + ...)
+        buffer = node.buffer
+        for expr in (*buffer.shape, *buffer.strides, buffer.elem_offset):
+            self.visit_expr(expr)
+        self.visit_stmt(node.body)
 
     def visit_reduce_(self, node: Reduce) -> None:
         for axis in node.axes:

@@ -234,3 +234,38 @@ def _stmts(func: PrimFunc) -> list[object]:
     out: list[object] = []
     post_order_visit(func.body, out.append)
     return out
+
+
+@T.prim_func
+def nested_views(a: T.handle, b: T.handle) -> None:
+    A = T.match_buffer(a, (16, 16, 16), "float32")
+    B = T.match_buffer(b, (1,), "float32")
+    for i, j in T.grid(16, 4):
+        with T.block():
+            vi, vj = T.axis.remap("SS", [i, j])
+            C = T.match_buffer(A[0:16, vi, vj * 4:vj * 4 + 4], (16, 1, 4))
+            for ii in range(4):
+                with T.block():
+                    vii = T.axis.S(4, ii)
+                    D = T.match_buffer(C[vii * 4:vii * 4 + 4, 0, 0:4], (4, 1, 4))
+                    for x, y in T.grid(4, 4):
+                        B[0] += D[x, 0, y]
+
+
+def test_loops_a_view_declaration_uses_stay_apart() -> None:
+    # the lowered match_buffer views are declared with elem_offset = vi * 16 + vj * 4 ...:
+    # fusing (i, j) would leave i and j undefined there
+    func = _no_parallel(nested_views)
+    fused = run_pass("fuse_contiguous_loops", func)
+    assert [loop.loop_var.name for loop in loops(fused)][:2] == ["i", "j"]
+
+
+@runs_avx2
+def test_loops_around_view_declarations_build_and_compute() -> None:
+    a = np.random.default_rng(0).random((16, 16, 16)).astype("float32")
+    b = np.zeros(1, "float32")
+    tvmscript.build(nested_views, target=AVX2)(a, b)
+    reference = np.zeros(1, "float32")
+    tvmscript.build(nested_views, target="interp")(a, reference)
+    np.testing.assert_allclose(b, reference, rtol=1e-6)
+    np.testing.assert_allclose(b, [a.sum()], rtol=1e-4)
