@@ -16,6 +16,7 @@ from irbuilder.ir import (
     Allocate,
     Block,
     BlockRealize,
+    Broadcast,
     Buffer,
     BufferLoad,
     BufferStore,
@@ -34,10 +35,12 @@ from irbuilder.ir import (
     Not,
     PrimExpr,
     PrimFunc,
+    Ramp,
     Span,
     Stmt,
     StmtExprVisitor,
     Var,
+    as_dtype,
     post_order_visit,
 )
 
@@ -97,6 +100,29 @@ class LoopBody:
     private: set[Var] = field(default_factory=set)
 
 
+def _lanes_as_loop(
+    indices: tuple[PrimExpr, ...], loops: tuple[InnerLoop, ...]
+) -> tuple[tuple[PrimExpr, ...], tuple[InnerLoop, ...]]:
+    """A vector access (``P[T.ramp(b, s, n)]``, TVM's printed vector stores) as the scalar
+    access of one lane inside a loop over the lanes: ``P[b + s * lane]`` for ``lane`` in
+    ``[0, n)``, one lane variable for every vector index of the access (lane ``l`` of
+    ``A[T.ramp(a, 1, 4), T.ramp(c, 1, 4)]`` is ``A[a + l, c + l]``); broadcast indices are
+    their value. Other vector indices stay as they are."""
+    lanes = next(i.dtype.lanes for i in indices if not i.dtype.is_scalar)
+    lane = Var("lane", as_dtype("int32"))
+    scalar: list[PrimExpr] = []
+    for index in indices:
+        if isinstance(index, Ramp) and index.base.dtype.is_scalar:
+            step = Cast(index.base.dtype, lane) if index.base.dtype != lane.dtype else lane
+            scalar.append(index.base + index.stride * step)
+        elif isinstance(index, Broadcast):
+            scalar.append(index.value)
+        else:
+            scalar.append(index)
+    lane_loop = InnerLoop(lane, IntImm(lane.dtype, 0), IntImm(lane.dtype, lanes))
+    return tuple(scalar), (*loops, lane_loop)
+
+
 class _Collector(StmtExprVisitor):
     """Accesses below a parallel loop, with their conditions and enclosing inner loops.
 
@@ -130,15 +156,12 @@ class _Collector(StmtExprVisitor):
     def _record(
         self, buffer: Buffer, indices: tuple[PrimExpr, ...], write: bool, span: Span | None
     ) -> None:
+        resolved = tuple(self._index(i) for i in indices)
+        loops = tuple(self.loops)
+        if any(not i.dtype.is_scalar for i in resolved):
+            resolved, loops = _lanes_as_loop(resolved, loops)
         self.body.accesses.append(
-            Access(
-                buffer,
-                tuple(self._index(i) for i in indices),
-                write,
-                self._span(span),
-                tuple(self.conds),
-                tuple(self.loops),
-            )
+            Access(buffer, resolved, write, self._span(span), tuple(self.conds), loops)
         )
 
     def visit_stmt(self, stmt: Stmt) -> None:

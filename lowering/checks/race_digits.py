@@ -11,7 +11,9 @@ The rule: write a dimension's index in iteration ``p`` as ``sum(s_k * D_k(p)) + 
 ``D_k`` a digit ``p // a % b`` (``p % b``, ``p // a`` and ``p`` itself are digits too) and ``R``
 free of ``p``. Sorted by ``|s_k|``, if each ``|s_k|`` exceeds what the later digits and the
 difference of ``R`` between the two accesses can add up to, equal indices mean equal digits
-(at the first digit that differs, its term outweighs everything after it). A set of pinned
+(at the first digit that differs, its term outweighs everything after it); when the rests
+differ by multiples of a step larger than all digit terms together (``P[x + 2 * l]``,
+``0 <= x < 2``), the digit terms must be equal on both sides (no slack). A set of pinned
 digits determines ``p`` when, starting from 1, a digit ``p // a % b`` with ``a`` equal to the
 covered modulus extends it to ``a * b`` until the modulus reaches the loop's extent (two
 iterations of one loop that agree modulo its extent or more are the same iteration).
@@ -19,6 +21,7 @@ iterations of one loop that agree modulo its extent or more are the same iterati
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from irbuilder.ir import FloorDiv, FloorMod, IntImm, PrimExpr, Var
@@ -92,10 +95,6 @@ def pinned_digits(
     shape_b = sorted(((d[0], d[1] or 0), c) for d, c, _ in digits_b)
     if not digits_a or shape_a != shape_b or len({d for d, _ in shape_a}) != len(shape_a):
         return set()
-    rest = analyzer.compare(rest_a, rest_b)
-    if rest is None:
-        return set()
-    slack = max(-rest.lo, rest.hi)
     spans: list[tuple[int, int, Digit]] = []
     for digit, coef, atom in digits_a:
         bound = analyzer.const_int_bound(atom)
@@ -104,6 +103,13 @@ def pinned_digits(
             span = min(span, digit[1] - 1)
         spans.append((abs(coef), span, digit))
     spans.sort(key=lambda item: -item[0])
+    if _multiple_of(rest_a, rest_b) > sum(s * span for s, span, _ in spans):
+        slack = 0  # the digits' part of the index is its value modulo the rests' step
+    else:
+        rest = analyzer.compare(rest_a, rest_b)
+        if rest is None:
+            return set()
+        slack = max(-rest.lo, rest.hi)
     pinned: set[Digit] = set()
     for k, (stride, _, digit) in enumerate(spans):
         below = slack + sum(s * span for s, span, _ in spans[k + 1 :])
@@ -111,6 +117,22 @@ def pinned_digits(
             break
         pinned.add(digit)
     return pinned
+
+
+def _multiple_of(rest_a: PrimExpr, rest_b: PrimExpr) -> int:
+    """A step ``g`` that ``rest_a - rest_b`` is always a multiple of (0: none known).
+
+    ``P[x + 2 * l]`` with ``0 <= x < 2``: the rests ``2 * l_a`` and ``2 * l_b`` differ by a
+    multiple of 2, so equal indices have equal ``x`` (the digits' part, below 2, is the
+    index modulo 2). Any integer atom counts (its coefficient is what matters)."""
+    form = to_linear(rest_a).copy()
+    form_b = to_linear(rest_b)
+    for atom, coef in form_b.live_terms():
+        form.add_term(atom, -coef)
+    step = abs(form.const - form_b.const)
+    for _, coef in form.live_terms():
+        step = math.gcd(step, abs(coef))
+    return step
 
 
 def covers(digits: set[Digit], extent: int) -> bool:

@@ -25,6 +25,7 @@ from irbuilder import tir as IB
 from irbuilder.ir import PrimFunc
 from lowering import PassContext, default_pipeline
 from lowering.checks.race_check import ALLOW_RACES, RaceError, find_races
+from lowering.target import Target
 from lowering.transforms.bufferize import bufferize
 from tvmscript import tir as T
 from tvmscript.ir import assert_structural_equal
@@ -690,3 +691,60 @@ def test_match_buffer_view_of_the_own_row_is_accepted() -> None:
 def test_match_buffer_view_shared_by_every_iteration_is_refused() -> None:
     text = _refused(match_buffer_same_row)
     assert "'row'" in text or "'OUT'" in text, text
+
+
+@T.prim_func
+def ramp_slices(B: T.Buffer((64, 64), "float32"), P: T.Buffer((4096,), "float32")):
+    # TVM's printed vector stores (roundtrip's packed matmul): disjoint lane runs per x
+    for x in T.parallel(2):
+        for y in range(64):
+            P[T.ramp(x * 2048 + y * 32, 1, 32)] = B[y, T.ramp(x * 32, 1, 32)]
+
+
+@T.prim_func
+def ramp_interleaved(A: T.Buffer((32,), "float32"), P: T.Buffer((32,), "float32")):
+    for x in T.parallel(2):
+        P[T.ramp(x, 2, 16)] = A[T.ramp(x, 2, 16)] + T.Broadcast(T.float32(1), 16)
+
+
+@T.prim_func
+def ramp_overlap(B: T.Buffer((64, 64), "float32"), P: T.Buffer((4096,), "float32")):
+    for x in T.parallel(2):  # ramp-overlap-loop
+        for y in range(64):
+            P[T.ramp(x * 16 + y * 32, 1, 32)] = B[y, T.ramp(0, 1, 32)]  # ramp-overlap-store
+
+
+def test_vector_stores_are_checked_lane_by_lane() -> None:
+    assert find_races(bufferize(ramp_slices)) == []
+    assert find_races(bufferize(ramp_interleaved)) == []
+    text = _refused(ramp_overlap, target="llvm -mcpu=znver3")
+    _assert_located(text, "P", "ramp-overlap-store", "ramp-overlap-loop")
+
+
+def test_disjoint_vector_stores_compute_the_interpreters_result() -> None:
+    a = np.arange(32, dtype="float32")
+    got, want = np.zeros(32, "float32"), np.zeros(32, "float32")
+    tvmscript.build(ramp_interleaved, target="interp")(a, want)
+    if not Target("llvm -mcpu=znver3").missing_on_host():
+        tvmscript.build(ramp_interleaved, target="llvm -mcpu=znver3")(a, got)
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want, a + 1)
+
+
+@T.prim_func
+def interleaved(A: T.Buffer((32,), "float32"), P: T.Buffer((32,), "float32")):
+    for x in T.parallel(2):
+        for lane in range(16):
+            P[x + 2 * lane] = A[x + 2 * lane] * T.float32(2)
+
+
+@T.prim_func
+def interleaved_overlapping(A: T.Buffer((48,), "float32"), P: T.Buffer((48,), "float32")):
+    for x in T.parallel(3):
+        for lane in range(16):
+            P[x + 2 * lane] = A[x + 2 * lane] * T.float32(2)  # x = 2, lane = 0 is x = 0, lane = 1
+
+
+def test_iterations_told_apart_by_the_index_modulo_the_inner_step() -> None:
+    assert find_races(bufferize(interleaved)) == []
+    assert find_races(bufferize(interleaved_overlapping))
