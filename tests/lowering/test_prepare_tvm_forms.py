@@ -163,3 +163,30 @@ def test_rebindings_get_fresh_variables_and_single_ones_stay() -> None:
     from lowering.cpu.single_definitions import rename_rebindings
 
     assert rename_rebindings(argmin) is argmin
+
+
+LANES = """
+from tvmscript import tir as T
+
+@T.prim_func
+def scale(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32x4")
+    C = T.match_buffer(c, (n,), "float32x2")
+    for i in T.parallel(n):
+        C[i] = T.Shuffle([A[i]], [1, 3]) * T.Broadcast(T.float32(2), 2)
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vector_typed_parameters_take_the_lanes_as_last_dimension(target: object) -> None:
+    func = tvmscript.from_source(LANES)
+    kernel = tvmscript.build(func, target=target)
+    a = np.arange(40, dtype="float32").reshape(10, 4)
+    c = np.zeros((10, 2), "float32")
+    kernel(a, c)
+    np.testing.assert_array_equal(c, a[:, [1, 3]] * 2)
+    with pytest.raises(ValueError, match=r"A: expected shape\[1\] == 4, got 3"):
+        kernel(np.zeros((10, 3), "float32"), c)
+    with pytest.raises(TypeError, match="A: expected ndim == 2, got 1"):
+        kernel(np.zeros(40, "float32"), c)
