@@ -180,3 +180,19 @@ def rand(
     if nonzero:
         values[values == 0] = 1
     return values
+
+
+def code_for(func: PrimFunc, target: Any) -> tuple[str, str]:
+    """The optimised LLVM IR and the assembly of ``func`` built for ``target``, made without
+    loading the code: any target works on any host (a test of AVX-512 code runs on an AVX2
+    machine too)."""
+    import llvmlite.binding as llvm
+
+    import lowering
+    from backend.runtime.target import codegen_target_machine, optimize
+    from lowering.cpu.prepare import prepare_for_cpu
+
+    text = generate([lowering.lower(prepare_for_cpu(func), target=target)],
+                    CodegenOptions(target=target)).text
+    module = optimize(llvm.parse_assembly(text), 3, target=target)
+    return str(module), str(codegen_target_machine(3, target=target).emit_assembly(module))

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from cgkit import code_for
 
 import lowering
 import tvmscript
@@ -171,7 +172,7 @@ def test_small_private_buffer_is_an_entry_alloca_of_the_outlined_body(mcpu: str)
     # 6 x 16 float32 = 384 bytes: on the stack, in the entry block (mem2reg/SROA see it).
     assert re.search(r"alloca (\[96 x float\]|float, i64 96)", entry), entry
     # After LLVM's passes the tile is in registers or still on the stack, never the heap.
-    ll = tvmscript.build(panel_matmul, target=target, cache=False).get_source("ll")
+    ll, _ = code_for(panel_matmul, target)  # made, not run: AVX-512 code on any host
     body = re.search(r'define internal void @"?[\w.]*__par_\d+"?\(.*?\n}\n', ll, re.S)
     assert body is not None and "__tvms_heap_alloc" not in body.group(0)
 

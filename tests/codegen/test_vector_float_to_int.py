@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cgkit import code_for
 
 import tvmscript
 from lowering.target import Target
@@ -87,8 +88,7 @@ def test_vector_casts_saturate_like_scalar_ones(target: Target, src: str, dst: s
 
 @pytest.mark.parametrize("dst", ["int8", "uint8", "int16", "int32"])
 def test_vector_casts_are_packed_conversions(dst: str) -> None:
-    asm = tvmscript.build(_cast_kernel("float32", dst, True), target=AVX512,
-                          cache=False).get_source("asm")
+    _, asm = code_for(_cast_kernel("float32", dst, True), AVX512)
     assert "vcvttps2dq" in asm or "vcvttps2udq" in asm
     assert "vcvttss2si" not in asm  # no lane converted on its own
 
@@ -101,7 +101,7 @@ def quantize(A: T.Buffer((64,), "float32"), Q: T.Buffer((64,), "int8"), R: T.Buf
 
 
 def test_a_clamped_value_converts_without_saturation_code() -> None:
-    ir = tvmscript.build(quantize, target=AVX512, cache=False).get_source("ll")
+    ir, _ = code_for(quantize, AVX512)
     casts = [line.split("=", 1)[1].split() for line in ir.splitlines() if "fptosi" in line]
     # the first clamp ends in range and never NaN: a plain conversion of the clamp; the
     # second keeps a NaN (T.min(c, a) and T.max(c, a) pick a NaN a), so its cast saturates

@@ -47,3 +47,13 @@ def optimized_ir(func: PrimFunc, target: Target) -> str:
 
     text = generate([lower_for(func, target)], CodegenOptions(target=target)).text
     return str(optimize(llvm.parse_assembly(text), 3, target=target))
+
+
+def assembly(func: PrimFunc, target: Target) -> str:
+    """The assembly of ``func`` compiled for ``target`` (made, not run: any target, any host)."""
+    import llvmlite.binding as llvm
+
+    from backend.runtime.target import codegen_target_machine
+
+    module = llvm.parse_assembly(optimized_ir(func, target))
+    return str(codegen_target_machine(3, target=target).emit_assembly(module))
