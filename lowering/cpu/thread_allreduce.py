@@ -6,9 +6,11 @@ On a GPU every thread of the bound loops gets the reduction of ``values`` over a
 (where ``cond`` holds). Serially, each iteration computes that whole reduction itself: the
 results start at the reducer's identity and a loop over the thread domain combines the
 values with the thread vars replaced by the loop's var (multi-value reducers, e.g. argmax,
-compute every new result before storing any). The values must not read memory the thread
-loop writes (thread-local partial results would be those of the current thread only): such
-an allreduce is refused, as are allreduces whose thread vars are not bound by enclosing loops.
+compute every new result before storing any; values read through let variables or block
+iterators bound to the thread vars follow the loop's var too). The values must not read
+memory the thread loop writes (thread-local partial results would be those of the current
+thread only): such an allreduce is refused, as are allreduces whose thread vars are not bound
+by enclosing loops.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import dataclasses
 
 from irbuilder.ir import (
     AttrStmt,
+    BlockRealize,
     BufferLoad,
     BufferStore,
     Call,
@@ -71,6 +74,29 @@ class _Lower(LocatedMutator):
         self.loops: list[For] = []
         self.thread_bodies: list[Stmt] = []
         self.span: Span | None = func.span
+        # Variables bound around the allreduce (let values, block iterators' bindings), each
+        # in terms of the loop variables: a value read through ``vk`` (a block iterator bound
+        # to the thread var ``k``) must follow the serial loop's variable as ``k`` does.
+        self.bindings: dict[Var, PrimExpr] = {}
+
+    def _bound(self, pairs: list[tuple[Var, PrimExpr]], visit: object) -> Stmt:
+        assert callable(visit)
+        saved = dict(self.bindings)
+        for var, value in pairs:
+            self.bindings[var] = substitute_expr(value, saved) if saved else value
+        try:
+            result = visit()
+            assert isinstance(result, Stmt)
+            return result
+        finally:
+            self.bindings = saved
+
+    def visit_let_stmt_(self, node: LetStmt) -> Stmt:
+        return self._bound([(node.var, node.value)], lambda: self.generic_mutate(node))
+
+    def visit_block_realize_(self, node: BlockRealize) -> Stmt:
+        pairs = [(iv.var, value) for iv, value in zip(node.block.iter_vars, node.iter_values)]
+        return self._bound(pairs, lambda: self.generic_mutate(node))
 
     def refuse(self, what: str) -> None:
         raise UnsupportedConstructError(what, self.span, self.func.name)
@@ -105,7 +131,8 @@ class _Lower(LocatedMutator):
         args = call.args
         if len(args) < 2 + 2 * n:
             self.refuse("T.tvm_thread_allreduce with too few arguments for its comm_reducer")
-        values, cond = args[1 : 1 + n], args[1 + n]
+        values = tuple(substitute_expr(v, self.bindings) for v in args[1 : 1 + n])
+        cond = substitute_expr(args[1 + n], self.bindings)
         results, threads = args[2 + n : 2 + 2 * n], args[2 + 2 * n :]
         loops: list[For] = []
         for thread in threads:

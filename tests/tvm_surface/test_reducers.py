@@ -119,3 +119,41 @@ def test_reduce_takes_tvm_comm_reducer_form() -> None:
     b = np.zeros(4, "float32")
     build(func, target="interp")(a, b)
     assert (b == a.sum(axis=1)).all()
+
+
+def test_allreduce_values_read_through_block_iterators_and_lets_follow_the_thread() -> None:
+    # TVM's LowerCrossThreadReduction writes this form: the value reads A[vi, vk] with vk a
+    # block iterator bound to the thread var k (each serial "thread" summed A[vi, 0] before)
+    func = round_trip("""
+        @T.prim_func
+        def rows(A: T.Buffer((4, 128), "float32"), B: T.Buffer((4,), "float32"),
+                 C: T.Buffer((4,), "float32")):
+            reduce_temp0 = T.alloc_buffer((1,), scope="local")
+            reduce_temp1 = T.alloc_buffer((1,), scope="local")
+            for i in range(4):
+                for k in T.thread_binding(128, thread="threadIdx.x"):
+                    with T.block("B_cross_thread"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        T.reads(A[vi, vk])
+                        T.writes(reduce_temp0[0])
+                        T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope",
+                               T.reinterpret("handle", T.uint64(0)))
+                        T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[vi, vk], T.bool(True),
+                                                          reduce_temp0[0], k))
+                    with T.block("B_write_back"):
+                        vi = T.axis.spatial(4, i)
+                        T.where(k == 0)
+                        B[vi] = reduce_temp0[0]
+                    half: T.int32 = k // 2
+                    T.attr(T.comm_reducer(lambda x, y: T.max(x, y), [T.float32(-1e30)]),
+                           "reduce_scope", T.reinterpret("handle", T.uint64(0)))
+                    T.evaluate(T.tvm_thread_allreduce(T.uint32(1), A[i, half + 64], T.bool(True),
+                                                      reduce_temp1[0], k))
+                    C[i] = reduce_temp1[0]
+        """)
+    a = np.random.default_rng(1).random((4, 128)).astype("float32")
+    for target in ("llvm -mcpu=znver3", "interp"):
+        b, c = np.zeros(4, "float32"), np.zeros(4, "float32")
+        build(func, target=target)(a, b, c)
+        np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+        np.testing.assert_array_equal(c, a[:, 64:].max(axis=1))
