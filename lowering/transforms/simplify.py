@@ -19,7 +19,10 @@ which assumes index arithmetic never overflows.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from irbuilder.ir import (
     Allocate,
@@ -297,7 +300,9 @@ class Simplifier(ExprSimplifier):
         self.revisit = self.revisit or (memory_facts and body is not stmt.body)
         if removable and is_no_op(body):
             return _no_op()
-        if begin is stmt.min and extent is stmt.extent and body is stmt.body:
+        annotations = self._annotations(stmt.annotations)
+        if (begin is stmt.min and extent is stmt.extent and body is stmt.body
+                and annotations is stmt.annotations):
             return stmt
         return For(
             stmt.loop_var,
@@ -306,28 +311,48 @@ class Simplifier(ExprSimplifier):
             stmt.kind,
             body,
             stmt.thread_binding,
-            stmt.annotations,
+            annotations,
             span=stmt.span,
         )
 
+    def _annotations(self, annotations: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A loop's annotations with the expressions among their values simplified: they may
+        use a let variable this pass substitutes and drops (the run-time work test of an
+        automatic parallel loop, ``length >= 65536``)."""
+        if not self.subst or not any(isinstance(v, PrimExpr) for v in annotations.values()):
+            return annotations
+        new = {k: self.visit_expr(v) if isinstance(v, PrimExpr) else v
+               for k, v in annotations.items()}
+        if all(new[k] is v for k, v in annotations.items()):
+            return annotations
+        return new
+
     def _single_iteration(self, var: Var, begin: PrimExpr, body: Stmt) -> Stmt:
         if isinstance(begin, (IntImm, Var)):
-            self.subst[var] = begin
-            try:
+            with self._substituting(var, begin):
                 return self.visit_stmt(body)
-            finally:
-                del self.subst[var]
         return self.visit_stmt(LetStmt(var, begin, body))
+
+    @contextlib.contextmanager
+    def _substituting(self, var: Var, value: PrimExpr) -> Iterator[None]:
+        """``var`` replaced by ``value`` inside the ``with`` block (an outer binding of the
+        same variable, in a function that binds it twice, comes back after it)."""
+        outer = self.subst.get(var)
+        self.subst[var] = value
+        try:
+            yield
+        finally:
+            if outer is None:
+                del self.subst[var]
+            else:
+                self.subst[var] = outer
 
     def visit_let_stmt_(self, stmt: LetStmt) -> Stmt:
         value = self.visit_expr(stmt.value)
         self._forget_called(value)
         if isinstance(value, (IntImm, FloatImm)):
-            self.subst[stmt.var] = value
-            try:
+            with self._substituting(stmt.var, value):
                 return self.visit_stmt(stmt.body)
-            finally:
-                del self.subst[stmt.var]
         with self.analyzer.scope():
             if value.dtype.is_integer and value.dtype.is_scalar:
                 self.analyzer.bind(stmt.var, self.analyzer.const_int_bound(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,6 +48,7 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     make_data_var,
+    post_order_visit,
     structural_equal,
 )
 from lowering.arith import Analyzer, IntBound, simplify_expr, wrap_int
@@ -606,3 +608,45 @@ def test_a_remainders_quotient_rejoins_with_the_finer_remainder() -> None:
     for value in (0, 55, 56, 999, 1000, 1055, 200703):
         assert evaluate(simplified, {f: value}) == evaluate(apart, {f: value})
     assert "FloorDiv" in repr(simplified)
+
+
+LET_EXTENTS = """
+from tvmscript import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((512, 16), "int32"), C: T.Buffer((512, 16), "int32")):
+    rows: T.int32 = 256 + 256
+    for i in range(rows):
+        m: T.int32 = 16
+        for j in range(m):
+            with T.block("c"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + 1
+"""
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=znver3", "interp"])
+def test_loop_extents_bound_by_folded_lets_build(target: str) -> None:
+    # the automatic parallel loop's run-time work test (an annotation) named `rows`, which
+    # simplify substituted into the loop and dropped: "variable 'rows' is used but not defined"
+    import tvmscript
+    from lowering.target import Target
+
+    if target != "interp" and Target(target).missing_on_host():
+        pytest.skip(f"the host cannot run {target}")
+    func = tvmscript.from_source(LET_EXTENTS)
+    a = np.arange(512 * 16, dtype="int32").reshape(512, 16)
+    c = np.zeros_like(a)
+    tvmscript.build(func, target=target, verify=True)(a, c)
+    np.testing.assert_array_equal(c, a + 1)
+
+
+def test_a_constant_let_inside_a_let_of_the_same_variable_restores_the_outer() -> None:
+    x = Var("x", I32)
+    buf = flat_buffer("C", 3, "int32")
+    inner = LetStmt(x, i32(16), BufferStore(buf, x, (i32(1),)))
+    body = LetStmt(x, i32(32), SeqStmt((inner, BufferStore(buf, x, (i32(2),)))))
+    stores: list[BufferStore] = []
+    post_order_visit(simplify_stmt(body),
+                     lambda n: stores.append(n) if isinstance(n, BufferStore) else None)
+    assert [s.value.value for s in stores] == [16, 32]  # type: ignore[attr-defined]
