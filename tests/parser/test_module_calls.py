@@ -14,6 +14,7 @@ import pytest
 
 import tvmscript
 from irbuilder.ir import Call, CallKind, Evaluate, IRModule, SeqStmt
+from lowering.target import Target
 from tvmscript import DiagnosticError
 from tvmscript import ir as I
 from tvmscript import tir as T
@@ -291,3 +292,23 @@ class Module:
     assert "Module.fill(A.data, 4)" in roundtrip(mod)
     (out,) = run_both(mod, "main", np.zeros(4, "float32"))
     np.testing.assert_array_equal(out, [0.0, 2.0, 4.0, 6.0])
+
+
+def test_both_targets_name_a_kernel_by_its_global_symbol() -> None:
+    @I.ir_module
+    class Exported:
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32")) -> None:
+            T.func_attr({"global_symbol": "func"})
+            for i in range(4):
+                A[i] = A[i] + T.float32(1)
+
+    for target in ("llvm -mcpu=znver3", "interp"):
+        if target != "interp" and Target(target).missing_on_host():
+            continue
+        built = tvmscript.build(Exported, target=target)
+        with pytest.raises(KeyError):
+            built["main"]
+        a = np.zeros(4, "float32")
+        built["func"](a)
+        np.testing.assert_array_equal(a, np.ones(4, "float32"))

@@ -396,7 +396,9 @@ def build(
 
         if isinstance(func_or_module, IRModule):
             functions = {name: prepare_for_cpu(f) for name, f in func_or_module.items()}
-            return {name: make_interp_kernel(f, functions) for name, f in functions.items()}
+            # named as the compiled module names its kernels: by the exported symbol
+            return {str(f.attrs.get("global_symbol", name)): make_interp_kernel(f, functions)
+                    for name, f in functions.items()}
         return make_interp_kernel(prepare_for_cpu(func_or_module))
     if isinstance(target, str) and target.split()[:1] != ["llvm"]:
         raise ValueError(
