@@ -190,3 +190,49 @@ def test_vector_typed_parameters_take_the_lanes_as_last_dimension(target: object
         kernel(np.zeros((10, 3), "float32"), c)
     with pytest.raises(TypeError, match="A: expected ndim == 2, got 1"):
         kernel(np.zeros(40, "float32"), c)
+
+
+VTHREAD_BOUND = """
+from tvmscript import tir as T
+
+@T.prim_func
+def bound(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i_0 in T.thread_binding(2, "vthread.x"):
+        for i_1, j in T.grid(4, 8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                C[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+VTHREAD_LAUNCHED = """
+from tvmscript import tir as T
+
+@T.prim_func
+def launched(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    vt = T.launch_thread("vthread", 2)
+    t = T.alloc_buffer((4, 8), "float32")
+    for i_1, j in T.grid(4, 8):
+        t[i_1, j] = A[vt * 4 + i_1, j] * T.float32(2)
+    for i_1, j in T.grid(4, 8):
+        C[vt * 4 + i_1, j] = t[i_1, j] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("source", [VTHREAD_BOUND, VTHREAD_LAUNCHED], ids=["bound", "launched"])
+def test_virtual_threads_run_one_after_another(target: object, source: str) -> None:
+    # the launched form's buffer t is private to each virtual thread
+    func = tvmscript.from_source(source)
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    c = np.zeros_like(a)
+    tvmscript.build(func, target=target)(a, c)
+    np.testing.assert_array_equal(c, a + 1 if source is VTHREAD_BOUND else a * 2 + 1)
+
+
+def test_gpu_threads_are_still_refused() -> None:
+    from lowering.cpu.support import UnsupportedConstructError
+
+    func = tvmscript.from_source(VTHREAD_BOUND.replace("vthread.x", "threadIdx.x"))
+    with pytest.raises(UnsupportedConstructError, match="threadIdx.x"):
+        tvmscript.build(func, target="interp")
