@@ -246,3 +246,13 @@ def test_lowered_entry_code_roundtrips() -> None:
 def test_lowered_implicit_views_roundtrip() -> None:
     roundtrip(lowering.lower(views_of_allocation))
     roundtrip(lowering.lower(view_under_a_let))
+
+
+def test_an_empty_module_prints_a_class_that_parses_back() -> None:
+    from irbuilder.ir import IRModule
+
+    empty = IRModule({})
+    text = empty.script()
+    assert "class Module:\n    pass" in text
+    parsed = tvmscript.from_source(text)
+    assert isinstance(parsed, IRModule) and not parsed.functions

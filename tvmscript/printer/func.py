@@ -189,6 +189,8 @@ def _module(mod: IRModule) -> list[Doc]:
         docs = print_func(func, name, calls)
         docs[0].blank_before = bool(body)
         body.extend(docs)
+    if not body:
+        body.append(Doc("pass"))  # an empty module (a class needs a body to parse back)
     return [Doc("@I.ir_module"), Doc("class Module:", body)]
 
 
