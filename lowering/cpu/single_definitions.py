@@ -7,18 +7,22 @@ such functions, and printing them gives that text). The inner binding shadows th
 for its body only. The lowering passes take a variable to be defined once (a substitution or
 a bound recorded for it holds wherever it is used), so before them each inner re-binding of a
 ``LetStmt``, a ``Let`` or a loop variable is renamed to a new variable of the same name and
-type, and its uses in the binding's body follow. A second binding after the first (not
+type, and its uses in the binding's body follow (buffers declared there with the variable in
+their shape too). A second binding after the first (not
 inside it) is renamed the same way; each use still names the binding that reaches it.
 Functions that bind every variable once come back unchanged (the same object).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TypeVar
 
-from irbuilder.ir import For, Let, LetStmt, PrimExpr, PrimFunc, Stmt, Var
+from irbuilder.ir import Buffer, For, Let, LetStmt, PrimExpr, PrimFunc, Stmt, Var
 from irbuilder.ir.functor import StmtExprMutator, rebuild
+
+from ..analysis.vars import free_vars
 
 _Body = TypeVar("_Body")
 
@@ -29,9 +33,29 @@ class _Renamer(StmtExprMutator):
     def __init__(self) -> None:
         self.bound: set[Var] = set()
         self.renamed: dict[Var, Var] = {}
+        self.buffers: dict[Buffer, tuple[tuple[tuple[Var, Var], ...], Buffer]] = {}
 
     def visit_var_(self, var: Var) -> PrimExpr:
         return self.renamed.get(var, var)
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        # a buffer declared inside a re-binding whose shape uses the variable follows it
+        layout = (*buffer.shape, *buffer.strides, buffer.elem_offset)
+        used = tuple((var, self.renamed[var]) for e in layout for var in free_vars(e)
+                     if var in self.renamed)
+        if not used:
+            return buffer
+        known = self.buffers.get(buffer)
+        if known is not None and known[0] == used:
+            return known[1]
+        renamed = dataclasses.replace(
+            buffer,
+            shape=tuple(self.visit_expr(e) for e in buffer.shape),
+            strides=tuple(self.visit_expr(e) for e in buffer.strides),
+            elem_offset=self.visit_expr(buffer.elem_offset),
+        )
+        self.buffers[buffer] = (used, renamed)
+        return renamed
 
     def _scoped(self, var: Var, visit_body: Callable[[], _Body],
                 rename: bool = True) -> tuple[Var, _Body]:

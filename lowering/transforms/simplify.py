@@ -159,6 +159,7 @@ class Simplifier(ExprSimplifier):
         super().__init__(analyzer)
         self._local: set[Var] = set()  # data vars of the function's own allocations
         self.buffer_subst: dict[Buffer, Buffer] = {}
+        self.undeclared: dict[Buffer, tuple[tuple[tuple[Var, PrimExpr], ...], Buffer]] = {}
         self._stores_memo: dict[int, _StoreSummary] = {}
         # Set when this round may have missed something a next round would see: a loop
         # body forgot the facts its stores kill before the round simplified those stores.
@@ -409,7 +410,24 @@ class Simplifier(ExprSimplifier):
         )
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
-        return self.buffer_subst.get(buffer, buffer)
+        declared = self.buffer_subst.get(buffer)
+        if declared is not None or not self.subst:
+            return buffer if declared is None else declared
+        # A buffer used without a declaration (``T.Buffer((n, n), data=A.data)`` in the body)
+        # may name a constant let this pass substitutes and drops: it follows, the same new
+        # buffer for every use under the same substitution.
+        renamed = self._declared(buffer)
+        if renamed is buffer:
+            return buffer
+        key = tuple((v, self.subst[v]) for e in (*buffer.shape, *buffer.strides,
+                                                 buffer.elem_offset)
+                    for v in free_vars(e) if v in self.subst)
+        known = self.undeclared.get(buffer)
+        if known is not None and len(known[0]) == len(key) and all(
+                a is c and b is d for (a, b), (c, d) in zip(known[0], key)):
+            return known[1]
+        self.undeclared[buffer] = (key, renamed)
+        return renamed
 
     def visit_attr_stmt_(self, stmt: AttrStmt) -> Stmt:
         new = self.generic_mutate(stmt)

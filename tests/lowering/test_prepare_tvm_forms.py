@@ -236,3 +236,60 @@ def test_gpu_threads_are_still_refused() -> None:
     func = tvmscript.from_source(VTHREAD_BOUND.replace("vthread.x", "threadIdx.x"))
     with pytest.raises(UnsupportedConstructError, match="threadIdx.x"):
         tvmscript.build(func, target="interp")
+
+
+VTHREAD_NESTED = """
+from tvmscript import tir as T
+
+@T.prim_func
+def diagonal(B: T.Buffer((2, 2), "int32")):
+    for i_0 in T.thread_binding(2, "vthread.x"):
+        for j_0 in T.thread_binding(2, "vthread.x"):
+            with T.block("b"):
+                vi, vj = T.axis.remap("SS", [i_0, j_0])
+                B[vi, vj] = 1
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_virtual_thread_inside_its_own_tag_is_the_same_thread(target: object) -> None:
+    # TVM unifies the bindings of one tag: j_0 is i_0, only the diagonal is written
+    b = np.zeros((2, 2), "int32")
+    tvmscript.build(tvmscript.from_source(VTHREAD_NESTED), target=target)(b)
+    np.testing.assert_array_equal(b, np.eye(2, dtype="int32"))
+
+
+def test_a_virtual_thread_of_another_extent_inside_its_tag_is_refused() -> None:
+    from lowering.cpu.support import UnsupportedConstructError
+
+    func = tvmscript.from_source(VTHREAD_NESTED.replace("for j_0 in T.thread_binding(2,",
+                                                        "for j_0 in T.thread_binding(1,"))
+    with pytest.raises(UnsupportedConstructError, match="vthread.x binding of extent 1"):
+        tvmscript.build(func, target="interp")
+
+
+SHADOWED_SHAPE = """
+from tvmscript import tir as T
+
+@T.prim_func
+def views(A: T.Buffer((64,), "int32"), C: T.Buffer((64,), "int32")):
+    n: T.int32 = 2
+    C[63] = n
+    with T.LetStmt(8, var=n):
+        A2 = T.Buffer((n, n), "int32", data=A.data)
+        C2 = T.Buffer((n, n), "int32", data=C.data)
+        B = T.decl_buffer((n, n), "int32")
+        for i, j in T.grid(n, n):
+            B[i, j] = A2[i, j] + 1
+        for i, j in T.grid(n, n):
+            C2[i, j] = B[i, j]
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffers_shaped_by_a_rebound_variable_follow_the_inner_binding(target: object) -> None:
+    func = tvmscript.from_source(SHADOWED_SHAPE)
+    a = np.arange(64, dtype="int32")
+    c = np.zeros(64, "int32")
+    tvmscript.build(func, target=target)(a, c)
+    np.testing.assert_array_equal(c, a + 1)
