@@ -29,6 +29,12 @@ class InterpKernel:
         self.name = func.name
         self._written = written_data_vars(func)
         buffers = [func.buffer_map.get(p) for p in func.params]
+        # As the compiled entry does by default (copy_noncontiguous_inputs): an array given
+        # for a buffer the kernel never writes, indexed row-major, may be any layout.
+        self._copyable = tuple(
+            i for i, b in enumerate(buffers)
+            if b is not None and not b.strides and id(b.data) not in self._written
+        )
         self._bind = CallBinder(
             func.name, [b.name if b is not None else p.name for b, p in zip(buffers, func.params)]
         )
@@ -36,6 +42,11 @@ class InterpKernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != len(self._bind.param_names):
             args = tuple(self._bind(args, kwargs))
+        if any(isinstance(args[i], np.ndarray) and not args[i].flags.c_contiguous
+               for i in self._copyable):
+            args = tuple(
+                np.ascontiguousarray(a) if i in self._copyable and isinstance(a, np.ndarray)
+                else a for i, a in enumerate(args))
         interp = Interpreter(self.func, self.module)
         with np.errstate(all="ignore"):
             # Check everything first (with the precomputed write set), then run unchecked.
