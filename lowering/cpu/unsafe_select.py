@@ -134,5 +134,9 @@ class _Rewriter(StmtExprMutator):
 
 
 def rewrite_unsafe_selects(func: PrimFunc) -> PrimFunc:
-    """``func`` with every unsafe scalar-condition ``Select`` an ``if_then_else``."""
+    """``func`` with every unsafe scalar-condition ``Select`` an ``if_then_else``. A function
+    already lowered (``entry_checked``: built again as it is) is left as it is: the rewrite
+    belongs to its source, and its flat indices say less about the bounds."""
+    if func.attrs.get("entry_checked"):
+        return func
     return _Rewriter().visit_func(func)
