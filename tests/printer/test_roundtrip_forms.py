@@ -172,6 +172,26 @@ def test_names_that_clash_after_renaming_roundtrip() -> None:
     roundtrip(clashing_names)
 
 
+@T.prim_func
+def params_sharing_storage(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16,), "float32")
+    B = T.match_buffer(b, (4, 4), "float32", data=A.data)
+    C = T.match_buffer(c, (16,), "float32")
+    for i in range(4):
+        C[i] = A[i] + B[1, i]
+
+
+def test_parameters_sharing_a_data_var_keep_the_match_buffer_form() -> None:
+    # As `T.Buffer` parameters, A and B would each get storage of their own when parsed back.
+    text = roundtrip(params_sharing_storage)
+    assert '    A = T.match_buffer(a, (16,), "float32")\n' in text
+    assert '    B = T.match_buffer(b, (4, 4), "float32", data=A.data)\n' in text
+    assert 'C: T.Buffer((16,), "float32")' in text  # a buffer of its own keeps the sugar
+    parsed = tvmscript.from_source(text)
+    a, b = (parsed.buffer_map[p] for p in parsed.params[:2])
+    assert a.data is b.data
+
+
 def _hand_built_clashes() -> PrimFunc:
     # Every var and buffer is named "x" (and one "T", one "for"): the printer renames them.
     with IRBuilder() as builder:
