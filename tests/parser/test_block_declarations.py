@@ -4,8 +4,10 @@ T.block_attr values (nested dicts merge), `with T.block() as x`, strided regions
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import tvmscript
 from irbuilder.ir import Block, BlockRealize, PrimFunc
 from irbuilder.ir.functor import post_order_visit
 from tvmscript import DiagnosticError, from_source
@@ -121,3 +123,68 @@ def test_a_unit_step_slice_in_a_region_is_the_box() -> None:
     f = from_source(kernel('with T.block("b"):\n    T.writes(A[0, 0:16:1])\n    T.evaluate(0)'))
     (write,) = only_block(f).writes
     assert [(int(r.min.value), int(r.extent.value)) for r in write.region] == [(0, 1), (0, 16)]
+
+
+# ------------------------------------------------------- match_buffer shape vs region
+
+MATCH_HEAD = '@T.prim_func\ndef f(A: T.Buffer((8, 8), "float32"), n: T.int32):\n'
+
+
+def matching(view: str) -> str:
+    return MATCH_HEAD + (
+        "    for i, j in T.grid(8, 2):\n"
+        '        with T.block("b"):\n'
+        f"            sub = {view}\n"
+        "            for k in range(4):\n"
+        "                sub[k] = T.float32(1)\n"
+    )
+
+
+def test_a_view_shape_the_region_cannot_have_is_refused_at_the_match_buffer() -> None:
+    err = error(matching("T.match_buffer(A[i, j * 4 : j * 4 + 4], (5,))"))
+    assert err.message == "T.match_buffer: shape[0] is 5 but the region of 'A' has extent 4 there"
+    assert at(err) == (5, 19)
+
+
+def test_a_view_may_not_reshape_its_region() -> None:
+    # TVM matches dimension by dimension: 4 elements are no (2, 2) view.
+    err = error(matching("T.match_buffer(A[i, j * 4 : j * 4 + 4], (2, 2))"))
+    assert "shape[0] is 2 but the region of 'A' has extent 1 there" in err.message
+
+
+def test_a_dropped_leading_dimension_must_have_extent_one() -> None:
+    err = error(matching("T.match_buffer(A[0:2, j * 4 : j * 4 + 4], (4,))"))
+    assert err.message == (
+        "T.match_buffer: the region of 'A' has extent 2 in dimension 0, which the 1-d view "
+        "drops; only extent-1 dimensions can be dropped"
+    )
+
+
+def test_a_view_with_more_dimensions_than_its_region_is_refused() -> None:
+    err = error(matching("T.match_buffer(A[i, 0:4], (1, 1, 4))"))
+    assert "a 3-d view of a 2-d region of 'A'" in err.message
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        "T.match_buffer(A[i, j * 4 : j * 4 + 4], (4,))",  # the leading unit extent dropped
+        "T.match_buffer(A[i, j * 4 : j * 4 + 4], (T.int32(),))",  # a shape var binds
+        "T.match_buffer(A[i, 0:n], (4,))",  # symbolic: not provably different
+    ],
+    ids=["drop-unit", "shape-var", "symbolic"],
+)
+def test_views_that_can_match_their_region_are_accepted(view: str) -> None:
+    f = from_source(matching(view))
+    (match,) = only_block(f).match_buffers
+    assert match.source.buffer.name == "A"
+
+
+def test_a_matching_view_computes_like_the_interpreter() -> None:
+    f = from_source(matching("T.match_buffer(A[i, j * 4 : j * 4 + 4], (4,))"))
+    want = np.zeros((8, 8), "float32")
+    tvmscript.build(f, target="interp")(want, 0)
+    got = np.zeros((8, 8), "float32")
+    tvmscript.build(f, target="llvm -mcpu=znver3")(got, 0)
+    np.testing.assert_array_equal(got, np.ones((8, 8), "float32"))
+    np.testing.assert_array_equal(want, got)
