@@ -179,6 +179,12 @@ def macro(
     >>> a = np.arange(3, dtype="int32"); tvmscript.build(f)(a); print(a)
     [1 4 9]
     """
+    if func is not None and not callable(func):
+        # `@T.macro(True)`: a positional option would be taken for the function itself.
+        raise ValueError(
+            f"T.macro takes only keyword options: use @T.macro, @T.macro() or "
+            f"@T.macro(hygienic=True|False, capture=[...]), got @T.macro({func!r})"
+        )
     frame = caller_frame()
     if func is not None:
         return TIRMacro(func, hygienic=hygienic, capture=capture, frame=frame)
