@@ -1,15 +1,29 @@
 """Small behaviours TVM v0.16 programs and tests rely on: a private function refuses a
 global symbol, ``@T.macro(True)`` is refused at decoration, ``T.reinterpret`` to the same
 type is the value itself, ``T.meta_var`` of a list unpacks, ``PrimFunc.__name__`` and
-``PointerType.element_type``/``storage_scope``."""
+``PointerType.element_type``/``storage_scope``; ``and``/``or`` of bool vectors build
+``T.bitwise_and``/``T.bitwise_or`` (the bitwise calls take bools), computed right by the
+compiled code and the interpreter."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import tvmscript
 from irbuilder import IRBuilder
 from irbuilder import tir as B
-from irbuilder.ir import Call, Evaluate, IntImm, PointerType, PrimFunc, as_dtype
+from irbuilder.ir import (
+    And,
+    BufferStore,
+    Call,
+    Evaluate,
+    IntImm,
+    Or,
+    PointerType,
+    PrimFunc,
+    as_dtype,
+)
 from tvmscript import DiagnosticError, from_source
 from tvmscript import tir as T
 from tvmscript.ir import structural_equal
@@ -102,3 +116,103 @@ def test_pointer_type_answers_to_tvms_field_names() -> None:
     assert isinstance(ann, PointerType)
     assert ann.element_type == as_dtype("float32") and ann.storage_scope == "shared"
     assert (ann.element, ann.scope) == (ann.element_type, ann.storage_scope)
+
+
+# ------------------------------------------------------------------ vector bool logic
+
+
+@T.prim_func
+def vector_logic(
+    A: T.Buffer((8,), "float32"),
+    n: T.int32,
+    B: T.Buffer((8,), "bool"),
+    C: T.Buffer((8,), "bool"),
+    D: T.Buffer((8,), "bool"),
+    E: T.Buffer((8,), "bool"),
+    F: T.Buffer((8,), "bool"),
+) -> None:
+    B[0:8] = (A[0:8] < 0) and (A[0:8] > -2)
+    C[0:8] = (A[0:8] > 0) or (n > 3)  # a scalar bool expression broadcast
+    D[0:8] = T.bitwise_not(A[0:8] < 0)
+    E[0:8] = T.bitwise_xor(A[0:8] < 0, A[0:8] < 1)
+    F[0:8] = (A[0:8] < 0) and (1 > 0)  # a Python bool broadcast
+
+
+def test_vector_and_or_build_tvms_bitwise_calls() -> None:
+    # TVM's parser turns `and`/`or` of bool vectors into these calls: its expected programs
+    # are written with them.
+    @T.prim_func
+    def expected(
+        A: T.Buffer((8,), "float32"),
+        n: T.int32,
+        B: T.Buffer((8,), "bool"),
+        C: T.Buffer((8,), "bool"),
+        D: T.Buffer((8,), "bool"),
+        E: T.Buffer((8,), "bool"),
+        F: T.Buffer((8,), "bool"),
+    ) -> None:
+        B[0:8] = T.bitwise_and(
+            A[0:8] < T.Broadcast(T.float32(0), 8), A[0:8] > T.Broadcast(T.float32(-2), 8)
+        )
+        C[0:8] = T.bitwise_or(A[0:8] > T.Broadcast(T.float32(0), 8), T.Broadcast(n > 3, 8))
+        D[0:8] = T.bitwise_not(A[0:8] < T.Broadcast(T.float32(0), 8))
+        E[0:8] = T.bitwise_xor(
+            A[0:8] < T.Broadcast(T.float32(0), 8), A[0:8] < T.Broadcast(T.float32(1), 8)
+        )
+        F[0:8] = T.bitwise_and(A[0:8] < T.Broadcast(T.float32(0), 8), T.Broadcast(T.bool(1), 8))
+
+    assert structural_equal(vector_logic, expected)
+    assert structural_equal(from_source(vector_logic.script()), vector_logic)
+
+
+def test_scalar_and_or_stay_logical_nodes() -> None:
+    @T.prim_func
+    def f(n: T.int32, B: T.Buffer((1,), "bool")) -> None:
+        B[0] = ((n > 3) and (n < 9)) or (n == 0)
+
+    assert "B[0] = n > 3 and n < 9 or n == 0" in f.script()
+    assert isinstance(f.body, BufferStore) and isinstance(f.body.value, Or)
+    assert isinstance(f.body.value.a, And)
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=znver3", "interp"])
+@pytest.mark.parametrize("n", [0, 5])
+def test_vector_bool_logic_computes_lane_by_lane(target: str, n: int) -> None:
+    a = np.array([-3, -1.5, -0.5, 0, 0.5, 1, 2, -2.5], "float32")
+    outs = [np.zeros(8, bool) for _ in range(5)]
+    tvmscript.build(vector_logic, target=target)(a, n, *outs)
+    want = [
+        (a < 0) & (a > -2),
+        (a > 0) | (n > 3),
+        ~(a < 0),
+        (a < 0) ^ (a < 1),
+        a < 0,
+    ]
+    for got, expect in zip(outs, want):
+        np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.parametrize("target", ["llvm -mcpu=znver3", "interp"])
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_bitwise_calls_on_scalar_bools_keep_one_bit(target: str, opt_level: int) -> None:
+    @T.prim_func
+    def g(n: T.int32, B: T.Buffer((6,), "bool")) -> None:
+        B[0] = T.bitwise_not(n > 3)
+        B[1] = T.bitwise_not(T.bool(True))
+        B[2] = T.bitwise_not(T.bool(False))
+        B[3] = T.bitwise_and(T.bool(True), n > 3)
+        B[4] = T.bitwise_xor(T.bool(True), T.bool(True))
+        B[5] = T.bitwise_or(T.bool(False), n > 3)
+
+    kernel = tvmscript.build(g, target=target, opt_level=opt_level)
+    for n in (0, 5):
+        b = np.zeros(6, bool)
+        kernel(n, b)
+        big = n > 3
+        np.testing.assert_array_equal(b, [not big, False, True, big, False, big])
+
+
+def test_bitwise_calls_still_refuse_floats() -> None:
+    message = r"T\.bitwise_and needs integer operands or bools, got float32"
+    with pytest.raises(TypeError, match=message):
+        T.bitwise_and(T.float32(1), T.float32(2))

@@ -415,6 +415,9 @@ class ExprPrinter:
             elif spec.operands is Operands.INTEGER:
                 if not element.is_integer:
                     return False
+            elif spec.operands is Operands.BITS:
+                if not (element.is_integer or element.is_bool):
+                    return False
             elif not (element.is_float or (element.is_int and op == "abs")):
                 return False  # fabs of an int builds abs; abs of a uint folds
             if spec.result is Result.BOOL:
