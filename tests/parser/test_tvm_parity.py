@@ -7,6 +7,8 @@ compiled code and the interpreter."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,61 @@ def test_bitwise_calls_still_refuse_floats() -> None:
     message = r"T\.bitwise_and needs integer operands or bools, got float32"
     with pytest.raises(TypeError, match=message):
         T.bitwise_and(T.float32(1), T.float32(2))
+
+
+# ------------------------------------------------------- closure helpers and method macros
+
+
+def _kernel_with_a_local_helper_class() -> PrimFunc:
+    class Staging:
+        def __init__(self, x: Any) -> None:
+            self.local_x = T.alloc_buffer(x.shape, x.dtype)
+
+        @T.macro
+        def load(self, x: Any) -> None:
+            N, M = T.meta_var(self.local_x.shape)
+            for i, j in T.grid(N, M):
+                with T.block("update"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    self.local_x[vi, vj] = x[vi, vj] * T.float32(2)
+
+    def twice(x: Any) -> Any:
+        return x * 2
+
+    @T.prim_func(private=True)
+    def func(a: T.handle, b: T.handle) -> None:
+        A = T.match_buffer(a, [8, 8])
+        Bo = T.match_buffer(b, [8, 8])
+        staged = T.meta_var(Staging(A))
+        staged.load(A)
+        for i, j in T.grid(8, 8):
+            with T.block("out"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Bo[vi, vj] = twice(staged.local_x[vi, vj])
+
+    return func
+
+
+def test_a_helper_class_and_function_of_the_enclosing_function_resolve() -> None:
+    # TVM's test_tir_macro_in_class: names the kernel body uses from the enclosing function
+    # resolve from the closure without capture=, and a macro method binds self.
+    func = _kernel_with_a_local_helper_class()
+    text = func.script()
+    assert 'with T.block("update")' in text and "A[vi, vj] * T.float32(2)" in text
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    for target in ("llvm -mcpu=znver3", "interp"):
+        b = np.zeros((8, 8), "float32")
+        tvmscript.build(func, target=target)(a, b)
+        np.testing.assert_array_equal(b, a * 4)
+
+
+def test_a_module_level_helper_still_needs_capture() -> None:
+    with pytest.raises(DiagnosticError, match="'module_helper' is a function from the enclosing"):
+
+        @T.prim_func
+        def f(A: T.Buffer((1,), "int32")) -> None:
+            A[0] = module_helper(A[0])
+
+
+def module_helper(x: Any) -> Any:
+    return x + 1
