@@ -266,3 +266,60 @@ def test_lowered_entry_code_roundtrips() -> None:
 def test_lowered_implicit_views_roundtrip() -> None:
     roundtrip(lowering.lower(views_of_allocation))
     roundtrip(lowering.lower(view_under_a_let))
+
+
+# -- names of sibling scopes ------------------------------------------------------------------
+
+
+@T.prim_func
+def sibling_loops(A: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("first"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj] = T.float32(0)
+    for i, j in T.grid(16, 16):
+        with T.block("second"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj] = A[vi, vj] + T.float32(1)
+    for i in range(16):
+        if i < 8:
+            n: T.int32 = i * 2
+            A[i, n] = T.float32(2)
+        else:
+            n: T.int32 = i + 1
+            A[i, n - 1] = T.float32(3)
+
+
+def test_sibling_scopes_reuse_names_as_tvm_prints_them() -> None:
+    text = roundtrip(sibling_loops)
+    assert text.count("for i, j in T.grid(16, 16):") == 2
+    assert text.count("vi, vj = T.axis.remap") == 2
+    assert text.count("n: T.int32 = ") == 2
+    assert "_1" not in text
+
+
+def _nested_same_hints() -> PrimFunc:
+    # Every loop var is named "i": the nested ones are visible together and must differ,
+    # the later sibling may take "i" again.
+    with IRBuilder() as builder:
+        with B.prim_func():
+            B.func_name("nested")
+            a = B.arg("A", B.Buffer((4, 4), "float32"))
+            with B.serial(4) as i:
+                with B.serial(4) as j:
+                    j.set_name_hint("i")
+                    B.buffer_store(a, a[i, j] + 1.0, [i, j])
+            with B.serial(4) as k:
+                k.set_name_hint("i")
+                B.buffer_store(a, a[k, 0] * 2.0, [k, 0])
+    result = builder.get()
+    assert isinstance(result, PrimFunc)
+    return result
+
+
+def test_names_visible_together_still_differ() -> None:
+    text = roundtrip(_nested_same_hints())
+    lines = [line.strip() for line in text.splitlines()]
+    assert "for i, i_1 in T.grid(4, 4):" in lines
+    assert "A[i, i_1] = A[i, i_1] + T.float32(1)" in lines
+    assert "for i in range(4):" in lines  # the sibling after the nest

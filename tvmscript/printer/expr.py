@@ -185,9 +185,9 @@ class ExprPrinter:
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
-        """Name ``var`` at a definition site in the text."""
+        """Name ``var`` at a definition site in the text (local to the open scope)."""
         self.defined.add(id(var))
-        return self.names.name(var, var.name)
+        return self.names.name(var, var.name, local=True)
 
     def hoist_var(self, var: Var) -> str:
         """Name ``var`` and declare it at the top of the function body."""
