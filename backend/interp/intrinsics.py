@@ -30,6 +30,7 @@ INTRINSICS = frozenset(INTRINSIC_TABLE)
 """Intrinsic names :func:`call_intrinsic` evaluates (bitwise binaries go through values)."""
 
 _ROUNDING = Operands.ROUNDING
+_BITS = Operands.BITS
 
 
 def _lanewise(
@@ -84,6 +85,11 @@ def call_intrinsic(
             )
         if spec.operands is _ROUNDING and len(args) == 1:
             return args[0]  # integral already
+    bit_fn = spec.int_impl
+    if element.is_bool and spec.operands is _BITS and bit_fn is not None:
+        # A bool is a 1-bit unsigned integer here (as in TVM and LLVM's i1): keep one bit.
+        return _lanewise(lambda *xs: bit_fn(*(int(x) for x in xs), 1) & 1, args, arg_type,
+                         result)
     types = ", ".join(str(t) for t in arg_types)
     raise TypeError(f"intrinsic {name!r} is not defined for arguments ({types})")
 

@@ -240,6 +240,15 @@ class PointerType:
     element: DataType
     scope: str = "global"
 
+    # TVM's field names, for code written against its PointerType.
+    @property
+    def element_type(self) -> DataType:
+        return self.element
+
+    @property
+    def storage_scope(self) -> str:
+        return self.scope
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Var(PrimExpr):

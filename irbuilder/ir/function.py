@@ -87,6 +87,12 @@ class PrimFunc:
     def name(self) -> str:
         return str(self.attrs.get("global_symbol", "main"))
 
+    @property
+    def __name__(self) -> str:
+        """The function's name, as on the Python function a decorator replaced (TVM sets
+        it there). A private function keeps no name in the IR: ``"main"``, as printed."""
+        return self.name
+
     def with_body(self, body: Stmt) -> PrimFunc:
         return PrimFunc(
             self.params, body, self.ret_type, self.buffer_map, self.attrs, span=self.span

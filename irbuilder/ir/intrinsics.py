@@ -46,6 +46,9 @@ class Operands(Enum):
     """Float operands; a Python number becomes a float32 constant; an integer is a TypeError."""
     INTEGER = "integer"
     """Integer operands (signed or unsigned)."""
+    BITS = "bits"
+    """Integers or bools (TVM's bool is a 1-bit unsigned integer): bitwise logic, which
+    TVM's parser builds for ``and``/``or`` of bool vectors."""
     NUMBER = "number"
     """Floats or integers (``abs``)."""
     ROUNDING = "rounding"
@@ -163,7 +166,7 @@ def _expand_q_multiply_shift(args: tuple[PrimExpr, ...]) -> PrimExpr:
     return Cast(narrow, _shift("shift_right", product + rounding, total))
 
 
-_F, _I, _N = Operands.FLOAT, Operands.INTEGER, Operands.NUMBER
+_F, _I, _N, _B = Operands.FLOAT, Operands.INTEGER, Operands.NUMBER, Operands.BITS
 _VM, _LL, _LM, _EX = Lowering.VECMATH, Lowering.LLVM, Lowering.LIBM, Lowering.EXPANDED
 
 
@@ -244,11 +247,12 @@ _TABLE: tuple[IntrinsicSpec, ...] = (
     IntrinsicSpec("q_multiply_shift", 4, _I, _EX, expand=_expand_q_multiply_shift,
                   doc="Fixed-point multiply: round(x * y * 2 ** (s - q)) for int32 (TVM's "
                   "legalisation)."),
-    IntrinsicSpec("bitwise_not", 1, _I, _EX, int_impl=lambda x, bits: ~x,
-                  doc="Bitwise complement of an integer."),
-    IntrinsicSpec("bitwise_and", 2, _I, _EX, doc="Bitwise and of integers."),
-    IntrinsicSpec("bitwise_or", 2, _I, _EX, doc="Bitwise or of integers."),
-    IntrinsicSpec("bitwise_xor", 2, _I, _EX, doc="Bitwise exclusive or of integers."),
+    IntrinsicSpec("bitwise_not", 1, _B, _EX, int_impl=lambda x, bits: ~x,
+                  doc="Bitwise complement of an integer (logical not of a bool)."),
+    IntrinsicSpec("bitwise_and", 2, _B, _EX, doc="Bitwise and of integers or bools."),
+    IntrinsicSpec("bitwise_or", 2, _B, _EX, doc="Bitwise or of integers or bools."),
+    IntrinsicSpec("bitwise_xor", 2, _B, _EX,
+                  doc="Bitwise exclusive or of integers or bools."),
     IntrinsicSpec("shift_left", 2, _I, _EX, doc="a << b for integers."),
     IntrinsicSpec("shift_right", 2, _I, _EX,
                   doc="a >> b for integers (arithmetic for signed types)."),

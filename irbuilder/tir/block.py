@@ -19,14 +19,18 @@ from ..ir import (
     BufferRegion,
     DataType,
     ExprLike,
+    IntImm,
     IterKind,
     IterVar,
     PrimExpr,
+    Ramp,
     Range,
     Var,
     const,
     convert,
+    structural_equal,
 )
+from ..ir.expr_text import expr_text
 from ._common import DTypeArg, as_expr, builder, index_expr, innermost_block, span, to_dtype
 
 __all__ = ["axis", "block", "block_attr", "init", "reads", "where", "writes"]
@@ -336,15 +340,28 @@ def _regions(values: Sequence[Any], what: str) -> tuple[BufferRegion, ...]:
         elif isinstance(value, Buffer):
             out.append(value.full_region())
         elif isinstance(value, BufferLoad):
-            out.append(
-                # The unit extent has the index's type (int64 indices: an int64 1).
-                BufferRegion(value.buffer, tuple(Range(i, _unit(i)) for i in value.indices))
-            )
+            ranges = tuple(_load_range(i, what) for i in value.indices)
+            out.append(BufferRegion(value.buffer, ranges))
         else:
             raise TypeError(
                 f"{what}: expected buffer regions such as A[i, 0:4], got {type(value).__name__}"
             )
     return tuple(out)
+
+
+def _load_range(index: PrimExpr, what: str) -> Range:
+    """The range an index of ``A[...]`` covers in a region: one element, or the lanes of a
+    ``lo:hi:1`` slice (a Ramp). A region is a box, so a strided slice has no region."""
+    if isinstance(index, Ramp):
+        stride = index.stride
+        if not (isinstance(stride, IntImm) and stride.value == 1):
+            raise ValueError(
+                f"{what}: a region cannot be strided, got a slice with step {expr_text(stride)}; "
+                "declare the whole box (lo:hi) the block accesses"
+            )
+        return Range(index.base, const(index.lanes, index.base.dtype))
+    # The unit extent has the index's type (int64 indices: an int64 1).
+    return Range(index, _unit(index))
 
 
 def _unit(index: PrimExpr) -> PrimExpr:
@@ -445,6 +462,12 @@ def where(predicate: ExprLike) -> None:
     expr = as_expr(predicate, "T.where")
     if not expr.dtype.is_bool:
         raise TypeError(f"T.where: predicate must be bool, got {expr.dtype}")
+    if frame.predicate is not None:
+        # A second predicate would silently replace the first (TVM refuses it too).
+        raise IRBuilderError(
+            f"T.where given twice in T.block {frame.name!r}; "
+            "combine the conditions in one T.where(a and b)"
+        )
     frame.predicate = expr
 
 
@@ -505,4 +528,27 @@ def block_attr(attrs: Mapping[str, Any]) -> None:
     frame = innermost_block("T.block_attr")
     if not isinstance(attrs, Mapping):
         raise TypeError(f"T.block_attr: expected a dict, got {type(attrs).__name__}")
-    frame.annotations.update({str(k): v for k, v in attrs.items()})
+    frame.annotations = _merge_annotations(frame.annotations, attrs, "")
+
+
+def _merge_annotations(
+    old: Mapping[str, Any], new: Mapping[Any, Any], path: str
+) -> dict[str, Any]:
+    """``old`` with ``new`` added, as TVM merges block annotations: dict values of one key
+    merge key by key, an equal value is kept, a different one is an error (the later
+    T.block_attr silently winning would hide which annotation a schedule sees)."""
+    merged = dict(old)
+    for raw_key, value in new.items():
+        key = str(raw_key)
+        if key not in merged:
+            merged[key] = value
+            continue
+        previous = merged[key]
+        if isinstance(previous, Mapping) and isinstance(value, Mapping):
+            merged[key] = _merge_annotations(previous, value, f"{path}{key}.")
+        elif not structural_equal(previous, value):
+            raise ValueError(
+                f"T.block_attr: duplicate block annotation {path}{key!r}: "
+                f"already {previous!r}, now {value!r}"
+            )
+    return merged

@@ -5,7 +5,7 @@ intrinsics are made from the intrinsic table in :mod:`irbuilder.tir.intrin`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,7 +230,7 @@ def reinterpret(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
     Returns
     -------
     PrimExpr
-        A ``reinterpret`` builtin call.
+        A ``reinterpret`` builtin call (``x`` itself when it has type ``dtype``).
 
     Examples
     --------
@@ -249,6 +249,10 @@ def reinterpret(*args: Any, dtype: DTypeArg | None = None) -> PrimExpr:
     expr = call_operand(x, "T.reinterpret")
     if target.bits * target.lanes != expr.dtype.bits * expr.dtype.lanes:
         raise TypeError(f"T.reinterpret: cannot reinterpret {expr.dtype} as {target}")
+    if expr.dtype == target:
+        # Nothing to reinterpret; TVM returns the value too, so programs written either
+        # way compare structurally equal.
+        return expr
     return Call(target, "reinterpret", (expr,), CallKind.BUILTIN)
 
 
@@ -495,6 +499,11 @@ class MetaVar:
     """A value marked with ``T.meta_var`` for parse-time use; the parser unwraps ``value``."""
 
     value: Any
+
+    def __iter__(self) -> Iterator[MetaVar]:
+        """The items of a list or tuple value, each a MetaVar: ``a, b = T.meta_var([3, 4])``
+        in an IRBuilder program (the parser unpacks the value itself)."""
+        return (MetaVar(item) for item in self.value)
 
 
 def meta_var(value: Any) -> Any:  # a MetaVar; Any: in a kernel it stands for ``value``

@@ -192,6 +192,13 @@ def func_attr(attrs: Mapping[str, Any]) -> None:
     frame = _func_frame("T.func_attr")
     for key, value in attrs.items():
         if key == "global_symbol":
+            if frame.is_private:
+                # A global symbol is what makes a function public: both cannot hold.
+                raise ValueError(
+                    f"T.func_attr: a private function (@T.prim_func(private=True)) cannot "
+                    f"have a 'global_symbol' attribute, got {value!r}; drop private=True "
+                    "to export it under that name"
+                )
             if not isinstance(value, str) or not value:
                 raise TypeError(
                     f"T.func_attr: 'global_symbol' names the function: expected a non-empty "

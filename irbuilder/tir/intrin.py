@@ -87,9 +87,11 @@ def intrinsic_call(spec: IntrinsicSpec, args: tuple[Any, ...]) -> PrimExpr:
         if not exprs[0].dtype.is_float:
             return const(spec.name == "isfinite", bool_type)
         return Call(bool_type, spec.name, exprs, CallKind.INTRINSIC)
-    elif kind is Operands.INTEGER:
-        if not element.is_integer:
+    elif kind is Operands.INTEGER or kind is Operands.BITS:
+        if not (element.is_integer or (kind is Operands.BITS and element.is_bool)):
             noun = "integer operands" if spec.arity > 1 else "an integer operand"
+            if kind is Operands.BITS:
+                noun += " or bools"
             raise TypeError(f"{what} needs {noun}, got {exprs[0].dtype}")
     elif kind is Operands.NUMBER:
         if isinstance(args[0], (int, float)) and not isinstance(args[0], bool):

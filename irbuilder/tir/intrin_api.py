@@ -275,12 +275,14 @@ INTRINSIC_BUILDERS: dict[str, Callable[..., PrimExpr]] = {name: globals()[name] 
 _OPERANDS = {
     Operands.FLOAT: "float (scalar or vector); an integer is a TypeError",
     Operands.INTEGER: "integer (scalar or vector)",
+    Operands.BITS: "integer or bool (scalar or vector)",
     Operands.NUMBER: "float or integer (scalar or vector)",
     Operands.ROUNDING: "float (scalar or vector); an integer is returned unchanged",
     Operands.CLASSIFY: "float (scalar or vector); for an integer the answer is a constant",
 }
 _SAMPLE = {
     Operands.INTEGER: "T.int32()",
+    Operands.BITS: "T.int32()",
     Operands.NUMBER: "T.float32()",
 }
 

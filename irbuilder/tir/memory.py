@@ -25,11 +25,14 @@ from ..ir import (
     PointerType,
     PrimExpr,
     Range,
+    Sub,
     Var,
     const,
     convert,
     make_data_var,
 )
+from ..ir.expr_text import expr_text
+from ..ir.linear_form import to_linear
 from ._common import DTypeArg, as_expr, as_shape, builder, index_expr, span, to_dtype
 
 __all__ = [
@@ -563,6 +566,7 @@ def match_buffer(
             buffer_type,
             axis_separators,
         )
+        _check_region_shape(buffer.shape, region)
         top.match_buffers.append(MatchBufferRegion(buffer, region, span=span()))
         return buffer
     if isinstance(top, PrimFuncFrame):
@@ -595,6 +599,43 @@ def match_buffer(
     raise IRBuilderError(
         f"T.match_buffer must be directly inside T.prim_func or T.block, not {where}"
     )
+
+
+def _check_region_shape(shape: Sequence[PrimExpr], region: BufferRegion) -> None:
+    """Refuse a view whose shape cannot be the region's, as TVM's MatchBufferRegion does:
+    the view's dimensions match the region's last ones extent for extent, and the region's
+    leading extra dimensions have extent 1 (no reshaping: a (4,) region is no (2, 2) view).
+    A shape variable is bound to the extent; symbolic extents are refused only when
+    provably different (the lowering binds or checks the rest)."""
+    name, rank, k = region.buffer.name, len(region.region), len(shape)
+    if k > rank:
+        raise ValueError(
+            f"T.match_buffer: a {k}-d view of a {rank}-d region of {name!r}; the view may "
+            "drop leading dimensions of extent 1, not add any"
+        )
+    extents = [r.extent for r in region.region]
+    for dim, extent in enumerate(extents[: rank - k]):
+        if _provably_unequal(extent, const(1, extent.dtype)):
+            raise ValueError(
+                f"T.match_buffer: the region of {name!r} has extent {expr_text(extent)} in "
+                f"dimension {dim}, which the {k}-d view drops; only extent-1 dimensions can "
+                "be dropped"
+            )
+    for dim, (want, extent) in enumerate(zip(shape, extents[rank - k :])):
+        if not isinstance(want, Var) and _provably_unequal(want, extent):
+            raise ValueError(
+                f"T.match_buffer: shape[{dim}] is {expr_text(want)} but the region of "
+                f"{name!r} has extent {expr_text(extent)} there"
+            )
+
+
+def _provably_unequal(a: PrimExpr, b: PrimExpr) -> bool:
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        return a.value != b.value
+    if a.dtype != b.dtype or not a.dtype.is_int:
+        return False
+    gap = to_linear(Sub(a, b), wrap=False)
+    return gap.is_const and gap.const != 0
 
 
 def _as_region(value: Any) -> BufferRegion:

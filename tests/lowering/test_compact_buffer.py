@@ -90,7 +90,7 @@ def test_block_buffer_shrinks_to_the_row_it_uses() -> None:
     assert allocations(out) == {"B": ((1, 16), 16)}
     text = out.script()
     assert "B[0, j] = A[i, j] + T.float32(1)" in text
-    assert "C[i, j_1] = B[0, j_1] * T.float32(2)" in text
+    assert "C[i, j] = B[0, j] * T.float32(2)" in text
     same_as_interpreter(block_rows, rand(16, 16), np.zeros((16, 16), "float32"))
 
 
@@ -242,7 +242,7 @@ def test_symbolic_box_shrinks_with_a_symbolic_extent() -> None:
     text = out.script()
     assert 'B = T.decl_buffer((T.max(n, 0),), "float32", data=B_data)' in text
     assert "B[i] = A[i] * T.float32(2)" in text
-    assert "C[i_1] = B[i_1]" in text
+    assert "C[i] = B[i]" in text
     for n in (1, 3, 9):
         same_as_interpreter(symbolic_partial, rand(n), np.zeros(n, "float32"), n)
 
@@ -340,7 +340,7 @@ def parallel_rows(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8, 32), "float32
 def test_private_buffer_of_a_parallel_body_is_one_row() -> None:
     out = compacted(parallel_rows)
     assert allocations(out) == {"B": ((1, 32), 32)}
-    assert "C[i, j_1] = B[0, 31 - j_1]" in out.script()
+    assert "C[i, j] = B[0, 31 - j]" in out.script()
     same_as_interpreter(parallel_rows, rand(8, 32), np.zeros((8, 32), "float32"))
 
 

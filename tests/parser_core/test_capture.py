@@ -1,4 +1,5 @@
-"""Capture policy: primitives and IR objects automatic, everything else by ``capture=``."""
+"""Capture policy: primitives, IR objects and closure cells automatic, everything else by
+``capture=``."""
 
 from __future__ import annotations
 
@@ -157,6 +158,37 @@ def test_closure_wins_over_caller_locals_and_globals() -> None:
     frame = sys._getframe()
     env = capture_env(kernel, caller_frame=frame, names={"SIZE"})
     assert env.values["SIZE"] == "closure"
+
+
+def test_closure_cells_are_captured_whatever_their_kind() -> None:
+    # A helper class or function defined next to the kernel and used in its body: Python
+    # resolves the name from the closure, and so does TVM.
+    class Local:
+        pass
+
+    def local_helper(x: Any) -> Any:
+        return x
+
+    def kernel() -> Any:
+        return Local, local_helper, math
+
+    frame = sys._getframe()
+    env = capture_env(kernel, caller_frame=frame, names={"Local", "local_helper", "math"})
+    assert env.values == {"Local": Local, "local_helper": local_helper}
+    assert env.refused == {"math": "a module"}  # a module global: still by capture=
+
+
+def test_caller_locals_outside_the_closure_keep_the_policy() -> None:
+    def unused_by_body(x: Any) -> Any:
+        return x
+
+    def kernel() -> Any:
+        return None
+
+    frame = sys._getframe()
+    env = capture_env(kernel, caller_frame=frame, names={"unused_by_body", "helper"})
+    assert env.values == {}
+    assert env.refused == {"unused_by_body": "a function", "helper": "a function"}
 
 
 def test_unassigned_closure_cells_are_skipped() -> None:

@@ -50,8 +50,8 @@ GOLDEN = {
             tmp = T.decl_buffer((2, 4), "float32", data=T_data)
             for i in range(8):
                 tmp[i // 4, i % 4] = A[i]
-            for i_1 in range(8):
-                A[i_1] = tmp[i_1 // 4, i_1 % 4]
+            for i in range(8):
+                A[i] = tmp[i // 4, i % 4]
         """,
     "flattened": """
         @T.prim_func

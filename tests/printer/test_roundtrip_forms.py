@@ -172,6 +172,26 @@ def test_names_that_clash_after_renaming_roundtrip() -> None:
     roundtrip(clashing_names)
 
 
+@T.prim_func
+def params_sharing_storage(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16,), "float32")
+    B = T.match_buffer(b, (4, 4), "float32", data=A.data)
+    C = T.match_buffer(c, (16,), "float32")
+    for i in range(4):
+        C[i] = A[i] + B[1, i]
+
+
+def test_parameters_sharing_a_data_var_keep_the_match_buffer_form() -> None:
+    # As `T.Buffer` parameters, A and B would each get storage of their own when parsed back.
+    text = roundtrip(params_sharing_storage)
+    assert '    A = T.match_buffer(a, (16,), "float32")\n' in text
+    assert '    B = T.match_buffer(b, (4, 4), "float32", data=A.data)\n' in text
+    assert 'C: T.Buffer((16,), "float32")' in text  # a buffer of its own keeps the sugar
+    parsed = tvmscript.from_source(text)
+    a, b = (parsed.buffer_map[p] for p in parsed.params[:2])
+    assert a.data is b.data
+
+
 def _hand_built_clashes() -> PrimFunc:
     # Every var and buffer is named "x" (and one "T", one "for"): the printer renames them.
     with IRBuilder() as builder:
@@ -256,3 +276,60 @@ def test_an_empty_module_prints_a_class_that_parses_back() -> None:
     assert "class Module:\n    pass" in text
     parsed = tvmscript.from_source(text)
     assert isinstance(parsed, IRModule) and not parsed.functions
+
+
+# -- names of sibling scopes ------------------------------------------------------------------
+
+
+@T.prim_func
+def sibling_loops(A: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("first"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj] = T.float32(0)
+    for i, j in T.grid(16, 16):
+        with T.block("second"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A[vi, vj] = A[vi, vj] + T.float32(1)
+    for i in range(16):
+        if i < 8:
+            n: T.int32 = i * 2
+            A[i, n] = T.float32(2)
+        else:
+            n: T.int32 = i + 1
+            A[i, n - 1] = T.float32(3)
+
+
+def test_sibling_scopes_reuse_names_as_tvm_prints_them() -> None:
+    text = roundtrip(sibling_loops)
+    assert text.count("for i, j in T.grid(16, 16):") == 2
+    assert text.count("vi, vj = T.axis.remap") == 2
+    assert text.count("n: T.int32 = ") == 2
+    assert "_1" not in text
+
+
+def _nested_same_hints() -> PrimFunc:
+    # Every loop var is named "i": the nested ones are visible together and must differ,
+    # the later sibling may take "i" again.
+    with IRBuilder() as builder:
+        with B.prim_func():
+            B.func_name("nested")
+            a = B.arg("A", B.Buffer((4, 4), "float32"))
+            with B.serial(4) as i:
+                with B.serial(4) as j:
+                    j.set_name_hint("i")
+                    B.buffer_store(a, a[i, j] + 1.0, [i, j])
+            with B.serial(4) as k:
+                k.set_name_hint("i")
+                B.buffer_store(a, a[k, 0] * 2.0, [k, 0])
+    result = builder.get()
+    assert isinstance(result, PrimFunc)
+    return result
+
+
+def test_names_visible_together_still_differ() -> None:
+    text = roundtrip(_nested_same_hints())
+    lines = [line.strip() for line in text.splitlines()]
+    assert "for i, i_1 in T.grid(4, 4):" in lines
+    assert "A[i, i_1] = A[i, i_1] + T.float32(1)" in lines
+    assert "for i in range(4):" in lines  # the sibling after the nest

@@ -185,9 +185,9 @@ class ExprPrinter:
 
     # -- names ---------------------------------------------------------------
     def define_var(self, var: Var) -> str:
-        """Name ``var`` at a definition site in the text."""
+        """Name ``var`` at a definition site in the text (local to the open scope)."""
         self.defined.add(id(var))
-        return self.names.name(var, var.name)
+        return self.names.name(var, var.name, local=True)
 
     def hoist_var(self, var: Var) -> str:
         """Name ``var`` and declare it at the top of the function body."""
@@ -414,6 +414,9 @@ class ExprPrinter:
                     return False  # the builder would refuse or fold it
             elif spec.operands is Operands.INTEGER:
                 if not element.is_integer:
+                    return False
+            elif spec.operands is Operands.BITS:
+                if not (element.is_integer or element.is_bool):
                     return False
             elif not (element.is_float or (element.is_int and op == "abs")):
                 return False  # fabs of an int builds abs; abs of a uint folds

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -89,6 +90,9 @@ class _FuncPrinter(StmtPrinter):
         prologue: list[Doc] = []
         matched: list[tuple[Var, Buffer]] = []
         earlier: set[int] = set()  # scalar params already declared, left to right
+        # A data var two parameters share must stay visible as `data=A.data`: a
+        # `T.Buffer` parameter would get storage of its own when parsed back.
+        data_uses = Counter(id(b.data) for b in func.buffer_map.values())
         for param in func.params:
             buffer = func.buffer_map.get(param)
             if buffer is None:
@@ -100,6 +104,7 @@ class _FuncPrinter(StmtPrinter):
                 _default_layout(buffer)
                 and all(id(v) in earlier for v in layout_vars)
                 and id(buffer.data) not in self.body_defs
+                and data_uses[id(buffer.data)] == 1
                 and id(param) not in used
             ):
                 # The handle param takes the buffer's name: only the buffer is visible.

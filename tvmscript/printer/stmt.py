@@ -301,9 +301,10 @@ class StmtPrinter(ExprPrinter):
                 cond = self.expr(condition)
             return [Doc(f"assert {cond}, {msg}")]
         if isinstance(stmt, For):
-            return self._for(stmt)
+            with self.names.scope():
+                return self._for(stmt)
         if isinstance(stmt, While):
-            return [Doc(f"while {self.expr(stmt.condition)}:", self.stmts(stmt.body))]
+            return [Doc(f"while {self.expr(stmt.condition)}:", self.scoped_stmts(stmt.body))]
         if isinstance(stmt, IfThenElse):
             return self._if(stmt)
         if isinstance(stmt, Allocate):
@@ -311,10 +312,17 @@ class StmtPrinter(ExprPrinter):
         if isinstance(stmt, DeclBuffer):
             return self._decl_buffer(stmt, tail)
         if isinstance(stmt, BlockRealize):
-            return self._block(stmt.block, stmt.iter_values, stmt.predicate)
+            with self.names.scope():
+                return self._block(stmt.block, stmt.iter_values, stmt.predicate)
         if isinstance(stmt, Block):
-            return self._block(stmt, None, None)
+            with self.names.scope():
+                return self._block(stmt, None, None)
         raise TypeError(f"cannot print {type(stmt).__name__} {stmt!r} as a TVMScript statement")
+
+    def scoped_stmts(self, stmt: Stmt) -> list[Doc]:
+        """The lines of an indented body whose variables sibling bodies may name again."""
+        with self.names.scope():
+            return self.stmts(stmt)
 
     def _scoped(self, tail: bool, target: str, rhs: str, body: Stmt) -> list[Doc]:
         if tail:
@@ -340,17 +348,18 @@ class StmtPrinter(ExprPrinter):
             # `if False:` would be decided (and dropped) by the parser; the frame form
             # always builds the IfThenElse node.
             cond = f"T.bool({bool(stmt.condition.value)})"
-            frames = [Doc("with T.Then():", self.stmts(stmt.then_case))]
+            frames = [Doc("with T.Then():", self.scoped_stmts(stmt.then_case))]
             if stmt.else_case is not None:
-                frames.append(Doc("with T.Else():", self.stmts(stmt.else_case)))
+                frames.append(Doc("with T.Else():", self.scoped_stmts(stmt.else_case)))
             return [Doc(f"with T.If({cond}):", frames)]
-        docs = [Doc(f"if {self.expr(stmt.condition)}:", self.stmts(stmt.then_case))]
+        docs = [Doc(f"if {self.expr(stmt.condition)}:", self.scoped_stmts(stmt.then_case))]
         other = stmt.else_case
         while isinstance(other, IfThenElse):
-            docs.append(Doc(f"elif {self.expr(other.condition)}:", self.stmts(other.then_case)))
+            branch = self.scoped_stmts(other.then_case)
+            docs.append(Doc(f"elif {self.expr(other.condition)}:", branch))
             other = other.else_case
         if other is not None:
-            docs.append(Doc("else:", self.stmts(other)))
+            docs.append(Doc("else:", self.scoped_stmts(other)))
         return docs
 
     # -- loops -------------------------------------------------------------------

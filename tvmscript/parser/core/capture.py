@@ -17,8 +17,12 @@ Policy (from the metaprogramming RFC): a value is captured automatically if it i
 *primitive* -- ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``,
 ``...``, a numpy scalar, or a ``tuple``/``list``/``set``/``frozenset``/``dict`` built
 recursively of primitives and IR objects -- or an *IR object* according to the caller's
-``is_ir_object`` predicate.  Anything else (functions, modules, classes, arbitrary
-objects) is captured only when listed in ``capture=[...]``, matched by identity to the
+``is_ir_object`` predicate, or it is a *closure cell*: a name the kernel's own body uses
+that Python resolves to a local of the enclosing function (a helper class or function
+defined next to the kernel). TVM evaluates such names from the closure, and the body
+naming them is the user's acknowledgement the RFC asks for. Anything else (functions,
+modules, classes, arbitrary objects from the caller's other locals or the module's
+globals) is captured only when listed in ``capture=[...]``, matched by identity to the
 names that refer to it.  Names that were found but refused are remembered with their
 kind, so that using one yields ``name 'foo' is a function from the enclosing scope; add
 it to capture=[...] to use it`` rather than a bare ``NameError``.
@@ -126,12 +130,17 @@ def capture_env(
     listed = set() if isinstance(capture, Mapping) else {id(v) for v in capture}
     values: dict[str, Any] = {}
     refused: dict[str, str] = {}
-    for name, value in _candidates(obj, caller_frame, explicit):
+    for name, value, in_closure in _candidates(obj, caller_frame, explicit):
         if names is not None and name not in names:
             continue
         if name in values or name in refused:
             continue  # a higher-priority source already decided this name
-        if name in explicit or id(value) in listed or is_auto_captured(value, is_ir):
+        if (
+            in_closure
+            or name in explicit
+            or id(value) in listed
+            or is_auto_captured(value, is_ir)
+        ):
             values[name] = value
         else:
             refused[name] = describe_kind(value)
@@ -140,22 +149,26 @@ def capture_env(
 
 def _candidates(
     obj: Any, caller_frame: FrameType | None, explicit: Mapping[str, Any]
-) -> Iterable[tuple[str, Any]]:
-    """``(name, value)`` pairs, highest priority first (see the module docstring)."""
-    yield from explicit.items()
+) -> Iterable[tuple[str, Any, bool]]:
+    """``(name, value, from a closure cell)``, highest priority first (see the module
+    docstring)."""
+    for name, value in explicit.items():
+        yield name, value, False
     target = getattr(obj, "__func__", obj)
     code = getattr(target, "__code__", None)
     cells = getattr(target, "__closure__", None) or ()
     if code is not None:
         for name, cell in zip(code.co_freevars, cells):
             try:
-                yield name, cell.cell_contents
+                yield name, cell.cell_contents, True
             except ValueError:  # the enclosing function has not assigned it (yet)
                 continue
     if caller_frame is not None:
         # Copy: on 3.13 f_locals is a live proxy of the frame (PEP 667).
-        yield from dict(caller_frame.f_locals).items()
-    yield from _module_globals(target).items()
+        for name, value in dict(caller_frame.f_locals).items():
+            yield name, value, False
+    for name, value in _module_globals(target).items():
+        yield name, value, False
 
 
 def _module_globals(target: Any) -> Mapping[str, Any]:

@@ -8,7 +8,7 @@ be rebound.
   enclosing loop cannot be assigned at all (``i = j`` inside ``for j`` inside ``for i``).
 * ``T``, ``I``, ``range`` and names bound to modules cannot be assigned.
 * ``vi = T.axis.remap("SS", ...)`` (several block vars bound to one name) is rejected:
-  one name per axis.
+  one name per axis; so is a name twice in one target (``vi, vi = ...``).
 """
 
 from __future__ import annotations
@@ -51,8 +51,13 @@ def check_target_names(parser: Parser, target: doc.expr, *, loop_vars: bool = Tr
     with ``loop_vars=False`` for a nested loop's own target), and a namespace:
     ``T``/``I``/``range`` or any name bound to a module (``T = 3``).
     """
+    seen: set[str] = set()
     for node in doc.target_names(target):
         name = node.id
+        if name in seen:
+            # `vi, vi = T.axis.remap(...)`: the second would rebind the first's name.
+            parser.report_error(node, f"'{name}' appears twice in one assignment target")
+        seen.add(name)
         try:
             current = parser.var_table.lookup(name)
         except KeyError:

@@ -23,6 +23,7 @@ Expansion nests at most :data:`MAX_MACRO_DEPTH` deep (recursion gets a diagnosti
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from types import FrameType
@@ -68,6 +69,13 @@ class TIRMacro:
 
     def __repr__(self) -> str:
         return f"<T.macro {self.__name__}>"
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        """A macro defined in a class is a method: ``obj.load(A)`` expands with ``self``
+        bound to ``obj`` (TVM's macros work this way too)."""
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Expand the macro into the kernel being parsed; returns its ``return`` value."""
@@ -179,6 +187,12 @@ def macro(
     >>> a = np.arange(3, dtype="int32"); tvmscript.build(f)(a); print(a)
     [1 4 9]
     """
+    if func is not None and not callable(func):
+        # `@T.macro(True)`: a positional option would be taken for the function itself.
+        raise ValueError(
+            f"T.macro takes only keyword options: use @T.macro, @T.macro() or "
+            f"@T.macro(hygienic=True|False, capture=[...]), got @T.macro({func!r})"
+        )
     frame = caller_frame()
     if func is not None:
         return TIRMacro(func, hygienic=hygienic, capture=capture, frame=frame)

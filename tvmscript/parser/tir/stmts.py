@@ -453,6 +453,13 @@ def _with_items(parser: Parser, node: doc.With, index: int) -> None:
         ok = False
         try:
             if item.optional_vars is not None:
+                if value is None:
+                    # TVM refuses it too; silently binding nothing would hide the mistake.
+                    parser.report_error(
+                        item.optional_vars,
+                        f"`with {frame.kind}(...)` binds no value: remove "
+                        f"`as {parser.source.segment(item.optional_vars)}`",
+                    )
                 parser.eval_assign(item.optional_vars, value, bind_value=bind_names)
             _with_items(parser, node, index + 1)
             ok = True

@@ -3,7 +3,8 @@
 * :data:`TIR_HOOKS`: ``and``/``or``/``not``/chained comparisons/``x if c else y`` keep
   Python's meaning on Python values and build ``And``/``Or``/``Not``/``Select`` as soon
   as an operand is a :class:`PrimExpr` (constants included: ``T.bool(True) and c`` is an
-  ``And`` node, as the printer expects).
+  ``And`` node, as the printer expects); ``and``/``or`` of a bool vector build
+  ``T.bitwise_and``/``T.bitwise_or`` calls, the scalar operand broadcast, as TVM does.
 * :func:`is_ir_object`: the values the capture policy takes without ``capture=[...]``.
 * :class:`KernelRange`: ``range`` inside a kernel.  Like TVM, ``for i in range(n)`` is a
   serial loop (``T.serial``) even over Python ints; elsewhere (a comprehension) the
@@ -36,7 +37,7 @@ from irbuilder.ir import (
     Range,
     convert,
 )
-from irbuilder.tir import MetaVar, Select, serial
+from irbuilder.tir import MetaVar, Select, bitwise_and, bitwise_or, serial
 from irbuilder.tir._common import vector_load
 from tvmscript.parser.core import EvalHooks
 
@@ -63,11 +64,19 @@ def _bool_expr(value: Any, what: str) -> PrimExpr:
 
 
 def _logical_and(a: Any, b: Any) -> PrimExpr:
-    return And(_bool_expr(a, "and"), _bool_expr(b, "and"))
+    x, y = _bool_expr(a, "and"), _bool_expr(b, "and")
+    if x.dtype.is_scalar and y.dtype.is_scalar:
+        return And(x, y)
+    # As TVM's parser: bool vectors combine with bitwise_and, a scalar broadcast to the
+    # lanes (`(A[0:4] < 0) and True`), so its programs compare structurally equal.
+    return bitwise_and(x, y)
 
 
 def _logical_or(a: Any, b: Any) -> PrimExpr:
-    return Or(_bool_expr(a, "or"), _bool_expr(b, "or"))
+    x, y = _bool_expr(a, "or"), _bool_expr(b, "or")
+    if x.dtype.is_scalar and y.dtype.is_scalar:
+        return Or(x, y)
+    return bitwise_or(x, y)
 
 
 def _logical_not(a: Any) -> PrimExpr:
