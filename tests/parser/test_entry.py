@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 
+import numpy as np
 import pytest
 
 import tvmscript
@@ -13,7 +14,7 @@ from tvmscript import tir as T
 
 
 def helper(x):  # type: ignore[no-untyped-def]
-    """A host function: usable in a kernel only when listed in capture=[...]."""
+    """A host function of the module: a kernel may call it (TVM evaluates module globals)."""
     return x + 1
 
 
@@ -30,15 +31,28 @@ def test_bare_and_keyword_decorators() -> None:
     assert isinstance(b, PrimFunc) and b.name == "b"
 
 
+def test_module_level_function_is_captured_as_tvm_does() -> None:
+    @T.prim_func
+    def f(A: T.Buffer((1,), "int32")):
+        A[0] = helper(A[0])
+
+    a = np.array([4], "int32")
+    tvmscript.build(f, target="interp")(a)
+    assert a[0] == helper(4)
+
+
 def test_uncaptured_function_diagnostic() -> None:
+    def local_extent(n: int) -> int:
+        return n
+
     with pytest.raises(tvmscript.DiagnosticError) as info:
 
         @T.prim_func
-        def f(A: T.Buffer((1,), "int32")):
-            A[0] = helper(A[0])
+        def f(A: T.Buffer((local_extent(1),), "int32")):  # annotation only: no closure cell
+            A[0] = 1
 
-    assert "name 'helper' is a function from the enclosing scope; add it to capture=[...]" in str(
-        info.value
+    assert "name 'local_extent' is a function from the enclosing scope; add it to capture=[...]" in (
+        str(info.value)
     )
 
 

@@ -17,12 +17,13 @@ Policy (from the metaprogramming RFC): a value is captured automatically if it i
 *primitive* -- ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``,
 ``...``, a numpy scalar, or a ``tuple``/``list``/``set``/``frozenset``/``dict`` built
 recursively of primitives and IR objects -- or an *IR object* according to the caller's
-``is_ir_object`` predicate, or it is a *closure cell*: a name the kernel's own body uses
-that Python resolves to a local of the enclosing function (a helper class or function
-defined next to the kernel). TVM evaluates such names from the closure, and the body
-naming them is the user's acknowledgement the RFC asks for. Anything else (functions,
-modules, classes, arbitrary objects from the caller's other locals or the module's
-globals) is captured only when listed in ``capture=[...]``, matched by identity to the
+``is_ir_object`` predicate, or it is a *closure cell* or a *module global*: a name the
+program uses that Python resolves to a local of the enclosing function or a global of the
+defining module (a helper class or function defined next to the kernel, a module-level
+helper returning expressions). TVM v0.16 evaluates such names from the function's closure
+and globals, and the program naming them is the user's acknowledgement the RFC asks for.
+Anything else (functions, modules, classes, arbitrary objects from the caller's other
+locals) is captured only when listed in ``capture=[...]``, matched by identity to the
 names that refer to it.  Names that were found but refused are remembered with their
 kind, so that using one yields ``name 'foo' is a function from the enclosing scope; add
 it to capture=[...] to use it`` rather than a bare ``NameError``.
@@ -130,13 +131,16 @@ def capture_env(
     listed = set() if isinstance(capture, Mapping) else {id(v) for v in capture}
     values: dict[str, Any] = {}
     refused: dict[str, str] = {}
+    module_globals = _module_globals(getattr(obj, "__func__", obj))
     for name, value, in_closure in _candidates(obj, caller_frame, explicit):
         if names is not None and name not in names:
             continue
         if name in values or name in refused:
             continue  # a higher-priority source already decided this name
+        global_value = module_globals.get(name, _MISSING)
         if (
             in_closure
+            or global_value is value
             or name in explicit
             or id(value) in listed
             or is_auto_captured(value, is_ir)
@@ -145,6 +149,9 @@ def capture_env(
         else:
             refused[name] = describe_kind(value)
     return CapturedEnv(values, refused)
+
+
+_MISSING = object()
 
 
 def _candidates(
