@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "binary",
+    "folds_at_construction",
     "BINARY_OP_NAMES",
     "EQ",
     "GE",
@@ -914,7 +915,56 @@ def _binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:
         folded = _fold(cls, x, y)
         if folded is not None:
             return folded
-    return cls(x, y)
+    identity = _identity(cls, x, y)
+    return cls(x, y) if identity is None else identity
+
+
+def _constant(e: PrimExpr) -> int | float | None:
+    """The value of a scalar constant, for the identity rules (None otherwise)."""
+    if isinstance(e, (IntImm, FloatImm)):
+        return e.value
+    return None
+
+
+def _identity(cls: type[BinaryOp], x: PrimExpr, y: PrimExpr) -> PrimExpr | None:
+    """TVM's construction-time simplifications of an operation with one constant operand
+    (its arith ``TryConstFold``): ``x + 0``, ``x - 0``, ``x * 1``, ``x // 1`` are ``x``,
+    ``x * 0`` and ``x % 1`` (floor or truncated) are zero, ``0 // x`` and ``0 % x`` are zero,
+    ``True and x`` is ``x``... TVM's operators build these, so its programs (and the
+    expected programs of its tests) never hold such nodes. Floats too, as TVM does:
+    ``x * 0.0`` is ``0.0`` whatever ``x`` (a NaN included)."""
+    a, b = _constant(x), _constant(y)
+    if a is None and b is None:
+        return None
+    if cls is Add:
+        return y if a == 0 else (x if b == 0 else None)
+    if cls is Sub:
+        return x if b == 0 else None
+    if cls is Mul:
+        if a is not None:
+            return y if a == 1 else (x if a == 0 else None)
+        return x if b == 1 else (y if b == 0 else None)
+    if cls in (Div, FloorDiv):
+        return x if b == 1 or a == 0 else None
+    if cls in (Mod, FloorMod):
+        if b == 1 and x.dtype.is_integer:
+            return IntImm(x.dtype, 0)
+        return x if a == 0 else None
+    if cls is And:
+        if a is not None:
+            return y if a else x
+        return x if b else y
+    if cls is Or:
+        if a is not None:
+            return x if a else y
+        return y if b else x
+    return None
+
+
+def folds_at_construction(expr: BinaryOp) -> bool:
+    """Whether the operators would not build ``expr`` as it is (an identity of TVM's
+    construction-time folding applies): the printer then spells it as the node."""
+    return _identity(type(expr), expr.a, expr.b) is not None
 
 
 def binary(cls: type[BinaryOp], a: ExprLike, b: ExprLike) -> PrimExpr:

@@ -57,6 +57,7 @@ from irbuilder.ir import (
     as_dtype,
     structural_equal,
 )
+from irbuilder.ir.expr import folds_at_construction
 from irbuilder.tir.runtime import RUNTIME_BUILTINS
 from irbuilder.tir.tvm_ops import AS_ARG, AS_ARG0, DTYPE_FIRST, DTYPE_LAST, TVM_OPS
 
@@ -153,8 +154,9 @@ def _needs_node_form(expr: BinaryOp) -> bool:
     # Python's operators on two integer constants fold; the node constructor does not.
     if isinstance(expr.a, IntImm) and isinstance(expr.b, IntImm):
         return True
-    # ``True and x`` short-circuits to ``x`` when parsed; ``T.And(True, x)`` keeps the node.
-    if isinstance(expr, (And, Or)) and (isinstance(expr.a, IntImm) or isinstance(expr.b, IntImm)):
+    # ``True and x`` short-circuits to ``x`` when parsed, ``x * 1`` folds to ``x`` (TVM's
+    # construction-time identities); ``T.And(True, x)``, ``T.Mul(x, 1)`` keep the node.
+    if folds_at_construction(expr):
         return True
     # The parser refuses an integer division by the constant 0 unless spelled as the node.
     return (

@@ -68,6 +68,9 @@ class CapturedEnv:
 
     values: Mapping[str, Any] = field(default_factory=dict)
     refused: Mapping[str, str] = field(default_factory=dict)
+    from_globals: frozenset[str] = frozenset()
+    """Names captured only because they are module globals the program names (a kernel
+    assigning one shadows it, as in Python)."""
 
     def refusal(self, name: str) -> str | None:
         """The diagnostic for using ``name`` if it was refused, else ``None``."""
@@ -131,6 +134,7 @@ def capture_env(
     listed = set() if isinstance(capture, Mapping) else {id(v) for v in capture}
     values: dict[str, Any] = {}
     refused: dict[str, str] = {}
+    from_globals: set[str] = set()
     module_globals = _module_globals(getattr(obj, "__func__", obj))
     for name, value, in_closure in _candidates(obj, caller_frame, explicit):
         if names is not None and name not in names:
@@ -140,15 +144,17 @@ def capture_env(
         global_value = module_globals.get(name, _MISSING)
         if (
             in_closure
-            or global_value is value
             or name in explicit
             or id(value) in listed
             or is_auto_captured(value, is_ir)
         ):
             values[name] = value
+        elif global_value is value:
+            values[name] = value
+            from_globals.add(name)
         else:
             refused[name] = describe_kind(value)
-    return CapturedEnv(values, refused)
+    return CapturedEnv(values, refused, frozenset(from_globals))
 
 
 _MISSING = object()

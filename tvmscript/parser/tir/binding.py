@@ -49,7 +49,8 @@ def check_target_names(parser: Parser, target: doc.expr, *, loop_vars: bool = Tr
     A loop variable of an enclosing loop (in any enclosing scope, not only the current
     one: ``i = j`` inside ``for j`` inside ``for i`` would silently shadow ``i``; skipped
     with ``loop_vars=False`` for a nested loop's own target), and a namespace:
-    ``T``/``I``/``range`` or any name bound to a module (``T = 3``).
+    ``T``/``I``/``range`` or a name captured as a module (``T = 3``; a module global the
+    kernel only assigns is shadowed, as in Python).
     """
     seen: set[str] = set()
     for node in doc.target_names(target):
@@ -68,6 +69,8 @@ def check_target_names(parser: Parser, target: doc.expr, *, loop_vars: bool = Tr
                     f"{'namespace' if name != 'range' else 'loop range'} of every kernel",
                 )
             current = parser.captured.values.get(name)
+            if name in parser.captured.from_globals:
+                current = None  # a module global the kernel assigns is shadowed, as in Python
         if isinstance(current, ModuleType):
             parser.report_error(
                 node, f"cannot assign to '{name}': it names the module {current.__name__!r}"
