@@ -33,6 +33,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    MatchBufferRegion,
     PrimExpr,
     Range,
     Stmt,
@@ -61,8 +62,9 @@ from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import fail
 from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
-from .layout_symbolic import rewrite_block_body, symbolic_block_layout
+from .layout_symbolic import rewrite_block_body, rewrite_block_views, symbolic_block_layout
 from .state import ScheduleState
+from .views import substitute_views
 
 __all__ = ["reindex", "transform_block_layout"]
 
@@ -379,6 +381,9 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
                 "init": None
                 if block.init is None
                 else tidy.visit_stmt(substitute(block.init, old_to_new)),
+                # the views' sources are in the old iter vars too (TVM substitutes the
+                # whole block)
+                "match_buffers": tidy.views(substitute_views(block, old_to_new)),
             },
         )
     )
@@ -416,6 +421,7 @@ def _symbolic_transform(
                 "iter_vars": tuple(found.new_ivs),
                 "body": rewrite_block_body(block.body, found, old_vars),
                 "init": init,
+                "match_buffers": rewrite_block_views(block.match_buffers, found, old_vars),
             },
         )
     )
@@ -438,6 +444,26 @@ class _SimplifyIndices(StmtExprMutator):
     def visit_buffer_store_(self, store: BufferStore) -> Stmt:
         indices = tuple(simplify_expr(self.visit_expr(i), self.analyzer) for i in store.indices)
         return BufferStore(store.buffer, self.visit_expr(store.value), indices, span=store.span)
+
+    def views(self, views: tuple[MatchBufferRegion, ...]) -> tuple[MatchBufferRegion, ...]:
+        """``views`` with their source regions' bounds simplified, as the indices are."""
+        return tuple(
+            MatchBufferRegion(
+                m.buffer,
+                BufferRegion(
+                    m.source.buffer,
+                    tuple(
+                        Range(
+                            simplify_expr(r.min, self.analyzer),
+                            simplify_expr(r.extent, self.analyzer),
+                        )
+                        for r in m.source.region
+                    ),
+                ),
+                span=m.span,
+            )
+            for m in views
+        )
 
 
 def _ordered_values(realize: BlockRealize, loops: Sequence[For]) -> list[PrimExpr]:
