@@ -29,8 +29,10 @@ from irbuilder.ir import (
     FloorMod,
     For,
     IntImm,
+    MatchBufferRegion,
     Mul,
     PrimExpr,
+    Range,
     Stmt,
     StmtExprMutator,
     Sub,
@@ -274,6 +276,10 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
     return regions[index].buffer
 
 
+class ViewRegionError(ValueError):
+    """A match_buffer view of the transformed buffer that the new layout cannot express."""
+
+
 class _Remap(StmtExprMutator):
     """Every access of ``old`` through ``index_map``, simplified as TVM does under the
     ranges of the enclosing loops and iter vars (``(vo * 16 + vi) // 16`` is ``vo``)."""
@@ -315,10 +321,48 @@ class _Remap(StmtExprMutator):
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         return self.new if buffer is self.old else buffer
 
+    def _identity(self) -> bool:
+        """Whether the map keeps every index where it is (only separators or nothing)."""
+        finals = self.index_map.final_indices
+        return len(finals) == len(self.index_map.initial_indices) and all(
+            f is v for f, v in zip(finals, self.index_map.initial_indices)
+        )
+
+    def _view_source(self, block: Block, match: MatchBufferRegion) -> BufferRegion:
+        """A view's source region of ``old`` in the new layout: a single element is mapped
+        like an access; a larger region only under a map moving no index (the view's
+        strides and offset are then read from the new buffer as before)."""
+        region = match.source.region
+        if self._identity():
+            return BufferRegion(self.new, region)
+        if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
+            raise ViewRegionError(
+                f"block {block.name_hint!r} views {self.old.name!r} through match_buffer "
+                f"{match.buffer.name!r} over a region of more than one element; its image "
+                "under the index map is not a region such a view can describe"
+            )
+        mins = self._mapped([r.min for r in region])
+        return BufferRegion(self.new, tuple(Range(m, const(1, m.dtype)) for m in mins))
+
     def visit_block_(self, block: Block) -> Stmt:
         for iv in block.iter_vars:  # variables are distinct objects: bindings never clash
             self._bind(iv.var, iv.dom.min, iv.dom.extent)
+        sources = {
+            id(m): self._view_source(block, m)
+            for m in block.match_buffers
+            if m.source.buffer is self.old
+        }
         new = self.generic_mutate(block)
+        if sources:
+            # generic_mutate keeps regions as they were (visit_buffer_region): the views'
+            # sources, unlike the inferred T.reads/T.writes, are set here
+            views = tuple(
+                MatchBufferRegion(m.buffer, sources[id(old)], span=m.span)
+                if id(old) in sources
+                else m
+                for old, m in zip(block.match_buffers, new.match_buffers)
+            )
+            new = rebuild(new, {"match_buffers": views})
         if new is not block:
             if block.reads or block.writes or block.iter_vars:
                 new = refresh_regions(new)
