@@ -122,6 +122,22 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
             block,
         )
     patterns = _access_indices(block, buffer)
+    if not patterns:
+        # only through a match_buffer view or a data pointer: there are no indices to
+        # build the reindex buffer from (TVM fails an internal check here)
+        via = (
+            "through match_buffer view "
+            + next(m.buffer.name for m in block.match_buffers if m.source.buffer is buffer)
+            if any(m.source.buffer is buffer for m in block.match_buffers)
+            else "by its data pointer"
+        )
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} accesses {buffer.name!r} only {via}, with no loads "
+            "or stores whose indices the reindex stage could take",
+            block,
+        )
     first = _drop_constant_parts(block, patterns[0])
     if not all(all(structural_equal(a, b) for a, b in zip(patterns[0], p)) for p in patterns[1:]):
         raise fail(

@@ -239,3 +239,56 @@ def test_rfactor_of_a_split_loop_keeps_a_view_of_the_outer_part():
     sch.rfactor(k_0, 0)
     assert_same_results(sum_of_view, sch)
     _runs_on_llvm(sum_of_view, sch)
+
+
+def test_reverse_compute_at_of_a_consumer_reading_through_a_view():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        B = T.alloc_buffer((16, 16), dtype="float32")
+        for i in range(16):
+            for j in range(16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B0 = T.match_buffer(B[vi, vj], [], offset_factor=1)
+                    B0[()] = A[vi, vj] * 2.0
+            for ax0 in range(16):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, ax0])
+                    B1 = T.match_buffer(B[vi, vj], [], offset_factor=1)
+                    C[vi, vj] = B1[()] + 1.0
+
+    sch = _sch(views)
+    sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("B")[0])
+    assert_schedule(views, sch, expected)
+    _runs_on_llvm(views, sch)
+
+
+@T.prim_func
+def row_view_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), dtype="float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            B1 = T.match_buffer(B[vi, 0:16], [16], offset_factor=1)
+            for j in range(16):
+                C[vi, j] = B1[j] + 1.0
+
+
+def test_reverse_compute_at_refuses_a_consumer_reading_a_row_view():
+    sch = _sch(row_view_consumer)
+    with pytest.raises(ScheduleError, match="neither by loads nor through match_buffer views"):
+        sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("B")[0])
+
+
+def test_reindex_refuses_a_buffer_read_only_through_a_view():
+    sch = _sch(views)
+    before = scheduled(sch)
+    with pytest.raises(
+        ScheduleError, match="accesses 'B' only through match_buffer view B1, with no loads"
+    ):
+        sch.reindex("C", ("read", 0))
+    assert scheduled(sch) is before
