@@ -49,7 +49,7 @@ from lowering.arith.rewrite import simplify_expr
 
 from .affine import IterSum, bindings_affine
 from .edit import is_allocated, refresh_regions
-from .error import fail
+from .error import BufferArgumentError, fail, render_error
 from .state import ScheduleState
 
 __all__ = ["IndexMap", "storage_align", "transform_layout"]
@@ -263,7 +263,11 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
         for region in block.reads + block.writes:
             if region.buffer.name == buffer:
                 return region.buffer
-        raise fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+        raise BufferArgumentError(
+            name,
+            f"block {block.name_hint!r} does not access {buffer!r}",
+            render_error(state.output(), [block]),
+        )
     if isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write"):
         regions = block.reads if buffer[0] == "read" else block.writes
         index = int(buffer[1])
@@ -272,7 +276,13 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
     else:
         raise TypeError(f"{name}: buffer must be ('read'|'write', index), an index or a name")
     if not 0 <= index < len(regions):
-        raise fail(state, name, f"block {block.name_hint!r} has no buffer at {buffer!r}", block)
+        side = "write" if isinstance(buffer, int) else buffer[0]
+        raise BufferArgumentError(
+            name,
+            f"block {block.name_hint!r} has no buffer at {buffer!r}: it has {len(regions)} "
+            f"{side} buffers",
+            render_error(state.output(), [block]),
+        )
     return regions[index].buffer
 
 

@@ -10,6 +10,7 @@ from sched_checks import assert_same_results, assert_schedule, scheduled
 
 import tvmscript
 from irbuilder.ir import PrimFunc, assert_structural_equal
+from lowering.schedule import BufferArgumentError
 from tvmscript import tir as T
 from tvmscript.tir import ScheduleError
 
@@ -160,3 +161,31 @@ def test_a_row_view_keeps_its_region_under_a_separator_map():
     assert view.source.buffer is got.body.block.alloc_buffers[0]
     assert view.buffer.axis_separators == (1,)
     assert_same_results(row_views, sch)
+
+
+@pytest.mark.parametrize("buffer", [("write", 1), ("read", -1), ("read", 5), "D"])
+def test_set_axis_separator_bad_buffer_argument(buffer):
+    # TVM checks this argument with an assert in its Python wrapper: AssertionError there,
+    # a ScheduleError (the IR unchanged) here; the error is both
+    sch = _sch(views)
+    before = scheduled(sch)
+    with pytest.raises(AssertionError) as caught:
+        sch.set_axis_separator(sch.get_block("B"), buffer, [1])
+    assert isinstance(caught.value, ScheduleError)
+    assert "block 'B'" in str(caught.value)
+    assert scheduled(sch) is before
+
+
+def test_bad_buffer_argument_keeps_its_class_at_every_render_level():
+    for level in ("none", "fast", "detail"):
+        sch = T.Schedule(views, error_render_level=level)
+        with pytest.raises(BufferArgumentError, match=r"has no buffer at \('write', 1\)|not rend"):
+            sch.transform_layout("B", ("write", 1), lambda i, j: (j, i))
+
+
+def test_an_integer_index_of_set_scope_stays_a_plain_schedule_error():
+    # TVM checks set_scope's integer index in C++: a ScheduleError, as here
+    sch = _sch(views)
+    with pytest.raises(ScheduleError) as caught:
+        sch.set_scope(sch.get_block("B"), 1, "shared")
+    assert not isinstance(caught.value, AssertionError)
