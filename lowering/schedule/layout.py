@@ -256,19 +256,29 @@ def as_index_map(
 
 
 def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -> Buffer:
-    """TVM's buffer argument: ``("read"|"write", index)``, a write index, or a name."""
+    """TVM's buffer argument: ``("read"|"write", index)``, a write index, a name or a Buffer
+    the block accesses (anything else is a BufferArgumentError, TVM's assert)."""
+
+    def refuse(reason: str) -> BufferArgumentError:
+        return BufferArgumentError(name, reason, render_error(state.output(), [block]))
+
+    accessed = [r.buffer for r in block.reads + block.writes]
     if isinstance(buffer, Buffer):
+        if not any(b is buffer for b in accessed):
+            raise refuse(f"block {block.name_hint!r} does not access buffer {buffer.name!r}")
         return buffer
     if isinstance(buffer, str):
-        for region in block.reads + block.writes:
-            if region.buffer.name == buffer:
-                return region.buffer
-        raise BufferArgumentError(
-            name,
-            f"block {block.name_hint!r} does not access {buffer!r}",
-            render_error(state.output(), [block]),
-        )
-    if isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write"):
+        named = {id(b): b for b in accessed if b.name == buffer}
+        if len(named) != 1:
+            raise refuse(
+                f"block {block.name_hint!r} does not access {buffer!r}"
+                if not named
+                else f"block {block.name_hint!r} accesses several buffers named {buffer!r}"
+            )
+        return next(iter(named.values()))
+    if isinstance(buffer, tuple) and len(buffer) == 2 and isinstance(buffer[1], int):
+        if buffer[0] not in ("read", "write"):
+            raise refuse(f"buffer index type {buffer[0]!r} is neither 'read' nor 'write'")
         regions = block.reads if buffer[0] == "read" else block.writes
         index = int(buffer[1])
     elif isinstance(buffer, int):
@@ -277,11 +287,9 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
         raise TypeError(f"{name}: buffer must be ('read'|'write', index), an index or a name")
     if not 0 <= index < len(regions):
         side = "write" if isinstance(buffer, int) else buffer[0]
-        raise BufferArgumentError(
-            name,
+        raise refuse(
             f"block {block.name_hint!r} has no buffer at {buffer!r}: it has {len(regions)} "
-            f"{side} buffers",
-            render_error(state.output(), [block]),
+            f"{side} buffers"
         )
     return regions[index].buffer
 

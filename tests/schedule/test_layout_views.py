@@ -163,7 +163,10 @@ def test_a_row_view_keeps_its_region_under_a_separator_map():
     assert_same_results(row_views, sch)
 
 
-@pytest.mark.parametrize("buffer", [("write", 1), ("read", -1), ("read", 5), "D"])
+@pytest.mark.parametrize(
+    "buffer",
+    [("write", 1), ("read", -1), ("read", 5), ("both", 0), "D", views.buffer_map[views.params[1]]],
+)
 def test_set_axis_separator_bad_buffer_argument(buffer):
     # TVM checks this argument with an assert in its Python wrapper: AssertionError there,
     # a ScheduleError (the IR unchanged) here; the error is both
@@ -172,7 +175,7 @@ def test_set_axis_separator_bad_buffer_argument(buffer):
     with pytest.raises(AssertionError) as caught:
         sch.set_axis_separator(sch.get_block("B"), buffer, [1])
     assert isinstance(caught.value, ScheduleError)
-    assert "block 'B'" in str(caught.value)
+    assert str(caught.value).startswith("ScheduleError: set_axis_separator: ")
     assert scheduled(sch) is before
 
 
