@@ -13,17 +13,21 @@ from collections.abc import Sequence
 
 from irbuilder.ir import (
     LT,
+    Allocate,
     And,
+    AttrStmt,
     Block,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    DeclBuffer,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
     IntImm,
+    LetStmt,
     PrimExpr,
     Range,
     SeqStmt,
@@ -373,20 +377,39 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
 
 
 def _conditional_store(block: Block, buffer: Buffer) -> bool:
-    found = False
+    """Whether an instance of the block may end without storing ``buffer`` (its stores are
+    all at one point, ``stores_at``): some path through an ``if`` skips every store, or a
+    nested block stores (its stores are not followed here). An ``if``/``else`` storing in
+    both branches always stores."""
+    nested = False
 
     def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, IfThenElse):
-
-            def inner(n: object) -> None:
-                nonlocal found
-                if isinstance(n, BufferStore) and n.buffer is buffer:
-                    found = True
-
-            post_order_visit(node, inner)
+        nonlocal nested
         if isinstance(node, Block):
-            found = True  # a nested block: its stores are not read here
+            nested = True
 
     post_order_visit(block.body, visit)
-    return found
+    return nested or not _always_stores(block.body, buffer)
+
+
+def _always_stores(stmt: Stmt, buffer: Buffer) -> bool:
+    """Whether every run of ``stmt`` stores ``buffer`` at least once."""
+    if isinstance(stmt, BufferStore):
+        return stmt.buffer is buffer
+    if isinstance(stmt, SeqStmt):
+        return any(_always_stores(s, buffer) for s in stmt.seq)
+    if isinstance(stmt, IfThenElse):
+        return (
+            stmt.else_case is not None
+            and _always_stores(stmt.then_case, buffer)
+            and _always_stores(stmt.else_case, buffer)
+        )
+    if isinstance(stmt, For):  # a loop runs its body when it provably iterates
+        return (
+            isinstance(stmt.extent, IntImm)
+            and stmt.extent.value >= 1
+            and _always_stores(stmt.body, buffer)
+        )
+    if isinstance(stmt, (LetStmt, AttrStmt, DeclBuffer, Allocate)):
+        return _always_stores(stmt.body, buffer)
+    return False
