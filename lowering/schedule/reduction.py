@@ -153,7 +153,9 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             state,
             name,
             f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
-            "on ties the factored result may keep another index than the original's first",
+            "on ties the factored result may keep another index than the original's first "
+            "(its combiner picks among equal values by iteration order, which the rf loop "
+            "reorders)",
             block,
         )
     if found is None:
