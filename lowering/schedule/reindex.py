@@ -55,6 +55,7 @@ from .analysis import (
     is_complete_block,
     is_reduction_block,
     position_dependent_vars,
+    uses_opaquely,
 )
 from .cache_placement import insert_stage, scope_items, top_level_position
 from .cache_stage import unique_name
@@ -173,6 +174,16 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     position = top_level_position(state, scope, realize)
     item = scope_items(scope)[position]
     others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
+    if is_write and uses_opaquely(block, buffer):
+        # the stores go to the reindex buffer, copied back over the buffer afterwards: a
+        # write through a view (or the data pointer) to the buffer itself would be lost
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} also accesses {buffer.name!r} through a match_buffer "
+            "view or its data pointer; the copy back would overwrite what it writes there",
+            block,
+        )
     if is_write:
         if not all(isinstance(i, Var) and id(i) in iter_ids for i in first) or len(
             {id(i) for i in first}

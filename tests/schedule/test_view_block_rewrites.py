@@ -105,7 +105,7 @@ def test_blockize_moves_the_views():
         for i in range(16):
             with T.block("C_o"):
                 vi_o = T.axis.spatial(16, i)
-                vj_o = T.axis.spatial(1, 0)
+                vj_o = T.axis.spatial(1, 0)  # noqa: F841
                 T.reads(B[vi_o, 0:16])
                 T.writes(C[vi_o, 0:16])
                 for j in range(16):
@@ -128,7 +128,7 @@ def test_blockize_reduction_init_declares_its_view():
         for i_0 in range(4):
             with T.block("C_o"):
                 vi_o = T.axis.spatial(4, i_0)
-                vk_o = T.axis.reduce(1, 0)
+                vk_o = T.axis.reduce(1, 0)  # noqa: F841
                 T.reads(A[vi_o * 4 : vi_o * 4 + 4, 0:16])
                 T.writes(C[vi_o * 4 : vi_o * 4 + 4])
                 with T.init():
@@ -292,3 +292,39 @@ def test_reindex_refuses_a_buffer_read_only_through_a_view():
     ):
         sch.reindex("C", ("read", 0))
     assert scheduled(sch) is before
+
+
+@T.prim_func
+def store_then_view_write(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), dtype="float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B0 = T.match_buffer(B[vi, vj], [], offset_factor=1)
+            B[vi, vj] = A[vi, vj] + 1.0
+            B0[()] = A[vi, vj] * 2.0  # the value that stays
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+
+
+@pytest.mark.parametrize(
+    "apply",
+    [
+        lambda s: s.reindex("B", ("write", 0)),
+        lambda s: s.reindex_cache_write("B", 0, "local", lambda i, j: (i, j)),
+    ],
+)
+def test_reindexed_writes_refused_beside_a_view_write(apply):
+    # the stores would move to the new buffer and its copy back overwrite the view's write
+    sch = T.Schedule(store_then_view_write)  # debug_mask "none": no check would catch it
+    with pytest.raises(ScheduleError, match="also accesses 'B' through a match_buffer view"):
+        apply(sch)
+
+
+def test_cache_write_moves_the_view_write_too():
+    sch = _sch(store_then_view_write)
+    sch.cache_write("B", 0, "local")
+    assert_same_results(store_then_view_write, sch)
+    _runs_on_llvm(store_then_view_write, sch)
