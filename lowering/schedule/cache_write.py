@@ -380,36 +380,43 @@ def _conditional_store(block: Block, buffer: Buffer) -> bool:
     """Whether an instance of the block may end without storing ``buffer`` (its stores are
     all at one point, ``stores_at``): some path through an ``if`` skips every store, or a
     nested block stores (its stores are not followed here). An ``if``/``else`` storing in
-    both branches always stores."""
-    nested = False
+    both branches always stores. A store through one of the block's views of ``buffer``
+    counts as a store of it; a block storing neither way (writing by a pointer) is judged
+    elsewhere."""
+    targets = {id(buffer)} | {
+        id(m.buffer) for m in block.match_buffers if m.source.buffer is buffer
+    }
+    nested = stores = False
 
     def visit(node: object) -> None:
-        nonlocal nested
+        nonlocal nested, stores
         if isinstance(node, Block):
             nested = True
+        elif isinstance(node, BufferStore) and id(node.buffer) in targets:
+            stores = True
 
     post_order_visit(block.body, visit)
-    return nested or not _always_stores(block.body, buffer)
+    return nested or (stores and not _always_stores(block.body, targets))
 
 
-def _always_stores(stmt: Stmt, buffer: Buffer) -> bool:
-    """Whether every run of ``stmt`` stores ``buffer`` at least once."""
+def _always_stores(stmt: Stmt, targets: set[int]) -> bool:
+    """Whether every run of ``stmt`` stores one of the buffers ``targets`` (ids)."""
     if isinstance(stmt, BufferStore):
-        return stmt.buffer is buffer
+        return id(stmt.buffer) in targets
     if isinstance(stmt, SeqStmt):
-        return any(_always_stores(s, buffer) for s in stmt.seq)
+        return any(_always_stores(s, targets) for s in stmt.seq)
     if isinstance(stmt, IfThenElse):
         return (
             stmt.else_case is not None
-            and _always_stores(stmt.then_case, buffer)
-            and _always_stores(stmt.else_case, buffer)
+            and _always_stores(stmt.then_case, targets)
+            and _always_stores(stmt.else_case, targets)
         )
     if isinstance(stmt, For):  # a loop runs its body when it provably iterates
         return (
             isinstance(stmt.extent, IntImm)
             and stmt.extent.value >= 1
-            and _always_stores(stmt.body, buffer)
+            and _always_stores(stmt.body, targets)
         )
     if isinstance(stmt, (LetStmt, AttrStmt, DeclBuffer, Allocate)):
-        return _always_stores(stmt.body, buffer)
+        return _always_stores(stmt.body, targets)
     return False

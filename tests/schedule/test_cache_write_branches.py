@@ -148,3 +148,44 @@ def test_cache_write_refuses_a_path_without_the_store(func):
     with pytest.raises(ScheduleError, match="must write every element of the 'B' region"):
         sch.cache_write("B", 0, "local")
     assert scheduled(sch) is before
+
+
+@T.prim_func
+def view_writer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B0 = T.match_buffer(B[vi, vj], [], offset_factor=1)
+            if vi < vj:
+                B0[()] = A[vi, vj]
+            else:
+                B0[()] = A[vj, vi]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * 3.0
+
+
+@T.prim_func
+def view_writer_then_only(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B0 = T.match_buffer(B[vi, vj], [], offset_factor=1)
+            if vi < vj:
+                B0[()] = A[vi, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * 3.0
+
+
+def test_cache_write_counts_stores_through_a_view():
+    sch = _sch(view_writer)
+    sch.cache_write("B", 0, "local")  # checked by running (debug_mask="all")
+    assert "B_local" in [b.name_hint for b in _blocks(scheduled(sch))]
+    sch = _sch(view_writer_then_only)
+    with pytest.raises(ScheduleError, match="must write every element of the 'B' region"):
+        sch.cache_write("B", 0, "local")
