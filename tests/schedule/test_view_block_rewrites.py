@@ -10,7 +10,7 @@ import pytest
 from sched_checks import assert_same_results, assert_schedule, scheduled
 
 import tvmscript
-from irbuilder.ir import PrimFunc
+from irbuilder.ir import Block, PrimFunc, post_order_visit
 from tvmscript import tir as T
 from tvmscript.tir import ScheduleError
 
@@ -328,3 +328,22 @@ def test_cache_write_moves_the_view_write_too():
     sch.cache_write("B", 0, "local")
     assert_same_results(store_then_view_write, sch)
     _runs_on_llvm(store_then_view_write, sch)
+
+
+def test_blockize_of_several_blocks_moves_the_views():
+    sch = _sch(views)
+    sch.blockize([sch.get_block("B"), sch.get_block("C")])
+    blocks = {b.name_hint: b for b in _all_blocks(scheduled(sch))}
+    for name in ("B", "C"):
+        (view,) = blocks[name].match_buffers
+        ivs = [iv.var for iv in blocks[name].iter_vars]
+        # identity, not ==, which builds an EQ expression on PrimExprs
+        assert all(r.min is v for r, v in zip(view.source.region, ivs, strict=True))
+    assert_same_results(views, sch)
+    _runs_on_llvm(views, sch)
+
+
+def _all_blocks(func: PrimFunc) -> list[Block]:
+    found: list[Block] = []
+    post_order_visit(func.body, lambda n: found.append(n) if isinstance(n, Block) else None)
+    return found
