@@ -4,7 +4,7 @@ The user entry is ``from tvmscript import tir; sch = tir.Schedule(func)``; this 
 the IR-to-IR library behind it.
 """
 
-from .error import ScheduleError
+from .error import BufferArgumentError, ScheduleError
 from .instruction import Instruction, InstructionKind
 from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
@@ -14,6 +14,7 @@ from .trace import Trace
 __all__ = [
     "RV",
     "BlockRV",
+    "BufferArgumentError",
     "ExprRV",
     "IndexMap",
     "Instruction",

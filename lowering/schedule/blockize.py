@@ -35,6 +35,7 @@ from .analysis import constant_extents
 from .edit import refresh_regions
 from .error import ScheduleError, fail
 from .state import ScheduleState
+from .views import declare_views, substitute_views
 
 __all__ = ["blockize"]
 
@@ -138,6 +139,7 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
                 "iter_vars": tuple(inner_ivs),
                 "body": substitute(block.body, vmap),
                 "init": None,
+                "match_buffers": substitute_views(block, vmap),
             },
         )
     )
@@ -150,7 +152,7 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
         body = new_loop
     init: Stmt | None = None
     if block.init is not None:
-        init = _outer_init(block, realize, inner_loops, parts, extents)
+        init = _outer_init(state, block, realize, inner_loops, parts, extents)
     outer_block = refresh_regions(
         Block(tuple(outer_ivs), (), (), f"{block.name_hint}_o", body, init)
     )
@@ -160,6 +162,7 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
 
 
 def _outer_init(
+    state: ScheduleState,
     block: Block,
     realize: BlockRealize,
     inner_loops: list[For],
@@ -199,8 +202,11 @@ def _outer_init(
             if iv.dom.extent.value == extent  # type: ignore[attr-defined]
             else outer_var * const(extent, dtype) + init_var
         )
+    # the init may write through a view the block declares: the init block declares its own
+    # (declare_views substitutes ``vmap`` in the init as well)
+    (init_body,), views = declare_views(state, "blockize", block, [block.init], vmap, ivs)
     init_block = refresh_regions(
-        Block(tuple(ivs), (), (), f"{block.name_hint}_init", substitute(block.init, vmap))
+        Block(tuple(ivs), (), (), f"{block.name_hint}_init", init_body, match_buffers=views)
     )
     stmt: Stmt = BlockRealize(tuple(values), const(True), init_block)
     for lp in reversed(used):

@@ -36,6 +36,7 @@ from .blockize import _divide
 from .edit import leaf_root, refresh_regions
 from .error import ScheduleError, fail
 from .state import ScheduleState
+from .views import substitute_views
 
 __all__ = ["blockize_blocks"]
 
@@ -139,7 +140,14 @@ def blockize_blocks(
         if outer_ivs is None:
             outer_ivs = outer_here
         inner_block = refresh_regions(
-            rebuild(block, {"iter_vars": tuple(ivs), "body": substitute(block.body, vmap)})
+            rebuild(
+                block,
+                {
+                    "iter_vars": tuple(ivs),
+                    "body": substitute(block.body, vmap),
+                    "match_buffers": substitute_views(block, vmap),
+                },
+            )
         )
         reuse[block] = inner_block
         stmt: Stmt = BlockRealize(tuple(values), const(True), inner_block)

@@ -13,17 +13,21 @@ from collections.abc import Sequence
 
 from irbuilder.ir import (
     LT,
+    Allocate,
     And,
+    AttrStmt,
     Block,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    DeclBuffer,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
     IntImm,
+    LetStmt,
     PrimExpr,
     Range,
     SeqStmt,
@@ -373,20 +377,46 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
 
 
 def _conditional_store(block: Block, buffer: Buffer) -> bool:
-    found = False
+    """Whether an instance of the block may end without storing ``buffer`` (its stores are
+    all at one point, ``stores_at``): some path through an ``if`` skips every store, or a
+    nested block stores (its stores are not followed here). An ``if``/``else`` storing in
+    both branches always stores. A store through one of the block's views of ``buffer``
+    counts as a store of it; a block storing neither way (writing by a pointer) is judged
+    elsewhere."""
+    targets = {id(buffer)} | {
+        id(m.buffer) for m in block.match_buffers if m.source.buffer is buffer
+    }
+    nested = stores = False
 
     def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, IfThenElse):
-
-            def inner(n: object) -> None:
-                nonlocal found
-                if isinstance(n, BufferStore) and n.buffer is buffer:
-                    found = True
-
-            post_order_visit(node, inner)
+        nonlocal nested, stores
         if isinstance(node, Block):
-            found = True  # a nested block: its stores are not read here
+            nested = True
+        elif isinstance(node, BufferStore) and id(node.buffer) in targets:
+            stores = True
 
     post_order_visit(block.body, visit)
-    return found
+    return nested or (stores and not _always_stores(block.body, targets))
+
+
+def _always_stores(stmt: Stmt, targets: set[int]) -> bool:
+    """Whether every run of ``stmt`` stores one of the buffers ``targets`` (ids)."""
+    if isinstance(stmt, BufferStore):
+        return id(stmt.buffer) in targets
+    if isinstance(stmt, SeqStmt):
+        return any(_always_stores(s, targets) for s in stmt.seq)
+    if isinstance(stmt, IfThenElse):
+        return (
+            stmt.else_case is not None
+            and _always_stores(stmt.then_case, targets)
+            and _always_stores(stmt.else_case, targets)
+        )
+    if isinstance(stmt, For):  # a loop runs its body when it provably iterates
+        return (
+            isinstance(stmt.extent, IntImm)
+            and stmt.extent.value >= 1
+            and _always_stores(stmt.body, targets)
+        )
+    if isinstance(stmt, (LetStmt, AttrStmt, DeclBuffer, Allocate)):
+        return _always_stores(stmt.body, targets)
+    return False

@@ -464,6 +464,17 @@ def reverse_compute_at(
         if id(buf) not in produced_ids:
             continue
         loads = _loads(block, buf)
+        if not loads:
+            # read through a view of a larger region, or by its data pointer: no indices
+            # to derive the iter vars' ranges from
+            raise fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reads {buf.name!r} neither by loads nor through "
+                "match_buffer views of single elements; the iter var ranges that the "
+                "producers' writes require cannot be derived",
+                block,
+            )
         first = loads[0]
         if not all(
             all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
@@ -542,7 +553,13 @@ def reverse_compute_at(
 
 
 def _loads(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
-    found: list[tuple[PrimExpr, ...]] = []
+    """The indices at which ``block`` reads ``buffer``: its loads, and its views of one
+    element (``T.match_buffer(B[vi, vj], ())`` reads through the view at ``vi, vj``)."""
+    found: list[tuple[PrimExpr, ...]] = [
+        tuple(r.min for r in m.source.region)
+        for m in block.match_buffers
+        if m.source.buffer is buffer and all(_is_one(r.extent) for r in m.source.region)
+    ]
 
     def visit(node: object) -> None:
         if isinstance(node, BufferLoad) and node.buffer is buffer:
@@ -550,6 +567,10 @@ def _loads(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
 
     post_order_visit(block.body, visit)
     return found
+
+
+def _is_one(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1
 
 
 def _covers(outer: BufferRegion, inner: BufferRegion) -> bool:

@@ -13,7 +13,7 @@ from irbuilder.ir import Block, For, PrimFunc, Stmt
 
 from .state import ScheduleState, walk_preorder
 
-__all__ = ["ScheduleError", "fail", "render_error"]
+__all__ = ["BufferArgumentError", "ScheduleError", "fail", "render_error"]
 
 _CONTEXT_LINES = 12
 
@@ -39,6 +39,18 @@ class ScheduleError(ValueError):
         if rendered:
             text += "\n" + rendered
         super().__init__(text)
+
+
+class BufferArgumentError(ScheduleError, AssertionError):
+    """A buffer argument given as ``("read"|"write", index)``, an index or a name that names
+    no buffer of the block (transform_layout, set_axis_separator, reindex).
+
+    TVM v0.16 checks these arguments in its Python wrapper with ``assert`` before the
+    primitive runs, so TVM code (and TVM's tests) expect ``AssertionError``; here every
+    refusal is a ``ScheduleError`` leaving the IR unchanged. The class is both, so code
+    written against either catches it. Integer indices that TVM checks in C++ (set_scope,
+    storage_align, cache_read, ...) stay plain ``ScheduleError``s, as in TVM.
+    """
 
 
 def _marks(func: PrimFunc, nodes: Sequence[Stmt]) -> list[tuple[str, int]]:

@@ -29,8 +29,10 @@ from irbuilder.ir import (
     FloorMod,
     For,
     IntImm,
+    MatchBufferRegion,
     Mul,
     PrimExpr,
+    Range,
     Stmt,
     StmtExprMutator,
     Sub,
@@ -47,7 +49,7 @@ from lowering.arith.rewrite import simplify_expr
 
 from .affine import IterSum, bindings_affine
 from .edit import is_allocated, refresh_regions
-from .error import fail
+from .error import BufferArgumentError, fail, render_error
 from .state import ScheduleState
 
 __all__ = ["IndexMap", "storage_align", "transform_layout"]
@@ -254,15 +256,29 @@ def as_index_map(
 
 
 def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -> Buffer:
-    """TVM's buffer argument: ``("read"|"write", index)``, a write index, or a name."""
+    """TVM's buffer argument: ``("read"|"write", index)``, a write index, a name or a Buffer
+    the block accesses (anything else is a BufferArgumentError, TVM's assert)."""
+
+    def refuse(reason: str) -> BufferArgumentError:
+        return BufferArgumentError(name, reason, render_error(state.output(), [block]))
+
+    accessed = [r.buffer for r in block.reads + block.writes]
     if isinstance(buffer, Buffer):
+        if not any(b is buffer for b in accessed):
+            raise refuse(f"block {block.name_hint!r} does not access buffer {buffer.name!r}")
         return buffer
     if isinstance(buffer, str):
-        for region in block.reads + block.writes:
-            if region.buffer.name == buffer:
-                return region.buffer
-        raise fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
-    if isinstance(buffer, tuple) and len(buffer) == 2 and buffer[0] in ("read", "write"):
+        named = {id(b): b for b in accessed if b.name == buffer}
+        if len(named) != 1:
+            raise refuse(
+                f"block {block.name_hint!r} does not access {buffer!r}"
+                if not named
+                else f"block {block.name_hint!r} accesses several buffers named {buffer!r}"
+            )
+        return next(iter(named.values()))
+    if isinstance(buffer, tuple) and len(buffer) == 2 and isinstance(buffer[1], int):
+        if buffer[0] not in ("read", "write"):
+            raise refuse(f"buffer index type {buffer[0]!r} is neither 'read' nor 'write'")
         regions = block.reads if buffer[0] == "read" else block.writes
         index = int(buffer[1])
     elif isinstance(buffer, int):
@@ -270,8 +286,16 @@ def resolve_buffer(state: ScheduleState, block: Block, buffer: Any, name: str) -
     else:
         raise TypeError(f"{name}: buffer must be ('read'|'write', index), an index or a name")
     if not 0 <= index < len(regions):
-        raise fail(state, name, f"block {block.name_hint!r} has no buffer at {buffer!r}", block)
+        side = "write" if isinstance(buffer, int) else buffer[0]
+        raise refuse(
+            f"block {block.name_hint!r} has no buffer at {buffer!r}: it has {len(regions)} "
+            f"{side} buffers"
+        )
     return regions[index].buffer
+
+
+class ViewRegionError(ValueError):
+    """A match_buffer view of the transformed buffer that the new layout cannot express."""
 
 
 class _Remap(StmtExprMutator):
@@ -315,10 +339,48 @@ class _Remap(StmtExprMutator):
     def visit_buffer(self, buffer: Buffer) -> Buffer:
         return self.new if buffer is self.old else buffer
 
+    def _identity(self) -> bool:
+        """Whether the map keeps every index where it is (only separators or nothing)."""
+        finals = self.index_map.final_indices
+        return len(finals) == len(self.index_map.initial_indices) and all(
+            f is v for f, v in zip(finals, self.index_map.initial_indices)
+        )
+
+    def _view_source(self, block: Block, match: MatchBufferRegion) -> BufferRegion:
+        """A view's source region of ``old`` in the new layout: a single element is mapped
+        like an access; a larger region only under a map moving no index (the view's
+        strides and offset are then read from the new buffer as before)."""
+        region = match.source.region
+        if self._identity():
+            return BufferRegion(self.new, region)
+        if not all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
+            raise ViewRegionError(
+                f"block {block.name_hint!r} views {self.old.name!r} through match_buffer "
+                f"{match.buffer.name!r} over a region of more than one element; its image "
+                "under the index map is not a region such a view can describe"
+            )
+        mins = self._mapped([r.min for r in region])
+        return BufferRegion(self.new, tuple(Range(m, const(1, m.dtype)) for m in mins))
+
     def visit_block_(self, block: Block) -> Stmt:
         for iv in block.iter_vars:  # variables are distinct objects: bindings never clash
             self._bind(iv.var, iv.dom.min, iv.dom.extent)
+        sources = {
+            id(m): self._view_source(block, m)
+            for m in block.match_buffers
+            if m.source.buffer is self.old
+        }
         new = self.generic_mutate(block)
+        if sources:
+            # generic_mutate keeps regions as they were (visit_buffer_region): the views'
+            # sources, unlike the inferred T.reads/T.writes, are set here
+            views = tuple(
+                MatchBufferRegion(m.buffer, sources[id(old)], span=m.span)
+                if id(old) in sources
+                else m
+                for old, m in zip(block.match_buffers, new.match_buffers)
+            )
+            new = rebuild(new, {"match_buffers": views})
         if new is not block:
             if block.reads or block.writes or block.iter_vars:
                 new = refresh_regions(new)

@@ -21,6 +21,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    MatchBufferRegion,
     PrimExpr,
     Range,
     Stmt,
@@ -151,3 +152,14 @@ def _is_zero(expr: PrimExpr) -> bool:
 def rewrite_block_body(stmt: Stmt, layout: SymbolicLayout, old_vars: Sequence[Var]) -> Stmt:
     """``stmt`` (a block's body or init) over the new iter vars."""
     return _Rewrite(layout, old_vars).visit_stmt(stmt)
+
+
+def rewrite_block_views(
+    views: tuple[MatchBufferRegion, ...], layout: SymbolicLayout, old_vars: Sequence[Var]
+) -> tuple[MatchBufferRegion, ...]:
+    """A block's views with their source regions over the new iter vars."""
+    rewrite = _Rewrite(layout, old_vars)
+    return tuple(
+        MatchBufferRegion(m.buffer, rewrite.visit_buffer_region(m.source), span=m.span)
+        for m in views
+    )

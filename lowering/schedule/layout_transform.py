@@ -41,7 +41,7 @@ from irbuilder.ir.expr_text import expr_text, strip_parens
 from lowering.analysis.vars import free_vars
 
 from .error import fail
-from .layout import IndexMap, _Remap, bijection_sums, resolve_buffer
+from .layout import IndexMap, ViewRegionError, _Remap, bijection_sums, resolve_buffer
 from .layout_pad_map import Padding, analyze_padding, check_exhaustively, symbolic_row_major
 from .layout_padding import PadPlan, ParamLayout, flatten_seq, plan_padding
 from .state import ScheduleState
@@ -260,7 +260,10 @@ def transform_layout(
             raise fail(state, NAME, made, block)
         plan = made
     rewrite = _Rewrite(buffer, new_buffer, index_map, plan)
-    new_root = rewrite.visit_stmt(root)
+    try:
+        new_root = rewrite.visit_stmt(root)
+    except ViewRegionError as err:
+        raise fail(state, NAME, str(err), block) from None
     assert isinstance(new_root, Block)
     if plan.prologue is not None:
         new_root = rebuild(new_root, {"body": flatten_seq(SeqStmt((plan.prologue, new_root.body)))})
@@ -291,11 +294,19 @@ class _Rename(StmtExprMutator):
     def __init__(self, old: Buffer, new: Buffer) -> None:
         self.old, self.new = old, new
         self.reuse: dict[Stmt, Stmt] = {}
+        # views of the buffer (or of its views) get its separators, as in TVM
+        self.views: dict[Buffer, Buffer] = {old: new}
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
-        return self.new if buffer is self.old else buffer
+        return self.views.get(buffer, buffer)
 
     def visit_block_(self, block: Block) -> Stmt:
+        for match in block.match_buffers:  # before the body, which uses the views
+            source = self.views.get(match.source.buffer)
+            if source is not None:
+                self.views[match.buffer] = rebuild(
+                    match.buffer, {"axis_separators": source.axis_separators}
+                )
         new = self.generic_mutate(block)
         if new is not block:
             self.reuse[block] = new

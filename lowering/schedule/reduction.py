@@ -1,11 +1,4 @@
-"""decompose_reduction and rfactor.
-
-decompose_reduction(block, loop) moves a reduction block's init into its own block
-``<name>_init`` right before ``loop`` (replicating, as ``<var>_init`` loops, the loops
-inside ``loop`` that its spatial bindings use) and renames the block ``<name>_update``.
-Legal when every loop that a reduction binding uses is ``loop`` or inside it (the init then
-still runs once per output element before its first update) and the predicate uses no
-reduction loop.
+"""rfactor (decompose_reduction lives in ``decompose.py``, re-exported here).
 
 rfactor(loop, factor_axis) splits the reduction over ``loop``: block ``<name>_rf`` reduces
 into ``<buffer>_rf`` (the output's shape with the loop's extent inserted at
@@ -21,7 +14,6 @@ from collections.abc import Mapping
 
 from irbuilder.ir import (
     Add,
-    And,
     Block,
     BlockRealize,
     Buffer,
@@ -50,9 +42,8 @@ from irbuilder.ir import (
     structural_equal,
 )
 from irbuilder.ir.reducer import kind_of_combiner, reduce_identity
-from lowering.analysis.substitute import Substituter, substitute, substitute_expr
+from lowering.analysis.substitute import Substituter, substitute_expr
 from lowering.analysis.vars import depends_on
-from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
 from .analysis import (
@@ -62,186 +53,15 @@ from .analysis import (
     refuse_position_dependent,
 )
 from .cache_stage import unique_name
+from .decompose import decompose_reduction, fresh_iter_vars
 from .edit import leaf_root, refresh_regions
 from .error import fail
 from .stage_pipeline import uncovered_read
-from .state import ScheduleState, replace_child
+from .state import ScheduleState
+from .views import declare_views
 
 __all__ = ["decompose_reduction", "rfactor"]
 
-
-
-def _uses_any(expr: PrimExpr, vars_: list[Var]) -> bool:
-    return any(depends_on(expr, v) for v in vars_)
-
-
-def _fresh(iter_vars: list[IterVar]) -> tuple[list[IterVar], dict[Var, PrimExpr]]:
-    """Copies of ``iter_vars`` with new Vars (same names), and the substitution to them."""
-    vmap: dict[Var, PrimExpr] = {}
-    out: list[IterVar] = []
-    for iv in iter_vars:
-        var = Var(iv.var.name, iv.var.dtype)
-        vmap[iv.var] = var
-        out.append(IterVar(var, iv.dom, iv.kind, iv.thread_tag))
-    return out, vmap
-
-
-def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
-    name = "decompose_reduction"
-    index = state.index
-    refuse_position_dependent(state, name, block)
-    if block.init is None:
-        raise fail(state, name, f"block {block.name_hint!r} has no init to decompose", block)
-    if not is_reduction_block(index, block):
-        raise fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
-    loops = index.loops_above(block)
-    if not any(lp is loop for lp in loops):
-        raise fail(state, name, "the loop is not one of the block's loops", loop, block)
-    realize = index.realize_of(block)
-    position = next(k for k, lp in enumerate(loops) if lp is loop)
-    inner = loops[position:]
-    outer_vars = [lp.loop_var for lp in loops[:position]]
-    for iv, value in zip(block.iter_vars, realize.iter_values):
-        if iv.kind == IterKind.REDUCE and _uses_any(value, outer_vars):
-            raise fail(
-                state,
-                name,
-                f"reduction iter var {iv.var.name!r} is bound to a loop outside the given "
-                "loop; the init would run again inside the reduction",
-                loop,
-                block,
-            )
-    for lp in inner:
-        # A loop bound to no iter var runs the whole reduction again at each iteration (a
-        # compute_at recomputation): the block's init restarts it every time, one init
-        # before the loop would not.
-        repeats = not (isinstance(lp.extent, IntImm) and lp.extent.value == 1)
-        if repeats and not any(depends_on(v, lp.loop_var) for v in realize.iter_values):
-            raise fail(
-                state,
-                name,
-                f"loop {lp.loop_var.name!r} inside the given loop repeats the block without "
-                "being bound to any of its iter vars; one init before it would not restart "
-                "the reduction at each repetition",
-                loop,
-                block,
-            )
-    spatial = [
-        (iv, v)
-        for iv, v in zip(block.iter_vars, realize.iter_values)
-        if iv.kind == IterKind.SPATIAL
-    ]
-    needed = [lp for lp in inner if any(depends_on(v, lp.loop_var) for _, v in spatial)]
-    reduce_vars = [lp.loop_var for lp in inner if lp not in needed]
-    init_predicate = _init_predicate(state, block, realize, inner, needed, reduce_vars)
-    fresh = {lp.loop_var: Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype) for lp in needed}
-    init_iters, init_map = _fresh([iv for iv, _ in spatial])
-    init_block = refresh_regions(
-        Block(
-            tuple(init_iters),
-            (),
-            (),
-            f"{block.name_hint}_init",
-            substitute(block.init, init_map),
-            annotations=dict(block.annotations),
-        )
-    )
-    init_realize = BlockRealize(
-        tuple(substitute_expr(v, fresh) for _, v in spatial),
-        substitute_expr(init_predicate, fresh),
-        init_block,
-    )
-    init_stmt: Stmt = init_realize
-    for lp in reversed(needed):
-        # TVM copies the loop (kind, thread binding, annotations) under a fresh var
-        binding = lp.thread_binding
-        if binding is not None:  # a thread axis var is bound per loop: give it its own
-            binding = IterVar(
-                Var(binding.var.name, binding.var.dtype), binding.dom, binding.kind,
-                binding.thread_tag,
-            )
-        init_stmt = rebuild(
-            lp, {"loop_var": fresh[lp.loop_var], "body": init_stmt, "thread_binding": binding}
-        )
-    update = refresh_regions(
-        rebuild(block, {"init": None, "name_hint": f"{block.name_hint}_update"})
-    )
-    # Without its init the update reads the element it accumulates into: TVM lists those
-    # reads first (the written regions joined to the block's reads).
-    written = {id(r.buffer) for r in update.writes}
-    update = rebuild(
-        update,
-        {
-            "reads": tuple(r for r in update.reads if id(r.buffer) in written)
-            + tuple(r for r in update.reads if id(r.buffer) not in written)
-        },
-    )
-    state.replace(realize, rebuild(realize, {"block": update}), {block: update})
-    new_loop = state.resolve(loop)
-    assert isinstance(new_loop, For)
-    parent = state.index.parent[id(new_loop)]
-    if isinstance(parent, SeqStmt):
-        items = list(parent.seq)
-        at = next(k for k, s in enumerate(items) if s is new_loop)
-        items.insert(at, init_stmt)
-        state.replace(parent, seq(items))
-    else:
-        state.replace(parent, replace_child(parent, new_loop, seq([init_stmt, new_loop])))
-    return init_block
-
-
-def _conjuncts(expr: PrimExpr) -> list[PrimExpr]:
-    if isinstance(expr, And):
-        return _conjuncts(expr.a) + _conjuncts(expr.b)
-    return [expr]
-
-
-def _init_predicate(
-    state: ScheduleState,
-    block: Block,
-    realize: BlockRealize,
-    inner: list[For],
-    needed: list[For],
-    reduce_vars: list[Var],
-) -> PrimExpr:
-    """The init block's predicate: the conjuncts on its own loops. A conjunct on a reduction
-    loop is dropped, as TVM does, only when it provably holds at the instance that ran the
-    init (every reduction iter var at its minimum, reached at the loops' minima through
-    affine bindings); otherwise the init's guard would change and the primitive refuses."""
-    kept: list[PrimExpr] = []
-    reduce_conjuncts: list[PrimExpr] = []
-    for conj in _conjuncts(realize.predicate):
-        (reduce_conjuncts if _uses_any(conj, reduce_vars) else kept).append(conj)
-    if reduce_conjuncts:
-        name = "decompose_reduction"
-        extents = constant_extents(state.index.loops_above(block))
-        at_min = {lp.loop_var: lp.min for lp in inner if lp not in needed}
-        analyzer = Analyzer()
-        for lp in needed:
-            analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
-        first_instance = extents is not None and bindings_affine(
-            realize.iter_values, extents
-        ) is not None
-        for iv, value in zip(block.iter_vars, realize.iter_values):
-            if iv.kind == IterKind.REDUCE and first_instance:
-                first_instance = structural_equal(
-                    simplify_expr(substitute_expr(value, at_min) - iv.dom.min, analyzer),
-                    const(0, iv.var.dtype),
-                )
-        for conj in reduce_conjuncts:
-            holds = simplify_expr(substitute_expr(conj, at_min), analyzer)
-            if not (first_instance and isinstance(holds, IntImm) and holds.value):
-                raise fail(
-                    state,
-                    name,
-                    "the block's predicate depends on a reduction loop and does not "
-                    "provably hold where the init ran",
-                    block,
-                )
-    out: PrimExpr = const(True)
-    for conj in kept:
-        out = conj if isinstance(out, IntImm) else And(out, conj)
-    return out
 
 
 def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
@@ -333,7 +153,9 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             state,
             name,
             f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
-            "on ties the factored result may keep another index than the original's first",
+            "on ties the factored result may keep another index than the original's first "
+            "(its combiner picks among equal values by iteration order, which the rf loop "
+            "reorders)",
             block,
         )
     if found is None:
@@ -345,6 +167,19 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             block,
         )
     update, kind, value = found
+    if any(m.buffer is update.buffer for m in block.match_buffers):
+        # The rf buffer is shaped and indexed like the reduced buffer: a view's indices
+        # (C0[()] of C0 = T.match_buffer(C[vi], ())) do not tell the block's instances
+        # apart, so their partial results would collide (TVM builds exactly that, with the
+        # view undeclared in the new blocks).
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} reduces into {update.buffer.name!r}, a match_buffer "
+            "view of the block: the rf buffer, indexed like it, would merge the partial "
+            "results of different instances; reduce into the viewed buffer itself",
+            block,
+        )
     if not _is_identity(block.init, update, kind):
         raise fail(
             state,
@@ -472,14 +307,18 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         # which is that value (identity op x == x for + * min max).
         rf_init = None
         rf_body = BufferStore(rf_buffer, substitute_expr(value, reduce_sub), rf_indices)
+    # the value may read through views of the block (A0 = T.match_buffer(A[vi, vk], ())):
+    # the rf block declares its own, over its iter vars (TVM's rf block declares none)
+    (rf_stored,), rf_views = declare_views(state, name, block, [rf_body], reduce_sub, rf_iters)
     rf_block = refresh_regions(
         Block(
             tuple(rf_iters),
             (),
             (),
             unique_name(state, f"{block.name_hint}_rf"),
-            rf_body,
+            rf_stored,
             rf_init,
+            match_buffers=rf_views,
             annotations=dict(block.annotations),
         )
     )
@@ -494,19 +333,30 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     wb_rf = IterVar(
         Var(rf_var.name, rf_var.dtype), Range(const(0, rf_var.dtype), loop.extent), IterKind.REDUCE
     )
-    wb_spatial, wb_map = _fresh([iv for iv, _ in spatial])
+    wb_spatial, wb_map = fresh_iter_vars([iv for iv, _ in spatial])
     wb_iters = [wb_rf, *wb_spatial]
     wb_values = [fresh[loop.loop_var], *[substitute_expr(v, fresh) for _, v in spatial]]
     out_indices = tuple(substitute_expr(i, wb_map) for i in update.indices)
     wb_rf_indices = (*out_indices[:factor_axis], wb_rf.var, *out_indices[factor_axis:])
     wb_value = kind(BufferLoad(out, out_indices), BufferLoad(rf_buffer, wb_rf_indices))
+    # the write-back keeps the views it still uses (the output's), over its own iter vars
+    (wb_body, wb_init), wb_views = declare_views(
+        state,
+        name,
+        block,
+        [BufferStore(out, wb_value, out_indices), block.init],
+        wb_map,
+        wb_iters,
+        fresh=False,
+    )
     wb_block = refresh_regions(
         rebuild(
             block,
             {
                 "iter_vars": tuple(wb_iters),
-                "body": BufferStore(out, wb_value, out_indices),
-                "init": substitute(block.init, wb_map),
+                "body": wb_body,
+                "init": wb_init,
+                "match_buffers": wb_views,
             },
         )
     )

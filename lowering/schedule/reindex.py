@@ -33,6 +33,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    MatchBufferRegion,
     PrimExpr,
     Range,
     Stmt,
@@ -54,6 +55,7 @@ from .analysis import (
     is_complete_block,
     is_reduction_block,
     position_dependent_vars,
+    uses_opaquely,
 )
 from .cache_placement import insert_stage, scope_items, top_level_position
 from .cache_stage import unique_name
@@ -61,8 +63,9 @@ from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import fail
 from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
-from .layout_symbolic import rewrite_block_body, symbolic_block_layout
+from .layout_symbolic import rewrite_block_body, rewrite_block_views, symbolic_block_layout
 from .state import ScheduleState
+from .views import substitute_views
 
 __all__ = ["reindex", "transform_block_layout"]
 
@@ -120,6 +123,22 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
             block,
         )
     patterns = _access_indices(block, buffer)
+    if not patterns:
+        # only through a match_buffer view or a data pointer: there are no indices to
+        # build the reindex buffer from (TVM fails an internal check here)
+        via = (
+            "through match_buffer view "
+            + next(m.buffer.name for m in block.match_buffers if m.source.buffer is buffer)
+            if any(m.source.buffer is buffer for m in block.match_buffers)
+            else "by its data pointer"
+        )
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} accesses {buffer.name!r} only {via}, with no loads "
+            "or stores whose indices the reindex stage could take",
+            block,
+        )
     first = _drop_constant_parts(block, patterns[0])
     if not all(all(structural_equal(a, b) for a, b in zip(patterns[0], p)) for p in patterns[1:]):
         raise fail(
@@ -155,6 +174,16 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     position = top_level_position(state, scope, realize)
     item = scope_items(scope)[position]
     others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
+    if is_write and uses_opaquely(block, buffer):
+        # the stores go to the reindex buffer, copied back over the buffer afterwards: a
+        # write through a view (or the data pointer) to the buffer itself would be lost
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} also accesses {buffer.name!r} through a match_buffer "
+            "view or its data pointer; the copy back would overwrite what it writes there",
+            block,
+        )
     if is_write:
         if not all(isinstance(i, Var) and id(i) in iter_ids for i in first) or len(
             {id(i) for i in first}
@@ -379,6 +408,9 @@ def transform_block_layout(state: ScheduleState, block: Block, index_map: IndexM
                 "init": None
                 if block.init is None
                 else tidy.visit_stmt(substitute(block.init, old_to_new)),
+                # the views' sources are in the old iter vars too (TVM substitutes the
+                # whole block)
+                "match_buffers": tidy.views(substitute_views(block, old_to_new)),
             },
         )
     )
@@ -416,6 +448,7 @@ def _symbolic_transform(
                 "iter_vars": tuple(found.new_ivs),
                 "body": rewrite_block_body(block.body, found, old_vars),
                 "init": init,
+                "match_buffers": rewrite_block_views(block.match_buffers, found, old_vars),
             },
         )
     )
@@ -438,6 +471,26 @@ class _SimplifyIndices(StmtExprMutator):
     def visit_buffer_store_(self, store: BufferStore) -> Stmt:
         indices = tuple(simplify_expr(self.visit_expr(i), self.analyzer) for i in store.indices)
         return BufferStore(store.buffer, self.visit_expr(store.value), indices, span=store.span)
+
+    def views(self, views: tuple[MatchBufferRegion, ...]) -> tuple[MatchBufferRegion, ...]:
+        """``views`` with their source regions' bounds simplified, as the indices are."""
+        return tuple(
+            MatchBufferRegion(
+                m.buffer,
+                BufferRegion(
+                    m.source.buffer,
+                    tuple(
+                        Range(
+                            simplify_expr(r.min, self.analyzer),
+                            simplify_expr(r.extent, self.analyzer),
+                        )
+                        for r in m.source.region
+                    ),
+                ),
+                span=m.span,
+            )
+            for m in views
+        )
 
 
 def _ordered_values(realize: BlockRealize, loops: Sequence[For]) -> list[PrimExpr]:

@@ -52,7 +52,7 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import Analyzer
 
-from .analysis import block_access
+from .analysis import block_access, uses_opaquely
 from .cache_checks import buffer_at, check_reads_after, check_single_writer
 from .cache_placement import (
     place_stage,
@@ -302,6 +302,16 @@ def reindex_cache_write(
     scope_block = index.scope_block(realize)
     check_single_writer(state, name, scope_block, buffer)
     indices = _single_indices(state, name, block, buffer)
+    if uses_opaquely(block, buffer):
+        # only loads and stores move to the cache: a write through a view (or the data
+        # pointer) would be overwritten by the copy back
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} also accesses {buffer.name!r} through a match_buffer "
+            "view or its data pointer; the copy back would overwrite what it writes there",
+            block,
+        )
     spatial = [iv for iv in block.iter_vars if iv.kind == IterKind.SPATIAL]
     spatial_ids = {id(iv.var) for iv in spatial}
     distinct = {id(i) for i in indices if isinstance(i, Var)}

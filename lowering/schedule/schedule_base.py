@@ -269,9 +269,10 @@ class ScheduleBase:
     def _error(self, err: ScheduleError) -> ScheduleError:
         if self._render_level == "detail":
             return err
+        # the same class (a BufferArgumentError stays one at every render level)
         if self._render_level == "none":
-            return ScheduleError(err.primitive, "(not rendered)")
-        return ScheduleError(err.primitive, err.fast or err.reason)
+            return type(err)(err.primitive, "(not rendered)")
+        return type(err)(err.primitive, err.fast or err.reason)
 
     def _record(
         self, method: str, inputs: list[Any], attrs: list[Any], outputs: list[Any],

@@ -4,9 +4,11 @@ stage pipeline."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sched_checks import assert_same_results, assert_schedule
 
+import tvmscript
 from tvmscript import tir as T
 
 
@@ -236,3 +238,50 @@ def test_an_argmax_is_refused_for_its_ties():
     _, _, k1 = sch.get_loops(sch.get_block("argmax"))
     with pytest.raises(T.ScheduleError, match="reduces several buffers together"):
         sch.rfactor(k1, 0)
+
+
+@T.prim_func
+def argmax_factored_as_tvm(
+    val: T.Buffer((4, 8), "float32"), arg: T.Buffer((4,), "int32"), top: T.Buffer((4,), "float32")
+):
+    # what TVM v0.16's rfactor(k1, 0) builds from `argmax` (the same combiner on each stripe
+    # k1, then on the stripes' results in k1 order)
+    arg_rf = T.alloc_buffer((4, 4), "int32")
+    top_rf = T.alloc_buffer((4, 4), "float32")
+    for i, k0, k1 in T.grid(4, 2, 4):
+        with T.block("argmax_rf"):
+            vk1, vi, vk0 = T.axis.remap("SSR", [k1, i, k0])
+            with T.init():
+                arg_rf[vk1, vi] = -1
+                top_rf[vk1, vi] = T.min_value("float32")
+            keep: T.bool = top_rf[vk1, vi] >= val[vi, vk0 * 4 + vk1]
+            new_arg: T.int32 = T.Select(keep, arg_rf[vk1, vi], vk0 * 4 + vk1)
+            new_top: T.float32 = T.Select(keep, top_rf[vk1, vi], val[vi, vk0 * 4 + vk1])
+            arg_rf[vk1, vi] = new_arg
+            top_rf[vk1, vi] = new_top
+    for i, k1 in T.grid(4, 4):
+        with T.block("argmax"):
+            vk1, vi = T.axis.remap("RS", [k1, i])
+            with T.init():
+                arg[vi] = -1
+                top[vi] = T.min_value("float32")
+            keep: T.bool = top[vi] >= top_rf[vk1, vi]
+            new_arg: T.int32 = T.Select(keep, arg[vi], arg_rf[vk1, vi])
+            new_top: T.float32 = T.Select(keep, top[vi], top_rf[vk1, vi])
+            arg[vi] = new_arg
+            top[vi] = new_top
+
+
+def test_the_factored_argmax_keeps_another_index_on_ties():
+    # why the refusal above: TVM's factored argmax is not the original on ties (the keep-
+    # the-earlier rule holds within a stripe, the stripes are then combined in k1 order)
+    val = np.zeros((4, 8), "float32")
+    val[:, 2] = val[:, 5] = 1.0  # k = 2 is stripe k1 = 2, k = 5 is stripe k1 = 1
+    results = []
+    for func in (argmax, argmax_factored_as_tvm):
+        arg = np.zeros(4, "int32")
+        top = np.zeros(4, "float32")
+        tvmscript.build(func, target="interp")(val, arg, top)
+        results.append(arg)
+    np.testing.assert_array_equal(results[0], [2, 2, 2, 2])
+    np.testing.assert_array_equal(results[1], [5, 5, 5, 5])
