@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .buffer import Buffer, IterVar
-from .dtype import DataType
+from .dtype import DataType, as_dtype
 from .expr import BinaryOp, Cast, IntImm, Not, PrimExpr, Var
 from .function import IRModule, PrimFunc
 from .functor import DEFINITION_FIELDS
@@ -284,7 +284,7 @@ class _Equal:
         if sorted(map(str, a)) != sorted(map(str, b)):
             self.fail(path, dict(a), dict(b), lambda: f"keys differ: {sorted(a)} vs {sorted(b)}")
         for key in sorted(a, key=str):
-            self.value(a[key], b[key], (path, _Key(key)))
+            self.value(_annotation(a[key]), _annotation(b[key]), (path, _Key(key)))
 
     def value(self, a: Any, b: Any, path: _Path) -> None:
         cls = type(a)
@@ -520,9 +520,20 @@ class _Hasher:
             self.put(f"map{len(a)}")
             for key in sorted(a, key=str):
                 self.put(str(key))
-                self.value(a[key])
+                self.value(_annotation(a[key]))
         else:  # _ENUM
             self.put(f"{cls.__name__}.{a.name}")
+
+
+_BOOL = as_dtype("bool")
+
+
+def _annotation(value: Any) -> Any:
+    """An attribute or annotation value as TVM holds it: a Python bool is the bool constant
+    (TVM converts ``True`` to ``T.bool(True)``, which is what its printer shows)."""
+    if value is True or value is False:
+        return IntImm(_BOOL, int(value))
+    return value
 
 
 def structural_hash(value: Any) -> int:

@@ -192,3 +192,28 @@ def test_a_tuple_and_a_list_are_unequal_but_may_share_a_hash() -> None:
     f, g = elemwise().with_attr("k", (1, 2)), elemwise().with_attr("k", [1, 2])
     assert not structural_equal(f, g)
     assert structural_hash(f) == structural_hash(g)  # allowed: only equal => same hash
+
+
+def test_a_python_bool_attribute_equals_tvms_bool_constant() -> None:
+    # TVM converts T.func_attr({"tir.noalias": True}) to T.bool(True), which its printer shows
+    from tvmscript import tir as T
+
+    @T.prim_func
+    def plain(A: T.Buffer((4,), "float32")) -> None:
+        T.func_attr({"tir.noalias": True})
+        A[0] = T.float32(1)
+
+    @T.prim_func
+    def constant(A: T.Buffer((4,), "float32")) -> None:
+        T.func_attr({"tir.noalias": T.bool(True)})
+        A[0] = T.float32(1)
+
+    @T.prim_func
+    def other(A: T.Buffer((4,), "float32")) -> None:
+        T.func_attr({"tir.noalias": T.bool(False)})
+        A[0] = T.float32(1)
+
+    plain, constant, other = (f.with_attr("global_symbol", "f") for f in (plain, constant, other))
+    assert structural_equal(plain, constant)
+    assert structural_hash(plain) == structural_hash(constant)
+    assert not structural_equal(plain, other)
