@@ -84,7 +84,8 @@ class ParamLayout:
     pad_value: IndexMap | None = None
 
     def apply(self, array: np.ndarray[Any, Any], seed: int) -> np.ndarray[Any, Any]:
-        grid = np.indices(self.old_shape, dtype=np.int64).reshape(len(self.old_shape), -1)
+        count = int(np.prod(self.old_shape, dtype=np.int64))  # 1 for a 0-d buffer
+        grid = np.indices(self.old_shape, dtype=np.int64).reshape(len(self.old_shape), count)
         env = dict(zip(self.index_map.initial_indices, grid))
         mapped = tuple(
             np.broadcast_to(evaluate(e, env), grid.shape[1:]) for e in self.index_map.final_indices
@@ -98,7 +99,10 @@ class ParamLayout:
             rng = np.random.default_rng(seed + 7919)
             fill = rng.integers(-5, 6, self.new_shape).astype(array.dtype)
         result = np.array(fill, copy=True)
-        result[mapped] = array.reshape(-1)
+        if mapped:
+            result[mapped] = array.reshape(-1)
+        else:  # a 0-d layout holds the one element
+            result[()] = array.reshape(-1)[0]
         return result
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 from sched_checks import assert_schedule, scheduled
 
+import tvmscript
 from irbuilder.ir import structural_equal
 from tvmscript import tir as T
 
@@ -120,3 +123,24 @@ def test_index_map_shape_and_inverse():
         assert [simplify_expr(b).value for b in back] == [i, j]
     with pytest.raises(ValueError, match="not a bijection"):
         T.IndexMap.from_func(lambda i, j: (i + j,)).map_shape((4, 4))
+
+
+@T.prim_func
+def scalar_total(A: T.Buffer((16, 16), "float32"), C: T.Buffer((), "float32")):
+    for i, k in T.grid(16, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("RR", [i, k])
+            with T.init():
+                C[()] = T.float32(0)
+            C[()] = C[()] + A[vi, vk]
+
+
+def test_identity_layout_of_a_0d_parameter_is_checked_by_running_it() -> None:
+    # debug_mask="all" runs the function in the parameter's new layout: a 0-d array
+    sch = T.Schedule(scalar_total, debug_mask="all")
+    sch.transform_layout("C", ("write", 0), lambda: ())
+    a = np.random.default_rng(0).random((16, 16)).astype("float32")
+    got, want = np.zeros((), "float32"), np.zeros((), "float32")
+    tvmscript.build(sch.mod["main"], target="interp")(a, got)
+    tvmscript.build(scalar_total, target="interp")(a, want)
+    assert got == want
