@@ -24,7 +24,6 @@ from irbuilder.ir import (
     IntImm,
     LetStmt,
     Mod,
-    Mul,
     PrimExpr,
     SeqStmt,
     Stmt,
@@ -198,7 +197,7 @@ def whole_range(buffer: Buffer) -> ByteRange | None:
     for extent in buffer.shape:
         if not extent.dtype.is_integer or reads_memory(extent):
             return None
-        size = Mul(size, Cast(_U64, extent))
+        size = size * Cast(_U64, extent)
     lo = Cast(_U64, buffer.data)
     return lo, Add(lo, size)
 

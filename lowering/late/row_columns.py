@@ -40,7 +40,7 @@ from irbuilder.ir import (
 
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
-from ..arith import to_linear
+from ..arith import simplify_expr, to_linear
 from ..arith.canonical import linear_coefficient
 from .row_chains import Chain, Update, loads
 from .transpose_tiles import transpose_bindings
@@ -219,9 +219,9 @@ class ChainVectorizer:
             per_line = max(1, _CACHE_LINE // load.buffer.dtype.itemsize)
             per_tile = -(-self.lanes * self.lanes * self.blocks // per_line)
             idt = index.dtype
-            start = substitute_expr(index, {
+            start = simplify_expr(substitute_expr(index, {
                 self.row: self.first + IntImm(self.first.dtype, self.lanes * self.blocks),
-                red.loop_var: IntImm(red.loop_var.dtype, 0)})
+                red.loop_var: IntImm(red.loop_var.dtype, 0)}))
             end = substitute_expr(index, {
                 self.row: self.last_row, red.loop_var: red.extent - IntImm(red.extent.dtype, 1)})
             step = jo if jo.dtype == idt else Cast(idt, jo)

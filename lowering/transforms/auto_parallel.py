@@ -216,7 +216,7 @@ def param_bytes(buffer: Buffer) -> tuple[PrimExpr, PrimExpr] | None:
     for dim in buffer.shape:
         if not dim.dtype.is_integer:
             return None
-        size = Mul(size, Cast(_U64, dim))
+        size = size * Cast(_U64, dim)
     lo = Cast(_U64, buffer.data)
     return lo, lo + size
 

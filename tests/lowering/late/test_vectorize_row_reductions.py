@@ -658,12 +658,12 @@ def test_rows_whose_columns_depend_on_the_row_are_bit_identical(func: PrimFunc,
 def test_a_triangle_runs_the_shared_columns_in_lanes_and_the_rest_per_row() -> None:
     lower = vectorize_row_reductions_for(lower_triangle).script()
     # the shared columns end where the group's first row's end
-    assert "j_count: T.int32 = T.max(0 + (0 + i_rows * 8 + 1) - j_from, 0)" in lower
+    assert "j_count: T.int32 = T.max(i_rows * 8 + 1 - j_from, 0)" in lower
     assert "for j_tile in range(j_count // 8):" in lower
     assert "for j_tail in range(" in lower and "j_head" not in lower
     upper = vectorize_row_reductions_for(upper_triangle).script()
     # ... and start where the group's last row's start
-    assert "j_from: T.int32 = 0 + i_rows * 8 + 7" in upper
+    assert "j_from: T.int32 = i_rows * 8 + 7" in upper
     assert "for j_head in range(" in upper and "j_tail" not in upper
 
 
