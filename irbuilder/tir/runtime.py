@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..builder import Frame, IRBuilder, IRBuilderError
+from ..builder import Frame, IRBuilder
 from ..frames import PrimFuncFrame
 from ..ir import (
     Add,
@@ -431,15 +431,14 @@ def _thread_var_name(tag: str) -> str:
 def _env_table(what: str) -> dict[int, tuple[Var, str]]:
     # env_thread vars and their tags live on the function being built: launch_thread(v)
     # must find the tag of the var ``v`` that env_thread made.
+    # A fragment built without a function keeps them on the builder itself.
     b = builder(what)
-    for frame in reversed(b.frames):
-        if isinstance(frame, PrimFuncFrame):
-            table: dict[int, tuple[Var, str]] | None = getattr(frame, "_env_threads", None)
-            if table is None:
-                table = {}
-                frame._env_threads = table  # type: ignore[attr-defined]
-            return table
-    raise IRBuilderError(f"{what} must be used inside T.prim_func")
+    owner: Any = next((f for f in reversed(b.frames) if isinstance(f, PrimFuncFrame)), b)
+    table: dict[int, tuple[Var, str]] | None = getattr(owner, "_env_threads", None)
+    if table is None:
+        table = {}
+        owner._env_threads = table
+    return table
 
 
 def env_thread(thread_tag: str, dtype: DTypeArg = "int32") -> Var:

@@ -267,17 +267,20 @@ def test_store_at_module_level() -> None:
                     pass
 
 
-def test_statement_with_no_frame() -> None:
-    with IRBuilder():
-        with pytest.raises(IRBuilderError, match="no frame is open"):
-            T.evaluate(0)
+def test_statement_with_no_frame_is_a_fragment() -> None:
+    # As in TVM, a statement written with no frame open is the builder's result.
+    with IRBuilder() as b:
+        T.evaluate(0)
+    assert isinstance(b.get(), Evaluate)
 
 
 def test_two_functions_without_module() -> None:
     with IRBuilder():
         with T.prim_func():
             T.evaluate(0)
-        with pytest.raises(IRBuilderError, match=r"already finished a PrimFunc.*I\.ir_module"):
+        with pytest.raises(
+            IRBuilderError, match=r"already holds its result \(a finished PrimFunc\).*I\.ir_module"
+        ):
             with T.prim_func():
                 T.evaluate(0)
 
