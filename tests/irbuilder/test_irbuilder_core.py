@@ -79,7 +79,11 @@ def test_seed_example_matches_hand_built_ir() -> None:
     assert all(p.dtype.is_handle for p in f.params)
     assert f.buffer_map[f.params[0]].name == "A"
     assert f.buffer_map[f.params[0]].data.name == "A_data"
-    loop = f.body
+    root = f.body
+    # A body holding blocks gets TVM's implicit root block.
+    assert isinstance(root, BlockRealize) and root.block.name_hint == "root"
+    assert (root.block.reads, root.block.writes, root.block.alloc_buffers) == ((), (), ())
+    loop = root.block.body
     assert isinstance(loop, For) and loop.loop_var.name == "i"
     realize = loop.body.body.body  # type: ignore[attr-defined]
     assert isinstance(realize, BlockRealize)
