@@ -23,6 +23,7 @@ from .ir import (
     StmtExprMutator,
     StmtExprVisitor,
     as_dtype,
+    bare_root_body,
     rebuild,
 )
 
@@ -64,25 +65,10 @@ def complete_root_block(
 
 
 def implied_root_body(body: Stmt) -> Stmt | None:
-    """When ``body`` is a bare root block (named ``root``, nothing but its body) that
-    :func:`complete_root_block` would make again around that body, the body: a printer may
-    leave such a root out. Else None."""
-    if not isinstance(body, BlockRealize) or body.iter_values:
-        return None
-    root = body.block
-    bare = (
-        root.name_hint == "root"
-        and isinstance(body.predicate, IntImm)
-        and bool(body.predicate.value)
-        and not root.iter_vars
-        and not root.reads
-        and not root.writes
-        and root.init is None
-        and not root.alloc_buffers
-        and not root.match_buffers
-        and not root.annotations
-    )
-    return root.body if bare and _root_needed(root.body)[0] else None
+    """When ``body`` is a bare root block that :func:`complete_root_block` would make again
+    around its body, that body (a printer may leave such a root out); else None."""
+    inner = bare_root_body(body)
+    return inner if inner is not None and _root_needed(inner)[0] else None
 
 
 def _root_needed(body: Stmt) -> tuple[bool, Block | None]:
