@@ -9,6 +9,12 @@ A frame may also be entered *implicitly* (:meth:`Frame.enter_implicit`), the way
 the parser handles ``x = T.bind(v)`` or ``A_data = T.allocate(...)`` written
 without ``with``: such a frame stays open until the frame that encloses it is
 closed, and is finalized just before it.
+
+A builder may also build a statement *fragment*, as TVM's does: a statement
+written, or a statement frame closed, while no frame is open becomes the
+builder's result (``with IRBuilder() as ib: T.evaluate(0)``, then ``ib.get()``
+is that ``Evaluate``). A fragment is one statement: a second one at the top
+level is an error, since nothing says how the two should be combined.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ class IRBuilder:
 
     def __init__(self) -> None:
         self.frames: list[Frame] = []
-        self.result: PrimFunc | IRModule | None = None
+        self.result: PrimFunc | IRModule | Stmt | None = None
         self._spans: list[Span | None] = []
 
     # -- the thread-local builder stack -----------------------------------------
@@ -68,7 +74,17 @@ class IRBuilder:
         stack = _builders()
         if not stack or stack[-1] is not self:
             raise IRBuilderError("IRBuilders must be closed in the reverse order of opening")
-        stack.pop()
+        try:
+            if exc_type is None:
+                self._close_implicit_frames()
+        finally:
+            stack.pop()
+
+    def _close_implicit_frames(self) -> None:
+        # A frame entered without ``with`` (``v = T.bind(x)`` in a fragment) has no enclosing
+        # frame to close it: the end of the builder does, innermost first.
+        while self.frames and all(f.implicit for f in self.frames):
+            self._pop(self.frames[-1], finalize=True)
 
     @staticmethod
     def current(what: str = "this call") -> IRBuilder:
@@ -87,26 +103,49 @@ class IRBuilder:
         return bool(_builders())
 
     # -- results ----------------------------------------------------------------
-    def get(self) -> PrimFunc | IRModule:
-        """The finished PrimFunc or IRModule; every frame must be closed."""
+    def get(self) -> PrimFunc | IRModule | Stmt:
+        """The finished PrimFunc, IRModule or statement fragment; every frame must be closed.
+
+        A fragment is the statement its outermost frame built: a ``For`` for a loop frame,
+        a ``BlockRealize`` for ``T.block`` (a ``Block`` with ``no_realize=True``).
+        """
         if self.frames:
             open_frames = ", ".join(f.kind for f in self.frames)
             raise IRBuilderError(
                 f"IRBuilder.get() called while frames are still open: {open_frames}"
             )
         if self.result is None:
-            raise IRBuilderError("IRBuilder.get(): nothing was built (no T.prim_func finished)")
+            raise IRBuilderError(
+                "IRBuilder.get(): nothing was built (no T.prim_func finished and no statement "
+                "was written)"
+            )
         return self.result
 
-    def set_result(self, node: PrimFunc | IRModule, kind: str) -> None:
+    def set_result(self, node: PrimFunc | IRModule | Stmt, kind: str) -> None:
         """Record the finished top-level node; only one per builder."""
         if self.result is not None:
+            if isinstance(node, Stmt):
+                hint = (
+                    "a fragment is one statement: write several inside one frame "
+                    "(a loop, T.block, T.prim_func...)"
+                )
+            else:
+                hint = (
+                    "build several functions inside one I.ir_module() frame, or use one "
+                    "IRBuilder per function"
+                )
             raise IRBuilderError(
-                f"{kind}: this IRBuilder already finished a "
-                f"{type(self.result).__name__}; build several functions inside one "
-                "I.ir_module() frame, or use one IRBuilder per function"
+                f"{kind}: this IRBuilder already holds its result (a finished "
+                f"{type(self.result).__name__}); {hint}"
             )
         self.result = node
+
+    def replace_fragment(self, old: Stmt, new: Stmt) -> None:
+        """Replace the fragment result ``old`` (a frame that wrote its statement first and
+        its body afterwards, ``T.Assert``, completes it)."""
+        if self.result is not old:
+            raise IRBuilderError("IRBuilder.replace_fragment: the result is not that statement")
+        self.result = new
 
     # -- frames -----------------------------------------------------------------
     def top(self) -> Frame | None:
@@ -121,13 +160,12 @@ class IRBuilder:
         return None
 
     def add_stmt(self, stmt: Stmt, what: str) -> None:
-        """Append ``stmt`` to the innermost frame; ``what`` names the caller in errors."""
+        """Append ``stmt`` to the innermost frame, or with no frame open make it the
+        builder's fragment result; ``what`` names the caller in errors."""
         top = self.top()
         if top is None:
-            raise IRBuilderError(
-                f"{what} must be inside a frame that holds statements (e.g. T.prim_func); "
-                "no frame is open"
-            )
+            self.set_result(stmt, what)
+            return
         if not top.holds_stmts:
             raise IRBuilderError(f"{what} cannot appear directly inside {top.kind}")
         top.stmts.append(stmt)
@@ -188,7 +226,8 @@ class Frame:
     ``kind`` is the user-facing name (``"T.serial"``) used in error messages.
     ``holds_stmts`` says whether statements may be appended directly to it;
     ``needs_stmt_parent`` whether the frame itself builds a statement (and so
-    must be opened where statements are allowed).
+    must be opened where statements are allowed: inside a frame holding
+    statements, or with no frame open, as a fragment).
     """
 
     kind: str = "frame"
@@ -210,13 +249,8 @@ class Frame:
 
     def check_parent(self, parent: Frame | None) -> None:
         """Raise IRBuilderError when this frame cannot open inside ``parent``."""
-        if not self.needs_stmt_parent:
+        if not self.needs_stmt_parent or parent is None:
             return
-        if parent is None:
-            raise IRBuilderError(
-                f"{self.kind} must be inside a frame that holds statements (e.g. T.prim_func); "
-                "no frame is open"
-            )
         if not parent.holds_stmts:
             raise IRBuilderError(f"{self.kind} cannot appear directly inside {parent.kind}")
 

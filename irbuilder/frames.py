@@ -37,6 +37,7 @@ from .ir import (
     post_order_visit,
 )
 from .regions import infer_regions
+from .root_block import DeclaredRegions, complete_root_block
 
 __all__ = [
     "AllocateFrame",
@@ -94,8 +95,10 @@ class PrimFuncFrame(Frame):
     """``T.prim_func()``: params, buffer_map, attrs and the function body.
 
     Buffers allocated with ``T.alloc_buffer`` outside any block go to
-    ``root_alloc_buffers``; when there are some, the body is wrapped in an
-    implicit ``root`` block that allocates them (as TVM does).
+    ``root_alloc_buffers``. The body gets TVM's root block when it finishes
+    (:func:`irbuilder.root_block.complete_root_block`): an implicit ``root`` block
+    around a body holding blocks or root allocations, and no inferred regions on
+    the root block.
     """
 
     kind = "T.prim_func"
@@ -110,24 +113,17 @@ class PrimFuncFrame(Frame):
         self.attrs: dict[str, Any] = {}
         self.ret_type: DataType | None = None
         self.root_alloc_buffers: list[Buffer] = []
+        # Blocks whose regions were inferred, by id: the root block's are put back.
+        self.inferred_blocks: dict[int, DeclaredRegions] = {}
 
     def check_parent(self, parent: Frame | None) -> None:
         if parent is not None and not isinstance(parent, ModuleFrame):
             raise IRBuilderError(f"T.prim_func cannot be nested inside {parent.kind}")
 
     def finalize(self, builder: IRBuilder) -> None:
-        body = self.body()
-        if self.root_alloc_buffers:
-            root = Block(
-                (),
-                (),
-                (),
-                "root",
-                body,
-                alloc_buffers=tuple(self.root_alloc_buffers),
-                span=self.span,
-            )
-            body = BlockRealize((), _TRUE, root, span=self.span)
+        body = complete_root_block(
+            self.body(), self.root_alloc_buffers, self.inferred_blocks, self.span
+        )
         attrs = dict(self.attrs)
         if self.name is not None and not self.is_private:
             attrs["global_symbol"] = self.name
@@ -408,6 +404,11 @@ class BlockFrame(Frame):
             dict(self.annotations),
             span=self.span,
         )
+        if reads is not self.reads or writes is not self.writes:
+            function = builder.find(PrimFuncFrame)
+            if function is not None:
+                declared = DeclaredRegions(block, self.reads, self.writes)
+                function.inferred_blocks[id(block)] = declared
         if self.no_realize:
             if self.iter_vars or self.predicate is not None:
                 raise IRBuilderError(

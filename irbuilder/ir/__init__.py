@@ -106,6 +106,7 @@ from .stmt import (
     SeqStmt,
     Stmt,
     While,
+    bare_root_body,
     seq,
 )
 from .structural import (
@@ -218,6 +219,7 @@ __all__ = [
     "While",
     "as_dtype",
     "assert_structural_equal",
+    "bare_root_body",
     "binary_dtype",
     "const",
     "convert",

@@ -28,6 +28,7 @@ __all__ = [
     "SeqStmt",
     "Stmt",
     "While",
+    "bare_root_body",
     "seq",
 ]
 
@@ -229,6 +230,28 @@ class BlockRealize(Stmt):
     def __post_init__(self) -> None:
         _set(self, "iter_values", tuple(self.iter_values))
         _set(self, "predicate", convert(self.predicate))
+
+
+def bare_root_body(stmt: Stmt) -> Stmt | None:
+    """The body of ``stmt`` when it is a bare root block (a ``BlockRealize`` always run, of a
+    block named ``root`` holding nothing but its body), else None. TVM gives a function
+    holding blocks such a root, so whether it was written out says nothing."""
+    if not isinstance(stmt, BlockRealize) or stmt.iter_values:
+        return None
+    root = stmt.block
+    bare = (
+        root.name_hint == "root"
+        and isinstance(stmt.predicate, IntImm)
+        and bool(stmt.predicate.value)
+        and not root.iter_vars
+        and not root.reads
+        and not root.writes
+        and root.init is None
+        and not root.alloc_buffers
+        and not root.match_buffers
+        and not root.annotations
+    )
+    return root.body if bare else None
 
 
 def store_dtype_matches(store: BufferStore) -> bool:

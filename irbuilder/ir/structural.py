@@ -24,7 +24,7 @@ from .expr import BinaryOp, Cast, IntImm, Not, PrimExpr, Var
 from .function import IRModule, PrimFunc
 from .functor import DEFINITION_FIELDS
 from .span import Span
-from .stmt import BlockRealize, Stmt
+from .stmt import Stmt, bare_root_body
 
 __all__ = ["StructuralMismatch", "assert_structural_equal", "structural_equal", "structural_hash"]
 
@@ -329,25 +329,11 @@ class _Equal:
 
 
 def _function_body(func: PrimFunc) -> Any:
-    """The body, seen through an empty root block: TVM gives every function a root block,
-    so an explicit bare ``with T.block("root")`` and none at all are the same function."""
-    body = func.body
-    if not isinstance(body, BlockRealize) or body.iter_values:
-        return body
-    root = body.block
-    bare = (
-        root.name_hint == "root"
-        and isinstance(body.predicate, IntImm)
-        and bool(body.predicate.value)
-        and not root.iter_vars
-        and not root.reads
-        and not root.writes
-        and root.init is None
-        and not root.alloc_buffers
-        and not root.match_buffers
-        and not root.annotations
-    )
-    return root.body if bare else body
+    """The body, seen through a bare root block: an explicit bare ``with T.block("root")``
+    and none at all are the same function (functions built outside the parser, by passes
+    or by hand, may have none)."""
+    inner = bare_root_body(func.body)
+    return func.body if inner is None else inner
 
 
 class _Unequal(Exception):

@@ -29,6 +29,7 @@ from ..ir import (
     Var,
     as_dtype,
     const,
+    seq,
 )
 from ._common import DTypeArg, add_stmt, as_condition, as_expr, builder, span, to_dtype
 
@@ -137,12 +138,22 @@ class AssertFrame(Frame):
     """What ``T.Assert`` returns: TVM's frame form ``with T.Assert(c, msg): body``.
 
     Our ``AssertStmt`` has no body: the assertion is appended when ``T.Assert`` is called
-    and the statements of the ``with`` body follow it in the enclosing frame.
+    and the statements of the ``with`` body follow it in the enclosing frame. In a
+    fragment (no frame open) the assertion is the builder's result so far, and the frame
+    makes it ``SeqStmt([assertion, body])``, our spelling of TVM's ``AssertStmt`` with a
+    body.
     """
 
     kind = "T.Assert"
 
+    def __init__(self, assertion: AssertStmt) -> None:
+        super().__init__()
+        self.assertion = assertion
+
     def finalize(self, builder: IRBuilder) -> None:
+        if builder.top() is None:
+            builder.replace_fragment(self.assertion, seq([self.assertion, *self.stmts]))
+            return
         for stmt in self.stmts:
             builder.add_stmt(stmt, self.kind)
 
@@ -181,8 +192,9 @@ def Assert(condition: ExprLike, message: str | PrimExpr) -> AssertFrame:
     msg = StringImm(message) if isinstance(message, str) else message
     if not isinstance(msg, PrimExpr):
         raise TypeError(f"T.Assert: message must be a string, got {type(message).__name__}")
-    add_stmt(AssertStmt(cond, msg, span=span()), "T.Assert")
-    return AssertFrame()
+    assertion = AssertStmt(cond, msg, span=span())
+    add_stmt(assertion, "T.Assert")
+    return AssertFrame(assertion)
 
 
 def _annotated_var(value: PrimExpr, type_annotation: Any, var: Var | None) -> Var:

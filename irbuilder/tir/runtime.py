@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..builder import Frame, IRBuilder, IRBuilderError
+from ..builder import Frame, IRBuilder
 from ..frames import PrimFuncFrame
 from ..ir import (
     Add,
@@ -26,6 +26,7 @@ from ..ir import (
     BufferLoad,
     Call,
     CallKind,
+    IntImm,
     IterKind,
     IterVar,
     PrimExpr,
@@ -34,7 +35,6 @@ from ..ir import (
     Sub,
     Var,
     as_dtype,
-    convert,
     structural_equal,
 )
 from ._common import DTypeArg, as_expr, builder, index_expr, to_dtype
@@ -431,15 +431,14 @@ def _thread_var_name(tag: str) -> str:
 def _env_table(what: str) -> dict[int, tuple[Var, str]]:
     # env_thread vars and their tags live on the function being built: launch_thread(v)
     # must find the tag of the var ``v`` that env_thread made.
+    # A fragment built without a function keeps them on the builder itself.
     b = builder(what)
-    for frame in reversed(b.frames):
-        if isinstance(frame, PrimFuncFrame):
-            table: dict[int, tuple[Var, str]] | None = getattr(frame, "_env_threads", None)
-            if table is None:
-                table = {}
-                frame._env_threads = table  # type: ignore[attr-defined]
-            return table
-    raise IRBuilderError(f"{what} must be used inside T.prim_func")
+    owner: Any = next((f for f in reversed(b.frames) if isinstance(f, PrimFuncFrame)), b)
+    table: dict[int, tuple[Var, str]] | None = getattr(owner, "_env_threads", None)
+    if table is None:
+        table = {}
+        owner._env_threads = table
+    return table
 
 
 def env_thread(thread_tag: str, dtype: DTypeArg = "int32") -> Var:
@@ -502,7 +501,8 @@ def launch_thread(thread: Var | str, extent: Any) -> LaunchThreadFrame:
     Parameters
     ----------
     thread : Var or str
-        A ``T.env_thread`` variable, or a thread tag (then the frame yields a new variable).
+        A ``T.env_thread`` variable (the extent is converted to its type), or a thread tag
+        (then the frame yields a new variable of the extent's type).
     extent : int or PrimExpr
         The number of threads.
 
@@ -519,9 +519,11 @@ def launch_thread(thread: Var | str, extent: Any) -> LaunchThreadFrame:
     >>> '"blockIdx.x"' in blocks.script()
     True
     """
+    ext = index_expr(extent, "T.launch_thread")
     if isinstance(thread, str):
+        # A new thread var takes the extent's type (TVM: T.int64 extent, int64 var).
         tag = thread
-        var = Var(_thread_var_name(tag), as_dtype("int32"))
+        var = Var(_thread_var_name(tag), ext.dtype)
     elif isinstance(thread, Var):
         entry = _env_table("T.launch_thread").get(id(thread))
         if entry is None or entry[0] is not thread:
@@ -532,8 +534,7 @@ def launch_thread(thread: Var | str, extent: Any) -> LaunchThreadFrame:
             "T.launch_thread: expected a thread tag such as 'threadIdx.x' or a T.env_thread "
             f"var, got {type(thread).__name__}"
         )
-    ext = index_expr(extent, "T.launch_thread")
     if ext.dtype != var.dtype:
         ext = ext.astype(var.dtype)
-    iter_var = IterVar(var, Range(convert(0).astype(var.dtype), ext), IterKind.THREAD, tag)
+    iter_var = IterVar(var, Range(IntImm(var.dtype, 0), ext), IterKind.THREAD, tag)
     return LaunchThreadFrame(iter_var, ext)

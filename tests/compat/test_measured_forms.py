@@ -295,7 +295,7 @@ def narrow(A: T.Buffer((T.int64(16), T.int64(4)), "float32")):
             T.evaluate(0)
 """
     )
-    region = func.body.body.block.reads[0].region
+    region = func.body.block.body.body.block.reads[0].region  # below the implicit root
     assert [str(r.extent.dtype) for r in region] == ["int64", "int64"]
 
 

@@ -313,13 +313,16 @@ def test_printed_nest_of_match_buffers_and_loops_round_trips() -> None:
 
 
 def test_strided_loop_in_a_block_without_iter_vars() -> None:
+    # Below the root block: a block without iter vars alone in the body would be the root.
     @T.prim_func
     def evens(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-        with T.block("all"):
-            for i in range(8):
-                B[i * 2] = A[i * 2]
+        with T.block("root"):
+            with T.block("all"):
+                for i in range(8):
+                    B[i * 2] = A[i * 2]
 
     assert _regions(evens, "all") == ("A[0:15]", "B[0:15]")
+    assert _regions(evens, "root") == ("", "")
     _runs_alike(evens, _random((16,), "float32", RNG), np.zeros(16, "float32"))
     _round_trips(evens)
 
@@ -350,12 +353,13 @@ def test_infer_block_regions_recomputes_from_the_body() -> None:
 def test_nested_declarations_are_trusted_unless_recomputed() -> None:
     @T.prim_func
     def understated(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
-        with T.block("outer"):
-            with T.block("inner"):
-                T.reads(A[0])
-                T.writes(B[0])
-                for i in range(16):
-                    B[i] = A[i]
+        with T.block("root"):
+            with T.block("outer"):
+                with T.block("inner"):
+                    T.reads(A[0])
+                    T.writes(B[0])
+                    for i in range(16):
+                        B[i] = A[i]
 
     found: list[Block] = []
 

@@ -208,8 +208,12 @@ def test_out_writes_into_existing_buffer() -> None:
         assert T.compute((8,), lambda i: a[i] * 2.0, out=c) is c
 
     f = _func(build)
-    loop = f.body
-    assert isinstance(loop, For)  # no root block: nothing was allocated
+    root = f.body
+    # Nothing was allocated: the root block is the implicit bare one every blocked body gets.
+    assert isinstance(root, BlockRealize) and root.block.name_hint == "root"
+    assert root.block.alloc_buffers == () and root.block.writes == ()
+    loop = root.block.body
+    assert isinstance(loop, For)
     store = loop.body.block.body  # type: ignore[attr-defined]
     assert isinstance(store, BufferStore) and store.buffer.name == "C"
 

@@ -79,7 +79,11 @@ def test_seed_example_matches_hand_built_ir() -> None:
     assert all(p.dtype.is_handle for p in f.params)
     assert f.buffer_map[f.params[0]].name == "A"
     assert f.buffer_map[f.params[0]].data.name == "A_data"
-    loop = f.body
+    root = f.body
+    # A body holding blocks gets TVM's implicit root block.
+    assert isinstance(root, BlockRealize) and root.block.name_hint == "root"
+    assert (root.block.reads, root.block.writes, root.block.alloc_buffers) == ((), (), ())
+    loop = root.block.body
     assert isinstance(loop, For) and loop.loop_var.name == "i"
     realize = loop.body.body.body  # type: ignore[attr-defined]
     assert isinstance(realize, BlockRealize)
@@ -267,17 +271,20 @@ def test_store_at_module_level() -> None:
                     pass
 
 
-def test_statement_with_no_frame() -> None:
-    with IRBuilder():
-        with pytest.raises(IRBuilderError, match="no frame is open"):
-            T.evaluate(0)
+def test_statement_with_no_frame_is_a_fragment() -> None:
+    # As in TVM, a statement written with no frame open is the builder's result.
+    with IRBuilder() as b:
+        T.evaluate(0)
+    assert isinstance(b.get(), Evaluate)
 
 
 def test_two_functions_without_module() -> None:
     with IRBuilder():
         with T.prim_func():
             T.evaluate(0)
-        with pytest.raises(IRBuilderError, match=r"already finished a PrimFunc.*I\.ir_module"):
+        with pytest.raises(
+            IRBuilderError, match=r"already holds its result \(a finished PrimFunc\).*I\.ir_module"
+        ):
             with T.prim_func():
                 T.evaluate(0)
 

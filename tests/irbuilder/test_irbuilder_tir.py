@@ -403,14 +403,23 @@ def test_alloc_buffer_in_block_and_at_function_scope() -> None:
     assert [r.buffer for r in inner.block.writes] == [root_buf]
 
 
+def _below_root(func: PrimFunc) -> Stmt:
+    """The body inside the implicit root block a function holding blocks gets."""
+    root = func.body
+    assert isinstance(root, BlockRealize) and root.block.name_hint == "root"
+    assert (root.block.reads, root.block.writes) == ((), ())
+    return root.block.body
+
+
 def test_match_buffer_in_block() -> None:
     out: list[PrimFunc] = []
     with kernel(out):
         a = T.arg("A", T.Buffer((8, 8), "float32"))
-        with T.block("b"):
-            sub = T.match_buffer(a[0:4, 4:8], (4, 4))
-            T.buffer_store(sub, 0.0, [0, 0])
-    block = out[0].body.block  # type: ignore[attr-defined]
+        with T.serial(1):  # not the root block, whose regions are never inferred
+            with T.block("b"):
+                sub = T.match_buffer(a[0:4, 4:8], (4, 4))
+                T.buffer_store(sub, 0.0, [0, 0])
+    block = _below_root(out[0]).body.block  # type: ignore[attr-defined]
     assert isinstance(block, Block)
     (match,) = block.match_buffers
     assert match.buffer is sub and match.source.buffer is a
@@ -451,7 +460,7 @@ def test_block_with_axes_reads_writes_where_init_attr() -> None:
                 with T.init():
                     T.buffer_store(c, 0.0, [vi])
                 T.buffer_store(c, c[vi] + a[vi, vk], [vs])
-    realize = out[0].body.body.body  # type: ignore[attr-defined]
+    realize = _below_root(out[0]).body.body  # type: ignore[attr-defined]
     assert isinstance(realize, BlockRealize)
     block = realize.block
     kinds = [iv.kind for iv in block.iter_vars]
@@ -484,7 +493,7 @@ def test_inferred_regions_points_and_inner_loops() -> None:
                 vi = T.axis.spatial(4, i)
                 with T.serial(4) as j:
                     T.buffer_store(b, a[vi * 4 + j, 3] + a[vi * 4 + j, 5], [vi * 4 + j])
-    block = out[0].body.body.block  # type: ignore[attr-defined]
+    block = _below_root(out[0]).body.block  # type: ignore[attr-defined]
     (read,) = block.reads
     assert read.buffer is a
     row, col = read.region
@@ -500,10 +509,11 @@ def test_inferred_region_falls_back_to_full_dimension() -> None:
     with kernel(out):
         a = T.arg("A", T.Buffer((16,), "float32"))
         idx = T.arg("I", T.Buffer((4,), "int32"))
-        with T.block("gather"):
-            with T.serial(4) as j:
-                T.buffer_store(a, 0.0, [idx[j]])
-    block = out[0].body.block  # type: ignore[attr-defined]
+        with T.serial(1):  # not the root block, whose regions are never inferred
+            with T.block("gather"):
+                with T.serial(4) as j:
+                    T.buffer_store(a, 0.0, [idx[j]])
+    block = _below_root(out[0]).body.block  # type: ignore[attr-defined]
     write = block.writes[0]
     assert write.region[0].min.value == 0 and write.region[0].extent.value == 16
     assert [r.buffer for r in block.reads] == [idx]

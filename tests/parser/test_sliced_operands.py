@@ -53,7 +53,8 @@ def test_tvm_printed_vector_code_runs(target: object) -> None:
 
 def test_operands_are_vector_loads_and_regions_stay_regions() -> None:
     func = tvmscript.from_source(TVM_TEXT)
-    block = func.body.body.block  # type: ignore[attr-defined]
+    # The loop is below the implicit root block.
+    block = func.body.block.body.body.block  # type: ignore[attr-defined]
     assert all(isinstance(r, BufferRegion) for r in (*block.reads, *block.writes))
     first = block.body.seq[0].value  # exp(A[vi, 0:4]) + Broadcast
     load = first.a.args[0]

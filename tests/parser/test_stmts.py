@@ -92,14 +92,17 @@ def test_memory_statements() -> None:
 
 
 def test_blocks_regions_and_init() -> None:
-    loop = _seq(kernels.blocks.body)[0]
+    root = kernels.blocks.body
+    assert isinstance(root, BlockRealize) and root.block.name_hint == "root"
+    body = root.block.body
+    loop = _seq(body)[0]
     while isinstance(loop, For):
         loop = loop.body
     assert isinstance(loop, BlockRealize)
     block = loop.block
     assert block.name_hint == "C" and len(block.iter_vars) == 3
     assert block.init is not None and len(block.reads) == 2
-    second = _seq(kernels.blocks.body)[1].body.block
+    second = _seq(body)[1].body.block
     (read,) = second.reads
     # TVM simplifies a slice's stop - start: A[vi * 4 : vi * 4 + 4] has extent 4
     assert read.region[0].extent.value == 4

@@ -22,17 +22,14 @@ GOLDEN = {
     "matmul": """
         @T.prim_func
         def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-            with T.block("root"):
-                T.reads()
-                T.writes()
-                for i, j, k in T.grid(16, 16, 16):
-                    with T.block("C"):
-                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                        T.reads(A[vi, vk], B[vk, vj])
-                        T.writes(C[vi, vj])
-                        with T.init():
-                            C[vi, vj] = T.float32(0)
-                        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+            for i, j, k in T.grid(16, 16, 16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    T.reads(A[vi, vk], B[vk, vj])
+                    T.writes(C[vi, vj])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
         """,  # noqa: E501
     "alloc_alias": """
         @T.prim_func

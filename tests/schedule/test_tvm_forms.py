@@ -345,7 +345,7 @@ def test_slice_extent_folds_when_the_variables_cancel():
                 for u in range(16):
                     B[vt * 16 + u] = A[vt * 16 + u]
 
-    block = f.body.body.block
+    block = f.body.block.body.body.block  # below the implicit root block
     assert [getattr(r.region[0].extent, "value", None) for r in block.reads + block.writes] == [
         16,
         16,

@@ -133,3 +133,25 @@ def test_prefetch_is_a_hint_built_on_cpu() -> None:
     a = np.arange(64, dtype="float32").reshape(8, 8)
     out = run_both(func, a)[0]
     assert (out[:, 0] == a[:, 1] + 1).all()
+
+
+def test_launch_thread_keeps_an_int64_extent() -> None:
+    # TVM: a thread launched by tag takes the extent's type; an env_thread var keeps its own.
+    func = round_trip("""
+        @T.prim_func
+        def f():
+            bx = T.launch_thread("blockIdx.x", T.int64(3))
+            tx = T.env_thread("threadIdx.x")
+            with T.launch_thread(tx, T.int64(2)):
+                T.evaluate(bx + T.Cast("int64", tx))
+        """)
+    outer = func.body
+    launched = outer.node  # type: ignore[attr-defined]
+    assert str(launched.var.dtype) == "int64" and launched.thread_tag == "blockIdx.x"
+    assert [str(e.dtype) for e in (launched.dom.min, launched.dom.extent, outer.value)] == [  # type: ignore[attr-defined]
+        "int64"
+    ] * 3
+    assert launched.dom.min.value == 0 and launched.dom.extent.value == 3
+    inner = outer.body.node  # type: ignore[attr-defined]
+    assert str(inner.var.dtype) == "int32" and str(inner.dom.extent.dtype) == "int32"
+    assert inner.dom.extent.value == 2

@@ -22,6 +22,7 @@ from irbuilder.ir import (
     Var,
     post_order_visit,
 )
+from irbuilder.root_block import implied_root_body
 from irbuilder.tir.tensor import RETURNS_ATTR, RETURNS_SPAN_ATTR
 
 from .doc import Doc, render
@@ -147,9 +148,13 @@ class _FuncPrinter(StmtPrinter):
             self.own_data(buffer)
         declared = set(func.buffer_map.values())
         declared.update(func.attrs.get(RETURNS_ATTR, ()))
-        self.plan_implicit_buffers(func.body, declared)
-        implicit = self.implicit_decls(func.body)
-        body = self.stmts(func.body)
+        # A bare root block the parser would make again is left out (its body unindented),
+        # so a function prints the same whether its root block was written or implicit.
+        root_body = implied_root_body(func.body)
+        printed = func.body if root_body is None else root_body
+        self.plan_implicit_buffers(printed, declared)
+        implicit = self.implicit_decls(printed)
+        body = self.stmts(printed)
         if returns:
             # Tensors live in the root block's alloc_buffers, so their names are only in
             # scope inside it: the return goes at the end of that block.
