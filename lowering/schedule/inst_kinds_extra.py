@@ -1,0 +1,52 @@
+"""Instruction kinds of the primitives in ``schedule_extra.py`` (TVM v0.16's names and
+input/attr layouts, as ``inst_kinds.py`` does for the others)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .instruction import InstructionKind, PythonCall, plain, register
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
+
+__all__: list[str] = []
+
+
+def _outs(result: Any) -> list[Any]:
+    if result is None:
+        return []
+    return list(result) if isinstance(result, list) else [result]
+
+
+def _kind(
+    name: str,
+    inputs: tuple[int, int | None],
+    attrs: int,
+    apply: Callable[[Schedule, list[Any], list[Any]], Any],
+    as_python: Callable[[list[str], list[Any], list[Any]], str],
+) -> None:
+    register(
+        InstructionKind(
+            name,
+            False,  # every kind here changes the function
+            lambda sch, i, a, d: _outs(apply(sch, i, plain(a))),
+            lambda o, i, a, d: as_python(o, i, a),
+            inputs,
+            attrs,
+        )
+    )
+
+
+# TVM: inputs block and new order, no attrs
+_kind(
+    "ReorderBlockIterVar",
+    (2, 2),
+    0,
+    lambda sch, i, a: sch.reorder_block_iter_var(block=i[0], new_order=list(plain(i[1]))),
+    lambda o, i, a: PythonCall("reorder_block_iter_var")
+    .arg("block", i[0])
+    .arg("new_order", list(plain(i[1])))
+    .text(),
+)

@@ -1,0 +1,30 @@
+"""Trace cases for the primitives of ``lowering/schedule/schedule_extra.py``: each is
+applied, recorded and replayed by ``test_trace_kinds.py`` (which also checks that every
+instruction kind is exercised by some case)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from irbuilder.ir import PrimFunc
+from tvmscript import tir as T
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+           C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0.0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def _block_iters(sch: T.Schedule) -> None:
+    sch.reorder_block_iter_var(sch.get_block("C"), [2, 0, 1])
+
+
+EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
+    ("block_iters", matmul, _block_iters),
+]
