@@ -50,3 +50,15 @@ _kind(
     .arg("new_order", list(plain(i[1])))
     .text(),
 )
+# TVM: input block; attrs buffer index (among the writes) and dtype
+_kind(
+    "UnsafeSetDType",
+    (1, 1),
+    2,
+    lambda sch, i, a: sch.unsafe_set_dtype(block=i[0], buffer_index=a[0], dtype=a[1]),
+    lambda o, i, a: PythonCall("unsafe_set_dtype")
+    .arg("block", i[0])
+    .arg("buffer_index", a[0])
+    .arg("dtype", a[1])
+    .text(),
+)

@@ -10,22 +10,62 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from irbuilder.ir import Buffer, PrimFunc
+from lowering.checks.verifier import well_formed_problems
+
+from .error import ScheduleError
 from .instruction import plain
-from .record import KIND_OF
+from .record import KIND_OF, region_position
 from .rv import BlockRV
 from .schedule_base import ScheduleBase
+from .state import ScheduleState
 
 __all__ = ["ExtraPrimitives"]
 
 KIND_OF.update(
     {
         "reorder_block_iter_var": "ReorderBlockIterVar",
+        "unsafe_set_dtype": "UnsafeSetDType",
     }
 )
+
+_CHANGES_VALUES = frozenset({"unsafe_set_dtype"})
+"""Primitives whose result may compute other values than their input (TVM's ``unsafe_``
+ones): ``debug_mask`` checks that they leave a well-formed function, and later primitives
+are compared with the function they left rather than with the original."""
 
 
 class ExtraPrimitives(ScheduleBase):
     """Block-iterator, dtype, loop-merging, staging and padding primitives."""
+
+    def _debug_check(self, kind: str, state: ScheduleState, before: PrimFunc) -> None:
+        name = self._func_name
+        assert name is not None
+        # replaced, never mutated: a copy() of the schedule shares the attribute
+        references: dict[str, PrimFunc] = getattr(self, "_unsafe_references", {})
+        if kind in _CHANGES_VALUES:
+            problems = well_formed_problems(state.output())
+            if problems:
+                state.set_func(before)
+                self._refresh_after_rollback(state)
+                raise ScheduleError(
+                    kind,
+                    "internal check failed, the primitive was not applied (the result is not "
+                    "well formed: " + "; ".join(p.message for p in problems) + "); this is a "
+                    "bug in the schedule library, please report it",
+                )
+            self._unsafe_references = {**references, name: state.output()}
+            return
+        reference = references.get(name)
+        if reference is None:
+            super()._debug_check(kind, state, before)
+            return
+        originals = self._originals
+        self._originals = {**originals, name: reference}
+        try:
+            super()._debug_check(kind, state, before)
+        finally:
+            self._originals = originals
 
     def reorder_block_iter_var(self, block: BlockRV | str, new_order: Sequence[int]) -> None:
         """Reorder the block's iter vars (and their bindings): ``new_order[k]`` is the old
@@ -40,4 +80,22 @@ class ExtraPrimitives(ScheduleBase):
             [block, order],
             [],
             lambda st: reorder_block_iter_var(st, node, order),
+        )
+
+    def unsafe_set_dtype(
+        self, block: BlockRV | str, buffer_index: int | str | Buffer, dtype: str
+    ) -> None:
+        """Store the allocated buffer the block writes (``buffer_index`` among its writes)
+        in ``dtype``: stores cast to it, loads cast back. Unsafe: values may lose precision
+        or wrap."""
+        from .set_dtype import unsafe_set_dtype
+
+        block = self._as_rv(block)
+        node = self._block(block, "unsafe_set_dtype")
+        index = plain(buffer_index)
+        self._apply(
+            "unsafe_set_dtype",
+            [block],
+            [region_position(node.writes, index), str(dtype)],
+            lambda st: unsafe_set_dtype(st, node, index, str(dtype)),
         )

@@ -25,6 +25,24 @@ def _block_iters(sch: T.Schedule) -> None:
     sch.reorder_block_iter_var(sch.get_block("C"), [2, 0, 1])
 
 
+@T.prim_func
+def two_stage(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+
+
+def _dtypes(sch: T.Schedule) -> None:
+    sch.unsafe_set_dtype(sch.get_block("B"), "B", "float64")
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
+    ("dtypes", two_stage, _dtypes),
 ]
