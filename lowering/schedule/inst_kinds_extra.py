@@ -62,3 +62,14 @@ _kind(
     .arg("dtype", a[1])
     .text(),
 )
+
+
+def _print_merge(o: list[str], i: list[Any], a: list[Any]) -> str:
+    call = PythonCall("merge")
+    for loop in i:
+        call.arg("", loop)
+    return call.single_output(o).text()
+
+
+# TVM: the loops are the inputs, no attrs
+_kind("Merge", (1, None), 0, lambda sch, i, a: sch.merge(*i), _print_merge)

@@ -16,7 +16,7 @@ from lowering.checks.verifier import well_formed_problems
 from .error import ScheduleError
 from .instruction import plain
 from .record import KIND_OF, region_position
-from .rv import BlockRV
+from .rv import BlockRV, LoopRV
 from .schedule_base import ScheduleBase
 from .state import ScheduleState
 
@@ -26,6 +26,7 @@ KIND_OF.update(
     {
         "reorder_block_iter_var": "ReorderBlockIterVar",
         "unsafe_set_dtype": "UnsafeSetDType",
+        "merge": "Merge",
     }
 )
 
@@ -33,6 +34,10 @@ _CHANGES_VALUES = frozenset({"unsafe_set_dtype"})
 """Primitives whose result may compute other values than their input (TVM's ``unsafe_``
 ones): ``debug_mask`` checks that they leave a well-formed function, and later primitives
 are compared with the function they left rather than with the original."""
+
+_DEPENDENCES_UNCHECKED = frozenset({"merge"})
+"""Primitives that, like TVM's, reorder statement instances without checking the data
+dependences: a result ``debug_mask`` finds changed is reported as the user's order."""
 
 
 class ExtraPrimitives(ScheduleBase):
@@ -56,14 +61,21 @@ class ExtraPrimitives(ScheduleBase):
                 )
             self._unsafe_references = {**references, name: state.output()}
             return
-        reference = references.get(name)
-        if reference is None:
-            super()._debug_check(kind, state, before)
-            return
         originals = self._originals
-        self._originals = {**originals, name: reference}
+        reference = references.get(name)
+        if reference is not None:
+            self._originals = {**originals, name: reference}
         try:
             super()._debug_check(kind, state, before)
+        except ScheduleError as err:
+            if kind not in _DEPENDENCES_UNCHECKED:
+                raise
+            # not a bug of the library: the user asked for an order the data forbid
+            raise ScheduleError(
+                kind,
+                "the new execution order changes the results (the primitive does not check "
+                f"data dependences, as in TVM; it was not applied): {err.reason}",
+            ) from None
         finally:
             self._originals = originals
 
@@ -98,4 +110,18 @@ class ExtraPrimitives(ScheduleBase):
             [block],
             [region_position(node.writes, index), str(dtype)],
             lambda st: unsafe_set_dtype(st, node, index, str(dtype)),
+        )
+
+    def merge(self, *loops: LoopRV | list[LoopRV]) -> LoopRV:
+        """Merge loop nests of the same shape under one scope (each from a given loop up to
+        the loops' common ancestor) into one nest running their bodies in turn; returns
+        the new loop at the given loops' level. Data dependences between the nests are
+        not checked (as in TVM)."""
+        from .merge import merge
+
+        # TVM's Python takes the loops as arguments or as one list
+        handles = [lp for item in loops for lp in (item if isinstance(item, list) else [item])]
+        nodes = [self._loop(lp, "merge") for lp in handles]
+        return self._apply(  # type: ignore[no-any-return]
+            "merge", handles, [], lambda st: merge(st, nodes)
         )

@@ -42,7 +42,12 @@ def _dtypes(sch: T.Schedule) -> None:
     sch.unsafe_set_dtype(sch.get_block("B"), "B", "float64")
 
 
+def _merges(sch: T.Schedule) -> None:
+    sch.merge(sch.get_loops("B")[0], sch.get_loops("C")[0])
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
+    ("merges", two_stage, _merges),
 ]
