@@ -73,3 +73,26 @@ def _print_merge(o: list[str], i: list[Any], a: list[Any]) -> str:
 
 # TVM: the loops are the inputs, no attrs
 _kind("Merge", (1, None), 0, lambda sch, i, a: sch.merge(*i), _print_merge)
+
+
+def _read_write_at(kind: str, method: str, key: str) -> None:
+    # TVM: inputs loop and block; attrs buffer index and storage scope
+    _kind(
+        kind,
+        (2, 2),
+        2,
+        lambda sch, i, a: getattr(sch, method)(
+            loop=i[0], block=i[1], **{key: a[0]}, storage_scope=a[1]
+        ),
+        lambda o, i, a: PythonCall(method)
+        .arg("loop", i[0])
+        .arg("block", i[1])
+        .arg(key, a[0])
+        .arg("storage_scope", a[1])
+        .single_output(o)
+        .text(),
+    )
+
+
+_read_write_at("ReadAt", "read_at", "read_buffer_index")
+_read_write_at("WriteAt", "write_at", "write_buffer_index")

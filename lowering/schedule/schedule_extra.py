@@ -27,6 +27,8 @@ KIND_OF.update(
         "reorder_block_iter_var": "ReorderBlockIterVar",
         "unsafe_set_dtype": "UnsafeSetDType",
         "merge": "Merge",
+        "read_at": "ReadAt",
+        "write_at": "WriteAt",
     }
 )
 
@@ -35,9 +37,10 @@ _CHANGES_VALUES = frozenset({"unsafe_set_dtype"})
 ones): ``debug_mask`` checks that they leave a well-formed function, and later primitives
 are compared with the function they left rather than with the original."""
 
-_DEPENDENCES_UNCHECKED = frozenset({"merge"})
-"""Primitives that, like TVM's, reorder statement instances without checking the data
-dependences: a result ``debug_mask`` finds changed is reported as the user's order."""
+_DEPENDENCES_UNCHECKED = frozenset({"merge", "read_at", "write_at"})
+"""Primitives that, like TVM's, reorder statement instances or stage data without checking
+the data dependences: a result ``debug_mask`` finds changed is reported as the user's
+request, not as a bug of the library."""
 
 
 class ExtraPrimitives(ScheduleBase):
@@ -73,8 +76,8 @@ class ExtraPrimitives(ScheduleBase):
             # not a bug of the library: the user asked for an order the data forbid
             raise ScheduleError(
                 kind,
-                "the new execution order changes the results (the primitive does not check "
-                f"data dependences, as in TVM; it was not applied): {err.reason}",
+                "the result changes: the primitive does not check the data dependences (as "
+                f"in TVM) and was not applied: {err.reason}",
             ) from None
         finally:
             self._originals = originals
@@ -124,4 +127,52 @@ class ExtraPrimitives(ScheduleBase):
         nodes = [self._loop(lp, "merge") for lp in handles]
         return self._apply(  # type: ignore[no-any-return]
             "merge", handles, [], lambda st: merge(st, nodes)
+        )
+
+    def read_at(
+        self,
+        loop: LoopRV,
+        block: BlockRV | str,
+        read_buffer_index: int | str | Buffer,
+        storage_scope: str,
+    ) -> BlockRV:
+        """In each iteration of ``loop``, copy the region of the buffer the block reads
+        (``read_buffer_index`` among its reads) that the statements below the loop read
+        into ``<buffer>_<scope>`` before the first of them, which then read the copy;
+        returns the copy block (annotated ``auto_copy``)."""
+        return self._read_write_at("read_at", loop, block, read_buffer_index, storage_scope)
+
+    def write_at(
+        self,
+        loop: LoopRV,
+        block: BlockRV | str,
+        write_buffer_index: int | str | Buffer,
+        storage_scope: str,
+    ) -> BlockRV:
+        """In each iteration of ``loop``, the statements below it up to the last one
+        writing the buffer (``write_buffer_index`` among the block's writes) write a
+        ``<buffer>_<scope>`` copy, copied back after them; returns the copy block."""
+        return self._read_write_at("write_at", loop, block, write_buffer_index, storage_scope)
+
+    def _read_write_at(
+        self,
+        name: str,
+        loop: LoopRV,
+        block: BlockRV | str,
+        buffer_index: int | str | Buffer,
+        storage_scope: str,
+    ) -> BlockRV:
+        from . import read_write_at
+
+        block = self._as_rv(block)
+        loop_node = self._loop(loop, name)
+        node = self._block(block, name)
+        index = plain(buffer_index)
+        regions = node.reads if name == "read_at" else node.writes
+        primitive = getattr(read_write_at, name)
+        return self._apply(  # type: ignore[no-any-return]
+            name,
+            [loop, block],
+            [region_position(regions, index), storage_scope],
+            lambda st: primitive(st, loop_node, node, index, storage_scope),
         )

@@ -46,8 +46,16 @@ def _merges(sch: T.Schedule) -> None:
     sch.merge(sch.get_loops("B")[0], sch.get_loops("C")[0])
 
 
+def _staging(sch: T.Schedule) -> None:
+    c = sch.get_block("C")
+    i, _, k = sch.get_loops(c)
+    sch.read_at(k, c, 0, "local")
+    sch.write_at(i, c, 0, "global")
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
     ("merges", two_stage, _merges),
+    ("staging", matmul, _staging),
 ]
