@@ -96,3 +96,16 @@ def _read_write_at(kind: str, method: str, key: str) -> None:
 
 _read_write_at("ReadAt", "read_at", "read_buffer_index")
 _read_write_at("WriteAt", "write_at", "write_buffer_index")
+
+# TVM: inputs block and loop, no attrs
+_kind(
+    "DecomposePadding",
+    (2, 2),
+    0,
+    lambda sch, i, a: sch.decompose_padding(block=i[0], loop=i[1]),
+    lambda o, i, a: PythonCall("decompose_padding")
+    .arg("block", i[0])
+    .arg("loop", i[1])
+    .single_output(o)
+    .text(),
+)

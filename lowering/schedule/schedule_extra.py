@@ -29,6 +29,7 @@ KIND_OF.update(
         "merge": "Merge",
         "read_at": "ReadAt",
         "write_at": "WriteAt",
+        "decompose_padding": "DecomposePadding",
     }
 )
 
@@ -176,3 +177,33 @@ class ExtraPrimitives(ScheduleBase):
             [region_position(regions, index), storage_scope],
             lambda st: primitive(st, loop_node, node, index, storage_scope),
         )
+
+    def decompose_padding(self, block: BlockRV | str, loop: LoopRV) -> BlockRV:
+        """Split a padding block (``A[...] = T.if_then_else(in bounds, value, constant)``)
+        into a block filling the constant, placed right before ``loop``, and the block
+        writing the in-bound values on the in-bound iterations only; returns the
+        constant-filling block (``<name>_pad_const``)."""
+        from .decompose_padding import decompose_padding
+
+        block = self._as_rv(block)
+        node = self._block(block, "decompose_padding")
+        loop_node = self._loop(loop, "decompose_padding")
+        return self._apply(  # type: ignore[no-any-return]
+            "decompose_padding",
+            [block, loop],
+            [],
+            lambda st: decompose_padding(st, node, loop_node),
+        )
+
+    def can_decompose_padding(self, block: BlockRV | str, loop: LoopRV) -> bool:
+        """Whether ``decompose_padding(block, loop)`` applies (not recorded in the trace,
+        as in TVM, where it is a plain function)."""
+        from .decompose_padding import decompose_padding
+
+        node = self._block(self._as_rv(block), "can_decompose_padding")
+        loop_node = self._loop(loop, "can_decompose_padding")
+        try:
+            decompose_padding(self._state, node, loop_node, check_only=True)
+        except ScheduleError:
+            return False
+        return True

@@ -53,9 +53,23 @@ def _staging(sch: T.Schedule) -> None:
     sch.write_at(i, c, 0, "global")
 
 
+@T.prim_func
+def pad(x: T.Buffer((12,), "int32"), y: T.Buffer((16,), "int32")):
+    for i in range(16):
+        with T.block("pad"):
+            vi = T.axis.spatial(16, i)
+            y[vi] = T.if_then_else(2 <= vi and vi < 14, x[vi - 2], 0)
+
+
+def _padding(sch: T.Schedule) -> None:
+    block = sch.get_block("pad")
+    sch.decompose_padding(block, sch.get_loops(block)[0])
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
     ("merges", two_stage, _merges),
     ("staging", matmul, _staging),
+    ("padding", pad, _padding),
 ]
