@@ -109,3 +109,20 @@ _kind(
     .single_output(o)
     .text(),
 )
+
+# TVM: inputs the loop then each factor (None, a value or a sampled ExprRV); attrs
+# preserve_unit_iters
+_kind(
+    "LoopPartition",
+    (2, None),
+    1,
+    lambda sch, i, a: sch.loop_partition(
+        loop=i[0], factors=plain(i[1:]), preserve_unit_iters=bool(a[0])
+    ),
+    lambda o, i, a: PythonCall("loop_partition")
+    .arg("loop", i[0])
+    .arg("factors", i[1:])
+    .arg("preserve_unit_iters", bool(plain(a[0])))
+    .output_list(o)
+    .text(),
+)

@@ -16,7 +16,7 @@ from lowering.checks.verifier import well_formed_problems
 from .error import ScheduleError
 from .instruction import plain
 from .record import KIND_OF, region_position
-from .rv import BlockRV, LoopRV
+from .rv import BlockRV, ExprRV, LoopRV
 from .schedule_base import ScheduleBase
 from .state import ScheduleState
 
@@ -30,6 +30,7 @@ KIND_OF.update(
         "read_at": "ReadAt",
         "write_at": "WriteAt",
         "decompose_padding": "DecomposePadding",
+        "loop_partition": "LoopPartition",
     }
 )
 
@@ -207,3 +208,32 @@ class ExtraPrimitives(ScheduleBase):
         except ScheduleError:
             return False
         return True
+
+    def loop_partition(
+        self,
+        loop: LoopRV,
+        factors: Sequence[int | ExprRV | None],
+        preserve_unit_iters: bool = True,
+    ) -> list[LoopRV]:
+        """Cut ``loop`` into consecutive loops over parts of its range of the lengths
+        ``factors`` (one may be None: the rest; they must sum to less than the extent, the
+        rest being one more part), each in its own block; returns the new loops.
+        ``preserve_unit_iters`` is accepted and, as in TVM, changes nothing."""
+        from .loop_partition import loop_partition
+
+        node = self._loop(loop, "loop_partition")
+        factors = [plain(f) for f in factors]
+        values: list[int | None] = []
+        for f in factors:
+            if isinstance(f, ExprRV):
+                values.append(int(self._table[f]))
+            elif f is None:
+                values.append(None)
+            else:
+                values.append(int(getattr(f, "value", f)))
+        return self._apply(  # type: ignore[no-any-return]
+            "loop_partition",
+            [loop, *factors],
+            [bool(preserve_unit_iters)],
+            lambda st: loop_partition(st, node, values),
+        )

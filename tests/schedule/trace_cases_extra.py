@@ -66,10 +66,17 @@ def _padding(sch: T.Schedule) -> None:
     sch.decompose_padding(block, sch.get_loops(block)[0])
 
 
+def _partitions(sch: T.Schedule) -> None:
+    i, _ = sch.get_loops(sch.get_block("C"))
+    size = sch.sample_categorical([4, 6], [0.5, 0.5])
+    sch.loop_partition(i, [size, None])
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
     ("merges", two_stage, _merges),
     ("staging", matmul, _staging),
     ("padding", pad, _padding),
+    ("partitions", two_stage, _partitions),
 ]
