@@ -126,3 +126,17 @@ _kind(
     .output_list(o)
     .text(),
 )
+
+# TVM: input block; attrs storage scope and cse_thresh; the stages as a list
+_kind(
+    "CacheIndex",
+    (1, 1),
+    2,
+    lambda sch, i, a: sch.cache_index(block=i[0], storage_scope=a[0], cse_thresh=a[1]),
+    lambda o, i, a: PythonCall("cache_index")
+    .arg("block", i[0])
+    .arg("storage_scope", a[0])
+    .arg("cse_thresh", a[1])
+    .output_list(o)
+    .text(),
+)

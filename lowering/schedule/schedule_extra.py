@@ -31,6 +31,7 @@ KIND_OF.update(
         "write_at": "WriteAt",
         "decompose_padding": "DecomposePadding",
         "loop_partition": "LoopPartition",
+        "cache_index": "CacheIndex",
     }
 )
 
@@ -236,4 +237,22 @@ class ExtraPrimitives(ScheduleBase):
             [loop, *factors],
             [bool(preserve_unit_iters)],
             lambda st: loop_partition(st, node, values),
+        )
+
+    def cache_index(
+        self, block: BlockRV | str, storage_scope: str, cse_thresh: int = 0
+    ) -> list[BlockRV]:
+        """Precompute the block's index computations (those occurring at least
+        ``cse_thresh`` times, TVM's counting) into ``index_var_<k>`` buffers by blocks
+        ``index_<k>`` placed before it; returns those blocks."""
+        from .cache_index import cache_index
+
+        block = self._as_rv(block)
+        node = self._block(block, "cache_index")
+        thresh = int(plain(cse_thresh))
+        return self._apply(  # type: ignore[no-any-return]
+            "cache_index",
+            [block],
+            [storage_scope, thresh],
+            lambda st: cache_index(st, node, storage_scope, thresh),
         )

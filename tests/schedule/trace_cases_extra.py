@@ -72,6 +72,18 @@ def _partitions(sch: T.Schedule) -> None:
     sch.loop_partition(i, [size, None])
 
 
+@T.prim_func
+def gather(A: T.Buffer((8, 8), "float32"), B: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi // 2, vj // 2]
+
+
+def _index_caches(sch: T.Schedule) -> None:
+    sch.cache_index(sch.get_block("B"), "global")
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
@@ -79,4 +91,5 @@ EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("staging", matmul, _staging),
     ("padding", pad, _padding),
     ("partitions", two_stage, _partitions),
+    ("index_caches", gather, _index_caches),
 ]
