@@ -140,3 +140,16 @@ _kind(
     .output_list(o)
     .text(),
 )
+
+# TVM: input block; attr the write buffer index (printed as ``buffer_index``, which the
+# method does not take: the keyword the method takes is printed so the text replays)
+_kind(
+    "RollingBuffer",
+    (1, 1),
+    1,
+    lambda sch, i, a: sch.rolling_buffer(block=i[0], write_buffer_index=a[0]),
+    lambda o, i, a: PythonCall("rolling_buffer")
+    .arg("block", i[0])
+    .arg("write_buffer_index", a[0])
+    .text(),
+)

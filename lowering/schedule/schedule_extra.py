@@ -32,6 +32,7 @@ KIND_OF.update(
         "decompose_padding": "DecomposePadding",
         "loop_partition": "LoopPartition",
         "cache_index": "CacheIndex",
+        "rolling_buffer": "RollingBuffer",
     }
 )
 
@@ -255,4 +256,21 @@ class ExtraPrimitives(ScheduleBase):
             [block],
             [storage_scope, thresh],
             lambda st: cache_index(st, node, storage_scope, thresh),
+        )
+
+    def rolling_buffer(self, block: BlockRV | str, write_buffer_index: int | str | Buffer) -> None:
+        """Shrink the buffer the block writes (``write_buffer_index`` among its writes),
+        computed tile by tile at a consumer's loop, to one tile along the outermost
+        dimension where tiles overlap, addressed modulo the tile; later tiles skip the
+        overlap the previous one computed."""
+        from .rolling_buffer import rolling_buffer
+
+        block = self._as_rv(block)
+        node = self._block(block, "rolling_buffer")
+        index = plain(write_buffer_index)
+        self._apply(
+            "rolling_buffer",
+            [block],
+            [region_position(node.writes, index)],
+            lambda st: rolling_buffer(st, node, index),
         )

@@ -84,6 +84,26 @@ def _index_caches(sch: T.Schedule) -> None:
     sch.cache_index(sch.get_block("B"), "global")
 
 
+@T.prim_func
+def conv_1d(A: T.Buffer((12,), "int32"), C: T.Buffer((8,), "int32")):
+    B = T.alloc_buffer((10,), "int32")
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] + A[vi + 2]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + B[vi + 2]
+
+
+def _rolling(sch: T.Schedule) -> None:
+    (i,) = sch.get_loops(sch.get_block("C"))
+    io, _ = sch.split(i, [2, 4])
+    sch.compute_at(sch.get_block("B"), io)
+    sch.rolling_buffer(sch.get_block("B"), 0)
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
@@ -92,4 +112,5 @@ EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("padding", pad, _padding),
     ("partitions", two_stage, _partitions),
     ("index_caches", gather, _index_caches),
+    ("rolling", conv_1d, _rolling),
 ]
