@@ -153,3 +153,18 @@ _kind(
     .arg("write_buffer_index", a[0])
     .text(),
 )
+
+# TVM: inputs block, buffer type and the positions; no attrs
+_kind(
+    "UnsafeHideBufferAccess",
+    (3, 3),
+    0,
+    lambda sch, i, a: sch.unsafe_hide_buffer_access(
+        block=i[0], buf_type=i[1], buf_index_array=list(plain(i[2]))
+    ),
+    lambda o, i, a: PythonCall("unsafe_hide_buffer_access")
+    .arg("block", i[0])
+    .arg("buf_type", i[1])
+    .arg("buf_index_array", list(plain(i[2])))
+    .text(),
+)

@@ -33,6 +33,7 @@ KIND_OF.update(
         "loop_partition": "LoopPartition",
         "cache_index": "CacheIndex",
         "rolling_buffer": "RollingBuffer",
+        "unsafe_hide_buffer_access": "UnsafeHideBufferAccess",
     }
 )
 
@@ -273,4 +274,22 @@ class ExtraPrimitives(ScheduleBase):
             [block],
             [region_position(node.writes, index)],
             lambda st: rolling_buffer(st, node, index),
+        )
+
+    def unsafe_hide_buffer_access(
+        self, block: BlockRV | str, buf_type: str, buf_index_array: Sequence[int]
+    ) -> None:
+        """Drop the block's declared ``buf_type`` ("read" or "write") regions at the
+        positions ``buf_index_array``; the accesses stay, later primitives no longer see
+        them (the user's promise that they do not matter)."""
+        from .hide_buffer_access import unsafe_hide_buffer_access
+
+        block = self._as_rv(block)
+        node = self._block(block, "unsafe_hide_buffer_access")
+        positions = [int(k) for k in plain(list(buf_index_array))]
+        self._apply(
+            "unsafe_hide_buffer_access",
+            [block, buf_type, positions],
+            [],
+            lambda st: unsafe_hide_buffer_access(st, node, buf_type, positions),
         )

@@ -104,6 +104,10 @@ def _rolling(sch: T.Schedule) -> None:
     sch.rolling_buffer(sch.get_block("B"), 0)
 
 
+def _hidden(sch: T.Schedule) -> None:
+    sch.unsafe_hide_buffer_access(sch.get_block("C"), "read", [0])
+
+
 EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("block_iters", matmul, _block_iters),
     ("dtypes", two_stage, _dtypes),
@@ -113,4 +117,5 @@ EXTRA_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("partitions", two_stage, _partitions),
     ("index_caches", gather, _index_caches),
     ("rolling", conv_1d, _rolling),
+    ("hidden", two_stage, _hidden),
 ]
