@@ -10,6 +10,9 @@ variables; a block bound directly to the loop variable gets that iter var's doma
 narrowed to the part, its name suffixed with the new loop variable's, and its regions of
 the buffers it indexes by plain iter vars widened to the iter vars' domains (TVM's
 rewriting); other blocks are only renamed.
+
+Refused where TVM applies it: a loop carrying the reduction of a block with an init (each
+part would initialize again).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from irbuilder.ir import (
     For,
     ForKind,
     IntImm,
+    IterKind,
     IterVar,
     PrimExpr,
     Range,
@@ -38,10 +42,11 @@ from irbuilder.ir import (
     rebuild,
 )
 from lowering.analysis.substitute import Substituter
+from lowering.analysis.vars import depends_on
 from lowering.arith import simplify_expr
 
 from .error import fail
-from .state import ScheduleState
+from .state import ScheduleState, walk_preorder
 
 __all__ = ["loop_partition"]
 
@@ -90,6 +95,7 @@ def loop_partition(
         ends.append(total)
     if None not in factors:
         ends.append(extent)  # the rest of the range is one more part
+    _refuse_split_reductions(state, loop)
     first_block = _first_block(loop.body)
     if first_block is None:
         raise fail(
@@ -116,6 +122,25 @@ def loop_partition(
     common = Block((), (), (), f"{prefix}_common", SeqStmt(tuple(parts)))
     state.replace(loop, BlockRealize((), const(True), common))
     return new_loops
+
+
+def _refuse_split_reductions(state: ScheduleState, loop: For) -> None:
+    """A block with an init whose reduction is spread over the loop would initialize again
+    in every part (TVM applies it and the parts after the first lose the earlier sums)."""
+    for node in walk_preorder(loop.body):
+        if not (isinstance(node, BlockRealize) and node.block.init is not None):
+            continue
+        for iv, value in zip(node.block.iter_vars, node.iter_values):
+            if iv.kind == IterKind.REDUCE and depends_on(value, loop.loop_var):
+                raise fail(
+                    state,
+                    _NAME,
+                    f"loop {loop.loop_var.name!r} carries the reduction {iv.var.name!r} of "
+                    f"block {node.block.name_hint!r}, which has an init: every part would "
+                    "initialize again (decompose_reduction first)",
+                    loop,
+                    node.block,
+                )
 
 
 def _first_block(stmt: Stmt) -> str | None:

@@ -293,3 +293,29 @@ def test_symbolic_annotated_and_bound_loops_are_refused():
         _, k = sch.get_loops(sch.get_block("B"))
         with pytest.raises(T.ScheduleError, match=match):
             sch.loop_partition(k, factors=[10, None] if func is symbolic else [None, 10])
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+           C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+def test_a_reduction_loop_of_a_block_with_init_is_refused():
+    # every part would initialize again; TVM applies it and loses the earlier parts' sums
+    sch = T.Schedule(matmul, debug_mask="all")
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(T.ScheduleError, match="carries the reduction 'vk' of block 'C'"):
+        sch.loop_partition(k, [8])
+    # once the init is its own block, the update's reduction loop partitions
+    block = sch.get_block("C")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    _, _, k = sch.get_loops(sch.get_block("C_update"))
+    sch.loop_partition(k, [8])
+    i, _ = sch.get_loops(sch.get_block("C_init"))
+    sch.loop_partition(i, [3, 5])
