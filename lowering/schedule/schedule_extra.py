@@ -49,7 +49,9 @@ request, not as a bug of the library."""
 
 
 class ExtraPrimitives(ScheduleBase):
-    """Block-iterator, dtype, loop-merging, staging and padding primitives."""
+    """reorder_block_iter_var, unsafe_set_dtype, merge, read_at/write_at,
+    decompose_padding, loop_partition, cache_index, rolling_buffer and
+    unsafe_hide_buffer_access."""
 
     def _debug_check(self, kind: str, state: ScheduleState, before: PrimFunc) -> None:
         name = self._func_name
@@ -78,11 +80,16 @@ class ExtraPrimitives(ScheduleBase):
         except ScheduleError as err:
             if kind not in _DEPENDENCES_UNCHECKED:
                 raise
-            # not a bug of the library: the user asked for an order the data forbid
+            # not a bug of the library: the user asked for an order the data forbid; keep
+            # what differs (the base check's text around it calls it a library bug)
+            detail = err.reason
+            head, tail = "internal check failed, the primitive was not applied (", "); this is"
+            if detail.startswith(head) and tail in detail:
+                detail = detail[len(head) : detail.rindex(tail)]
             raise ScheduleError(
                 kind,
                 "the result changes: the primitive does not check the data dependences (as "
-                f"in TVM) and was not applied: {err.reason}",
+                f"in TVM) and was not applied: {detail}",
             ) from None
         finally:
             self._originals = originals
