@@ -154,6 +154,7 @@ def _stage(
     )
     subtrees.insert(insert, copy)
     new_loop = rebuild(loop, {"body": seq(subtrees)})
+    reuse[loop] = new_loop  # the same loop variable: the loop's handles follow it (TVM)
     state.replace(loop, new_loop, reuse)
     # the new buffer is allocated by the loop's scope block (rebuilt by the replacement)
     current = state.resolve(scope_block)

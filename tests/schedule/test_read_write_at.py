@@ -190,7 +190,9 @@ def test_serial_loops_checked_by_running():
     block = sch.get_block("C")
     _, j0, k0, _, _, _ = sch.get_loops(block)
     sch.read_at(k0, block, "A", "local")
+    assert sch.get(k0).loop_var.name == "k0"  # the loop's handle follows it
     sch.write_at(j0, block, 0, "global")
+    assert sch.get(j0).loop_var.name == "j0"
     assert_schedule(tiled_matmul, sch, tiled_matmul_staged)
     _replays(tiled_matmul, sch)
 
