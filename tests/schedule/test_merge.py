@@ -186,6 +186,11 @@ def crowded(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"),
         with T.block("third"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = C[vi, vj] + B[vi, vj]
+    with T.block("wrap"):
+        for k in range(4):
+            with T.block("diag"):
+                vk = T.axis.spatial(4, k)
+                B[vk, vk] = B[vk, vk] * T.float32(2)
 
 
 @pytest.mark.parametrize(
@@ -197,7 +202,7 @@ def crowded(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"),
          "loops 'i' and 'j' do not have the same extent"),
         (uneven, lambda s: [s.get_loops("full")[0], s.get_loops("swapped")[1]],
          "must have the same depth below their common ancestor: 1 and 2 loops"),
-        (uneven, lambda s: [s.get_loops("full")[1], s.get_loops("inner")[1]],
+        (crowded, lambda s: [s.get_loops("third")[1], s.get_loops("diag")[0]],
          "not under the same block scope"),
         (uneven, lambda s: [s.get_loops("full")[1], s.get_loops("noted")[1]],
          "loop 'i' has annotations or a thread binding"),
