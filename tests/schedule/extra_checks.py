@@ -80,3 +80,16 @@ def assert_native_same(original: PrimFunc, sch: T.Schedule, seed: int = 7) -> No
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_array_equal(g, w)
+
+
+def region_text(region: Any) -> str:
+    """``"B[lo:hi, ...]"`` of a BufferRegion, bounds as the IR prints them."""
+    parts = []
+    for rng in region.region:
+        lo = expr_text(rng.min)
+        ext = rng.extent
+        if hasattr(ext, "value") and ext.value == 1:
+            parts.append(lo)
+        else:
+            parts.append(f"{lo}:{lo}+{expr_text(ext)}")
+    return f"{region.buffer.name}[{', '.join(parts)}]"
