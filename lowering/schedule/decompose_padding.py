@@ -122,11 +122,13 @@ def _in_bound_position(inner_first: Sequence[For], loop: For) -> For | None:
     block: the in-bound block's loops are rebuilt up to it."""
     position: For | None = None
     for cur in inner_first:
-        if cur is loop:
-            return cur
+        # the given loop too: when it holds other statements (a consumer computed at it),
+        # the in-bound loops are rebuilt only below it
         if not isinstance(cur.body, (For, BlockRealize)):
             return position
         position = cur
+        if cur is loop:
+            return cur
     return position
 
 
