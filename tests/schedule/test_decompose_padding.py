@@ -1,388 +1,260 @@
-"""decompose_padding: a padding block split into a constant fill placed before a given loop
-and an in-bound block over the in-bound iterations only (TVM's test programs, at a smaller
-size), checked by structure and by running; can_decompose_padding; refusals."""
+"""decompose_padding on a padded affine map, a padded 3x3 average pool (whole, and computed
+tile by tile at several loops) and an int64-indexed border: a ``<name>_pad_const`` block
+fills the constant over everything the block wrote, right before the given loop, and the
+block keeps only its in-bound iterations (loops narrowed, other bindings shifted under a
+predicate); can_decompose_padding; the pattern refusals with their messages."""
 
 from __future__ import annotations
 
 import pytest
+from extra_checks import (
+    assert_native_same,
+    bindings,
+    block_names,
+    func_of,
+    loop_shape,
+    realize_of,
+)
 from sched_checks import assert_schedule, assert_structure
 from test_trace_kinds import _replays
 
+from irbuilder.ir import expr_text
 from tvmscript import tir as T
 
 
-def test_int64_indices():
-    @T.prim_func
-    def before(x: T.Buffer((T.int64(1), T.int64(12), T.int64(8)), "int32"),
-               y: T.Buffer((T.int64(1), T.int64(14), T.int64(8)), "int32")):
-        for b, i, j in T.grid(T.int64(1), T.int64(14), T.int64(8)):
-            with T.block("block"):
-                vb, vi, vj = T.axis.remap("SSS", [b, i, j])
-                y[vb, vi, vj] = T.if_then_else(vi < T.int64(12), x[vb, vi, vj], 0)
-
-    @T.prim_func
-    def after(x: T.Buffer((T.int64(1), T.int64(12), T.int64(8)), "int32"),
-              y: T.Buffer((T.int64(1), T.int64(14), T.int64(8)), "int32")):
-        for _b, i in T.grid(T.int64(1), T.int64(14)):
-            for j in range(T.int64(8)):
-                with T.block("block_pad_const"):
-                    vb = T.axis.spatial(T.int64(1), T.int64(0))
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    T.reads()
-                    T.writes(y[vb, vi, vj])
-                    y[vb, vi, vj] = 0
-            for j in range(T.int64(8)):
-                with T.block("block"):
-                    vb = T.axis.spatial(T.int64(1), T.int64(0))
-                    vi = T.axis.spatial(T.int64(12), i)
-                    vj = T.axis.spatial(T.int64(8), j)
-                    T.where(i < T.int64(12))
-                    T.reads(x[vb, vi, vj])
-                    T.writes(y[vb, vi, vj])
-                    y[vb, vi, vj] = x[vb, vi, vj]
-
-    sch = T.Schedule(before, debug_mask="all")
-    block = sch.get_block("block")
-    const = sch.decompose_padding(block, sch.get_loops(block)[2])
-    assert sch.get(const).name_hint == "block_pad_const"
-    assert_schedule(before, sch, after)
-
-
-def test_1d():
-    @T.prim_func
-    def before(x: T.Buffer(128, "int32"), y: T.Buffer(140, "int32")):
-        for i in range(140):
-            with T.block("block"):
-                vi = T.axis.remap("S", [i])
-                y[vi] = T.if_then_else(vi >= 6 and vi < 134, x[vi - 6], 0, dtype="int32")
-
-    @T.prim_func
-    def after(x: T.Buffer(128, "int32"), y: T.Buffer(140, "int32")):
-        for i in T.serial(140):
-            with T.block("block_pad_const"):
-                vi = T.axis.spatial(140, i)
-                T.reads()
-                T.writes(y[vi])
-                y[vi] = 0
-        for i in T.serial(128):
-            with T.block("block"):
-                vi = T.axis.spatial(128, i)
-                T.reads(x[vi])
-                T.writes(y[vi + 6])
-                y[vi + 6] = x[vi]
-
-    sch = T.Schedule(before, debug_mask="all")
-    block = sch.get_block("block")
-    sch.decompose_padding(block, sch.get_loops(block)[0])
-    assert_schedule(before, sch, after)
-    assert str(sch.trace).splitlines()[-1] == "  b2 = sch.decompose_padding(block=b0, loop=l1)"
-    _replays(before, sch)
+@T.prim_func
+def border_affine(x: T.Buffer((10,), "int16"), y: T.Buffer((15,), "int16")):
+    for i in range(15):
+        with T.block("edge"):
+            vi = T.axis.spatial(15, i)
+            y[vi] = T.if_then_else(
+                3 <= vi and vi < 13, x[vi - 3] * T.int16(2) + T.int16(1), T.int16(-7)
+            )
 
 
 @T.prim_func
-def sum_pool_2d(x: T.Buffer((1, 4, 25, 25), "int8"), tensor: T.Buffer((1, 4, 25, 25), "int8")):
-    pad_temp = T.alloc_buffer([1, 4, 31, 31], dtype="int8")
-    for i0, i1, i2, i3 in T.grid(1, 4, 31, 31):
-        with T.block("pad_temp"):
-            ax0, ax1, ax2, ax3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            pad_temp[ax0, ax1, ax2, ax3] = T.if_then_else(
-                3 <= ax2 and ax2 < 28 and 3 <= ax3 and ax3 < 28,
-                x[ax0, ax1, ax2 - 3, ax3 - 3],
-                T.int8(0),
-                dtype="int8",
+def border_affine_split(x: T.Buffer((10,), "int16"), y: T.Buffer((15,), "int16")):
+    for i in range(15):
+        with T.block("edge_pad_const"):
+            vi = T.axis.spatial(15, i)
+            T.reads()
+            T.writes(y[vi])
+            y[vi] = T.int16(-7)
+    for i in range(10):
+        with T.block("edge"):
+            vi = T.axis.spatial(10, i)
+            T.reads(x[vi])
+            T.writes(y[vi + 3])
+            y[vi + 3] = x[vi] * T.int16(2) + T.int16(1)
+
+
+def test_a_one_dimensional_border():
+    sch = T.Schedule(border_affine, debug_mask="all")
+    edge = sch.get_block("edge")
+    (i,) = sch.get_loops(edge)
+    assert sch.can_decompose_padding(edge, i)
+    fill = sch.decompose_padding(edge, i)
+    assert sch.get(fill).name_hint == "edge_pad_const"
+    assert_schedule(border_affine, sch, border_affine_split)
+    assert loop_shape(sch, edge) == [("i", 0, 10)]  # the handle follows the in-bound block
+    assert_native_same(border_affine, sch)
+    assert sch.trace.as_python()[2] == "b2 = sch.decompose_padding(block=b0, loop=l1)"
+    _replays(border_affine, sch)
+
+
+@T.prim_func
+def avg_pool3(img: T.Buffer((2, 9, 9), "float32"), out: T.Buffer((2, 9, 9), "float32")):
+    padded = T.alloc_buffer((2, 11, 11))
+    for c, h, w in T.grid(2, 11, 11):
+        with T.block("border"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            padded[vc, vh, vw] = T.if_then_else(
+                1 <= vh and vh < 10 and 1 <= vw and vw < 10,
+                img[vc, vh - 1, vw - 1],
+                T.float32(0),
             )
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 4, 25, 25, 7, 7):
-        with T.block("tensor"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+    for c, h, w, dh, dw in T.grid(2, 9, 9, 3, 3):
+        with T.block("mean"):
+            vc, vh, vw, vdh, vdw = T.axis.remap("SSSRR", [c, h, w, dh, dw])
             with T.init():
-                tensor[ax0, ax1, ax2, ax3] = T.int8(0)
-            tensor[ax0, ax1, ax2, ax3] = (
-                tensor[ax0, ax1, ax2, ax3] + pad_temp[ax0, ax1, ax2 + rv0, ax3 + rv1]
+                out[vc, vh, vw] = T.float32(0)
+            out[vc, vh, vw] = out[vc, vh, vw] + padded[vc, vh + vdh, vw + vdw] * T.float32(
+                1.0 / 9
             )
 
 
-def test_direct():
-    @T.prim_func
-    def after(x: T.Buffer((1, 4, 25, 25), "int8"), tensor: T.Buffer((1, 4, 25, 25), "int8")):
-        pad_temp = T.alloc_buffer([1, 4, 31, 31], dtype="int8")
-        for i0, i1, i2, i3 in T.grid(1, 4, 31, 31):
-            with T.block("pad_temp_pad_const"):
-                ax0, ax1, ax2, ax3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-                pad_temp[ax0, ax1, ax2, ax3] = T.int8(0)
-        for i0, i1, i2, i3 in T.grid(1, 4, 25, 25):
-            with T.block("pad_temp"):
-                ax0, ax1, ax2, ax3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-                pad_temp[ax0, ax1, ax2 + 3, ax3 + 3] = x[ax0, ax1, ax2, ax3]
-        for i0, i1, i2, i3, i4, i5 in T.grid(1, 4, 25, 25, 7, 7):
-            with T.block("tensor"):
-                ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
-                with T.init():
-                    tensor[ax0, ax1, ax2, ax3] = T.int8(0)
-                tensor[ax0, ax1, ax2, ax3] = (
-                    tensor[ax0, ax1, ax2, ax3] + pad_temp[ax0, ax1, ax2 + rv0, ax3 + rv1]
-                )
-
-    sch = T.Schedule(sum_pool_2d, debug_mask="all")
-    pad = sch.get_block("pad_temp")
-    sch.decompose_padding(pad, sch.get_loops(pad)[0])
-    assert_schedule(sum_pool_2d, sch, after)
+def test_the_whole_padding_stage():
+    sch = T.Schedule(avg_pool3, debug_mask="all")
+    border = sch.get_block("border")
+    fill = sch.decompose_padding(border, sch.get_loops(border)[0])
+    assert loop_shape(sch, fill) == [("c", 0, 2), ("h", 0, 11), ("w", 0, 11)]
+    assert loop_shape(sch, border) == [("c", 0, 2), ("h", 0, 9), ("w", 0, 9)]
+    assert bindings(sch, border) == ["vc=c", "vh=h", "vw=w"]
+    assert str(realize_predicate(sch, border)) == "True"
+    assert block_names(func_of(sch)) == ["border_pad_const", "border", "mean"]
+    assert_native_same(avg_pool3, sch)
 
 
-def _tiled(factors, at):
-    sch = T.Schedule(sum_pool_2d, debug_mask="all")
-    block = sch.get_block("tensor")
-    pad = sch.get_block("pad_temp")
-    n, c, h, w, kh, kw = sch.get_loops(block)
+def realize_predicate(sch, block):
+    pred = realize_of(sch, block).predicate
+    return "True" if getattr(pred, "value", None) in (1, True) else pred
+
+
+def _pool_tiles(factors, at):
+    sch = T.Schedule(avg_pool3, debug_mask="all")  # every step compared by running
+    mean, border = sch.get_block("mean"), sch.get_block("border")
+    c, h, w, _, _ = sch.get_loops(mean)
     ho, hi = sch.split(h, factors)
     wo, wi = sch.split(w, factors)
-    sch.reorder(n, ho, wo, c, hi, wi, kh, kw)
-    sch.compute_at(pad, wo)
-    sch.decompose_padding(pad, sch.get_loops(pad)[at])
-    return sch
+    sch.reorder(ho, wo, c, hi, wi)
+    sch.compute_at(border, wo)
+    fill = sch.decompose_padding(border, sch.get_loops(border)[at])
+    return sch, fill
+
+
+@pytest.mark.parametrize(
+    "factors, at",
+    [
+        ([3, 3], 0),  # above every tile: one fill of the whole padded array, then the tiles
+        ([3, 3], 1),  # at a tile loop that also holds the pool: a fill per row of tiles
+        ([3, 3], 2),  # inside the tile, per channel
+        ([None, 4], 2),  # tiles that do not divide the image: the fill is guarded too
+    ],
+    ids=["lifted", "at_tile_loop", "in_tile", "ragged"],
+)
+def test_tile_by_tile_padding(factors, at):
+    sch, fill = _pool_tiles(factors, at)
+    names = block_names(func_of(sch))
+    assert names == ["border_pad_const", "border", "mean"]
+    # the loops above the given one are shared, the fill has copies of the others
+    border = sch.get_block("border")
+    fill_loops = [sch.get(lp) for lp in sch.get_loops(fill)]
+    border_loops = [sch.get(lp) for lp in sch.get_loops(border)]
+    assert len(fill_loops) == len(border_loops) == 5
+    assert all(a is b for a, b in zip(fill_loops[:at], border_loops[:at]))
+    assert fill_loops[at] is not border_loops[at]
+    # the fill covers the tile with its halo (tile + 2), the in-bound block too, guarded
+    assert [e for _, _, e in loop_shape(sch, fill)][2:] == [2, factors[1] + 2, factors[1] + 2]
+    t = factors[1]
+    guard = expr_text(realize_of(sch, border).predicate)
+    for bound in (f"(1 <= ((h_0 * {t}) + ax1))", f"(1 <= ((w_0 * {t}) + ax2))"):
+        assert bound in guard
+    assert_native_same(avg_pool3, sch)
+    _replays(avg_pool3, sch)
+
+
+def test_at_a_loop_shared_with_the_consumer_the_consumer_stays():
+    # the loop given holds the in-bound block's nest and the pool: only the loops below it
+    # are rebuilt (the pool was lost when the given loop itself was rebuilt)
+    sch, fill = _pool_tiles([3, 3], 1)
+    border, mean = sch.get_block("border"), sch.get_block("mean")
+    w0 = sch.get(sch.get_loops(border)[1])
+    assert sch.get(sch.get_loops(mean)[1]) is w0
+    assert [n for n, _, _ in loop_shape(sch, border)][2:] == ["ax0", "ax1", "ax2"]
+    fill_loops = loop_shape(sch, fill)
+    assert [e for _, _, e in fill_loops] == [3, 3, 2, 5, 5]
+    assert sch.get(sch.get_loops(fill)[0]) is sch.get(sch.get_loops(mean)[0])
+    assert sch.get(sch.get_loops(fill)[1]) is not w0
 
 
 @T.prim_func
-def tiled_expected(x: T.Buffer((1, 4, 25, 25), "int8"),
-                   tensor: T.Buffer((1, 4, 25, 25), "int8")):
-    pad_temp = T.alloc_buffer([1, 4, 31, 31], dtype="int8")
-    for i0, i2_0, i3_0 in T.grid(1, 5, 5):
-        for ax0, ax1, ax2 in T.grid(4, 11, 11):
-            with T.block("pad_temp_pad_const"):
-                ax0_1 = T.axis.spatial(1, 0)
-                ax1_1 = T.axis.spatial(4, ax0)
-                ax2_1 = T.axis.spatial(31, i2_0 * 5 + ax1)
-                ax3 = T.axis.spatial(31, i3_0 * 5 + ax2)
-                T.reads()
-                T.writes(pad_temp[ax0_1, ax1_1, ax2_1, ax3])
-                pad_temp[ax0_1, ax1_1, ax2_1, ax3] = T.int8(0)
-        for ax0, ax1, ax2 in T.grid(4, 11, 11):
-            with T.block("pad_temp"):
-                ax0_2 = T.axis.spatial(1, 0)
-                ax1_2 = T.axis.spatial(4, ax0)
-                ax2_2 = T.axis.spatial(25, i2_0 * 5 + ax1 - 3)
-                ax3 = T.axis.spatial(25, i3_0 * 5 + ax2 - 3)
-                T.where(3 <= i2_0 * 5 + ax1 and i2_0 * 5 + ax1 < 28
-                        and 3 <= i3_0 * 5 + ax2 and i3_0 * 5 + ax2 < 28)
-                T.reads(x[ax0_2, ax1_2, ax2_2, ax3])
-                T.writes(pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3])
-                pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3] = x[ax0_2, ax1_2, ax2_2, ax3]
-        for i1, i2_1, i3_1, i4, i5 in T.grid(4, 5, 5, 7, 7):
-            with T.block("tensor"):
-                ax0_3, ax1_3 = T.axis.remap("SS", [i0, i1])
-                ax2_3 = T.axis.spatial(25, i2_0 * 5 + i2_1)
-                ax3 = T.axis.spatial(25, i3_0 * 5 + i3_1)
-                rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                T.reads(pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1])
-                T.writes(tensor[ax0_3, ax1_3, ax2_3, ax3])
-                with T.init():
-                    tensor[ax0_3, ax1_3, ax2_3, ax3] = T.int8(0)
-                tensor[ax0_3, ax1_3, ax2_3, ax3] = (
-                    tensor[ax0_3, ax1_3, ax2_3, ax3]
-                    + pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1]
-                )
+def border_i64(x: T.Buffer((T.int64(3), T.int64(6)), "int32"),
+               y: T.Buffer((T.int64(3), T.int64(10)), "int32")):
+    for r, c in T.grid(T.int64(3), T.int64(10)):
+        with T.block("left"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            y[vr, vc] = T.if_then_else(T.int64(4) <= vc, x[vr, vc - T.int64(4)], 99)
 
 
-def test_tiled():
-    sch = _tiled([5, 5], 3)
-    assert_schedule(sum_pool_2d, sch, tiled_expected)
-
-
-def test_tiled_and_lifted():
-    @T.prim_func
-    def after(x: T.Buffer((1, 4, 25, 25), "int8"), tensor: T.Buffer((1, 4, 25, 25), "int8")):
-        pad_temp = T.alloc_buffer([1, 4, 31, 31], dtype="int8")
-        for _i0, i2_0, i3_0, ax0, ax1, ax2 in T.grid(1, 5, 5, 4, 11, 11):
-            with T.block("pad_temp_pad_const"):
-                ax0_1 = T.axis.spatial(1, 0)
-                ax1_1 = T.axis.spatial(4, ax0)
-                ax2_1 = T.axis.spatial(31, i2_0 * 5 + ax1)
-                ax3 = T.axis.spatial(31, i3_0 * 5 + ax2)
-                T.reads()
-                T.writes(pad_temp[ax0_1, ax1_1, ax2_1, ax3])
-                pad_temp[ax0_1, ax1_1, ax2_1, ax3] = T.int8(0)
-        for i0, i2_0, i3_0 in T.grid(1, 5, 5):
-            for ax0, ax1, ax2 in T.grid(4, 11, 11):
-                with T.block("pad_temp"):
-                    ax0_2 = T.axis.spatial(1, 0)
-                    ax1_2 = T.axis.spatial(4, ax0)
-                    ax2_2 = T.axis.spatial(25, i2_0 * 5 + ax1 - 3)
-                    ax3 = T.axis.spatial(25, i3_0 * 5 + ax2 - 3)
-                    T.where(3 <= i2_0 * 5 + ax1 and i2_0 * 5 + ax1 < 28
-                            and 3 <= i3_0 * 5 + ax2 and i3_0 * 5 + ax2 < 28)
-                    T.reads(x[ax0_2, ax1_2, ax2_2, ax3])
-                    T.writes(pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3])
-                    pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3] = x[ax0_2, ax1_2, ax2_2, ax3]
-            for i1, i2_1, i3_1, i4, i5 in T.grid(4, 5, 5, 7, 7):
-                with T.block("tensor"):
-                    ax0_3, ax1_3 = T.axis.remap("SS", [i0, i1])
-                    ax2_3 = T.axis.spatial(25, i2_0 * 5 + i2_1)
-                    ax3 = T.axis.spatial(25, i3_0 * 5 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1])
-                    T.writes(tensor[ax0_3, ax1_3, ax2_3, ax3])
-                    with T.init():
-                        tensor[ax0_3, ax1_3, ax2_3, ax3] = T.int8(0)
-                    tensor[ax0_3, ax1_3, ax2_3, ax3] = (
-                        tensor[ax0_3, ax1_3, ax2_3, ax3]
-                        + pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1]
-                    )
-
-    assert_schedule(sum_pool_2d, _tiled([5, 5], 0), after)
-
-
-def test_non_perfect_tiles():
-    @T.prim_func
-    def after(x: T.Buffer((1, 4, 25, 25), "int8"), tensor: T.Buffer((1, 4, 25, 25), "int8")):
-        pad_temp = T.alloc_buffer([1, 4, 31, 31], dtype="int8")
-        for i0, i2_0, i3_0 in T.grid(1, 3, 3):
-            for ax0, ax1, ax2 in T.grid(4, 16, 16):
-                with T.block("pad_temp_pad_const"):
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.spatial(4, ax0)
-                    ax2_1 = T.axis.spatial(31, i2_0 * 10 + ax1)
-                    ax3 = T.axis.spatial(31, i3_0 * 10 + ax2)
-                    T.where(i2_0 * 10 + ax1 < 31 and i3_0 * 10 + ax2 < 31)
-                    T.reads()
-                    T.writes(pad_temp[ax0_1, ax1_1, ax2_1, ax3])
-                    pad_temp[ax0_1, ax1_1, ax2_1, ax3] = T.int8(0)
-            for ax0, ax1, ax2 in T.grid(4, 16, 16):
-                with T.block("pad_temp"):
-                    ax0_2 = T.axis.spatial(1, 0)
-                    ax1_2 = T.axis.spatial(4, ax0)
-                    ax2_2 = T.axis.spatial(25, i2_0 * 10 + ax1 - 3)
-                    ax3 = T.axis.spatial(25, i3_0 * 10 + ax2 - 3)
-                    T.where(3 <= i2_0 * 10 + ax1 and i2_0 * 10 + ax1 < 28
-                            and 3 <= i3_0 * 10 + ax2 and i3_0 * 10 + ax2 < 28
-                            and i2_0 * 10 + ax1 < 31 and i3_0 * 10 + ax2 < 31)
-                    T.reads(x[ax0_2, ax1_2, ax2_2, ax3])
-                    T.writes(pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3])
-                    pad_temp[ax0_2, ax1_2, ax2_2 + 3, ax3 + 3] = x[ax0_2, ax1_2, ax2_2, ax3]
-            for i1, i2_1, i3_1, i4, i5 in T.grid(4, 10, 10, 7, 7):
-                with T.block("tensor"):
-                    ax0_3, ax1_3 = T.axis.remap("SS", [i0, i1])
-                    ax2_3 = T.axis.spatial(25, i2_0 * 10 + i2_1)
-                    ax3 = T.axis.spatial(25, i3_0 * 10 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.where(i2_0 * 10 + i2_1 < 25 and i3_0 * 10 + i3_1 < 25)
-                    T.reads(pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1])
-                    T.writes(tensor[ax0_3, ax1_3, ax2_3, ax3])
-                    with T.init():
-                        tensor[ax0_3, ax1_3, ax2_3, ax3] = T.int8(0)
-                    tensor[ax0_3, ax1_3, ax2_3, ax3] = (
-                        tensor[ax0_3, ax1_3, ax2_3, ax3]
-                        + pad_temp[ax0_3, ax1_3, ax2_3 + rv0, ax3 + rv1]
-                    )
-
-    assert_schedule(sum_pool_2d, _tiled([None, 10], 3), after)
+def test_int64_loops_and_a_one_sided_border():
+    sch = T.Schedule(border_i64, debug_mask="all")
+    left = sch.get_block("left")
+    fill = sch.decompose_padding(left, sch.get_loops(left)[1])
+    assert loop_shape(sch, fill) == [("r", 0, 3), ("c", 0, 10)]
+    assert loop_shape(sch, left) == [("r", 0, 3), ("c", 0, 6)]
+    assert [str(sch.get(lp).loop_var.dtype) for lp in sch.get_loops(left)] == ["int64"] * 2
+    assert sch.get(sch.get_loops(fill)[0]) is sch.get(sch.get_loops(left)[0])
+    assert_native_same(border_i64, sch)
+    _replays(border_i64, sch)
 
 
 @T.prim_func
-def pad_op(x: T.Buffer((1, 4, 25, 25), "int8"), y: T.Buffer((1, 4, 31, 31), dtype="int8")):
-    for i0, i1, i2, i3 in T.grid(1, 4, 31, 31):
-        with T.block("pad_temp"):
-            ax0, ax1, ax2, ax3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            y[ax0, ax1, ax2, ax3] = T.if_then_else(
-                3 <= ax2 and ax2 < 28 and 3 <= ax3 and ax3 < 28,
-                x[ax0, ax1, ax2 - 3, ax3 - 3],
-                T.int8(0),
-                dtype="int8",
-            )
+def no_border(x: T.Buffer((4, 6), "int8"), y: T.Buffer((4, 6), "int8")):
+    for r, c in T.grid(4, 6):
+        with T.block("same"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            y[vr, vc] = T.if_then_else(0 <= vc and vc < 6, x[vr, vc], T.int8(1))
 
 
-def test_under_a_single_child_subtree():
-    @T.prim_func
-    def after(x: T.Buffer((1, 4, 25, 25), "int8"), y: T.Buffer((1, 4, 31, 31), "int8")):
-        for _i0, i1 in T.grid(1, 4):
-            for i2, i3 in T.grid(31, 31):
-                with T.block("pad_temp_pad_const"):
-                    ax0 = T.axis.spatial(1, 0)
-                    ax1, ax2, ax3 = T.axis.remap("SSS", [i1, i2, i3])
-                    y[ax0, ax1, ax2, ax3] = T.int8(0)
-            for i2, i3 in T.grid(25, 25):
-                with T.block("pad_temp"):
-                    ax0 = T.axis.spatial(1, 0)
-                    ax1, ax2, ax3 = T.axis.remap("SSS", [i1, i2, i3])
-                    y[ax0, ax1, ax2 + 3, ax3 + 3] = x[ax0, ax1, ax2, ax3]
-
-    sch = T.Schedule(pad_op, debug_mask="all")
-    pad = sch.get_block("pad_temp")
-    _, _, h, _ = sch.get_loops(pad)
-    assert sch.can_decompose_padding(pad, h)
-    sch.decompose_padding(pad, h)
-    assert_schedule(pad_op, sch, after)
-    # the in-bound block's handle follows it; its loops are the narrowed ones
-    assert [sch.get(lp).extent.value for lp in sch.get_loops(pad)] == [1, 4, 25, 25]
+@T.prim_func
+def clamped(x: T.Buffer((6,), "int32"), y: T.Buffer((9,), "int32")):
+    for i in range(9):
+        with T.block("clamp"):
+            vi = T.axis.spatial(9, i)
+            y[vi] = x[T.min(vi, 5)]
 
 
-def test_a_trivial_predicate_does_not_decompose():
-    @T.prim_func
-    def trivial(x: T.Buffer((1, 4, 25, 25), "int8"), y: T.Buffer([1, 4, 25, 25], dtype="int8")):
-        for i0, i1, i2, i3 in T.grid(1, 4, 25, 25):
-            with T.block("pad_temp"):
-                ax0, ax1, ax2, ax3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-                y[ax0, ax1, ax2, ax3] = T.if_then_else(
-                    0 <= ax2 and ax2 < 25 and 0 <= ax3 and ax3 < 25,
-                    x[ax0, ax1, ax2, ax3],
-                    T.int8(0),
-                    dtype="int8",
-                )
-
-    sch = T.Schedule(trivial, debug_mask="all")
-    pad = sch.get_block("pad_temp")
-    _, _, h, _ = sch.get_loops(pad)
-    assert not sch.can_decompose_padding(pad, h)
-    with pytest.raises(T.ScheduleError, match="The in-bound predicate is trivial"):
-        sch.decompose_padding(pad, h)
-    assert_schedule(trivial, sch, trivial)
+@T.prim_func
+def edge_repeat(x: T.Buffer((6,), "int32"), y: T.Buffer((9,), "int32")):
+    for i in range(9):
+        with T.block("rep"):
+            vi = T.axis.spatial(9, i)
+            y[vi] = T.if_then_else(vi < 6, x[T.min(vi, 5)], x[5])
 
 
-def test_refusals():
-    sch = T.Schedule(sum_pool_2d, debug_mask="all")
-    tensor = sch.get_block("tensor")
-    pad = sch.get_block("pad_temp")
-    with pytest.raises(T.ScheduleError, match="is not a complete block"):
-        sch.decompose_padding(tensor, sch.get_loops(tensor)[0])
-    with pytest.raises(T.ScheduleError, match="is not an ancestor of block 'pad_temp'"):
-        sch.decompose_padding(pad, sch.get_loops(tensor)[0])
+@T.prim_func
+def every_third(x: T.Buffer((6,), "int32"), y: T.Buffer((27,), "int32")):
+    for i in range(9):
+        with T.block("step"):
+            vi = T.axis.spatial(27, i * 3)
+            y[vi] = T.if_then_else(vi < 18, x[T.min(vi // 3, 5)], 0)
 
-    @T.prim_func
-    def not_padding(x: T.Buffer((8,), "int32"), y: T.Buffer((10,), "int32")):
-        for i in range(10):
-            with T.block("copy"):
-                vi = T.axis.spatial(10, i)
-                y[vi] = x[T.min(vi, 7)]
 
-    @T.prim_func
-    def computed_pad(x: T.Buffer((8,), "int32"), y: T.Buffer((10,), "int32")):
-        for i in range(10):
-            with T.block("pad"):
-                vi = T.axis.spatial(10, i)
-                y[vi] = T.if_then_else(vi < 8, x[T.min(vi, 7)], x[0])
+@T.prim_func
+def diagonal(x: T.Buffer((5, 5), "int32"), y: T.Buffer((7, 7), "int32")):
+    for i, j in T.grid(7, 7):
+        with T.block("tri"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            y[vi, vj] = T.if_then_else(vi - vj < 2, x[T.min(vi, 4), T.min(vj, 4)], 0)
 
-    @T.prim_func
-    def strided(x: T.Buffer((8,), "int32"), y: T.Buffer((20,), "int32")):
-        for i in range(10):
-            with T.block("pad"):
-                vi = T.axis.spatial(20, i * 2)
-                y[vi] = T.if_then_else(vi < 16, x[T.min(vi // 2, 7)], 0)
 
-    @T.prim_func
-    def mixed(x: T.Buffer((8, 8), "int32"), y: T.Buffer((10, 10), "int32")):
-        for i, j in T.grid(10, 10):
-            with T.block("pad"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                y[vi, vj] = T.if_then_else(vi + vj < 16, x[T.min(vi, 7), T.min(vj, 7)], 0)
+@T.prim_func
+def two_outputs(x: T.Buffer((6,), "int32"), y: T.Buffer((8,), "int32"),
+                z: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("pair"):
+            vi = T.axis.spatial(8, i)
+            y[vi] = T.if_then_else(vi < 6, x[T.min(vi, 5)], 0)
+            z[vi] = 1
 
-    for func, match in (
-        (not_padding, "Value of BufferStore expect to be constrained by a padding predicate"),
-        (computed_pad, "Pad value should be constant"),
-        (strided, "Strided iteration is not supported"),
-        (mixed, "Block iters are not independent wrt padding condition"),
-    ):
-        sch = T.Schedule(func, debug_mask="all")
-        (block,) = sch.get_child_blocks(sch.get_block("root"))
-        loop = sch.get_loops(block)[0]
-        assert not sch.can_decompose_padding(block, loop)
-        with pytest.raises(T.ScheduleError, match=match):
-            sch.decompose_padding(block, loop)
-        assert_structure(sch, func)
+
+@pytest.mark.parametrize(
+    "func, message",
+    [
+        (no_border, "The in-bound predicate is trivial"),
+        (clamped, "Value of BufferStore expect to be constrained by a padding predicate"),
+        (edge_repeat, "Pad value should be constant"),
+        (every_third, "Strided iteration is not supported"),
+        (diagonal, "Block iters are not independent wrt padding condition"),
+        (two_outputs, "Block body expect a BufferStore to the write buffer"),
+    ],
+)
+def test_blocks_that_are_not_a_padding_pattern(func, message):
+    sch = T.Schedule(func, debug_mask="all")
+    (block,) = sch.get_child_blocks(sch.get_block("root"))
+    loop = sch.get_loops(block)[0]
+    assert not sch.can_decompose_padding(block, loop)
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.decompose_padding(block, loop)
+    assert_structure(sch, func)
+
+
+def test_a_reduction_and_a_loop_not_above_are_refused():
+    sch = T.Schedule(avg_pool3, debug_mask="all")
+    mean, border = sch.get_block("mean"), sch.get_block("border")
+    with pytest.raises(T.ScheduleError, match="block 'mean' is not a complete block"):
+        sch.decompose_padding(mean, sch.get_loops(mean)[0])
+    assert not sch.can_decompose_padding(mean, sch.get_loops(mean)[0])
+    with pytest.raises(T.ScheduleError, match="loop 'c' is not an ancestor of block 'border'"):
+        sch.decompose_padding(border, sch.get_loops(mean)[0])
+    assert_structure(sch, avg_pool3)
