@@ -1,321 +1,212 @@
-"""loop_partition: a loop cut into consecutive parts, each in its own block under a common
-block (TVM's test programs at a smaller size), checked by structure and by running; the
-factor rules and refusals."""
+"""loop_partition on a row-scaling map, a matrix-vector product and a wrapped (opaque) map:
+the loop is cut into consecutive parts, each a loop in a ``<block>_<var>k_partition``
+block under ``<block>_<var>_common``, whose block ``<block>_<var>k`` covers only its part;
+a None factor takes the rest; the factor, loop-kind and reduction refusals."""
 
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule
+from extra_checks import assert_native_same, block_names, func_of, loop_shape, region_text
+from sched_checks import assert_same_results, assert_structure
 from test_trace_kinds import _replays
 
+from irbuilder.ir import ForKind
 from tvmscript import tir as T
 
 
 @T.prim_func
-def elementwise(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16, 16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("B"):
-            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
-            B[vi, vj, vk] = A[vi, vj, vk] * 2.0
+def scale_rows(X: T.Buffer((12, 10), "int32"), Y: T.Buffer((12, 10), "int32")):
+    for r, c in T.grid(12, 10):
+        with T.block("scale"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            Y[vr, vc] = X[vr, vc] * (vr + 1) - vc
 
 
-@T.prim_func
-def partitioned_case0(A: T.Buffer((16, 16, 16), "float32"),
-                      B: T.Buffer((16, 16, 16), "float32")):
-    with T.block("root"):
-        T.reads()
-        T.writes()
-        with T.block("B_i_common"):
-            T.reads()
-            T.writes()
-            with T.block("B_i0_partition"):
-                T.reads()
-                T.writes()
-                for i0 in range(2):
-                    with T.block("B_i0_j_common"):
-                        T.reads()
-                        T.writes()
-                        with T.block("B_i0_j0_partition"):
-                            T.reads()
-                            T.writes()
-                            for j0, k in T.grid(4, 16):
-                                with T.block("B_i0_j0"):
-                                    vi, vj, vk = T.axis.remap("SSS", [i0, j0, k])
-                                    T.reads(A[0:2, 0:4, 0:16])
-                                    T.writes(B[0:2, 0:4, 0:16])
-                                    B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-                        with T.block("B_i0_j1_partition"):
-                            T.reads()
-                            T.writes()
-                            for j1 in range(4, 12):
-                                for k in range(16):
-                                    with T.block("B_i0_j1"):
-                                        vi, vj, vk = T.axis.remap("SSS", [i0, j1, k])
-                                        T.reads(A[0:2, 4:12, 0:16])
-                                        T.writes(B[0:2, 4:12, 0:16])
-                                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-                        with T.block("B_i0_j2_partition"):
-                            T.reads()
-                            T.writes()
-                            for j2 in range(12, 16):
-                                for k in range(16):
-                                    with T.block("B_i0_j2"):
-                                        vi, vj, vk = T.axis.remap("SSS", [i0, j2, k])
-                                        T.reads(A[0:2, 12:16, 0:16])
-                                        T.writes(B[0:2, 12:16, 0:16])
-                                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-            with T.block("B_i1_partition"):
-                T.reads()
-                T.writes()
-                for i1 in range(2, 3):
-                    for j, k in T.grid(16, 16):
-                        with T.block("B_i1"):
-                            vi, vj, vk = T.axis.remap("SSS", [i1, j, k])
-                            T.reads(A[2, 0:16, 0:16])
-                            T.writes(B[2, 0:16, 0:16])
-                            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-            with T.block("B_i2_partition"):
-                T.reads()
-                T.writes()
-                for i2 in range(3, 9):
-                    for j, k in T.grid(16, 16):
-                        with T.block("B_i2"):
-                            vi, vj, vk = T.axis.remap("SSS", [i2, j, k])
-                            T.reads(A[3:9, 0:16, 0:16])
-                            T.writes(B[3:9, 0:16, 0:16])
-                            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-            with T.block("B_i3_partition"):
-                T.reads()
-                T.writes()
-                for i3 in range(9, 16):
-                    for j, k in T.grid(16, 16):
-                        with T.block("B_i3"):
-                            vi, vj, vk = T.axis.remap("SSS", [i3, j, k])
-                            T.reads(A[9:16, 0:16, 0:16])
-                            T.writes(B[9:16, 0:16, 0:16])
-                            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
+def _domains(sch: T.Schedule, name: str) -> list[tuple[int, int]]:
+    block = sch.get(sch.get_block(name))
+    return [(int(iv.dom.min.value), int(iv.dom.extent.value)) for iv in block.iter_vars]
 
 
-def test_partition_twice():
-    sch = T.Schedule(elementwise, debug_mask="all")
-    i, _, _ = sch.get_loops(sch.get_block("B"))
-    loops = sch.loop_partition(i, factors=[2, 1, 6])
-    assert [(sch.get(lp).min.value, sch.get(lp).extent.value) for lp in loops] == [
-        (0, 2), (2, 1), (3, 6), (9, 7)
+def test_rows_in_three_parts():
+    sch = T.Schedule(scale_rows, debug_mask="all")  # each step compared by running
+    r, _ = sch.get_loops("scale")
+    parts = sch.loop_partition(r, [3, 4])  # and the remaining 5 rows
+    assert [(sch.get(lp).min.value, sch.get(lp).extent.value) for lp in parts] == [
+        (0, 3), (3, 4), (7, 5)
     ]
-    _, j, _ = sch.get_loops(sch.get_block("B_i0"))
-    sch.loop_partition(j, factors=[4, 8])
-    assert_schedule(elementwise, sch, partitioned_case0)
-    assert str(sch.trace).splitlines()[-1] == (
-        "  l12, l13, l14 = sch.loop_partition(loop=l10, factors=[4, 8], preserve_unit_iters=True)"
+    assert [sch.get(lp).loop_var.name for lp in parts] == ["r0", "r1", "r2"]
+    assert sorted(block_names(func_of(sch))) == sorted([
+        "scale_r_common", "scale_r0_partition", "scale_r1_partition", "scale_r2_partition",
+        "scale_r0", "scale_r1", "scale_r2",
+    ])
+    # each part's block: its row iter narrowed, its declared regions the whole part
+    assert _domains(sch, "scale_r1") == [(3, 4), (0, 10)]
+    middle = sch.get(sch.get_block("scale_r1"))
+    assert [region_text(x) for x in middle.reads] == ["X[3:3+4, 0:0+10]"]
+    assert [region_text(x) for x in middle.writes] == ["Y[3:3+4, 0:0+10]"]
+    assert _domains(sch, "scale_r2") == [(7, 5), (0, 10)]
+    assert loop_shape(sch, "scale_r2") == [("r2", 7, 5), ("c", 0, 10)]
+    assert_native_same(scale_rows, sch)
+    assert (
+        "l3, l4, l5 = sch.loop_partition(loop=l1, factors=[3, 4], preserve_unit_iters=True)"
+        in sch.trace.as_python()
     )
-    _replays(elementwise, sch)
+    _replays(scale_rows, sch)
+
+
+def test_a_part_partitioned_again_with_an_inferred_factor():
+    sch = T.Schedule(scale_rows, debug_mask="all")
+    r, _ = sch.get_loops("scale")
+    first, second = sch.loop_partition(r, [None, 2])  # 10 rows, then the last 2
+    assert sch.get(first).extent.value == 10 and sch.get(second).min.value == 10
+    _, c = sch.get_loops("scale_r1")
+    cols = sch.loop_partition(c, [1, None, 3])  # 1, the 6 between, the last 3
+    assert [(sch.get(lp).min.value, sch.get(lp).extent.value) for lp in cols] == [
+        (0, 1), (1, 6), (7, 3)
+    ]
+    assert "scale_r1_c_common" in block_names(func_of(sch))
+    assert _domains(sch, "scale_r1_c2") == [(10, 2), (7, 3)]
+    assert loop_shape(sch, "scale_r1_c1") == [("c1", 1, 6)]  # in the scope of its partition
+    # the first rows' block is left alone
+    assert _domains(sch, "scale_r0") == [(0, 10), (0, 10)]
+    assert_native_same(scale_rows, sch)
+    _replays(scale_rows, sch)
 
 
 @T.prim_func
-def partitioned_case1(A: T.Buffer((16, 16, 16), "float32"),
-                      B: T.Buffer((16, 16, 16), "float32")):
-    with T.block("root"):
-        T.reads()
-        T.writes()
-        with T.block("B_i_common"):
-            T.reads()
-            T.writes()
-            with T.block("B_i0_partition"):
-                T.reads()
-                T.writes()
-                for i0, j, k in T.grid(7, 16, 16):
-                    with T.block("B_i0"):
-                        vi, vj, vk = T.axis.remap("SSS", [i0, j, k])
-                        T.reads(A[0:7, 0:16, 0:16])
-                        T.writes(B[0:7, 0:16, 0:16])
-                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-            with T.block("B_i1_partition"):
-                T.reads()
-                T.writes()
-                for i1 in range(7, 8):
-                    for j in range(16):
-                        with T.block("B_i1_k_common"):
-                            T.reads()
-                            T.writes()
-                            with T.block("B_i1_k0_partition"):
-                                T.reads()
-                                T.writes()
-                                for k0 in range(1):
-                                    with T.block("B_i1_k0"):
-                                        vi, vj, vk = T.axis.remap("SSS", [i1, j, k0])
-                                        T.reads(A[7, 0:16, 0])
-                                        T.writes(B[7, 0:16, 0])
-                                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-                            with T.block("B_i1_k1_partition"):
-                                T.reads()
-                                T.writes()
-                                for k1 in range(1, 9):
-                                    with T.block("B_i1_k1"):
-                                        vi, vj, vk = T.axis.remap("SSS", [i1, j, k1])
-                                        T.reads(A[7, 0:16, 1:9])
-                                        T.writes(B[7, 0:16, 1:9])
-                                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-                            with T.block("B_i1_k2_partition"):
-                                T.reads()
-                                T.writes()
-                                for k2 in range(9, 16):
-                                    with T.block("B_i1_k2"):
-                                        vi, vj, vk = T.axis.remap("SSS", [i1, j, k2])
-                                        T.reads(A[7, 0:16, 9:16])
-                                        T.writes(B[7, 0:16, 9:16])
-                                        B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
-            with T.block("B_i2_partition"):
-                T.reads()
-                T.writes()
-                for i2 in range(8, 16):
-                    for j, k in T.grid(16, 16):
-                        with T.block("B_i2"):
-                            vi, vj, vk = T.axis.remap("SSS", [i2, j, k])
-                            T.reads(A[8:16, 0:16, 0:16])
-                            T.writes(B[8:16, 0:16, 0:16])
-                            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
+def wrapped(A: T.Buffer((9, 3), "float32"), B: T.Buffer((9, 3), "float32")):
+    for i, j in T.grid(9, 3):
+        with T.block("wrap"):
+            T.reads(A[i, j])
+            T.writes(B[i, j])
+            with T.block("neg"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.float32(0) - A[vi, vj]
 
 
-def test_inferred_factor():
-    sch = T.Schedule(elementwise, debug_mask="all")
-    i, _, _ = sch.get_loops(sch.get_block("B"))
-    sch.loop_partition(i, factors=[None, 1, 8])
-    _, _, k = sch.get_loops(sch.get_block("B_i1"))
-    sch.loop_partition(k, factors=[1, 8, None])
-    assert_schedule(elementwise, sch, partitioned_case1)
-    _replays(elementwise, sch)
+def test_an_opaque_block_and_the_block_inside_it():
+    sch = T.Schedule(wrapped, debug_mask="all")
+    i, _ = sch.get_loops("wrap")
+    sch.loop_partition(i, [4])
+    # the partitions are named after the opaque block; the bound block inside is narrowed
+    names = block_names(func_of(sch))
+    assert {"wrap_i_common", "wrap_i0_partition", "wrap_i1_partition", "wrap_i0", "wrap_i1",
+            "neg_i0", "neg_i1"} == set(names)
+    assert _domains(sch, "neg_i1") == [(4, 5), (0, 3)]
+    outer = sch.get(sch.get_block("wrap_i1"))
+    assert outer.iter_vars == () and [region_text(x) for x in outer.reads] == ["A[i1, j]"]
+    assert_same_results(wrapped, sch)
 
 
-def test_opaque_block_and_opaque_access():
-    @T.prim_func
-    def with_opaque(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
-        for i, j in T.grid(16, 4):
-            with T.block("opaque"):
-                T.reads([A[i, j]])
-                T.writes([B[i, j]])
-                with T.block("B"):
-                    vi, vj = T.axis.remap("SS", [i, j])
-                    T.reads([A[vi, vj]])
-                    T.writes([B[vi, vj]])
-                    B[vi, vj] = A[vi, vj] * 2.0
+@T.prim_func
+def matvec(M: T.Buffer((8, 6), "float32"), v: T.Buffer((6,), "float32"),
+           y: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 6):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                y[vi] = T.float32(0.25)
+            y[vi] = y[vi] + M[vi, vk] * v[vk]
 
-    @T.prim_func
-    def expected(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
-        with T.block("root"):
-            T.reads()
-            T.writes()
-            with T.block("opaque_i_common"):
-                T.reads()
-                T.writes()
-                with T.block("opaque_i0_partition"):
-                    T.reads()
-                    T.writes()
-                    for i0, j in T.grid(12, 4):
-                        with T.block("opaque_i0"):
-                            T.reads(A[i0, j])
-                            T.writes(B[i0, j])
-                            with T.block("B_i0"):
-                                vi, vj = T.axis.remap("SS", [i0, j])
-                                T.reads(A[0:12, 0:4])
-                                T.writes(B[0:12, 0:4])
-                                B[vi, vj] = A[vi, vj] * T.float32(2)
-                with T.block("opaque_i1_partition"):
-                    T.reads()
-                    T.writes()
-                    for i1 in range(12, 16):
-                        for j in range(4):
-                            with T.block("opaque_i1"):
-                                T.reads(A[i1, j])
-                                T.writes(B[i1, j])
-                                with T.block("B_i1"):
-                                    vi, vj = T.axis.remap("SS", [i1, j])
-                                    T.reads(A[12:16, 0:4])
-                                    T.writes(B[12:16, 0:4])
-                                    B[vi, vj] = A[vi, vj] * T.float32(2)
 
-    sch = T.Schedule(with_opaque, debug_mask="all")
-    i, _ = sch.get_loops(sch.get_block("opaque"))
-    sch.loop_partition(i, factors=[None, 4])
-    assert_schedule(with_opaque, sch, expected)
+def test_a_reduction_loop_only_once_the_init_is_apart():
+    sch = T.Schedule(matvec, debug_mask="all")
+    _, k = sch.get_loops("dot")
+    # every part would start its sums again from the init
+    with pytest.raises(T.ScheduleError, match="loop 'k' carries the reduction 'vk' of block 'dot'"):
+        sch.loop_partition(k, [2])
+    assert_structure(sch, matvec)
+    # the spatial loop partitions with the init in place
+    i, _ = sch.get_loops("dot")
+    sch.loop_partition(i, [5])
+    assert_same_results(matvec, sch)
+    sch = T.Schedule(matvec, debug_mask="all")
+    dot = sch.get_block("dot")
+    sch.decompose_reduction(dot, sch.get_loops(dot)[0])
+    _, k = sch.get_loops("dot_update")
+    sch.loop_partition(k, [2, 2])
+    assert_same_results(matvec, sch)
+    assert_native_same(matvec, sch)
 
 
 @pytest.mark.parametrize(
-    "factors, match",
+    "factors, message",
     [
-        ([1000, 2, 3], "not less than the extent 16"),
-        ([8, 8], "not less than the extent 16"),
-        ([-2, -4], "factors must be positive"),
-        ([0, None], "factors must be positive"),
-        ([None, None], "at most one factor may be None"),
+        ([5, 7], r"the factors \[5, 7\] sum to 12, not less than the extent 12 of loop 'r'"),
+        ([100], "sum to 100, not less than the extent 12"),
+        ([3, 0], "factor 1 is 0; factors must be positive"),
+        ([-1, None], "factor 0 is -1; factors must be positive"),
+        ([None, 2, None], r"at most one factor may be None \(inferred\)"),
     ],
 )
-def test_bad_factors_are_refused(factors, match):
-    sch = T.Schedule(elementwise, debug_mask="all")
-    i, _, _ = sch.get_loops(sch.get_block("B"))
-    with pytest.raises(T.ScheduleError, match=match):
-        sch.loop_partition(i, factors=factors)
-    assert_schedule(elementwise, sch, elementwise)
-
-
-def test_symbolic_annotated_and_bound_loops_are_refused():
-    @T.prim_func
-    def symbolic(a: T.handle, b: T.handle, n: T.int32):
-        A = T.match_buffer(a, (4, n))
-        B = T.match_buffer(b, (4, n))
-        for i, k in T.grid(4, n):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SS", [i, k])
-                B[vi, vk] = A[vi, vk] * 2.0
-
-    @T.prim_func
-    def annotated(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
-        for i in range(4):
-            for k in T.serial(0, 16, annotations={"useless_annotation": True}):
-                with T.block("B"):
-                    vi, vk = T.axis.remap("SS", [i, k])
-                    B[vi, vk] = A[vi, vk] * 2.0
-
-    @T.prim_func
-    def bound(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
-        for i in range(4):
-            for k in T.thread_binding(0, 16, thread="threadIdx.x"):
-                with T.block("B"):
-                    vi, vk = T.axis.remap("SS", [i, k])
-                    B[vi, vk] = A[vi, vk] * 2.0
-
-    for func, match in (
-        (symbolic, "must be constants"),
-        (annotated, "has annotations or a thread binding"),
-        (bound, "has annotations or a thread binding"),
-    ):
-        sch = T.Schedule(func)
-        _, k = sch.get_loops(sch.get_block("B"))
-        with pytest.raises(T.ScheduleError, match=match):
-            sch.loop_partition(k, factors=[10, None] if func is symbolic else [None, 10])
+def test_bad_factors(factors, message):
+    sch = T.Schedule(scale_rows, debug_mask="all")
+    r, _ = sch.get_loops("scale")
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.loop_partition(r, factors)
+    assert_structure(sch, scale_rows)
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-           C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+def sized(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n, 4), "int32")
+    B = T.match_buffer(b, (n, 4), "int32")
+    for i, j in T.grid(n, 4):
+        with T.block("copy"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
 
 
-def test_a_reduction_loop_of_a_block_with_init_is_refused():
-    # every part would initialize again; TVM applies it and loses the earlier parts' sums
-    sch = T.Schedule(matmul, debug_mask="all")
-    _, _, k = sch.get_loops(sch.get_block("C"))
-    with pytest.raises(T.ScheduleError, match="carries the reduction 'vk' of block 'C'"):
-        sch.loop_partition(k, [8])
-    # once the init is its own block, the update's reduction loop partitions
-    block = sch.get_block("C")
-    sch.decompose_reduction(block, sch.get_loops(block)[0])
-    _, _, k = sch.get_loops(sch.get_block("C_update"))
-    sch.loop_partition(k, [8])
-    i, _ = sch.get_loops(sch.get_block("C_init"))
-    sch.loop_partition(i, [3, 5])
+@T.prim_func
+def kinds(A: T.Buffer((6, 8), "int32"), B: T.Buffer((6, 8), "int32"),
+          C: T.Buffer((6, 8), "int32")):
+    for i in T.parallel(6):
+        for j in T.serial(8, annotations={"pragma_unroll_explicit": 0}):
+            with T.block("noted"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + 1
+    for i in range(6):
+        for j in T.thread_binding(8, thread="threadIdx.x"):
+            with T.block("bound"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + 2
+
+
+@T.prim_func
+def two_bodies(A: T.Buffer((6, 8), "int32"), B: T.Buffer((6, 8), "int32"),
+               C: T.Buffer((6, 8), "int32")):
+    for i in range(6):
+        for j in range(8):
+            with T.block("first"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + 1
+        for j in range(8):
+            with T.block("second"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + 2
+
+
+@pytest.mark.parametrize(
+    "func, pick, message",
+    [
+        (sized, lambda s: s.get_loops("copy")[0],
+         r"the min and extent of loop 'i' must be constants \(dynamic shape detected\)"),
+        (kinds, lambda s: s.get_loops("noted")[1], "loop 'j' has annotations or a thread binding"),
+        (kinds, lambda s: s.get_loops("bound")[1], "loop 'j' has annotations or a thread binding"),
+        (two_bodies, lambda s: s.get_loops("first")[0],
+         "no block below loop 'i' through its nested loops names the partitions"),
+    ],
+    ids=["symbolic", "annotated", "thread", "two_bodies"],
+)
+def test_loops_that_do_not_partition(func, pick, message):
+    sch = T.Schedule(func)
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.loop_partition(pick(sch), [2, None])
+
+
+def test_a_parallel_loop_partitions_into_serial_parts():
+    # only annotations and thread bindings refuse; the parts are built as serial loops
+    sch = T.Schedule(kinds, debug_mask="all")
+    parts = sch.loop_partition(sch.get_loops("noted")[0], [2, None])
+    assert [sch.get(lp).kind for lp in parts] == [ForKind.SERIAL] * 2
+    assert_same_results(kinds, sch)
