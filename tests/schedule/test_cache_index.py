@@ -1,147 +1,123 @@
-"""cache_index: index computations precomputed into buffers before the block (TVM's
-resize programs at a smaller size), checked by structure and by running; the threshold
-counts repetitions as TVM's common-subexpression tools count them."""
+"""cache_index on a strided gather (integer index arithmetic over one and two iter vars) and
+a linear stretch (float index arithmetic): the block's pure index computations, those seen
+at least ``cse_thresh`` times, are computed once per index value into ``index_var_<k>`` by
+``index_<k>`` blocks placed before the block, which then loads them; refusals."""
 
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule
+from extra_checks import assert_native_same, bindings, block_names, func_of
+from sched_checks import assert_same_results, assert_structure
 from test_trace_kinds import _replays
 
+from irbuilder.ir import BufferLoad, post_order_visit
 from tvmscript import tir as T
 
 
 @T.prim_func
-def resize(A: T.Buffer((1, 3, 8, 8), "float32"), B: T.Buffer((1, 3, 16, 16), "float32")):
-    for i0, i1, i2, i3 in T.grid(1, 3, 16, 16):
-        with T.block("A"):
-            n, c, vi, vj = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            B[n, c, vi, vj] = A[n, c, vi // 4 + vj // 4, vj // 2]
+def strided_gather(img: T.Buffer((2, 6, 9), "int32"), out: T.Buffer((2, 12, 10), "int32")):
+    for n, r, c in T.grid(2, 12, 10):
+        with T.block("pick"):
+            vn, vr, vc = T.axis.remap("SSS", [n, r, c])
+            out[vn, vr, vc] = img[vn, vr // 2, (vc * 4) // 5] + img[vn, vr // 2, (vr + vc) % 9]
 
 
-@T.prim_func
-def resize_cached(A: T.Buffer((1, 3, 8, 8), "float32"), B: T.Buffer((1, 3, 16, 16), "float32")):
-    index_var_0 = T.alloc_buffer([16, 16], dtype="int32")
-    index_var_1 = T.alloc_buffer([16], dtype="int32", strides=[1])
-    for ax0, ax1 in T.grid(16, 16):
-        with T.block("index_0"):
-            v0, v1 = T.axis.remap("SS", [ax0, ax1])
-            T.reads()
-            T.writes(index_var_0[v0, v1])
-            index_var_0[v0, v1] = v0 // 4 + v1 // 4
-    for ax0 in T.serial(16):
-        with T.block("index_1"):
-            v0 = T.axis.spatial(16, ax0)
-            T.reads()
-            T.writes(index_var_1[v0])
-            index_var_1[v0] = v0 // 2
-    for i0, i1, i2, i3 in T.grid(1, 3, 16, 16):
-        with T.block("A"):
-            n, c, vi, vj = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            T.reads(A[n, c, vi // 4 + vj // 4, vj // 2])
-            T.writes(B[n, c, vi, vj])
-            B[n, c, vi, vj] = A[n, c, index_var_0[vi, vj], index_var_1[vj]]
+def _caches(sch: T.Schedule) -> list[tuple[str, tuple[int, ...], str, str]]:
+    root = sch.get(sch.get_block("root"))
+    return [
+        (b.name, tuple(int(d.value) for d in b.shape), str(b.dtype), b.scope)
+        for b in root.alloc_buffers
+    ]
 
 
-def test_resize():
-    sch = T.Schedule(resize, debug_mask="all")
-    stages = sch.cache_index(sch.get_block("A"), "global")
-    assert [sch.get(b).name_hint for b in stages] == ["index_0", "index_1"]
-    assert_schedule(resize, sch, resize_cached)
-    assert str(sch.trace).splitlines()[-1] == (
-        '  b1, b2 = sch.cache_index(block=b0, storage_scope="global", cse_thresh=0)'
+def _loaded(sch: T.Schedule, block: str) -> set[str]:
+    names: set[str] = set()
+    post_order_visit(
+        sch.get(sch.get_block(block)).body,
+        lambda n: names.add(n.buffer.name) if isinstance(n, BufferLoad) else None,
     )
-    _replays(resize, sch)
+    return names
 
 
-def _w(i):  # the bilinear source coordinate of output index ``i``
-    return (T.Cast("float32", i) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5)
+def test_every_index_computation_at_threshold_zero():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    stages = sch.cache_index(sch.get_block("pick"), "global")
+    assert [sch.get(b).name_hint for b in stages] == ["index_0", "index_1", "index_2"]
+    # one entry per value of the iter vars an index uses: c alone, (r, c), r alone
+    assert _caches(sch) == [
+        ("index_var_0", (10,), "int32", "global"),
+        ("index_var_1", (12, 10), "int32", "global"),
+        ("index_var_2", (12,), "int32", "global"),
+    ]
+    assert bindings(sch, stages[1]) == ["v0=ax0", "v1=ax1"]
+    assert block_names(func_of(sch)) == ["index_0", "index_1", "index_2", "pick"]
+    assert _loaded(sch, "pick") == {"img", "index_var_0", "index_var_1", "index_var_2"}
+    assert_native_same(strided_gather, sch)
+    assert sch.trace.as_python()[1] == (
+        'b1, b2, b3 = sch.cache_index(block=b0, storage_scope="global", cse_thresh=0)'
+    )
+    _replays(strided_gather, sch)
+
+
+def test_a_threshold_keeps_only_the_repeated_index():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    (stage,) = sch.cache_index("pick", "local", 2)
+    # r // 2 indexes both loads; the others once each
+    assert _caches(sch) == [("index_var_0", (12,), "int32", "local")]
+    assert _loaded(sch, "index_0") == set()
+    assert _loaded(sch, "pick") == {"img", "index_var_0"}
+    assert sch.get(stage).name_hint == "index_0"
+    assert_same_results(strided_gather, sch)
+
+
+@pytest.mark.parametrize("thresh", [3, 40])
+def test_a_threshold_above_every_count_changes_nothing(thresh):
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    assert sch.cache_index(sch.get_block("pick"), "global", thresh) == []
+    assert_structure(sch, strided_gather)
 
 
 @T.prim_func
-def bilinear(x: T.Buffer((1, 3, 4, 4), "float16"), resize: T.Buffer((1, 3, 8, 8), "float16")):
-    for i0, i1, i2, i3 in T.grid(1, 3, 8, 8):
-        with T.block("resize"):
-            i0_1, i1_1, i2_1, i3_1 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            T.reads(x[i0_1, i1_1, 0:4, 0:4])
-            T.writes(resize[i0_1, i1_1, i2_1, i3_1])
-            resize[i0_1, i1_1, i2_1, i3_1] = T.Cast("float16", (
-                T.Cast("float32", x[i0_1, i1_1,
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")), 3), 0),  # noqa: E501
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")), 3), 0)])  # noqa: E501
-                * (T.float32(1) - ((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")))))  # noqa: E501
-                + T.Cast("float32", x[i0_1, i1_1,
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")), 3), 0),  # noqa: E501
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")) + 1, 3), 0)])  # noqa: E501
-                * ((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32"))))  # noqa: E501
-            ) * (T.float32(1) - ((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")))))  # noqa: E501
-            + (
-                T.Cast("float32", x[i0_1, i1_1,
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")) + 1, 3), 0),  # noqa: E501
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")), 3), 0)])  # noqa: E501
-                * (T.float32(1) - ((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")))))  # noqa: E501
-                + T.Cast("float32", x[i0_1, i1_1,
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")) + 1, 3), 0),  # noqa: E501
-                  T.max(T.min(T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")) + 1, 3), 0)])  # noqa: E501
-                * ((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i3_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32"))))  # noqa: E501
-            ) * ((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")))))  # noqa: E501
+def stretch(x: T.Buffer((8,), "float32"), y: T.Buffer((13,), "float32")):
+    for i in range(13):
+        with T.block("lerp"):
+            vi = T.axis.spatial(13, i)
+            y[vi] = x[T.min(T.Cast("int32", T.floor(T.Cast("float32", vi) * T.float32(0.55))), 7)] * (  # noqa: E501
+                T.Cast("float32", vi) * T.float32(0.55)
+                - T.floor(T.Cast("float32", vi) * T.float32(0.55))
+            ) + x[T.min(T.Cast("int32", T.floor(T.Cast("float32", vi) * T.float32(0.55))) + 1, 7)] * (  # noqa: E501
+                T.float32(1)
+                - (T.Cast("float32", vi) * T.float32(0.55)
+                   - T.floor(T.Cast("float32", vi) * T.float32(0.55)))
+            )
 
 
-@T.prim_func
-def bilinear_cached(x: T.Buffer((1, 3, 4, 4), "float16"),
-                    resize: T.Buffer((1, 3, 8, 8), "float16")):
-    index_var_0 = T.alloc_buffer([8], dtype="float32", strides=[1])
-    index_var_1 = T.alloc_buffer([8], dtype="int32", strides=[1])
-    index_var_2 = T.alloc_buffer([8], dtype="int32", strides=[1])
-    for ax0 in T.serial(8):
-        with T.block("index_0"):
-            v0 = T.axis.spatial(8, ax0)
-            T.reads()
-            T.writes(index_var_0[v0])
-            index_var_0[v0] = (T.Cast("float32", v0) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", T.Cast("int32", T.floor((T.Cast("float32", v0) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32")))  # noqa: E501
-    for ax0 in T.serial(8):
-        with T.block("index_1"):
-            v0 = T.axis.spatial(8, ax0)
-            T.reads()
-            T.writes(index_var_1[v0])
-            index_var_1[v0] = T.Cast("int32", T.floor((T.Cast("float32", v0) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32"))  # noqa: E501
-    for ax0 in T.serial(8):
-        with T.block("index_2"):
-            v0 = T.axis.spatial(8, ax0)
-            T.reads()
-            T.writes(index_var_2[v0])
-            index_var_2[v0] = T.Cast("int32", T.floor((T.Cast("float32", v0) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5), dtype="float32"))  # noqa: E501
-    for i0, i1, i2, i3 in T.grid(1, 3, 8, 8):
-        with T.block("resize"):
-            i0_1, i1_1, i2_1, i3_1 = T.axis.remap("SSSS", [i0, i1, i2, i3])
-            T.reads(x[i0_1, i1_1, 0:4, 0:4])
-            T.writes(resize[i0_1, i1_1, i2_1, i3_1])
-            resize[i0_1, i1_1, i2_1, i3_1] = T.Cast("float16", (
-                T.Cast("float32", x[i0_1, i1_1, T.max(T.min(index_var_1[i2_1], 3), 0), T.max(T.min(index_var_2[i3_1], 3), 0)]) * (T.float32(1) - index_var_0[i3_1])  # noqa: E501
-                + T.Cast("float32", x[i0_1, i1_1, T.max(T.min(index_var_1[i2_1], 3), 0), T.max(T.min(index_var_2[i3_1] + 1, 3), 0)]) * index_var_0[i3_1]  # noqa: E501
-            ) * (T.float32(1) - ((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", index_var_1[i2_1])))  # noqa: E501
-            + (
-                T.Cast("float32", x[i0_1, i1_1, T.max(T.min(index_var_1[i2_1] + 1, 3), 0), T.max(T.min(index_var_2[i3_1], 3), 0)]) * (T.float32(1) - index_var_0[i3_1])  # noqa: E501
-                + T.Cast("float32", x[i0_1, i1_1, T.max(T.min(index_var_1[i2_1] + 1, 3), 0), T.max(T.min(index_var_2[i3_1] + 1, 3), 0)]) * index_var_0[i3_1]  # noqa: E501
-            ) * ((T.Cast("float32", i2_1) + T.float32(0.5)) * T.float32(0.5) - T.float32(0.5) - T.Cast("float32", index_var_1[i2_1])))  # noqa: E501
+@pytest.mark.parametrize(
+    "thresh, caches",
+    [
+        # everything pure in vi: both clamped positions, the fraction and its complement
+        (0, [("float32",), ("float32",), ("int32",), ("int32",)]),
+        # the fraction and the integer position, each used twice
+        (2, [("float32",), ("int32",)]),
+        # only the floor, used four times
+        (3, [("float32",)]),
+    ],
+)
+def test_float_index_arithmetic(thresh, caches):
+    sch = T.Schedule(stretch, debug_mask="all")
+    stages = sch.cache_index(sch.get_block("lerp"), "global", thresh)
+    assert len(stages) == len(caches)
+    assert [(dtype,) for _, shape, dtype, _ in _caches(sch)] == caches
+    assert all(shape == (13,) for _, shape, _, _ in _caches(sch))
+    assert _loaded(sch, "lerp") == {"x"} | {f"index_var_{k}" for k in range(len(caches))}
+    assert_native_same(stretch, sch)
+    _replays(stretch, sch)
 
 
-def test_bilinear_resize_with_threshold():
-    sch = T.Schedule(bilinear, debug_mask="all")
-    sch.cache_index(sch.get_block("resize"), "global", 4)
-    assert_schedule(bilinear, sch, bilinear_cached)
-    _replays(bilinear, sch)
-
-
-def test_a_threshold_above_every_count_caches_nothing():
-    sch = T.Schedule(resize, debug_mask="all")
-    assert sch.cache_index(sch.get_block("A"), "global", 5) == []
-    assert_schedule(resize, sch, resize)
-
-
-def test_bad_scope_and_threshold_are_refused():
-    sch = T.Schedule(resize, debug_mask="all")
-    with pytest.raises(T.ScheduleError, match="is not a storage scope"):
-        sch.cache_index(sch.get_block("A"), "elsewhere")
-    with pytest.raises(T.ScheduleError, match="cse_thresh must not be negative"):
-        sch.cache_index(sch.get_block("A"), "global", -1)
+def test_refusals():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match="'elsewhere' is not a storage scope"):
+        sch.cache_index(sch.get_block("pick"), "elsewhere")
+    with pytest.raises(T.ScheduleError, match="cse_thresh must not be negative, got -2"):
+        sch.cache_index(sch.get_block("pick"), "global", -2)
+    assert_structure(sch, strided_gather)
