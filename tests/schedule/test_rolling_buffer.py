@@ -1,403 +1,195 @@
-"""rolling_buffer: a tile-by-tile intermediate shrunk to one tile along the outermost
-overlapping dimension, addressed modulo the tile, overlapping rows computed once (TVM's
-test programs), checked by structure and by running; refusals."""
+"""rolling_buffer on a 1-d difference chain, a doubled 3x3 blur tiled along one or both
+axes, and a three-stage 1-d chain with a down- and an up-sampling: the intermediate,
+computed tile by tile at the consumer's tile loop, keeps one tile (with its halo) along
+the outermost dimension where consecutive tiles overlap, addressed modulo that size, and
+each later tile skips the halo the previous one computed; the refusals."""
 
 from __future__ import annotations
 
 import pytest
-from sched_checks import assert_schedule
+from extra_checks import assert_native_same, realize_of, region_text
+from sched_checks import assert_same_results, assert_schedule, assert_structure
 from test_trace_kinds import _replays
 
+from irbuilder.ir import IterKind, expr_text
 from tvmscript import tir as T
 
 
-def _tile_nd(sch, tile, block_name):
-    outer, inner = [], []
-    loops = sch.get_loops(sch.get_block(block_name))
-    for k, size in enumerate(tile):
-        o, i = sch.split(loops[k], [None, size])
-        outer.append(o)
-        inner.append(i)
-    sch.reorder(*outer, *inner)
-    return outer, inner
+def _alloc_shapes(sch: T.Schedule) -> dict[str, tuple[int, ...]]:
+    root = sch.get(sch.get_block("root"))
+    return {b.name: tuple(int(d.value) for d in b.shape) for b in root.alloc_buffers}
+
+
+def _kinds(sch: T.Schedule, name: str) -> list[IterKind]:
+    return [iv.kind for iv in sch.get(sch.get_block(name)).iter_vars]
 
 
 @T.prim_func
-def conv_1d(A: T.Buffer((4, 12), "int32"), C: T.Buffer((4, 8), "int32")):
-    B = T.alloc_buffer((4, 10), "int32")
-    for c in T.serial(4):
-        for i in T.serial(0, 10):
-            for k in T.serial(3):
-                with T.block("B"):
-                    cc, vi, vk = T.axis.remap("SSR", [c, i, k])
-                    with T.init():
-                        B[cc, vi] = 0
-                    B[cc, vi] = B[cc, vi] + A[cc, vi + vk]
-        for i in T.serial(0, 8):
-            for k in T.serial(3):
-                with T.block("C"):
-                    cc, vi, vk = T.axis.remap("SSR", [c, i, k])
-                    with T.init():
-                        C[cc, vi] = 0
-                    C[cc, vi] = C[cc, vi] + B[cc, vi + vk]
-
-
-def test_1d():
-    @T.prim_func
-    def expected(A: T.Buffer((4, 12), "int32"), C: T.Buffer((4, 8), "int32")):
-        B = T.alloc_buffer([4, 6], dtype="int32")
-        for c, i_0 in T.grid(4, 2):
-            for ax0, ax1 in T.grid(6, 3):
-                with T.block("B"):
-                    T.where(i_0 < 1 or 2 <= ax0)
-                    cc = T.axis.spatial(4, c)
-                    vi = T.axis.opaque(10, i_0 * 4 + ax0)
-                    vk = T.axis.reduce(3, ax1)
-                    T.reads(A[cc, vi + vk])
-                    T.writes(B[cc, vi % 6])
-                    with T.init():
-                        B[cc, vi % 6] = 0
-                    B[cc, vi % 6] = B[cc, vi % 6] + A[cc, vi + vk]
-            for i_1, k in T.grid(4, 3):
-                with T.block("C"):
-                    cc = T.axis.spatial(4, c)
-                    vi = T.axis.opaque(8, i_0 * 4 + i_1)
-                    vk = T.axis.reduce(3, k)
-                    T.reads(B[cc, (vi + vk) % 6])
-                    T.writes(C[cc, vi])
-                    with T.init():
-                        C[cc, vi] = 0
-                    C[cc, vi] = C[cc, vi] + B[cc, (vi + vk) % 6]
-
-    sch = T.Schedule(conv_1d, debug_mask="all")
-    _, i, _ = sch.get_loops(sch.get_block("C"))
-    io, _ = sch.split(i, [2, 4])
-    sch.compute_at(sch.get_block("B"), io)
-    sch.rolling_buffer(sch.get_block("B"), 0)
-    assert_schedule(conv_1d, sch, expected)
-    assert str(sch.trace).splitlines()[-1] == (
-        "  sch.rolling_buffer(block=b7, write_buffer_index=0)"
-    )
-    _replays(conv_1d, sch)
+def diff_chain(X: T.Buffer((15,), "int32"), Y: T.Buffer((12,), "int32")):
+    S = T.alloc_buffer((14,), "int32")
+    for t in range(14):
+        with T.block("pair"):
+            vt = T.axis.spatial(14, t)
+            S[vt] = X[vt] * 2 + X[vt + 1]
+    for t in range(12):
+        with T.block("gap"):
+            vt = T.axis.spatial(12, t)
+            Y[vt] = S[vt] - S[vt + 2]
 
 
 @T.prim_func
-def cascade_2_max_pool2d(A: T.Buffer((1, 12, 12, 16), "int8"),
-                         C: T.Buffer((1, 8, 8, 16), "int8")):
-    B = T.alloc_buffer([1, 10, 10, 16], dtype="int8")
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 10, 10, 16, 3, 3):
-        with T.block("B"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+def diff_chain_rolled(X: T.Buffer((15,), "int32"), Y: T.Buffer((12,), "int32")):
+    S = T.alloc_buffer((6,), "int32")
+    for t_0 in range(3):
+        for ax0 in range(6):
+            with T.block("pair"):
+                vt = T.axis.opaque(14, t_0 * 4 + ax0)
+                T.where(t_0 < 1 or 2 <= ax0)
+                S[vt % 6] = X[vt] * 2 + X[vt + 1]
+        for t_1 in range(4):
+            with T.block("gap"):
+                vt = T.axis.opaque(12, t_0 * 4 + t_1)
+                Y[vt] = S[vt % 6] - S[(vt + 2) % 6]
+
+
+def test_a_difference_chain_in_tiles_of_four():
+    sch = T.Schedule(diff_chain, debug_mask="all")  # every step compared by running
+    (t,) = sch.get_loops("gap")
+    tile, _ = sch.split(t, [None, 4])
+    sch.compute_at(sch.get_block("pair"), tile)
+    sch.rolling_buffer(sch.get_block("pair"), "S")
+    # a tile of 4 differences needs 4 + 2 pairs; the 2 shared with the previous tile stay
+    assert_schedule(diff_chain, sch, diff_chain_rolled)
+    assert_native_same(diff_chain, sch)
+    assert sch.trace.as_python()[-1] == "sch.rolling_buffer(block=b5, write_buffer_index=0)"
+    _replays(diff_chain, sch)
+
+
+@T.prim_func
+def blur_twice(img: T.Buffer((10, 11), "float32"), out: T.Buffer((6, 7), "float32")):
+    once = T.alloc_buffer((8, 9))
+    for h, w, dh, dw in T.grid(8, 9, 3, 3):
+        with T.block("blur1"):
+            vh, vw, vdh, vdw = T.axis.remap("SSRR", [h, w, dh, dw])
             with T.init():
-                B[ax0, ax1, ax2, ax3] = T.int8(-128)
-            B[ax0, ax1, ax2, ax3] = T.max(B[ax0, ax1, ax2, ax3], A[ax0, ax1 + rv0, ax2 + rv1, ax3])
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 8, 8, 16, 3, 3):
-        with T.block("C"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+                once[vh, vw] = T.float32(0)
+            once[vh, vw] = once[vh, vw] + img[vh + vdh, vw + vdw] * T.float32(0.125)
+    for h, w, dh, dw in T.grid(6, 7, 3, 3):
+        with T.block("blur2"):
+            vh, vw, vdh, vdw = T.axis.remap("SSRR", [h, w, dh, dw])
             with T.init():
-                C[ax0, ax1, ax2, ax3] = T.int8(-128)
-            C[ax0, ax1, ax2, ax3] = T.max(C[ax0, ax1, ax2, ax3], B[ax0, ax1 + rv0, ax2 + rv1, ax3])
+                out[vh, vw] = T.float32(0)
+            out[vh, vw] = out[vh, vw] + once[vh + vdh, vw + vdw] * T.float32(0.125)
 
 
-def test_cascade_w_tiled():
-    @T.prim_func
-    def expected(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 8, 8, 16), "int8")):
-        B = T.alloc_buffer([1, 10, 6, 16], dtype="int8")
-        for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 1, 2, 1):
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(10, 6, 16, 3, 3):
-                with T.block("B"):
-                    T.where(i2_0 < 1 or 2 <= ax1)
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.spatial(10, ax0)
-                    ax2_1 = T.axis.opaque(10, i2_0 * 4 + ax1)
-                    ax3_1, rv0, rv1 = T.axis.remap("SRR", [ax2, ax3, ax4])
-                    T.reads(A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
-                    T.writes(B[ax0_1, ax1_1, ax2_1 % 6, ax3_1])
-                    with T.init():
-                        B[ax0_1, ax1_1, ax2_1 % 6, ax3_1] = T.int8(-128)
-                    B[ax0_1, ax1_1, ax2_1 % 6, ax3_1] = T.max(
-                        B[ax0_1, ax1_1, ax2_1 % 6, ax3_1], A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1]
-                    )
-            for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 8, 4, 16, 3, 3):
-                with T.block("C"):
-                    ax0 = T.axis.spatial(1, i0_0 + i0_1)
-                    ax1 = T.axis.spatial(8, i1_0 * 8 + i1_1)
-                    ax2 = T.axis.opaque(8, i2_0 * 4 + i2_1)
-                    ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(B[ax0, ax1 + rv0, (ax2 + rv1) % 6, ax3])
-                    T.writes(C[ax0, ax1, ax2, ax3])
-                    with T.init():
-                        C[ax0, ax1, ax2, ax3] = T.int8(-128)
-                    C[ax0, ax1, ax2, ax3] = T.max(
-                        C[ax0, ax1, ax2, ax3], B[ax0, ax1 + rv0, (ax2 + rv1) % 6, ax3]
-                    )
-
-    sch = T.Schedule(cascade_2_max_pool2d, debug_mask="all")
-    oi, _ = _tile_nd(sch, [1, 8, 4, 16], "C")
-    sch.compute_at(sch.get_block("B"), oi[-1])
-    sch.rolling_buffer(sch.get_block("B"), 0)
-    assert_schedule(cascade_2_max_pool2d, sch, expected)
+def _blur_tiles(sch: T.Schedule, th: int, tw: int) -> None:
+    h, w, _, _ = sch.get_loops("blur2")
+    ho, hi = sch.split(h, [None, th])
+    wo, wi = sch.split(w, [None, tw])
+    sch.reorder(ho, wo, hi, wi)
+    sch.compute_at(sch.get_block("blur1"), wo)
 
 
-def test_cascade_non_perfect_tiles():
-    @T.prim_func
-    def expected(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 8, 8, 16), "int8")):
-        B = T.alloc_buffer([1, 8, 10, 16], dtype="int8")
-        for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 2, 2, 1):
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(8, 8, 16, 3, 3):
-                with T.block("B"):
-                    T.where(
-                        i1_0 * 6 + ax0 < 10
-                        and i2_0 * 6 + ax1 < 10
-                        and (i1_0 < 1 or 2 <= ax0)
-                        and (i2_0 < 1 or 2 <= ax1)
-                    )
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.opaque(10, i1_0 * 6 + ax0)
-                    ax2_1 = T.axis.spatial(10, i2_0 * 6 + ax1)
-                    ax3_1, rv0, rv1 = T.axis.remap("SRR", [ax2, ax3, ax4])
-                    T.reads(A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
-                    T.writes(B[ax0_1, ax1_1 % 8, ax2_1, ax3_1])
-                    with T.init():
-                        B[ax0_1, ax1_1 % 8, ax2_1, ax3_1] = T.int8(-128)
-                    B[ax0_1, ax1_1 % 8, ax2_1, ax3_1] = T.max(
-                        B[ax0_1, ax1_1 % 8, ax2_1, ax3_1], A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1]
-                    )
-            for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 6, 6, 16, 3, 3):
-                with T.block("C"):
-                    T.where(i1_0 * 6 + i1_1 < 8 and i2_0 * 6 + i2_1 < 8)
-                    ax0 = T.axis.spatial(1, i0_0 + i0_1)
-                    ax1 = T.axis.opaque(8, i1_0 * 6 + i1_1)
-                    ax2 = T.axis.spatial(8, i2_0 * 6 + i2_1)
-                    ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(B[ax0, (ax1 + rv0) % 8, ax2 + rv1, ax3])
-                    T.writes(C[ax0, ax1, ax2, ax3])
-                    with T.init():
-                        C[ax0, ax1, ax2, ax3] = T.int8(-128)
-                    C[ax0, ax1, ax2, ax3] = T.max(
-                        C[ax0, ax1, ax2, ax3], B[ax0, (ax1 + rv0) % 8, ax2 + rv1, ax3]
-                    )
-
-    sch = T.Schedule(cascade_2_max_pool2d, debug_mask="all")
-    io, _ = _tile_nd(sch, [1, 6, 6, 16], "C")
-    sch.compute_at(sch.get_block("B"), io[-1])
-    sch.rolling_buffer(sch.get_block("B"), 0)
-    assert_schedule(cascade_2_max_pool2d, sch, expected)
+@pytest.mark.parametrize(
+    "th, tw, shape, rolled, guard",
+    [
+        # one tile of rows: the columns roll (4 + 2 of them)
+        (6, 4, (8, 6), 1, ["(w_0 < 1)", "(2 <= ax1)", "(((w_0 * 4) + ax1) < 9)"]),
+        # one tile of columns: the rows roll
+        (2, 7, (4, 9), 0, ["(h_0 < 1)", "(2 <= ax0)"]),
+        # both tiled, ragged: the rows (the outer tile loop) roll, both halos skipped
+        (4, 3, (6, 9), 0, ["(h_0 < 1)", "(2 <= ax0)", "(w_0 < 1)", "(2 <= ax1)"]),
+    ],
+    ids=["columns", "rows", "both_ragged"],
+)
+def test_a_doubled_blur(th, tw, shape, rolled, guard):
+    sch = T.Schedule(blur_twice, debug_mask="all")
+    _blur_tiles(sch, th, tw)
+    sch.rolling_buffer(sch.get_block("blur1"), 0)
+    assert _alloc_shapes(sch) == {"once": shape}
+    # the rolled dimension's iter var becomes opaque in the producer and the consumer
+    for name in ("blur1", "blur2"):
+        kinds = _kinds(sch, name)
+        assert kinds[rolled] == IterKind.OPAQUE
+        assert kinds[1 - rolled] == IterKind.SPATIAL
+    producer = sch.get(sch.get_block("blur1"))
+    index = expr_text(producer.writes[0].region[rolled].min)
+    assert index.endswith(f" % {shape[rolled]})")
+    text = expr_text(realize_of(sch, "blur1").predicate)
+    for part in guard:
+        assert part in text, (part, text)
+    assert_native_same(blur_twice, sch)
 
 
-def test_upscale_with_a_fractional_stride():
-    @T.prim_func
-    def before(A: T.Buffer((1, 16, 16, 16), "int8"), C: T.Buffer((1, 24, 24, 16), "int8")):
-        B = T.alloc_buffer([1, 14, 14, 16], dtype="int8")
-        for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 5, 5, 1):
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(5, 5, 16, 3, 3):
-                with T.block("B"):
-                    T.where(i1_0 * 5 // 2 + ax0 < 14 and i2_0 * 5 // 2 + ax1 < 14)
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.spatial(14, i1_0 * 5 // 2 + ax0)
-                    ax2_1 = T.axis.spatial(14, i2_0 * 5 // 2 + ax1)
-                    ax3_1 = T.axis.spatial(16, ax2)
-                    rv0, rv1 = T.axis.remap("RR", [ax3, ax4])
-                    T.reads(A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
-                    T.writes(B[ax0_1, ax1_1, ax2_1, ax3_1])
-                    with T.init():
-                        B[ax0_1, ax1_1, ax2_1, ax3_1] = T.int8(-128)
-                    B[ax0_1, ax1_1, ax2_1, ax3_1] = T.max(
-                        B[ax0_1, ax1_1, ax2_1, ax3_1], A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1]
-                    )
-            for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 5, 5, 16, 3, 3):
-                with T.block("C"):
-                    T.where(i1_0 * 5 + i1_1 < 24 and i2_0 * 5 + i2_1 < 24)
-                    ax0 = T.axis.spatial(1, i0_0 + i0_1)
-                    ax1 = T.axis.spatial(24, i1_0 * 5 + i1_1)
-                    ax2 = T.axis.spatial(24, i2_0 * 5 + i2_1)
-                    ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(B[ax0, ax1 // 2 + rv0, ax2 // 2 + rv1, ax3])
-                    T.writes(C[ax0, ax1, ax2, ax3])
-                    with T.init():
-                        C[ax0, ax1, ax2, ax3] = T.int8(-128)
-                    C[ax0, ax1, ax2, ax3] = T.max(
-                        C[ax0, ax1, ax2, ax3], B[ax0, ax1 // 2 + rv0, ax2 // 2 + rv1, ax3]
-                    )
-
-    @T.prim_func
-    def expected(A: T.Buffer((1, 16, 16, 16), "int8"), C: T.Buffer((1, 24, 24, 16), "int8")):
-        B = T.alloc_buffer([1, 5, 14, 16], dtype="int8")
-        for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 5, 5, 1):
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(5, 5, 16, 3, 3):
-                with T.block("B"):
-                    T.where(
-                        i1_0 * 5 // 2 + ax0 < 14
-                        and i2_0 * 5 // 2 + ax1 < 14
-                        and (i1_0 < 1 or 2 <= ax0)
-                        and (i2_0 < 1 or 2 <= ax1)
-                    )
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.opaque(14, i1_0 * 5 // 2 + ax0)
-                    ax2_1 = T.axis.spatial(14, i2_0 * 5 // 2 + ax1)
-                    ax3_1 = T.axis.spatial(16, ax2)
-                    rv0, rv1 = T.axis.remap("RR", [ax3, ax4])
-                    T.reads(A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
-                    T.writes(B[ax0_1, ax1_1 % 5, ax2_1, ax3_1])
-                    with T.init():
-                        B[ax0_1, ax1_1 % 5, ax2_1, ax3_1] = T.int8(-128)
-                    B[ax0_1, ax1_1 % 5, ax2_1, ax3_1] = T.max(
-                        B[ax0_1, ax1_1 % 5, ax2_1, ax3_1], A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1]
-                    )
-            for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 5, 5, 16, 3, 3):
-                with T.block("C"):
-                    T.where(i1_0 * 5 + i1_1 < 24 and i2_0 * 5 + i2_1 < 24)
-                    ax0 = T.axis.spatial(1, i0_0 + i0_1)
-                    ax1 = T.axis.opaque(24, i1_0 * 5 + i1_1)
-                    ax2 = T.axis.spatial(24, i2_0 * 5 + i2_1)
-                    ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(B[ax0, (ax1 // 2 + rv0) % 5, ax2 // 2 + rv1, ax3])
-                    T.writes(C[ax0, ax1, ax2, ax3])
-                    with T.init():
-                        C[ax0, ax1, ax2, ax3] = T.int8(-128)
-                    C[ax0, ax1, ax2, ax3] = T.max(
-                        C[ax0, ax1, ax2, ax3], B[ax0, (ax1 // 2 + rv0) % 5, ax2 // 2 + rv1, ax3]
-                    )
-
-    sch = T.Schedule(before, debug_mask="all")
-    sch.rolling_buffer(sch.get_block("B"), 0)
-    assert_schedule(before, sch, expected)
+@T.prim_func
+def resample_chain(X: T.Buffer((22,), "int32"), Y: T.Buffer((18,), "int32")):
+    P = T.alloc_buffer((21,), "int32")
+    Q = T.alloc_buffer((10,), "int32")
+    for i in range(21):
+        with T.block("sum2"):
+            vi = T.axis.spatial(21, i)
+            P[vi] = X[vi] + X[vi + 1]
+    for j in range(10):
+        with T.block("down"):
+            vj = T.axis.spatial(10, j)
+            Q[vj] = P[vj * 2] - P[vj * 2 + 2]
+    for k in range(18):
+        with T.block("up"):
+            vk = T.axis.spatial(18, k)
+            Y[vk] = Q[vk // 2] * 3 + Q[vk // 2 + 1]
 
 
-def test_not_computed_at_the_consumer_is_refused():
-    sch = T.Schedule(cascade_2_max_pool2d, debug_mask="all")
-    _tile_nd(sch, [1, 4, 8, 16], "C")
-    _tile_nd(sch, [1, 4, 8, 16], "B")
-    with pytest.raises(T.ScheduleError, match="is not a loop: compute 'B' at a tile loop"):
-        sch.rolling_buffer(sch.get_block("B"), 0)
+def test_a_chain_with_a_stride_and_a_fractional_step():
+    sch = T.Schedule(resample_chain, debug_mask="all")
+    (k,) = sch.get_loops("up")
+    tile, _ = sch.split(k, [None, 6])
+    sch.compute_at(sch.get_block("down"), tile)
+    sch.compute_at(sch.get_block("sum2"), tile)
+    sch.rolling_buffer(sch.get_block("down"), 0)
+    sch.rolling_buffer(sch.get_block("sum2"), 0)
+    # 6 outputs read 3 + 1 values of Q (one shared), which read 2 * 3 + 3 of P (3 shared)
+    assert _alloc_shapes(sch) == {"P": (9,), "Q": (4,)}
+    assert expr_text(realize_of(sch, "down").predicate) == "((k_0 < 1) or (1 <= ax0))"
+    assert expr_text(realize_of(sch, "sum2").predicate) == "((k_0 < 1) or (3 <= ax0))"
+    assert [region_text(r) for r in sch.get(sch.get_block("down")).writes] == ["Q[(vj % 4)]"]
+    assert [region_text(r) for r in sch.get(sch.get_block("sum2")).writes] == ["P[(vi % 9)]"]
+    # the consumers read through the same modulo
+    down_reads = region_text(sch.get(sch.get_block("down")).reads[0])
+    assert "((vj * 2) % 9)" in down_reads and "(((vj * 2) + 2) % 9)" in down_reads
+    up_reads = region_text(sch.get(sch.get_block("up")).reads[0])
+    assert "((vk // 2) % 4)" in up_reads and "(((vk // 2) + 1) % 4)" in up_reads
+    assert_native_same(resample_chain, sch)
+    _replays(resample_chain, sch)
 
 
-def test_tiles_without_overlap_are_refused():
-    @T.prim_func
-    def non_overlap(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 12, 12, 16), "int8")):
-        B = T.alloc_buffer([1, 12, 12, 16], dtype="int8")
-        for _i0_0, i1_0, i2_0, i3_0 in T.grid(1, 3, 3, 1):
-            for ax0, ax1, ax2 in T.grid(4, 4, 16):
-                with T.block("B"):
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.spatial(12, i1_0 * 4 + ax0)
-                    ax2_1 = T.axis.spatial(12, i2_0 * 4 + ax1)
-                    ax3 = T.axis.spatial(16, ax2)
-                    B[ax0_1, ax1_1, ax2_1, ax3] = A[ax0_1, ax1_1, ax2_1, ax3]
-            for i1_1, i2_1, i3_1 in T.grid(4, 4, 16):
-                with T.block("C"):
-                    ax1 = T.axis.spatial(12, i1_0 * 4 + i1_1)
-                    ax2 = T.axis.spatial(12, i2_0 * 4 + i2_1)
-                    ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    C[0, ax1, ax2, ax3] = B[0, ax1, ax2, ax3]
+@T.prim_func
+def tiles_apart(A: T.Buffer((12,), "float32"), C: T.Buffer((12,), "float32")):
+    B = T.alloc_buffer((12,))
+    for t0 in range(3):
+        for t1 in range(4):
+            with T.block("square"):
+                vt = T.axis.spatial(12, t0 * 4 + t1)
+                B[vt] = A[vt] * A[vt]
+        for t1 in range(4):
+            with T.block("shift"):
+                vt = T.axis.spatial(12, t0 * 4 + t1)
+                C[vt] = B[vt] + T.float32(1)
 
-    sch = T.Schedule(non_overlap, debug_mask="all")
+
+def test_refusals():
+    sch = T.Schedule(diff_chain, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match="block 'gap' is an output block"):
+        sch.rolling_buffer(sch.get_block("gap"), 0)
+    # not computed at the consumer: the common ancestor is the root block, not a loop
+    with pytest.raises(T.ScheduleError,
+                       match="the lowest common ancestor of block 'pair' and its consumers is"):
+        sch.rolling_buffer(sch.get_block("pair"), 0)
+    with pytest.raises(T.ScheduleError, match="index 1 is out of range"):
+        sch.rolling_buffer(sch.get_block("pair"), 1)
+    assert_structure(sch, diff_chain)
+    # consecutive tiles touching disjoint elements: nothing to roll
+    sch = T.Schedule(tiles_apart, debug_mask="all")
     with pytest.raises(T.ScheduleError, match="no dimension matching the rolling pattern"):
-        sch.rolling_buffer(sch.get_block("B"), 0)
-    assert_schedule(non_overlap, sch, non_overlap)
-
-
-def test_an_output_block_and_a_bad_index_are_refused():
-    sch = T.Schedule(cascade_2_max_pool2d, debug_mask="all")
-    with pytest.raises(T.ScheduleError, match="is an output block"):
-        sch.rolling_buffer(sch.get_block("C"), 0)
-    with pytest.raises(T.ScheduleError):
-        sch.rolling_buffer(sch.get_block("B"), 1)
-
-
-@T.prim_func
-def cascade_3_max_pool2d_with_stride(A: T.Buffer((1, 24, 24, 16), "int8"),
-                                     C: T.Buffer((1, 8, 8, 16), "int8")):
-    B_0 = T.alloc_buffer([1, 22, 22, 16], dtype="int8")
-    B_1 = T.alloc_buffer([1, 10, 10, 16], dtype="int8")
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 22, 22, 16, 3, 3):
-        with T.block("B_0"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
-            with T.init():
-                B_0[ax0, ax1, ax2, ax3] = T.int8(-128)
-            B_0[ax0, ax1, ax2, ax3] = T.max(
-                B_0[ax0, ax1, ax2, ax3], A[ax0, ax1 + rv0, ax2 + rv1, ax3]
-            )
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 10, 10, 16, 3, 3):
-        with T.block("B_1"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
-            with T.init():
-                B_1[ax0, ax1, ax2, ax3] = T.int8(-128)
-            B_1[ax0, ax1, ax2, ax3] = T.max(
-                B_1[ax0, ax1, ax2, ax3], B_0[ax0, ax1 * 2 + rv0, ax2 * 2 + rv1, ax3]
-            )
-    for i0, i1, i2, i3, i4, i5 in T.grid(1, 8, 8, 16, 3, 3):
-        with T.block("C"):
-            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
-            with T.init():
-                C[ax0, ax1, ax2, ax3] = T.int8(-128)
-            C[ax0, ax1, ax2, ax3] = T.max(
-                C[ax0, ax1, ax2, ax3], B_1[ax0, ax1 + rv0, ax2 + rv1, ax3]
-            )
-
-
-def test_cascade_of_three_with_a_stride():
-    @T.prim_func
-    def expected(A: T.Buffer((1, 24, 24, 16), "int8"), C: T.Buffer((1, 8, 8, 16), "int8")):
-        B_0 = T.alloc_buffer([1, 13, 22, 16], dtype="int8")
-        B_1 = T.alloc_buffer([1, 6, 10, 16], dtype="int8")
-        for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 2, 2, 1):
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(13, 13, 16, 3, 3):
-                with T.block("B_0"):
-                    T.where((i1_0 < 1 or 5 <= ax0) and (i2_0 < 1 or 5 <= ax1))
-                    ax0_1 = T.axis.spatial(1, 0)
-                    ax1_1 = T.axis.opaque(22, i1_0 * 8 + ax0)
-                    ax2_1 = T.axis.spatial(22, i2_0 * 8 + ax1)
-                    ax3_1, rv0, rv1 = T.axis.remap("SRR", [ax2, ax3, ax4])
-                    T.reads(A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
-                    T.writes(B_0[ax0_1, ax1_1 % 13, ax2_1, ax3_1])
-                    with T.init():
-                        B_0[ax0_1, ax1_1 % 13, ax2_1, ax3_1] = T.int8(-128)
-                    B_0[ax0_1, ax1_1 % 13, ax2_1, ax3_1] = T.max(
-                        B_0[ax0_1, ax1_1 % 13, ax2_1, ax3_1],
-                        A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1],
-                    )
-            for ax0, ax1, ax2, ax3, ax4 in T.grid(6, 6, 16, 3, 3):
-                with T.block("B_1"):
-                    T.where((i1_0 < 1 or 2 <= ax0) and (i2_0 < 1 or 2 <= ax1))
-                    ax0_2 = T.axis.spatial(1, 0)
-                    ax1_2 = T.axis.opaque(10, i1_0 * 4 + ax0)
-                    ax2_2 = T.axis.spatial(10, i2_0 * 4 + ax1)
-                    ax3_2, rv0, rv1 = T.axis.remap("SRR", [ax2, ax3, ax4])
-                    T.reads(B_0[ax0_2, (ax1_2 * 2 + rv0) % 13, ax2_2 * 2 + rv1, ax3_2])
-                    T.writes(B_1[ax0_2, ax1_2 % 6, ax2_2, ax3_2])
-                    with T.init():
-                        B_1[ax0_2, ax1_2 % 6, ax2_2, ax3_2] = T.int8(-128)
-                    B_1[ax0_2, ax1_2 % 6, ax2_2, ax3_2] = T.max(
-                        B_1[ax0_2, ax1_2 % 6, ax2_2, ax3_2],
-                        B_0[ax0_2, (ax1_2 * 2 + rv0) % 13, ax2_2 * 2 + rv1, ax3_2],
-                    )
-            for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 4, 4, 16, 3, 3):
-                with T.block("C"):
-                    ax0_3 = T.axis.spatial(1, i0_0 + i0_1)
-                    ax1_3 = T.axis.opaque(8, i1_0 * 4 + i1_1)
-                    ax2_3 = T.axis.spatial(8, i2_0 * 4 + i2_1)
-                    ax3_3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
-                    rv0, rv1 = T.axis.remap("RR", [i4, i5])
-                    T.reads(B_1[ax0_3, (ax1_3 + rv0) % 6, ax2_3 + rv1, ax3_3])
-                    T.writes(C[ax0_3, ax1_3, ax2_3, ax3_3])
-                    with T.init():
-                        C[ax0_3, ax1_3, ax2_3, ax3_3] = T.int8(-128)
-                    C[ax0_3, ax1_3, ax2_3, ax3_3] = T.max(
-                        C[ax0_3, ax1_3, ax2_3, ax3_3],
-                        B_1[ax0_3, (ax1_3 + rv0) % 6, ax2_3 + rv1, ax3_3],
-                    )
-
-    func = cascade_3_max_pool2d_with_stride
-    sch = T.Schedule(func, debug_mask="all")
-    io, _ = _tile_nd(sch, [1, 4, 4, 16], "C")
-    sch.compute_at(sch.get_block("B_1"), io[-1])
-    sch.compute_at(sch.get_block("B_0"), io[-1])
-    sch.rolling_buffer(sch.get_block("B_0"), 0)
-    sch.rolling_buffer(sch.get_block("B_1"), 0)
-    assert_schedule(func, sch, expected)
-    _replays(func, sch)
+        sch.rolling_buffer(sch.get_block("square"), 0)
+    assert_structure(sch, tiles_apart)
+    assert_same_results(tiles_apart, sch)
