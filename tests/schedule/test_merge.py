@@ -156,13 +156,6 @@ def uneven(A: T.Buffer((6, 8), "float32"), B: T.Buffer((6, 8), "float32"),
         with T.block("swapped"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = A[vi, vj] * T.float32(2)
-    for i in range(6):
-        with T.block("outer"):
-            vi = T.axis.spatial(6, i)
-            for j in range(8):
-                with T.block("inner"):
-                    vj = T.axis.spatial(8, j)
-                    D[vi, vj] = D[vi, vj] + T.float32(1)
     for i in T.serial(6, annotations={"pragma_note": 1}):
         for j in range(8):
             with T.block("noted"):
