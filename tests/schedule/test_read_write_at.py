@@ -65,6 +65,19 @@ def test_a_window_per_tile_and_an_output_row_per_batch():
     _replays(correlate, sch)
 
 
+def test_a_read_and_a_write_staged_at_the_same_loop():
+    sch = T.Schedule(correlate, debug_mask="all")
+    block = sch.get_block("corr")
+    b, t0, _, _ = sch.get_loops(block)
+    sch.read_at(t0, block, "K", "local")
+    out = sch.write_at(t0, block, "Y", "local")  # the loop handle survives the first copy
+    assert sch.get(b).loop_var.name == "b" and sch.get(t0).loop_var.name == "t0"
+    assert [region_text(r) for r in sch.get(out).writes] == ["Y[v0, (v1 * 4):(v1 * 4)+4]"]
+    assert block_names(func_of(sch)) == ["K_local", "corr", "Y_local"]
+    assert_same_results(correlate, sch)
+    _replays(correlate, sch)
+
+
 @T.prim_func
 def transpose_threads(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
     for bx in T.thread_binding(2, thread="blockIdx.x"):
