@@ -486,3 +486,6 @@ _kind(
     lambda sch, i, a, d: sch.enter_postproc(),
     lambda o, i, a, d: PythonCall("enter_postproc").text(),
 )
+
+
+from . import inst_kinds_extra  # noqa: E402, F401  (the kinds of schedule_extra.py)

@@ -6,18 +6,19 @@ verifier and, when an equivalence checker is installed (``tvmscript`` installs o
 the reference interpreter on random inputs), by a comparison with the original function.
 
 The class is put together from the core (``schedule_base.py``: state, handles, applying
-and recording a primitive, queries) and two groups of primitives (``schedule_loops.py``,
-``schedule_data.py``).
+and recording a primitive, queries) and three groups of primitives (``schedule_loops.py``,
+``schedule_data.py``, ``schedule_extra.py``).
 """
 
 from __future__ import annotations
 
 from .schedule_base import StmtSRef, set_equivalence_checker
 from .schedule_data import DataPrimitives
+from .schedule_extra import ExtraPrimitives
 from .schedule_loops import LoopPrimitives
 
 __all__ = ["Schedule", "StmtSRef", "set_equivalence_checker"]
 
 
-class Schedule(LoopPrimitives, DataPrimitives):
+class Schedule(LoopPrimitives, DataPrimitives, ExtraPrimitives):
     """A user-directed schedule of a PrimFunc or of the functions of an IRModule."""

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from sched_checks import scheduled
+from trace_cases_extra import EXTRA_CASES
 
 from irbuilder.ir import PrimFunc, structural_equal
 from lowering.schedule.record import KIND_OF
@@ -157,6 +158,7 @@ CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("reindex_caches", pipeline, _reindex_caches),
     ("reductions", matmul, _reductions),
     ("blocks", matmul, _blocks),
+    *EXTRA_CASES,  # the primitives of schedule_extra.py
 ]
 
 

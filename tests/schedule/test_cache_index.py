@@ -1,0 +1,123 @@
+"""cache_index on a strided gather (integer index arithmetic over one and two iter vars) and
+a linear stretch (float index arithmetic): the block's pure index computations, those seen
+at least ``cse_thresh`` times, are computed once per index value into ``index_var_<k>`` by
+``index_<k>`` blocks placed before the block, which then loads them; refusals."""
+
+from __future__ import annotations
+
+import pytest
+from extra_checks import assert_native_same, bindings, block_names, func_of
+from sched_checks import assert_same_results, assert_structure
+from test_trace_kinds import _replays
+
+from irbuilder.ir import BufferLoad, post_order_visit
+from tvmscript import tir as T
+
+
+@T.prim_func
+def strided_gather(img: T.Buffer((2, 6, 9), "int32"), out: T.Buffer((2, 12, 10), "int32")):
+    for n, r, c in T.grid(2, 12, 10):
+        with T.block("pick"):
+            vn, vr, vc = T.axis.remap("SSS", [n, r, c])
+            out[vn, vr, vc] = img[vn, vr // 2, (vc * 4) // 5] + img[vn, vr // 2, (vr + vc) % 9]
+
+
+def _caches(sch: T.Schedule) -> list[tuple[str, tuple[int, ...], str, str]]:
+    root = sch.get(sch.get_block("root"))
+    return [
+        (b.name, tuple(int(d.value) for d in b.shape), str(b.dtype), b.scope)
+        for b in root.alloc_buffers
+    ]
+
+
+def _loaded(sch: T.Schedule, block: str) -> set[str]:
+    names: set[str] = set()
+    post_order_visit(
+        sch.get(sch.get_block(block)).body,
+        lambda n: names.add(n.buffer.name) if isinstance(n, BufferLoad) else None,
+    )
+    return names
+
+
+def test_every_index_computation_at_threshold_zero():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    stages = sch.cache_index(sch.get_block("pick"), "global")
+    assert [sch.get(b).name_hint for b in stages] == ["index_0", "index_1", "index_2"]
+    # one entry per value of the iter vars an index uses: c alone, (r, c), r alone
+    assert _caches(sch) == [
+        ("index_var_0", (10,), "int32", "global"),
+        ("index_var_1", (12, 10), "int32", "global"),
+        ("index_var_2", (12,), "int32", "global"),
+    ]
+    assert bindings(sch, stages[1]) == ["v0=ax0", "v1=ax1"]
+    assert block_names(func_of(sch)) == ["index_0", "index_1", "index_2", "pick"]
+    assert _loaded(sch, "pick") == {"img", "index_var_0", "index_var_1", "index_var_2"}
+    assert_native_same(strided_gather, sch)
+    assert sch.trace.as_python()[1] == (
+        'b1, b2, b3 = sch.cache_index(block=b0, storage_scope="global", cse_thresh=0)'
+    )
+    _replays(strided_gather, sch)
+
+
+def test_a_threshold_keeps_only_the_repeated_index():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    (stage,) = sch.cache_index("pick", "local", 2)
+    # r // 2 indexes both loads; the others once each
+    assert _caches(sch) == [("index_var_0", (12,), "int32", "local")]
+    assert _loaded(sch, "index_0") == set()
+    assert _loaded(sch, "pick") == {"img", "index_var_0"}
+    assert sch.get(stage).name_hint == "index_0"
+    assert_same_results(strided_gather, sch)
+
+
+@pytest.mark.parametrize("thresh", [3, 40])
+def test_a_threshold_above_every_count_changes_nothing(thresh):
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    assert sch.cache_index(sch.get_block("pick"), "global", thresh) == []
+    assert_structure(sch, strided_gather)
+
+
+@T.prim_func
+def stretch(x: T.Buffer((8,), "float32"), y: T.Buffer((13,), "float32")):
+    for i in range(13):
+        with T.block("lerp"):
+            vi = T.axis.spatial(13, i)
+            y[vi] = x[T.min(T.Cast("int32", T.floor(T.Cast("float32", vi) * T.float32(0.55))), 7)] * (  # noqa: E501
+                T.Cast("float32", vi) * T.float32(0.55)
+                - T.floor(T.Cast("float32", vi) * T.float32(0.55))
+            ) + x[T.min(T.Cast("int32", T.floor(T.Cast("float32", vi) * T.float32(0.55))) + 1, 7)] * (  # noqa: E501
+                T.float32(1)
+                - (T.Cast("float32", vi) * T.float32(0.55)
+                   - T.floor(T.Cast("float32", vi) * T.float32(0.55)))
+            )
+
+
+@pytest.mark.parametrize(
+    "thresh, caches",
+    [
+        # everything pure in vi: both clamped positions, the fraction and its complement
+        (0, [("float32",), ("float32",), ("int32",), ("int32",)]),
+        # the fraction and the integer position, each used twice
+        (2, [("float32",), ("int32",)]),
+        # only the floor, used four times
+        (3, [("float32",)]),
+    ],
+)
+def test_float_index_arithmetic(thresh, caches):
+    sch = T.Schedule(stretch, debug_mask="all")
+    stages = sch.cache_index(sch.get_block("lerp"), "global", thresh)
+    assert len(stages) == len(caches)
+    assert [(dtype,) for _, shape, dtype, _ in _caches(sch)] == caches
+    assert all(shape == (13,) for _, shape, _, _ in _caches(sch))
+    assert _loaded(sch, "lerp") == {"x"} | {f"index_var_{k}" for k in range(len(caches))}
+    assert_native_same(stretch, sch)
+    _replays(stretch, sch)
+
+
+def test_refusals():
+    sch = T.Schedule(strided_gather, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match="'elsewhere' is not a storage scope"):
+        sch.cache_index(sch.get_block("pick"), "elsewhere")
+    with pytest.raises(T.ScheduleError, match="cse_thresh must not be negative, got -2"):
+        sch.cache_index(sch.get_block("pick"), "global", -2)
+    assert_structure(sch, strided_gather)
