@@ -6,6 +6,7 @@ from __future__ import annotations
 from irbuilder.ir import (
     Allocate,
     Block,
+    BlockRealize,
     Buffer,
     DeclBuffer,
     SeqStmt,
@@ -97,6 +98,10 @@ def place_stage(
     """Insert ``stage`` as item ``position`` of ``holder`` (as edits since it was found left
     it), allocate ``cache`` in the ``scope`` block; returns the stage's block."""
     holder_now = state.resolve(holder)
+    if holder_now is None and isinstance(holder, BlockRealize):
+        # the holder is the one block realized in its scope (no loop around it), which the
+        # redirection of its accesses rebuilt: its new realize stands where it stood
+        holder_now = state.index.realize_of(resolve_block(state, holder.block))
     assert holder_now is not None
     insert_at(state, holder_now, position, stage)
     allocate_buffer(state, resolve_block(state, scope), cache)

@@ -171,7 +171,13 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     )
     realize = index.realize_of(block)
     scope = index.scope_block(realize)
-    position = top_level_position(state, scope, realize)
+    try:
+        position = top_level_position(state, scope, realize)
+    except ValueError:
+        # below its scope block's init (an init statement of a blockized reduction): the
+        # reindex stage has no place in the scope's statement list
+        raise fail(state, name, f"block {block.name_hint!r} is inside the init of block "
+                   f"{scope.name_hint!r}; the reindex stage would have no place", block) from None
     item = scope_items(scope)[position]
     others = [b for b in index.blocks_below(item) if b is not block] if item is not realize else []
     if is_write and uses_opaquely(block, buffer):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sched_checks import assert_same_results, assert_schedule
 
+from irbuilder.ir import Block, post_order_visit
 from tvmscript import tir as T
 
 
@@ -569,3 +570,45 @@ def guarded(A: T.Buffer((8, 6), "int32"), OUT: T.Buffer((8, 6), "int32")):
     from tvmscript.ir import structural_equal
 
     assert structural_equal(sch.mod["main"], before)
+
+
+@T.prim_func
+def one_block_scope(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+    # a block realized right under the root, no loop around it (a blockized stage)
+    with T.block("outer"):
+        vo = T.axis.spatial(1, 0)
+        for i, j in T.grid(16, 16):
+            with T.block("inner"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(3)
+
+
+@T.prim_func
+def summed_rows(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    with T.block("outer"):
+        vk = T.axis.reduce(1, 0)
+        with T.init():
+            for i in range(16):
+                with T.block("zero"):
+                    vi = T.axis.spatial(16, i)
+                    B[vi] = T.float32(0)
+        for k, i in T.grid(16, 16):
+            with T.block("sum"):
+                vkk, vi = T.axis.remap("RS", [k, i])
+                B[vi] = B[vi] + A[vi, vkk]
+
+
+@pytest.mark.parametrize("primitive", ["cache_read", "cache_write"])
+def test_caches_of_a_block_with_no_loop_around_it(primitive: str) -> None:
+    sch = T.Schedule(one_block_scope, debug_mask="all")
+    getattr(sch, primitive)(sch.get_block("outer"), 0, "local")
+    names: list[str] = []
+    post_order_visit(sch.mod["main"].body,
+                     lambda n: names.append(n.name_hint) if isinstance(n, Block) else None)
+    assert ("A_local" if primitive == "cache_read" else "B_local") in names
+
+
+def test_reindex_of_a_block_in_an_init_is_refused() -> None:
+    sch = T.Schedule(summed_rows, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match="block 'zero' is inside the init of block 'outer'"):
+        sch.reindex(sch.get_block("zero"), ("write", 0))
