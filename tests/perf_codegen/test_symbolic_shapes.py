@@ -68,7 +68,7 @@ def test_symbolic_matmul_is_interchanged_under_trip_count_tests() -> None:
     assert "if n % 32 == 0 and n % 16 == 0 and" in text
     assert "if n % 4 == 0 and n % 16 == 0 and" in text
     assert "if n >= 16 and n > 0 and" in text
-    assert re.search(r"for k_\d+, j_\d+ in T.grid\(n, n\):", text)
+    assert re.search(r"for k(_\d+)?, j(_\d+)? in T.grid\(n, n\):", text)
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 15, 16, 17, 40])

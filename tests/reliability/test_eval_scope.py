@@ -50,20 +50,23 @@ def test_captured_values_and_T_are_visible() -> None:
     assert "42" in f.script()
 
 
-def test_uncaptured_module_globals_are_refused_for_decorated_kernels() -> None:
+def test_module_globals_a_decorated_kernel_names_resolve_as_in_tvm() -> None:
+    # TVM v0.16 evaluates a kernel's names in its function's globals: a module the file
+    # imports, or a helper it defines, is what the name means (name isolation, not a
+    # sandbox: the kernel's author wrote the call)
     from tvmscript import tir as T
 
-    with pytest.raises(tvmscript.DiagnosticError, match="os"):
+    @T.prim_func
+    def k(A: T.Buffer((4,), "int32")) -> None:
+        A[0] = os.getpid()
 
-        @T.prim_func
-        def k(A: T.Buffer((4,), "int32")) -> None:
-            A[0] = os.getpid()
+    assert str(os.getpid()) in k.script()
 
-    with pytest.raises(tvmscript.DiagnosticError, match="_helper"):
+    @T.prim_func
+    def k2(A: T.Buffer((4,), "int32")) -> None:
+        A[0] = _helper()
 
-        @T.prim_func
-        def k2(A: T.Buffer((4,), "int32")) -> None:
-            A[0] = _helper()
+    assert f"A[0] = {_helper()}" in k2.script()
 
 
 def test_primitive_module_globals_are_captured_for_decorated_kernels() -> None:

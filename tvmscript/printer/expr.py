@@ -158,6 +158,9 @@ def _needs_node_form(expr: BinaryOp) -> bool:
     # construction-time identities); ``T.And(True, x)``, ``T.Mul(x, 1)`` keep the node.
     if folds_at_construction(expr):
         return True
+    # ``a or b`` of bool vectors parses as ``T.bitwise_or`` (TVM's parser): the node keeps Or
+    if isinstance(expr, (And, Or)) and not expr.dtype.is_scalar:
+        return True
     # The parser refuses an integer division by the constant 0 unless spelled as the node.
     return (
         isinstance(expr, (Div, Mod, FloorDiv, FloorMod))
