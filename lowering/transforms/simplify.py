@@ -160,6 +160,7 @@ class Simplifier(ExprSimplifier):
         self._local: set[Var] = set()  # data vars of the function's own allocations
         self.buffer_subst: dict[Buffer, Buffer] = {}
         self.undeclared: dict[Buffer, tuple[tuple[tuple[Var, PrimExpr], ...], Buffer]] = {}
+        self.layout_vars: dict[Buffer, tuple[Var, ...]] = {}
         self._stores_memo: dict[int, _StoreSummary] = {}
         # Set when this round may have missed something a next round would see: a loop
         # body forgot the facts its stores kill before the round simplified those stores.
@@ -395,12 +396,19 @@ class Simplifier(ExprSimplifier):
             new = DeclBuffer(buffer, body, span=stmt.span)
         return _no_op() if is_no_op(new.body) else new
 
+    def _layout_vars(self, buffer: Buffer) -> tuple[Var, ...]:
+        """The variables of ``buffer``'s shape, strides and offset (computed once a buffer:
+        :meth:`visit_buffer` asks at every buffer reference)."""
+        found = self.layout_vars.get(buffer)
+        if found is None:
+            found = tuple(v for e in (*buffer.shape, *buffer.strides, buffer.elem_offset)
+                          for v in free_vars(e))
+            self.layout_vars[buffer] = found
+        return found
+
     def _declared(self, buffer: Buffer) -> Buffer:
         """``buffer`` with the substituted vars in its shape, strides and offset replaced."""
-        if not self.subst:
-            return buffer
-        fields = (*buffer.shape, *buffer.strides, buffer.elem_offset)
-        if not any(v in self.subst for e in fields for v in free_vars(e)):
+        if not self.subst or not any(v in self.subst for v in self._layout_vars(buffer)):
             return buffer
         return dataclasses.replace(
             buffer,
@@ -416,16 +424,14 @@ class Simplifier(ExprSimplifier):
         # A buffer used without a declaration (``T.Buffer((n, n), data=A.data)`` in the body)
         # may name a constant let this pass substitutes and drops: it follows, the same new
         # buffer for every use under the same substitution.
-        renamed = self._declared(buffer)
-        if renamed is buffer:
+        key = tuple((v, self.subst[v]) for v in self._layout_vars(buffer) if v in self.subst)
+        if not key:
             return buffer
-        key = tuple((v, self.subst[v]) for e in (*buffer.shape, *buffer.strides,
-                                                 buffer.elem_offset)
-                    for v in free_vars(e) if v in self.subst)
         known = self.undeclared.get(buffer)
         if known is not None and len(known[0]) == len(key) and all(
                 a is c and b is d for (a, b), (c, d) in zip(known[0], key)):
             return known[1]
+        renamed = self._declared(buffer)
         self.undeclared[buffer] = (key, renamed)
         return renamed
 
