@@ -59,6 +59,9 @@ def _kernels() -> Iterator[tuple[str, Any]]:
 
 
 _FUNCTION_TYPE = re.compile(r"^\s*\.type\s+([\w.$]+),@function", re.M)
+# Local labels carry the function's index in the module (`.LBB4_2`, `.LCPI4_0`): a function
+# added or removed before it renumbers them without changing its code.
+_NUMBERED_LABEL = re.compile(r"\.L(BB|CPI|func_end|tmp)\d+(?=_|\b)")
 
 
 def _asm_functions(asm: str) -> dict[str, str]:
@@ -69,7 +72,8 @@ def _asm_functions(asm: str) -> dict[str, str]:
         start = re.search(rf"^{re.escape(name)}:", asm, re.M)
         end = re.search(rf"^\s*\.size\s+{re.escape(name)},", asm, re.M)
         if start and end:
-            out[name] = _digest(asm[start.end():end.start()])
+            body = _NUMBERED_LABEL.sub(lambda m: f".L{m[1]}", asm[start.end():end.start()])
+            out[name] = _digest(body)
     return out
 
 

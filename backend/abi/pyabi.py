@@ -6,7 +6,9 @@
   load time (:data:`RUNTIME_GLOBALS`): exception type slots, numpy type and canonical dtype
   descriptor objects, ``None``/``True``/``False``;
 * :func:`runtime_prelude_ir`: IR declarations plus small internal helper functions that read
-  ndarray fields and raise Python exceptions (include it exactly once per module).
+  ndarray fields (include it exactly once per module); the helpers raising Python exceptions
+  are declared there and defined once per process (:func:`prelude_helper_definitions`,
+  compiled by :mod:`backend.abi.shared_helpers`).
 
 Exception slots: ``@tvms_exc_ValueError`` is the address of a word holding the ``PyObject*`` of
 ``ValueError`` (like CPython's own ``PyExc_ValueError`` variable).  Raise from kernel IR with::
@@ -33,6 +35,7 @@ import numpy as np
 __all__ = [
     "DTYPES",
     "EXCEPTIONS",
+    "SHARED_PRELUDE_HELPERS",
     "NPY_ARRAY_ALIGNED",
     "NPY_ARRAY_C_CONTIGUOUS",
     "NPY_ARRAY_F_CONTIGUOUS",
@@ -43,6 +46,7 @@ __all__ = [
     "array_dtype_matches_ir",
     "c_string_global",
     "ndarray_layout",
+    "prelude_helper_definitions",
     "runtime_global_address",
     "runtime_prelude_ir",
     "runtime_prelude_symbols",
@@ -267,13 +271,192 @@ def array_dtype_matches_ir(result: str, array: str, dtype: str) -> str:
     )
 
 
-_PRELUDE: str | None = None
+_PRELUDES: dict[bool, str] = {}
+
+SHARED_PRELUDE_HELPERS = (
+    "tvms_raise", "tvms_raise_fmt", "tvms_arg_conv_error", "tvms_arg_type_error",
+    "tvms_arg_range_error", "tvms_arg_as_bool", "tvms_py_bind_call", "tvms_py_slow_call",
+    "tvms_py_kernel_failed",
+)
+"""The prelude's error and argument-conversion helpers. Kernel modules declare them; one
+library per process defines them (:mod:`backend.abi.shared_helpers`)."""
+
+_HELPER_DECLARATIONS = """\
+declare void @tvms_raise(ptr, ptr) cold nounwind
+declare void @tvms_raise_fmt(ptr, ptr, i64, i64, i64, i64) cold nounwind
+declare ptr @tvms_arg_conv_error(ptr, ptr, ptr) cold nounwind
+declare void @tvms_arg_type_error(ptr, ptr) cold nounwind
+declare ptr @tvms_arg_range_error(ptr, ptr) cold nounwind
+declare i32 @tvms_arg_as_bool(ptr, ptr) nounwind
+declare ptr @tvms_py_bind_call(ptr, ptr, i64, ptr, ptr) nounwind
+declare ptr @tvms_py_slow_call(ptr, ptr, i64, ptr) nounwind
+declare ptr @tvms_py_kernel_failed(i32, ptr) cold nounwind
+"""
 
 
-def runtime_prelude_ir() -> str:
+def prelude_helper_definitions() -> str:
+    """IR text defining :data:`SHARED_PRELUDE_HELPERS` (external linkage), to follow
+    :func:`runtime_prelude_ir` in the one module that defines them."""
+    lay = ndarray_layout()
+    return f"""\
+define void @tvms_raise(ptr %slot, ptr %msg) noinline cold optnone {{
+  %g = call i32 @PyGILState_Ensure()
+  %exc = load ptr, ptr %slot, align 8
+  call void @PyErr_SetString(ptr %exc, ptr %msg)
+  call void @PyGILState_Release(i32 %g)
+  ret void
+}}
+define void @tvms_raise_fmt(ptr %slot, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
+    noinline cold optnone {{
+  %g = call i32 @PyGILState_Ensure()
+  %exc = load ptr, ptr %slot, align 8
+  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %exc, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
+  call void @PyGILState_Release(i32 %g)
+  ret void
+}}
+; Argument conversion failed inside PyLong_As*/PyFloat_AsDouble: overflow -> ValueError(range_msg,
+; obj), anything else -> TypeError(type_msg, type(obj).__name__).  Returns NULL for `ret`.
+define ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg)
+    noinline cold optnone {{
+entry:
+  %ovf_t = load ptr, ptr @tvms_exc_OverflowError, align 8
+  %ovf = call i32 @PyErr_ExceptionMatches(ptr %ovf_t)
+  call void @PyErr_Clear()
+  %is_ovf = icmp ne i32 %ovf, 0
+  br i1 %is_ovf, label %range, label %type
+range:
+  %ve = load ptr, ptr @tvms_exc_ValueError, align 8
+  %r1 = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %ve, ptr %range_msg, ptr %o)
+  ret ptr null
+type:
+  call void @tvms_arg_type_error(ptr %o, ptr %type_msg)
+  ret ptr null
+}}
+define void @tvms_arg_type_error(ptr %o, ptr %type_msg) noinline cold optnone {{
+  %tpp = getelementptr inbounds i8, ptr %o, i64 {lay.ob_type}
+  %tp = load ptr, ptr %tpp, align 8
+  %np = getelementptr inbounds i8, ptr %tp, i64 {lay.tp_name}
+  %tname = load ptr, ptr %np, align 8
+  %te = load ptr, ptr @tvms_exc_TypeError, align 8
+  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %te, ptr %type_msg, ptr %tname)
+  ret void
+}}
+define ptr @tvms_arg_range_error(ptr %o, ptr %range_msg) noinline cold optnone {{
+  %ve = load ptr, ptr @tvms_exc_ValueError, align 8
+  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %ve, ptr %range_msg, ptr %o)
+  ret ptr null
+}}
+; Truth value of a non-bool object for a bool parameter: None/str/bytes are rejected with
+; TypeError(type_msg); errors of __bool__ become TypeError too.  Returns 0/1, or -1 on error.
+define i32 @tvms_arg_as_bool(ptr %o, ptr %type_msg) noinline {{
+entry:
+  %isnone = icmp eq ptr %o, @tvms_py_None
+  %tpp = getelementptr inbounds i8, ptr %o, i64 {lay.ob_type}
+  %tp = load ptr, ptr %tpp, align 8
+  %fp = getelementptr inbounds i8, ptr %tp, i64 {lay.tp_flags}
+  %fl = load i64, ptr %fp, align 8
+  %strish = and i64 %fl, {(1 << 27) | (1 << 28)}
+  %isstr = icmp ne i64 %strish, 0
+  %reject = or i1 %isnone, %isstr
+  br i1 %reject, label %bad, label %truth
+truth:
+  %t = call i32 @PyObject_IsTrue(ptr %o)
+  %err = icmp slt i32 %t, 0
+  br i1 %err, label %clear, label %ok
+ok:
+  ret i32 %t
+clear:
+  call void @PyErr_Clear()
+  br label %bad
+bad:
+  call void @tvms_arg_type_error(ptr %o, ptr %type_msg)
+  ret i32 -1
+}}
+; A call with keywords or another argument count: the Python binder `bind` (the entry's slow
+; path, NULL before make_builtin sets it) gets it, keywords as a dict (PyObject_VectorcallDict
+; exists from 3.9 on; PyObject_Vectorcall, which takes kwnames, is a function from 3.11 on).
+; Without a binder: TypeError(argc_fmt % nargs).
+define ptr @tvms_py_bind_call(ptr %bind, ptr %args, i64 %nargs, ptr %kwnames, ptr %argc_fmt)
+    noinline optnone {{
+entry:
+  %nobind = icmp eq ptr %bind, null
+  br i1 %nobind, label %bad_argc, label %havebind
+bad_argc:
+  call void @tvms_raise_fmt(ptr @tvms_exc_TypeError, ptr %argc_fmt, i64 %nargs, i64 0, i64 0, i64 0)
+  ret ptr null
+havebind:
+  %no_kw = icmp eq ptr %kwnames, null
+  br i1 %no_kw, label %callbind, label %mkdict
+callbind:
+  %br = call ptr @PyObject_VectorcallDict(ptr %bind, ptr %args, i64 %nargs, ptr null)
+  ret ptr %br
+mkdict:
+  %kwd = call ptr @PyDict_New()
+  %nokwd = icmp eq ptr %kwd, null
+  br i1 %nokwd, label %kwfail0, label %kwinit
+kwfail0:
+  ret ptr null
+kwinit:
+  %nkw = call i64 @PyTuple_Size(ptr %kwnames)
+  br label %kwloop
+kwloop:
+  %k = phi i64 [ 0, %kwinit ], [ %k1, %kwset ]
+  %kwmore = icmp slt i64 %k, %nkw
+  br i1 %kwmore, label %kwbody, label %kwcall
+kwbody:
+  %kname = call ptr @PyTuple_GetItem(ptr %kwnames, i64 %k)
+  %kpos = add i64 %nargs, %k
+  %kvp = getelementptr inbounds ptr, ptr %args, i64 %kpos
+  %kval = load ptr, ptr %kvp, align 8
+  %kset = call i32 @PyDict_SetItem(ptr %kwd, ptr %kname, ptr %kval)
+  %kbad = icmp slt i32 %kset, 0
+  br i1 %kbad, label %kwfail, label %kwset
+kwset:
+  %k1 = add i64 %k, 1
+  br label %kwloop
+kwfail:
+  call void @Py_DecRef(ptr %kwd)
+  ret ptr null
+kwcall:
+  %kr = call ptr @PyObject_VectorcallDict(ptr %bind, ptr %args, i64 %nargs, ptr %kwd)
+  call void @Py_DecRef(ptr %kwd)
+  ret ptr %kr
+}}
+; An argument that is not an exact (C-contiguous where required) ndarray: the Python slow path
+; `slow` converts it and calls the builtin again; without one, TypeError(no_slow_msg).
+define ptr @tvms_py_slow_call(ptr %slow, ptr %args, i64 %nargs, ptr %no_slow_msg)
+    noinline optnone {{
+entry:
+  %noslow = icmp eq ptr %slow, null
+  br i1 %noslow, label %none, label %call
+none:
+  call void @tvms_raise(ptr @tvms_exc_TypeError, ptr %no_slow_msg)
+  ret ptr null
+call:
+  %r = call ptr @tvms_py_vectorcall(ptr %slow, ptr %args, i64 %nargs, ptr null)
+  ret ptr %r
+}}
+; The kernel returned `rc` != 0: NULL, with RuntimeError(failed_fmt % rc) unless it set one.
+define ptr @tvms_py_kernel_failed(i32 %rc, ptr %failed_fmt) noinline cold optnone {{
+entry:
+  %pe = call ptr @PyErr_Occurred()
+  %haspe = icmp ne ptr %pe, null
+  br i1 %haspe, label %done, label %noexc
+noexc:
+  %rc64 = sext i32 %rc to i64
+  call void @tvms_raise_fmt(ptr @tvms_exc_RuntimeError, ptr %failed_fmt, i64 %rc64,
+                            i64 0, i64 0, i64 0)
+  br label %done
+done:
+  ret ptr null
+}}
+"""
+
+
+def runtime_prelude_ir(*, declare_helpers: bool = True) -> str:
     """Declarations and internal helpers for kernels and entry wrappers (once per module).
 
-    Helpers (all ``internal``; unused ones are deleted by the optimiser):
+    Accessors (all ``internal`` and inlined; unused ones are deleted by the optimiser):
 
     ``ptr tvms_array_data(ptr arr)``, ``i32 tvms_array_ndim(ptr)``,
     ``i64 tvms_array_shape(ptr, i64 axis)``, ``i64 tvms_array_stride(ptr, i64 axis)`` (bytes),
@@ -281,12 +464,14 @@ def runtime_prelude_ir() -> str:
     ``i8 tvms_descr_kind(ptr descr)``, ``i32 tvms_descr_type_num(ptr)``,
     ``i64 tvms_descr_elsize(ptr)``,
     ``i1 tvms_array_dtype_matches(ptr arr, ptr canonical_descr, i8 kind, i64 itemsize)``,
-    ``void tvms_raise(ptr exc_slot, ptr msg)``,
-    ``void tvms_raise_fmt(ptr exc_slot, ptr fmt, i64, i64, i64, i64)``.
+    and declarations of :data:`SHARED_PRELUDE_HELPERS`: ``void tvms_raise(ptr exc_slot, ptr
+    msg)``, ``void tvms_raise_fmt(ptr exc_slot, ptr fmt, i64, i64, i64, i64)`` and the
+    argument-conversion errors (``declare_helpers=False`` leaves them out, for the module
+    that defines them).
     """
-    global _PRELUDE
-    if _PRELUDE is not None:
-        return _PRELUDE
+    cached = _PRELUDES.get(declare_helpers)
+    if cached is not None:
+        return cached
     lay = ndarray_layout()
     out = ["; ---- tvmscript runtime prelude (backend.abi.pyabi) ----\n"]
     for name in _object_globals():
@@ -390,83 +575,11 @@ slow:
 yes:
   ret i1 true
 }}
-define internal void @tvms_raise(ptr %slot, ptr %msg) noinline cold optnone {{
-  %g = call i32 @PyGILState_Ensure()
-  %exc = load ptr, ptr %slot, align 8
-  call void @PyErr_SetString(ptr %exc, ptr %msg)
-  call void @PyGILState_Release(i32 %g)
-  ret void
-}}
-define internal void @tvms_raise_fmt(ptr %slot, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
-    noinline cold optnone {{
-  %g = call i32 @PyGILState_Ensure()
-  %exc = load ptr, ptr %slot, align 8
-  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %exc, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
-  call void @PyGILState_Release(i32 %g)
-  ret void
-}}
-; Argument conversion failed inside PyLong_As*/PyFloat_AsDouble: overflow -> ValueError(range_msg,
-; obj), anything else -> TypeError(type_msg, type(obj).__name__).  Returns NULL for `ret`.
-define internal ptr @tvms_arg_conv_error(ptr %o, ptr %type_msg, ptr %range_msg)
-    noinline cold optnone {{
-entry:
-  %ovf_t = load ptr, ptr @tvms_exc_OverflowError, align 8
-  %ovf = call i32 @PyErr_ExceptionMatches(ptr %ovf_t)
-  call void @PyErr_Clear()
-  %is_ovf = icmp ne i32 %ovf, 0
-  br i1 %is_ovf, label %range, label %type
-range:
-  %ve = load ptr, ptr @tvms_exc_ValueError, align 8
-  %r1 = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %ve, ptr %range_msg, ptr %o)
-  ret ptr null
-type:
-  call void @tvms_arg_type_error(ptr %o, ptr %type_msg)
-  ret ptr null
-}}
-define internal void @tvms_arg_type_error(ptr %o, ptr %type_msg) noinline cold optnone {{
-  %tpp = getelementptr inbounds i8, ptr %o, i64 {lay.ob_type}
-  %tp = load ptr, ptr %tpp, align 8
-  %np = getelementptr inbounds i8, ptr %tp, i64 {lay.tp_name}
-  %tname = load ptr, ptr %np, align 8
-  %te = load ptr, ptr @tvms_exc_TypeError, align 8
-  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %te, ptr %type_msg, ptr %tname)
-  ret void
-}}
-define internal ptr @tvms_arg_range_error(ptr %o, ptr %range_msg) noinline cold optnone {{
-  %ve = load ptr, ptr @tvms_exc_ValueError, align 8
-  %r = call ptr (ptr, ptr, ...) @PyErr_Format(ptr %ve, ptr %range_msg, ptr %o)
-  ret ptr null
-}}
-; Truth value of a non-bool object for a bool parameter: None/str/bytes are rejected with
-; TypeError(type_msg); errors of __bool__ become TypeError too.  Returns 0/1, or -1 on error.
-define internal i32 @tvms_arg_as_bool(ptr %o, ptr %type_msg) noinline {{
-entry:
-  %isnone = icmp eq ptr %o, @tvms_py_None
-  %tpp = getelementptr inbounds i8, ptr %o, i64 {lay.ob_type}
-  %tp = load ptr, ptr %tpp, align 8
-  %fp = getelementptr inbounds i8, ptr %tp, i64 {lay.tp_flags}
-  %fl = load i64, ptr %fp, align 8
-  %strish = and i64 %fl, {(1 << 27) | (1 << 28)}
-  %isstr = icmp ne i64 %strish, 0
-  %reject = or i1 %isnone, %isstr
-  br i1 %reject, label %bad, label %truth
-truth:
-  %t = call i32 @PyObject_IsTrue(ptr %o)
-  %err = icmp slt i32 %t, 0
-  br i1 %err, label %clear, label %ok
-ok:
-  ret i32 %t
-clear:
-  call void @PyErr_Clear()
-  br label %bad
-bad:
-  call void @tvms_arg_type_error(ptr %o, ptr %type_msg)
-  ret i32 -1
-}}
-; ---- end of runtime prelude ----
+{_HELPER_DECLARATIONS if declare_helpers else ""}; ---- end of runtime prelude ----
 """)
-    _PRELUDE = "".join(out)
-    return _PRELUDE
+    text = "".join(out)
+    _PRELUDES[declare_helpers] = text
+    return text
 
 
 

@@ -292,33 +292,8 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
        f"  %positional = and i1 %argc_ok, %no_kw\n"
        f"  br i1 %positional, label %load, label %bind, !prof {_LIKELY}\n"
        f"bind:\n  %bsp = load ptr, ptr @{_slot_symbol(spec)}, align 8\n"
-       f"  %nobsp = icmp eq ptr %bsp, null\n"
-       f"  br i1 %nobsp, label %bad_argc, label %havebind\n"
-       # Keywords travel as a dict (PyObject_VectorcallDict exists from 3.9 on;
-       # PyObject_Vectorcall, which takes kwnames, is only a function from 3.11 on).
-       f"havebind:\n  br i1 %no_kw, label %callbind, label %mkdict\n"
-       f"callbind:\n"
-       f"  %br = call ptr @PyObject_VectorcallDict(ptr %bsp, ptr %args, i64 %nargs, ptr null)\n"
-       f"  ret ptr %br\n"
-       f"mkdict:\n  %kwd = call ptr @PyDict_New()\n  %nokwd = icmp eq ptr %kwd, null\n"
-       f"  br i1 %nokwd, label %kwfail0, label %kwinit\n"
-       f"kwfail0:\n  ret ptr null\n"
-       f"kwinit:\n  %nkw = call i64 @PyTuple_Size(ptr %kwnames)\n  br label %kwloop\n"
-       f"kwloop:\n  %k = phi i64 [ 0, %kwinit ], [ %k1, %kwset ]\n"
-       f"  %kwmore = icmp slt i64 %k, %nkw\n  br i1 %kwmore, label %kwbody, label %kwcall\n"
-       f"kwbody:\n  %kname = call ptr @PyTuple_GetItem(ptr %kwnames, i64 %k)\n"
-       f"  %kpos = add i64 %nargs, %k\n"
-       f"  %kvp = getelementptr inbounds ptr, ptr %args, i64 %kpos\n"
-       f"  %kval = load ptr, ptr %kvp, align 8\n"
-       f"  %kset = call i32 @PyDict_SetItem(ptr %kwd, ptr %kname, ptr %kval)\n"
-       f"  %kbad = icmp slt i32 %kset, 0\n  br i1 %kbad, label %kwfail, label %kwset\n"
-       f"kwset:\n  %k1 = add i64 %k, 1\n  br label %kwloop\n"
-       f"kwfail:\n  call void @Py_DecRef(ptr %kwd)\n  ret ptr null\n"
-       f"kwcall:\n"
-       f"  %kr = call ptr @PyObject_VectorcallDict(ptr %bsp, ptr %args, i64 %nargs, ptr %kwd)\n"
-       f"  call void @Py_DecRef(ptr %kwd)\n  ret ptr %kr\n"
-       f"bad_argc:\n  call void @tvms_raise_fmt(ptr @tvms_exc_TypeError, ptr {argc_fmt}, "
-       f"i64 %nargs, i64 0, i64 0, i64 0)\n  ret ptr null\n"
+       f"  %br = call ptr @tvms_py_bind_call(ptr %bsp, ptr %args, i64 %nargs, ptr %kwnames, "
+       f"ptr {argc_fmt})\n  ret ptr %br\n"
        f"load:\n")
     checks: list[str] = []
     for i, p in enumerate(spec.params):
@@ -345,11 +320,8 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
         cond = f"%all{k}"
     em(f"  br i1 {cond}, label %s0, label %slow, !prof {_LIKELY}\n"
        f"slow:\n  %sp = load ptr, ptr @{_slot_symbol(spec)}, align 8\n"
-       f"  %nosp = icmp eq ptr %sp, null\n  br i1 %nosp, label %noslow, label %callslow\n"
-       f"callslow:\n"
-       f"  %sr = call ptr @tvms_py_vectorcall(ptr %sp, ptr %args, i64 %nargs, ptr null)\n"
-       f"  ret ptr %sr\n"
-       f"noslow:\n  call void @tvms_raise(ptr @tvms_exc_TypeError, ptr {noslow})\n  ret ptr null\n")
+       f"  %sr = call ptr @tvms_py_slow_call(ptr %sp, ptr %args, i64 %nargs, ptr {noslow})\n"
+       f"  ret ptr %sr\n")
     operands: list[str] = []
     for i, p in enumerate(spec.params):
         if isinstance(p, BufferParam):
@@ -367,11 +339,8 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
     em(f"  %ok = icmp eq i32 %rc, 0\n"
        f"  br i1 %ok, label %ret_none, label %kfail, !prof {_LIKELY}\n"
        f"ret_none:\n  call void @Py_IncRef(ptr @tvms_py_None)\n  ret ptr @tvms_py_None\n"
-       f"kfail:\n  %pe = call ptr @PyErr_Occurred()\n  %haspe = icmp ne ptr %pe, null\n"
-       f"  br i1 %haspe, label %fail, label %noexc\n"
-       f"noexc:\n  %rc64 = sext i32 %rc to i64\n"
-       f"  call void @tvms_raise_fmt(ptr @tvms_exc_RuntimeError, ptr {failed}, "
-       f"i64 %rc64, i64 0, i64 0, i64 0)\n  br label %fail\n"
+       f"kfail:\n  %kf = call ptr @tvms_py_kernel_failed(i32 %rc, ptr {failed})\n"
+       f"  ret ptr null\n"
        f"fail:\n  ret ptr null\n}}\n")
     head = runtime_prelude_ir() if with_prelude else ""
     return (

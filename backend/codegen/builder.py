@@ -5,7 +5,8 @@ from __future__ import annotations
 from irbuilder.ir import Buffer, DataType, Var
 
 from ..abi.c_errors import add_c_error_helpers
-from .context import CodegenError, ErrorKind, ModuleContext, llvm_type, sanitize
+from ..abi.shared_helpers import PY_ERROR_DECLARATIONS
+from .context import CodegenError, ModuleContext, llvm_type, sanitize
 
 __all__ = ["FunctionBuilder", "ensure_helpers"]
 
@@ -209,20 +210,6 @@ class FunctionBuilder:
         return self.assign("idx", f"{op} {ty} {value} to i64")
 
 
-_RAISE_HELPER = """define internal void @__tvms_raise(i32 %kind, ptr %msg) cold noinline optnone {{
-entry:
-  switch i32 %kind, label %k7 [
-{cases}  ]
-{blocks}}}"""
-
-_RAISE_FMT_HELPER = """\
-define internal void @__tvms_raise_fmt(i32 %kind, ptr %fmt, i64 %a, i64 %b, i64 %c, i64 %d)
-    cold noinline optnone {{
-entry:
-  switch i32 %kind, label %k7 [
-{cases}  ]
-{blocks}}}"""
-
 _PAR_ERROR_HELPER = """\
 define internal void @__tvms_par_error(ptr %ctx, i32 %kind, ptr %msg) cold noinline {
 entry:
@@ -245,9 +232,13 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     ``@tvms_exc_<Name>`` slot and calls the runtime prelude's ``tvms_raise`` (and
     ``__tvms_raise_fmt(kind, fmt, 4 x i64)`` its ``tvms_raise_fmt``), which takes
     the GIL with ``PyGILState_Ensure`` (correct whether or not the entry wrapper released
-    it). ``__tvms_par_error`` records the first error of a parallel region in the region's
+    it). With the Python error ABI the module only declares them: one library per process
+    defines them (:mod:`backend.abi.shared_helpers`),
+    since LLVM's code generator costs about a millisecond per function however small.
+    ``__tvms_par_error`` records the first error of a parallel region in the region's
     context (``{i32 kind, ptr msg}`` at offset 0); the caller raises it after
-    ``tvms_parallel_for`` returns, on the Python thread.
+    ``tvms_parallel_for`` returns, on the Python thread. It stays in the module: the memory
+    effects LLVM infers from its body keep the parallel body's loops optimisable around it.
     """
     if "__tvms_raise" in ctx.helpers:
         return
@@ -256,20 +247,4 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     if ctx.options.error_abi == "c":
         add_c_error_helpers(ctx)  # same helper names, Python-free bodies
         return
-    cases = []
-    blocks = []
-    fmt_blocks = []
-    for kind, pyname in sorted(ErrorKind.PY_NAMES.items()):
-        if kind != ErrorKind.RUNTIME:
-            cases.append(f"    i32 {kind}, label %k{kind}\n")
-        blocks.append(
-            f"k{kind}:\n  call void @tvms_raise(ptr @tvms_exc_{pyname}, ptr %msg)\n  ret void\n"
-        )
-        fmt_blocks.append(
-            f"k{kind}:\n  call void @tvms_raise_fmt(ptr @tvms_exc_{pyname}, ptr %fmt, "
-            "i64 %a, i64 %b, i64 %c, i64 %d)\n  ret void\n"
-        )
-    ctx.definitions.append(_RAISE_HELPER.format(cases="".join(cases), blocks="".join(blocks)))
-    ctx.definitions.append(
-        _RAISE_FMT_HELPER.format(cases="".join(cases), blocks="".join(fmt_blocks))
-    )
+    ctx.definitions.append(PY_ERROR_DECLARATIONS)

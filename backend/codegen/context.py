@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from backend.abi.error_kinds import ErrorKind
 from backend.llvm_types import CodegenError, llvm_type, mem_type, scalar_type
 from backend.runtime.vecmath import MathLowering
 from irbuilder.ir import Broadcast, DataType, IntImm, PrimExpr
@@ -27,33 +28,6 @@ __all__ = [
     "sanitize",
     "scalar_type",
 ]
-
-
-class ErrorKind:
-    """Codes of the Python exceptions a kernel can raise (argument of ``__tvms_raise``)."""
-
-    ASSERTION = 1
-    TYPE = 2
-    VALUE = 3
-    INDEX = 4
-    ZERO_DIVISION = 5
-    MEMORY = 6
-    RUNTIME = 7
-    OVERFLOW = 8
-
-    #: Python exception raised for each code (a ``@tvms_exc_<name>`` slot of the runtime).
-    PY_NAMES = {
-        1: "AssertionError",
-        2: "TypeError",
-        3: "ValueError",
-        4: "IndexError",
-        5: "ZeroDivisionError",
-        6: "MemoryError",
-        7: "RuntimeError",
-        8: "OverflowError",
-    }
-    #: AssertStmt message prefixes that select an exception type (ARCHITECTURE.md).
-    PREFIXES = {"TypeError: ": 2, "ValueError: ": 3, "IndexError: ": 4}
 
 
 @dataclass(frozen=True)
@@ -218,6 +192,14 @@ class ModuleContext:
                 f'c"{_escape_bytes(data)}", align 1'
             )
             self.strings[text] = name
+        return name
+
+    def constant(self, ty: str, value: str) -> str:
+        """A private constant global of LLVM type ``ty`` holding ``value``; returns its name."""
+        name = f"@.const.{len(self.globals)}"
+        while name in self.globals:
+            name += "_"
+        self.globals[name] = f"{name} = private unnamed_addr constant {ty} {value}, align 8"
         return name
 
     def add_metadata(self, body: str, *, distinct_self: bool = False) -> str:

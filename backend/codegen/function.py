@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from backend.runtime.target import machine_cpu_and_features
-from irbuilder.ir import Call, CallKind, PrimFunc, as_dtype
+from irbuilder.ir import Call, CallKind, PrimFunc, Stmt, as_dtype
+from lowering.checks.verifier import ENTRY_CHECKED_ATTR
 from lowering.target import as_target
 
 from .context import CodegenError, ModuleContext, llvm_type
+from .entry_table import emit_entry_checks
 from .gather_policy import function_attributes
 from .stmt import StmtEmitter
 from .streaming import STREAMING_FENCE, stream_conditions
@@ -55,7 +57,11 @@ def emit_primfunc(ctx: ModuleContext, func: PrimFunc) -> None:
             # The entry-check pass normally binds data vars with a LetStmt; bind them here
             # too so hand-built IR works (LLVM removes the duplicate load).
             em.bind(buffer.data, em.expr(Call(_HANDLE, "array_data", (handle,), CallKind.BUILTIN)))
-    em.stmt(func.body)
+    body: Stmt | None = func.body
+    if ctx.options.error_abi == "python" and func.attrs.get(ENTRY_CHECKED_ATTR):
+        body = emit_entry_checks(em, func.body)
+    if body is not None:
+        em.stmt(body)
     header = f'define i32 @"{func.name}"({", ".join(params)}) nounwind{em.function_attributes}'
     fence = [STREAMING_FENCE] if em.streamed else []
     ctx.definitions.append(em.finish(header, [*fence, "  ret i32 0"], [*fence, "  ret i32 -1"]))

@@ -11,10 +11,12 @@ points and the ndarray/exception layout, is :mod:`backend.abi`):
 
 Importing this package registers the runtime symbol providers with the engine, so any module
 declaring ``tvms_exc_*``, ``tvms_descr_*``, ``tvms_ndarray_type``, ``tvms_parallel_for``,
-``tvms_<libm function>`` or libmvec ``_ZGV*`` symbols gets them bound at load time.
+``tvms_<libm function>``, libmvec ``_ZGV*`` symbols or the shared error helpers
+(:mod:`backend.abi.shared_helpers`) gets them bound at load time.
 """
 
 from ..abi.pyabi import runtime_global_address
+from ..abi.shared_helpers import shared_helper_address
 from .engine import (
     CompiledLibrary,
     CompileError,
@@ -51,6 +53,7 @@ register_symbol_provider(runtime_global_address)
 register_symbol_provider(threadpool_symbol_address)
 register_symbol_provider(vecmath_symbol_address)
 register_symbol_provider(softfp_symbol_address)
+register_symbol_provider(shared_helper_address)
 
 __all__ = [
     "LIBM_FUNCTIONS",

@@ -435,8 +435,9 @@ class CompiledLibrary:
     def export_object(self, path: str | os.PathLike[str]) -> Path:
         """Write a position-independent ELF object (``.o``) of the module to *path*.
 
-        Runtime symbols (``tvms_exc_*``, ``tvms_descr_*``, ``tvms_parallel_for``...) stay
-        undefined in it; whoever links it must provide them.
+        Runtime symbols (``tvms_exc_*``, ``tvms_descr_*``, ``tvms_parallel_for``, the shared
+        error helpers ``tvms_raise``...) stay undefined in it; whoever links it must provide
+        them (``Kernel.export_object`` defines the error helpers in the object).
         """
         with _jit_lock:
             tm = codegen_target_machine(self.opt_level, reloc="pic", target=self.target)

@@ -75,3 +75,24 @@ def test_thread_pool_hot_functions_stay_optimised() -> None:
         assert "optnone" in attrs[cold], cold
     for hot in ("tvms_parallel_for", "pool_dispatch", "pool_worker"):
         assert "optnone" not in attrs[hot], hot
+
+
+def test_error_helpers_come_from_one_shared_library(built: tvmscript.Kernel) -> None:
+    from backend.abi.shared_helpers import SHARED_HELPERS, shared_helpers_library
+
+    ll = built.get_source("ll")
+    defined = set(_attributes(ll))
+    declared = set(re.findall(r'^declare [^@]*@"?([\w.$]+)"?\(', ll, re.M))
+    # The kernel module calls the raise helpers and the entry's binder, defining none of them.
+    assert {"__tvms_raise", "tvms_py_bind_call", "tvms_py_kernel_failed"} <= declared
+    assert not defined & SHARED_HELPERS
+    shared = _attributes(shared_helpers_library().llvm_ir)
+    assert SHARED_HELPERS <= set(shared)
+    for cold in ("tvms_raise", "tvms_raise_fmt", "__tvms_raise", "__tvms_raise_fmt"):
+        assert "optnone" in shared[cold], cold
+    # ... and the errors they raise still reach Python from the kernel and from its entry.
+    a = np.zeros((64, 48), np.float32)
+    with pytest.raises(ValueError, match="B: expected shape"):
+        built(a, np.zeros(63, np.float32))
+    with pytest.raises(TypeError, match=r"rowsum\(\) takes 2 arguments \(3 given\)"):
+        built(a, a, a)

@@ -46,6 +46,7 @@ import llvmlite.binding as llvm
 from backend.abi.c_entry import LAST_ERROR_SUFFIX, generate_c_entries
 from backend.abi.c_header import write_header
 from backend.abi.pyentry import EntrySpec, entry_wrapper_ir
+from backend.abi.shared_helpers import link_definitions
 from backend.codegen import CodegenOptions, generate
 from backend.runtime import CompiledLibrary, CompileError
 from backend.runtime.target import codegen_target_machine, optimize
@@ -184,6 +185,7 @@ def _object_code(
     machine, rebuild = _export_target(library, target)
     plan = plan_export(kernels, machine)
     module: Any = _python_abi_module(library, kernels, options, rebuild)
+    link_definitions(module)  # the error helpers a JIT build binds to this process' copy
     if plan.c_entries:
         text = generate_c_entries(
             [e.func for e in plan.c_entries],
