@@ -32,6 +32,7 @@ from .pyabi import (
 )
 
 __all__ = [
+    "PAR_ERROR_DEFINITION",
     "PY_ERROR_DECLARATIONS",
     "check_array_definition",
     "SHARED_HELPERS",
@@ -42,14 +43,35 @@ __all__ = [
 ]
 
 SHARED_HELPERS: frozenset[str] = frozenset(
-    (*SHARED_PRELUDE_HELPERS, "__tvms_raise", "__tvms_raise_fmt", "tvms_check_array")
+    (*SHARED_PRELUDE_HELPERS, "__tvms_raise", "__tvms_raise_fmt", "__tvms_par_error",
+     "tvms_check_array")
 )
 """Helpers a kernel module declares and this library defines."""
 
 PY_ERROR_DECLARATIONS = """\
 declare void @__tvms_raise(i32, ptr) cold nounwind
-declare void @__tvms_raise_fmt(i32, ptr, i64, i64, i64, i64) cold nounwind"""
-"""How a kernel module (Python error ABI) declares the code generator's raise helpers."""
+declare void @__tvms_raise_fmt(i32, ptr, i64, i64, i64, i64) cold nounwind
+declare void @__tvms_par_error(ptr captures(none), i32, ptr)
+    cold mustprogress nofree norecurse nounwind willreturn memory(argmem: readwrite)"""
+"""How a kernel module (Python error ABI) declares the code generator's error helpers. The
+attributes of ``__tvms_par_error`` are those LLVM infers from its body (it writes only the
+region context it is given): a parallel body's loops stay optimisable around the call."""
+
+PAR_ERROR_DEFINITION = """\
+define void @__tvms_par_error(ptr %ctx, i32 %kind, ptr %msg) cold noinline {
+entry:
+  %res = cmpxchg ptr %ctx, i32 0, i32 %kind seq_cst seq_cst
+  %won = extractvalue { i32, i1 } %res, 1
+  br i1 %won, label %store, label %done
+store:
+  %slot = getelementptr inbounds i8, ptr %ctx, i64 8
+  store ptr %msg, ptr %slot, align 8
+  br label %done
+done:
+  ret void
+}"""
+"""``__tvms_par_error(ctx, kind, msg)`` records the first error of a parallel region in its
+context (``{i32 kind, ptr msg}``); the caller raises it once ``tvms_parallel_for`` returns."""
 
 _RAISE_HELPER = """define void @__tvms_raise(i32 %kind, ptr %msg) cold noinline optnone {{
 entry:
@@ -197,6 +219,7 @@ def shared_helpers_ir() -> str:
         runtime_prelude_ir(declare_helpers=False),
         prelude_helper_definitions(),
         py_error_helper_definitions(),
+        PAR_ERROR_DEFINITION,
         check_array_definition(),
     ))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from irbuilder.ir import Buffer, DataType, Var
 
 from ..abi.c_errors import add_c_error_helpers
-from ..abi.shared_helpers import PY_ERROR_DECLARATIONS
+from ..abi.shared_helpers import PAR_ERROR_DEFINITION, PY_ERROR_DECLARATIONS
 from .context import CodegenError, ModuleContext, llvm_type, sanitize
 
 __all__ = ["FunctionBuilder", "ensure_helpers"]
@@ -210,21 +210,6 @@ class FunctionBuilder:
         return self.assign("idx", f"{op} {ty} {value} to i64")
 
 
-_PAR_ERROR_HELPER = """\
-define internal void @__tvms_par_error(ptr %ctx, i32 %kind, ptr %msg) cold noinline {
-entry:
-  %res = cmpxchg ptr %ctx, i32 0, i32 %kind seq_cst seq_cst
-  %won = extractvalue { i32, i1 } %res, 1
-  br i1 %won, label %store, label %done
-store:
-  %slot = getelementptr inbounds i8, ptr %ctx, i64 8
-  store ptr %msg, ptr %slot, align 8
-  br label %done
-done:
-  ret void
-}"""
-
-
 def ensure_helpers(ctx: ModuleContext) -> None:
     """Add the error-raising helpers to the module once.
 
@@ -237,14 +222,15 @@ def ensure_helpers(ctx: ModuleContext) -> None:
     since LLVM's code generator costs about a millisecond per function however small.
     ``__tvms_par_error`` records the first error of a parallel region in the region's
     context (``{i32 kind, ptr msg}`` at offset 0); the caller raises it after
-    ``tvms_parallel_for`` returns, on the Python thread. It stays in the module: the memory
-    effects LLVM infers from its body keep the parallel body's loops optimisable around it.
+    ``tvms_parallel_for`` returns, on the Python thread; it is declared with the memory
+    effects LLVM infers from its body (it only touches the context), which keep the parallel
+    body's loops optimisable around the call.
     """
     if "__tvms_raise" in ctx.helpers:
         return
     ctx.helpers.add("__tvms_raise")
-    ctx.definitions.append(_PAR_ERROR_HELPER)  # ABI-neutral: the caller raises what it records
     if ctx.options.error_abi == "c":
+        ctx.definitions.append(PAR_ERROR_DEFINITION.replace("define void", "define internal void"))
         add_c_error_helpers(ctx)  # same helper names, Python-free bodies
         return
     ctx.definitions.append(PY_ERROR_DECLARATIONS)
