@@ -216,6 +216,27 @@ def test_own_match_buffer_with_fewer_dimensions_keeps_the_leading_index() -> Non
     _round_trips(plane)
 
 
+def test_a_vector_load_at_a_constant_index_of_a_view_spans_its_lanes() -> None:
+    # tensorize's views read this way (an intrinsic's ``A.vload([0], "float32x4")``)
+    @T.prim_func
+    def quads(A: T.Buffer((6, 8), "float32"), B: T.Buffer((6, 2), "float32")):
+        for r, q in T.grid(6, 2):
+            with T.block("quad"):
+                vr, vq = T.axis.remap("SS", [r, q])
+                V = T.match_buffer(A[vr, vq * 4 : vq * 4 + 4], (4,), offset_factor=1)
+                B[vr, vq] = T.call_llvm_pure_intrin(
+                    "float32", "llvm.vector.reduce.fadd.v4f32", T.float32(0),
+                    V.vload([0], "float32x4"),
+                )
+
+    assert _regions(quads, "quad") == ("A[vr, vq * 4:vq * 4 + 4]", "B[vr, vq]")
+    a = _random((6, 8), "float32", RNG)
+    b = np.zeros((6, 2), "float32")
+    tvmscript.build(quads, target="llvm -mcpu=znver3")(a, b)
+    np.testing.assert_allclose(b, a.reshape(6, 2, 4).sum(axis=2), rtol=1e-5)
+    _round_trips(quads)
+
+
 def test_reduction_block_with_init() -> None:
     @T.prim_func
     def row_sum(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8,), "float32")):
