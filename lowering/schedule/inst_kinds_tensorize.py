@@ -34,4 +34,19 @@ def _print_tensorize(outputs: list[str], inputs: list[Any], attrs: list[Any], _:
     )
 
 
+def _padding(attr: Any) -> list[int]:
+    return [int(p) for p in plain(attr)]
+
+
+def _apply_pad_einsum(sch: Schedule, inputs: list[Any], attrs: list[Any], _: Any) -> list[Any]:
+    sch.pad_einsum(block=inputs[0], padding=_padding(attrs[0]))
+    return []
+
+
+def _print_pad_einsum(outputs: list[str], inputs: list[Any], attrs: list[Any], _: Any) -> str:
+    call = PythonCall("pad_einsum").arg("block", inputs[0])
+    return call.arg("padding", _padding(attrs[0])).text()
+
+
 register(InstructionKind("Tensorize", False, _apply_tensorize, _print_tensorize, (1, 1), 2))
+register(InstructionKind("PadEinsum", False, _apply_pad_einsum, _print_pad_einsum, (1, 1), 1))

@@ -7,6 +7,8 @@ registered whenever the schedule class exists); the method -> kind names are add
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from irbuilder.ir import PrimFunc
 from lowering.checks.verifier import well_formed_problems
 
@@ -21,7 +23,7 @@ from .tensor_intrin import TensorIntrin
 
 __all__ = ["TensorizePrimitives"]
 
-KIND_OF.update({"tensorize": "Tensorize"})
+KIND_OF.update({"tensorize": "Tensorize", "pad_einsum": "PadEinsum"})
 
 
 class TensorizePrimitives(ScheduleBase):
@@ -110,4 +112,20 @@ class TensorizePrimitives(ScheduleBase):
             [block_or_loop],
             [name, preserve],
             lambda st: tensorize(st, node, intrin, name, preserve),
+        )
+
+    def pad_einsum(self, block: BlockRV | str, padding: Sequence[int]) -> None:
+        """Pad the iteration space of the einsum-like block to multiples of ``padding``
+        (one factor per iter var): inputs are copied into padded buffers (zero outside),
+        the block computes into a padded output, which is copied back."""
+        from .pad_einsum import pad_einsum
+
+        block = self._as_rv(block)
+        node = self._block(block, "pad_einsum")
+        factors = [int(plain(p)) for p in padding]
+        self._apply(
+            "pad_einsum",
+            [block],
+            [factors],
+            lambda st: pad_einsum(st, node, factors),
         )

@@ -25,7 +25,12 @@ def _tensorized_block(sch: T.Schedule) -> None:
     sch.tensorize(sch.blockize(n_1), "test_mac16x4")
 
 
+def _padded(sch: T.Schedule) -> None:
+    sch.pad_einsum(sch.get_block("R"), [1, 2, 8])
+
+
 TENSORIZE_CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("tensorize_loop", row_dots, _tensorized_loop),
     ("tensorize_block", packed_matmul, _tensorized_block),
+    ("pad_einsum", row_dots, _padded),
 ]
