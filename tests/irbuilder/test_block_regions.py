@@ -237,6 +237,24 @@ def test_a_vector_load_at_a_constant_index_of_a_view_spans_its_lanes() -> None:
     _round_trips(quads)
 
 
+def test_a_point_region_of_a_view_has_its_index_type() -> None:
+    # as TVM's BufferRegion::FromPoint: an int64 index gives an int64 unit extent
+    @T.prim_func
+    def wide(C: T.Buffer((T.int64(4),), "float32")):
+        for i in range(T.int64(4)):
+            with T.block("C"):
+                vi = T.axis.spatial(T.int64(4), i)
+                V = T.match_buffer(C[vi], ())
+                V[()] = T.float32(1)
+
+    found: list[Block] = []
+    post_order_visit(wide.body, lambda n: found.append(n) if isinstance(n, Block) else None)
+    (block,) = [b for b in found if b.name_hint == "C"]
+    (extent,) = [r.extent for r in block.match_buffers[0].source.region]
+    assert str(extent.dtype) == "int64" and extent.value == 1
+    _round_trips(wide)
+
+
 def test_reduction_block_with_init() -> None:
     @T.prim_func
     def row_sum(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8,), "float32")):
