@@ -22,7 +22,9 @@ from irbuilder.ir import (
     BlockRealize,
     Buffer,
     BufferRegion,
+    Cast,
     For,
+    IntImm,
     MatchBufferRegion,
     PrimExpr,
     PrimFunc,
@@ -98,7 +100,11 @@ def _view_region(source: Buffer, base: list[PrimExpr], view: Buffer) -> BufferRe
     offset = len(base) - len(view.shape)
     ranges = [Range(b, const(1, b.dtype)) for b in base[:offset]]
     for b, extent in zip(base[offset:], view.shape):
-        ranges.append(Range(b, extent if extent.dtype == b.dtype else extent.astype(b.dtype)))
+        if extent.dtype != b.dtype:  # the block's indices may be wider than the intrinsic's
+            extent = const(extent.value, b.dtype) if isinstance(extent, IntImm) else Cast(
+                b.dtype, extent
+            )
+        ranges.append(Range(b, extent))
     return BufferRegion(source, tuple(ranges))
 
 

@@ -107,6 +107,9 @@ class _Matcher:
     def __init__(self) -> None:
         self.vars: dict[Var, Var] = {}
         """Block variable -> description variable."""
+        self.subst: dict[Var, PrimExpr] = {}
+        """Block variable -> the description's, cast to the block variable's type (TVM lets
+        the indices of the block and of the description differ in width)."""
         self.to_lhs: dict[Buffer, Buffer] = {}
         self.to_desc: dict[Buffer, Buffer] = {}
         self.accesses: list[tuple[Buffer, tuple[PrimExpr, ...], tuple[PrimExpr, ...]]] = []
@@ -121,6 +124,7 @@ class _Matcher:
                 f"{desc.dtype}"
             )
         self.vars[lhs] = desc
+        self.subst[lhs] = desc if desc.dtype == lhs.dtype else Cast(lhs.dtype, desc)
 
     def buffer(self, lhs: Buffer, desc: Buffer) -> None:
         mapped = self.to_lhs.get(desc)
@@ -289,7 +293,7 @@ class _Matcher:
     # -- expressions --------------------------------------------------------------------
     def _same(self, lhs: PrimExpr, desc: PrimExpr) -> bool:
         """Index-like expressions (extents, bindings): equal after the variable mapping."""
-        return prove_equal(substitute_expr(lhs, self.vars), desc)
+        return prove_equal(substitute_expr(lhs, self.subst), desc)
 
     def expr(self, lhs: PrimExpr, desc: PrimExpr, index: bool = False) -> None:
         if index:

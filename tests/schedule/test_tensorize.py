@@ -114,6 +114,80 @@ def test_an_extern_implementation_is_applied_and_fails_to_build_clearly():
         tvmscript.build(scheduled(sch), target=NATIVE)
 
 
+@T.prim_func
+def wide_row_dots(P: T.Buffer((T.int64(4), T.int64(8)), "float32"),
+                  Q: T.Buffer((T.int64(4), T.int64(8)), "float32"),
+                  R: T.Buffer((T.int64(4),), "float32")):
+    for r, k in T.grid(T.int64(4), T.int64(8)):
+        with T.block("R"):
+            vr, vk = T.axis.remap("SR", [r, k])
+            with T.init():
+                R[vr] = T.float32(0)
+            R[vr] = R[vr] + P[vr, vk] * Q[vr, vk]
+
+
+def test_int64_indices_match_an_int32_intrinsic():
+    sch = T.Schedule(wide_row_dots, debug_mask="all")
+    _, k = sch.get_loops("R")
+    _, k_1 = sch.split(k, [None, 4])
+    sch.tensorize(k_1, "test_dot4")
+    block = sch.get(sch.get_block("R_o"))
+    # the views are placed in the block's index type
+    assert {str(r.min.dtype) for m in block.match_buffers for r in m.source.region} == {"int64"}
+    assert {str(m.buffer.elem_offset.dtype) for m in block.match_buffers} == {"int64"}
+    assert_native_same(wide_row_dots, sch)
+    text = scheduled(sch).script()
+    assert_structural_equal(tvmscript.from_source(text), scheduled(sch))
+
+
+@T.prim_func
+def copy4_desc(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), "float32", offset_factor=1)
+    B = T.match_buffer(b, (4,), "float32", offset_factor=1)
+    with T.block("root"):
+        for i in range(4):
+            with T.block("copy"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi]
+
+
+@T.prim_func
+def copy4_memcpy(a: T.handle, b: T.handle):
+    # pointers passed on: the offsets are variables, bound to where each view starts
+    a_off = T.int32()
+    b_off = T.int32()
+    A = T.match_buffer(a, (4,), "float32", elem_offset=a_off)
+    B = T.match_buffer(b, (4,), "float32", elem_offset=b_off)
+    with T.block("root"):
+        T.evaluate(T.call_extern("handle", "memcpy", B.access_ptr("w"), A.access_ptr("r"), 16))
+
+
+@T.prim_func
+def tile_copy(A: T.Buffer((6, 8), "float32"), B: T.Buffer((6, 8), "float32")):
+    for i, j in T.grid(6, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+
+
+def test_an_extern_implementation_given_pointers_at_the_views_offsets():
+    T.TensorIntrin.register("test_copy4_memcpy", copy4_desc, copy4_memcpy, override=True)
+    sch = T.Schedule(tile_copy, debug_mask="all")
+    _, j = sch.get_loops("B")
+    _, j_1 = sch.split(j, [None, 4])
+    sch.tensorize(j_1, "test_copy4_memcpy")
+    block = sch.get(sch.get_block("B_o"))
+    offsets = [m.buffer.elem_offset for m in block.match_buffers]
+    assert [o.name for o in offsets] == ["a_off", "b_off"]
+    assert "tvm_access_ptr(T.type_annotation(\"float32\"), A_1.data, a_off, 4, 1)" in (
+        scheduled(sch).script()
+    )
+    a = np.random.default_rng(3).standard_normal((6, 8)).astype("float32")
+    b = np.zeros((6, 8), "float32")
+    tvmscript.build(scheduled(sch), target=NATIVE)(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
 # -- refusals ---------------------------------------------------------------------------
 
 
