@@ -214,21 +214,23 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
     _check_einsum(state, block)
     iter_extents: dict[Var, PrimExpr] = {}
     loop_extents: dict[Var, PrimExpr] = {}
+    loops = {lp.loop_var: lp for lp in index.loops_above(block)}
     for iv, value, factor in zip(block.iter_vars, realize.iter_values, padding):
         extent = _padded_extent(iv.dom.extent, factor)
         if prove_equal(extent, iv.dom.extent):
             continue
         iter_extents[iv.var] = extent
-        if isinstance(value, Var):
-            loop_extents[value] = extent
+        loop = loops.get(value) if isinstance(value, Var) else None
+        if loop is None:
+            continue  # TVM grows only a loop bound alone to the iter var
+        inside = index.blocks_below(loop)
+        if len(inside) != 1 or inside[0] is not block:
+            raise fail(
+                state, _NAME, f"loop {loop.loop_var.name} holds other blocks than "
+                f"{block.name_hint!r}, whose iterations would grow with it", loop,
+            )
+        loop_extents[value] = extent
     holder = _scope_statement(state, scope, realize)
-    if not loop_extents.keys() <= {lp.loop_var for lp in index.loops_above(block)} or (
-        loop_extents and len(index.blocks_below(holder)) != 1
-    ):
-        raise fail(
-            state, _NAME, f"the loops around block {block.name_hint!r} hold other blocks, "
-            "whose iterations would grow with the padded loops", block,
-        )
     inputs: list[_Padded] = []
     outputs: list[_Padded] = []
     for regions, found in ((block.reads, inputs), (block.writes, outputs)):

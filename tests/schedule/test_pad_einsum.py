@@ -152,6 +152,32 @@ def test_a_constant_index_gets_one_element_and_interpreted_numbers_match():
     assert_native_same(first_channel, sch)
 
 
+@T.prim_func
+def two_rows(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32"),
+             C: T.Buffer((8, 10), "float32")):
+    for i in range(8):
+        for j in range(10):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+        for j in range(10):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_loop_of_its_own_grows_under_a_loop_shared_with_another_block():
+    sch = T.Schedule(two_rows, debug_mask="all")
+    sch.pad_einsum("C", [1, 4])
+    assert [sch.get(lp).extent.value for lp in sch.get_loops("C")] == [8, 12]
+    assert [sch.get(lp).extent.value for lp in sch.get_loops("B")] == [8, 10]
+    # the whole statement reads the input's copy, as TVM rewrites it
+    assert sch.get(sch.get_block("B")).reads[0].buffer.name == "A_pad"
+    assert_native_same(two_rows, sch)
+    with pytest.raises(T.ScheduleError, match="loop i holds other blocks than 'C'"):
+        T.Schedule(two_rows).pad_einsum("C", [3, 4])
+
+
 # -- refusals ---------------------------------------------------------------------------
 
 
@@ -213,7 +239,7 @@ def shared_loop(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32"),
         (late_channel, 4, "A is accessed at the constant 2 on axis 0; its padded copy would "
          "have one element there"),
         (part_written, 4, "block 'B' writes 8 of the 10 elements of B on axis 0"),
-        (shared_loop, 4, "the loops around block 'B' hold other blocks"),
+        (shared_loop, 4, "loop i holds other blocks than 'B', whose iterations would grow"),
     ],
     ids=["not_einsum", "constant_index", "part_written", "shared_loop"],
 )
