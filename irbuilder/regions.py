@@ -133,8 +133,8 @@ class _Detector(StmtExprVisitor):
 
     def eval(self, expr: PrimExpr) -> Interval | None:
         """The values ``expr`` takes over the relaxed variables (both ends included)."""
-        if not self.relaxed(expr):
-            return expr, expr
+        if not self.relaxed(expr) and expr.dtype.lanes == 1:
+            return expr, expr  # a vector index (a ramp) spans its lanes even when constant
         if isinstance(expr, Var):
             return self.dom[id(expr)]
         if isinstance(expr, (Add, Sub)):

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
         LoopRV,
         Schedule,
         ScheduleError,
+        TensorIntrin,
         Trace,
     )
 
@@ -86,6 +87,7 @@ _SCHEDULE_NAMES = (
     "LoopRV",
     "Schedule",
     "ScheduleError",
+    "TensorIntrin",
     "Trace",
 )
 
@@ -137,6 +139,7 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "Sub",
+    "TensorIntrin",
     "TIRMacro",
     "Trace",
     "allocate",

@@ -645,5 +645,12 @@ def _as_region(value: Any) -> BufferRegion:
     if isinstance(value, Buffer):
         return value.full_region()
     if isinstance(value, BufferLoad):
-        return BufferRegion(value.buffer, tuple(Range(i, convert(1)) for i in value.indices))
+        # the unit extent has the index's type, as TVM's BufferRegion::FromPoint
+        return BufferRegion(
+            value.buffer,
+            tuple(
+                Range(i, const(1, i.dtype) if i.dtype.is_int and i.dtype.lanes == 1 else convert(1))
+                for i in value.indices
+            ),
+        )
     raise TypeError(f"expected a buffer region such as A[0:4, j], got {type(value).__name__}")

@@ -9,6 +9,7 @@ from .instruction import Instruction, InstructionKind
 from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
 from .schedule import Schedule, set_equivalence_checker
+from .tensor_intrin import TensorIntrin
 from .trace import Trace
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "LoopRV",
     "Schedule",
     "ScheduleError",
+    "TensorIntrin",
     "Trace",
     "set_equivalence_checker",
 ]

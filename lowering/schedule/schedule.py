@@ -16,9 +16,10 @@ from .schedule_base import StmtSRef, set_equivalence_checker
 from .schedule_data import DataPrimitives
 from .schedule_extra import ExtraPrimitives
 from .schedule_loops import LoopPrimitives
+from .schedule_tensorize import TensorizePrimitives
 
 __all__ = ["Schedule", "StmtSRef", "set_equivalence_checker"]
 
 
-class Schedule(LoopPrimitives, DataPrimitives, ExtraPrimitives):
+class Schedule(LoopPrimitives, DataPrimitives, ExtraPrimitives, TensorizePrimitives):
     """A user-directed schedule of a PrimFunc or of the functions of an IRModule."""

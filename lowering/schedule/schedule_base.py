@@ -24,7 +24,13 @@ from .sampling import TvmRandom
 from .state import ScheduleState, with_root_block
 from .trace import Trace
 
-__all__ = ["ScheduleBase", "ScheduleStateView", "StmtSRef", "set_equivalence_checker"]
+__all__ = [
+    "ScheduleBase",
+    "ScheduleStateView",
+    "StmtSRef",
+    "equivalence_checker",
+    "set_equivalence_checker",
+]
 
 
 class StmtSRef:
@@ -60,6 +66,11 @@ _CHECKER: list[EquivalenceChecker] = []
 def set_equivalence_checker(checker: EquivalenceChecker) -> None:
     """Install ``checker(original, scheduled) -> None | what differs`` for ``debug_mask``."""
     _CHECKER[:] = [checker]
+
+
+def equivalence_checker() -> EquivalenceChecker | None:
+    """The checker ``set_equivalence_checker`` installed (None before)."""
+    return _CHECKER[0] if _CHECKER else None
 
 
 def _debug_enabled(mask: str | int) -> bool:

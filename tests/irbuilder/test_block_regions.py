@@ -216,6 +216,45 @@ def test_own_match_buffer_with_fewer_dimensions_keeps_the_leading_index() -> Non
     _round_trips(plane)
 
 
+def test_a_vector_load_at_a_constant_index_of_a_view_spans_its_lanes() -> None:
+    # tensorize's views read this way (an intrinsic's ``A.vload([0], "float32x4")``)
+    @T.prim_func
+    def quads(A: T.Buffer((6, 8), "float32"), B: T.Buffer((6, 2), "float32")):
+        for r, q in T.grid(6, 2):
+            with T.block("quad"):
+                vr, vq = T.axis.remap("SS", [r, q])
+                V = T.match_buffer(A[vr, vq * 4 : vq * 4 + 4], (4,), offset_factor=1)
+                B[vr, vq] = T.call_llvm_pure_intrin(
+                    "float32", "llvm.vector.reduce.fadd.v4f32", T.float32(0),
+                    V.vload([0], "float32x4"),
+                )
+
+    assert _regions(quads, "quad") == ("A[vr, vq * 4:vq * 4 + 4]", "B[vr, vq]")
+    a = _random((6, 8), "float32", RNG)
+    b = np.zeros((6, 2), "float32")
+    tvmscript.build(quads, target="llvm -mcpu=znver3")(a, b)
+    np.testing.assert_allclose(b, a.reshape(6, 2, 4).sum(axis=2), rtol=1e-5)
+    _round_trips(quads)
+
+
+def test_a_point_region_of_a_view_has_its_index_type() -> None:
+    # as TVM's BufferRegion::FromPoint: an int64 index gives an int64 unit extent
+    @T.prim_func
+    def wide(C: T.Buffer((T.int64(4),), "float32")):
+        for i in range(T.int64(4)):
+            with T.block("C"):
+                vi = T.axis.spatial(T.int64(4), i)
+                V = T.match_buffer(C[vi], ())
+                V[()] = T.float32(1)
+
+    found: list[Block] = []
+    post_order_visit(wide.body, lambda n: found.append(n) if isinstance(n, Block) else None)
+    (block,) = [b for b in found if b.name_hint == "C"]
+    (extent,) = [r.extent for r in block.match_buffers[0].source.region]
+    assert str(extent.dtype) == "int64" and extent.value == 1
+    _round_trips(wide)
+
+
 def test_reduction_block_with_init() -> None:
     @T.prim_func
     def row_sum(A: T.Buffer((8, 32), "float32"), C: T.Buffer((8,), "float32")):

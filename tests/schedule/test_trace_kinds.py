@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from sched_checks import scheduled
 from trace_cases_extra import EXTRA_CASES
+from trace_cases_tensorize import TENSORIZE_CASES
 
 from irbuilder.ir import PrimFunc, structural_equal
 from lowering.schedule.record import KIND_OF
@@ -159,6 +160,7 @@ CASES: list[tuple[str, PrimFunc, Callable[[T.Schedule], None]]] = [
     ("reductions", matmul, _reductions),
     ("blocks", matmul, _blocks),
     *EXTRA_CASES,  # the primitives of schedule_extra.py
+    *TENSORIZE_CASES,  # tensorize and pad_einsum
 ]
 
 

@@ -1,0 +1,271 @@
+"""pad_einsum (TVM v0.16: padding by factor, padded copies filled and copied back by
+blocks of their own) on a ragged matmul, a symbolic batch of row norms feeding a
+consumer, and a constant index; the refusals TVM makes and the ones added where TVM
+builds an out-of-bounds program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from extra_checks import NATIVE, assert_native_same
+from sched_checks import assert_schedule, assert_structure, scheduled
+from test_trace_kinds import _replays
+
+import tvmscript
+from tvmscript import tir as T
+
+
+@T.prim_func
+def ragged_matmul(A: T.Buffer((10, 7), "float32"), B: T.Buffer((7, 13), "float32"),
+                  C: T.Buffer((10, 13), "float32")):
+    for i, j, k in T.grid(10, 13, 7):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def ragged_matmul_padded(A: T.Buffer((10, 7), "float32"), B: T.Buffer((7, 13), "float32"),
+                         C: T.Buffer((10, 13), "float32")):
+    A_pad = T.alloc_buffer((12, 8))
+    B_pad = T.alloc_buffer((8, 16))
+    C_pad = T.alloc_buffer((12, 16))
+    for i0, i1 in T.grid(12, 8):
+        with T.block("A_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            A_pad[v0, v1] = T.if_then_else(v0 < 10 and v1 < 7, A[v0, v1], T.float32(0))
+    for i0, i1 in T.grid(8, 16):
+        with T.block("B_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            B_pad[v0, v1] = T.if_then_else(v0 < 7 and v1 < 13, B[v0, v1], T.float32(0))
+    for i, j, k in T.grid(12, 16, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C_pad[vi, vj] = T.float32(0)
+            C_pad[vi, vj] = C_pad[vi, vj] + A_pad[vi, vk] * B_pad[vk, vj]
+    for i0, i1 in T.grid(10, 13):
+        with T.block("C_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            C[v0, v1] = C_pad[v0, v1]
+
+
+def test_a_ragged_matmul_padded_to_tiles():
+    sch = T.Schedule(ragged_matmul, debug_mask="all")  # checked by running
+    block = sch.get_block("C")
+    sch.pad_einsum(block, [4, 8, 4])
+    assert_schedule(ragged_matmul, sch, ragged_matmul_padded)
+    assert_native_same(ragged_matmul, sch)
+    # the handle still names the padded block, whose loops now split evenly
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(block)] == [12, 16, 8]
+    assert sch.trace.as_python()[1] == "sch.pad_einsum(block=b0, padding=[4, 8, 4])"
+    _replays(ragged_matmul, sch)
+
+
+@T.prim_func
+def row_norms(a: T.handle, w: T.handle, r: T.handle):
+    n = T.int32()
+    X = T.match_buffer(a, (2, n, 24))
+    W = T.match_buffer(w, (24,))
+    R = T.match_buffer(r, (2, n, 24))
+    S = T.alloc_buffer((2, n))
+    for b, i, k in T.grid(2, n, 24):
+        with T.block("S"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                S[vb, vi] = T.float32(0)
+            S[vb, vi] = S[vb, vi] + X[vb, vi, vk] * X[vb, vi, vk]
+    for b, i, k in T.grid(2, n, 24):
+        with T.block("R"):
+            vb, vi, vk = T.axis.remap("SSS", [b, i, k])
+            R[vb, vi, vk] = W[vk] * X[vb, vi, vk] / T.sqrt(S[vb, vi] + T.float32(1))
+
+
+@T.prim_func
+def row_norms_padded(a: T.handle, w: T.handle, r: T.handle):
+    n = T.int32()
+    X = T.match_buffer(a, (2, n, 24))
+    W = T.match_buffer(w, (24,))
+    R = T.match_buffer(r, (2, n, 24))
+    S = T.alloc_buffer((2, n))
+    X_pad = T.alloc_buffer((2, (n + 7) // 8 * 8, 24))
+    S_pad = T.alloc_buffer((2, (n + 7) // 8 * 8))
+    for i0, i1, i2 in T.grid(2, (n + 7) // 8 * 8, 24):
+        with T.block("X_pad"):
+            v0, v1, v2 = T.axis.remap("SSS", [i0, i1, i2])
+            X_pad[v0, v1, v2] = T.if_then_else(v1 < n, X[v0, v1, v2], T.float32(0))
+    for b, i, k in T.grid(2, (n + 7) // 8 * 8, 24):
+        with T.block("S"):
+            vb, vi, vk = T.axis.remap("SSR", [b, i, k])
+            with T.init():
+                S_pad[vb, vi] = T.float32(0)
+            S_pad[vb, vi] = S_pad[vb, vi] + X_pad[vb, vi, vk] * X_pad[vb, vi, vk]
+    for i0, i1 in T.grid(2, n):
+        with T.block("S_pad"):
+            v0, v1 = T.axis.remap("SS", [i0, i1])
+            S[v0, v1] = S_pad[v0, v1]
+    for b, i, k in T.grid(2, n, 24):
+        with T.block("R"):
+            vb, vi, vk = T.axis.remap("SSS", [b, i, k])
+            R[vb, vi, vk] = W[vk] * X[vb, vi, vk] / T.sqrt(S[vb, vi] + T.float32(1))
+
+
+def test_a_symbolic_extent_padded_and_its_consumer_reading_the_copy_back():
+    sch = T.Schedule(row_norms, debug_mask="all")
+    sch.pad_einsum("S", [1, 8, 1])  # only the rows grow: X and S get copies, W does not
+    assert_structure(sch, row_norms_padded)
+    text = scheduled(sch).script()
+    assert "T.alloc_buffer((2, (n + 7) // 8 * 8, 24)" in text
+    kernel = tvmscript.build(scheduled(sch), target=NATIVE)
+    rng = np.random.default_rng(4)
+    for n in (5, 8, 11):  # ragged, exact, ragged
+        x = rng.standard_normal((2, n, 24)).astype("float32")
+        w = rng.standard_normal(24).astype("float32")
+        r = np.zeros((2, n, 24), "float32")
+        kernel(x, w, r)
+        want = w * x / np.sqrt((x * x).sum(axis=2, keepdims=True) + 1)
+        np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-5)
+    _replays(row_norms, sch)
+
+
+@T.prim_func
+def first_channel(A: T.Buffer((3, 10), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[0, vi] * T.float32(2)
+
+
+def test_a_constant_index_gets_one_element_and_interpreted_numbers_match():
+    sch = T.Schedule(first_channel, debug_mask="all")
+    sch.pad_einsum("B", [4])
+    root = sch.get(sch.get_block("root"))
+    assert {b.name: [d.value for d in b.shape] for b in root.alloc_buffers} == {
+        "A_pad": [1, 12], "B_pad": [12],
+    }
+    a = np.random.default_rng(5).standard_normal((3, 10)).astype("float32")
+    b = np.zeros(10, "float32")
+    tvmscript.build(scheduled(sch), target="interp")(a, b)
+    np.testing.assert_allclose(b, a[0] * 2, rtol=1e-6)
+    assert_native_same(first_channel, sch)
+
+
+@T.prim_func
+def two_rows(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32"),
+             C: T.Buffer((8, 10), "float32")):
+    for i in range(8):
+        for j in range(10):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+        for j in range(10):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_loop_of_its_own_grows_under_a_loop_shared_with_another_block():
+    sch = T.Schedule(two_rows, debug_mask="all")
+    sch.pad_einsum("C", [1, 4])
+    assert [sch.get(lp).extent.value for lp in sch.get_loops("C")] == [8, 12]
+    assert [sch.get(lp).extent.value for lp in sch.get_loops("B")] == [8, 10]
+    # the whole statement reads the input's copy, as TVM rewrites it
+    assert sch.get(sch.get_block("B")).reads[0].buffer.name == "A_pad"
+    assert_native_same(two_rows, sch)
+    with pytest.raises(T.ScheduleError, match="loop i holds other blocks than 'C'"):
+        T.Schedule(two_rows).pad_einsum("C", [3, 4])
+
+
+# -- refusals ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "padding, shown",
+    [([4, 4], "[4, 4]"), ([4, 0, 4], "[4, 0, 4]"), ([4, 4, -2], "[4, 4, -2]")],
+)
+def test_a_padding_that_is_not_one_positive_factor_per_iter_var(padding, shown):
+    sch = T.Schedule(ragged_matmul, debug_mask="all")
+    with pytest.raises(
+        T.ScheduleError,
+        match=r"pad_einsum: The padding for the block 'C' are invalid. It should be a list of 3 "
+        rf"positive integers. Got {shown.replace('[', '.').replace(']', '.')}",
+    ):
+        sch.pad_einsum(sch.get_block("C"), padding)
+    assert_structure(sch, ragged_matmul)
+
+
+@T.prim_func
+def shifted_sum(A: T.Buffer((11,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] + A[vi + 1]
+
+
+@T.prim_func
+def late_channel(A: T.Buffer((3, 10), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[2, vi]
+
+
+@T.prim_func
+def part_written(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(6):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def shared_loop(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32"),
+                C: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] + T.float32(1)
+        with T.block("C"):
+            vi = T.axis.spatial(10, i)
+            C[vi] = A[vi] * T.float32(2)
+
+
+@pytest.mark.parametrize(
+    "func, factor, message",
+    [
+        (shifted_sum, 4, "The block 'B' is not a computation of Einsum pattern"),
+        (late_channel, 4, "A is accessed at the constant 2 on axis 0; its padded copy would "
+         "have one element there"),
+        (part_written, 4, "block 'B' writes 8 of the 10 elements of B on axis 0"),
+        (shared_loop, 4, "loop i holds other blocks than 'B', whose iterations would grow"),
+    ],
+    ids=["not_einsum", "constant_index", "part_written", "shared_loop"],
+)
+def test_refusals(func, factor, message):
+    sch = T.Schedule(func, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.pad_einsum(sch.get_block("B"), [factor])
+    assert_structure(sch, func)
+
+
+@T.prim_func
+def half_produced(A: T.Buffer((10,), "float32"), C: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(5):
+        with T.block("B"):
+            vi = T.axis.spatial(5, i)
+            B[vi] = A[vi]
+    for i in range(10):
+        with T.block("C"):
+            vi = T.axis.spatial(10, i)
+            C[vi] = B[vi] * T.float32(2)
+
+
+def test_a_scope_that_is_not_a_stage_pipeline():
+    sch = T.Schedule(half_produced)
+    with pytest.raises(T.ScheduleError, match="The scope root is not a stage pipeline: block 'C' "
+                       "reads elements of 'B' that no earlier block is shown to write"):
+        sch.pad_einsum(sch.get_block("C"), [4])
+    assert_structure(sch, half_produced)
