@@ -36,6 +36,7 @@ from irbuilder.ir import (
     make_data_var,
     rebuild,
 )
+from irbuilder.ir.functor import StmtExprVisitor
 from lowering.analysis.substitute import substitute
 from lowering.transforms.unroll import copy_with_fresh_vars, fresh_var
 
@@ -96,6 +97,44 @@ def _fresh_view_buffer(
     )
 
 
+class _RawPointers(StmtExprVisitor):
+    """Handle variables used as values (``A.data``, ``A.access_ptr(...)``'s operand), not
+    through a load or a store."""
+
+    def __init__(self) -> None:
+        self.found: set[Var] = set()
+
+    def visit_var_(self, var: Var) -> None:
+        if var.dtype.is_handle:
+            self.found.add(var)
+
+
+def _raw_pointer_uses(body: Stmt) -> set[Var]:
+    visitor = _RawPointers()
+    visitor.visit_stmt(body)
+    return visitor.found
+
+
+def _flat_start(source: Buffer, base: list[PrimExpr]) -> int | None:
+    """The element offset of ``source[base]`` from its data pointer, when it is a constant."""
+    offset = source.elem_offset
+    if not isinstance(offset, IntImm) or not all(isinstance(b, IntImm) for b in base):
+        return None
+    strides = list(source.strides)
+    if not strides:
+        if not all(isinstance(d, IntImm) for d in source.shape):
+            return None
+        step = 1
+        for dim in reversed(source.shape):
+            strides.insert(0, const(step, "int64"))
+            step *= dim.value  # type: ignore[attr-defined]
+    if not all(isinstance(s, IntImm) for s in strides) or len(strides) != len(base):
+        return None
+    return int(offset.value) + sum(
+        b.value * s.value for b, s in zip(base, strides)  # type: ignore[attr-defined]
+    )
+
+
 def _view_region(source: Buffer, base: list[PrimExpr], view: Buffer) -> BufferRegion:
     offset = len(base) - len(view.shape)
     ranges = [Range(b, const(1, b.dtype)) for b in base[:offset]]
@@ -149,9 +188,24 @@ def tensorize(
     vmap: dict[Var, PrimExpr] = {}
     bmap: dict[Buffer, Buffer] = {}
     views: list[MatchBufferRegion] = []
+    pointers = _raw_pointer_uses(impl_root.body)
     for desc, impl in zip(desc_buffers, _param_buffers(intrin.impl)):
         source = found.buffers[desc]
         base = found.bases[source]
+        if impl.data in pointers and isinstance(impl.elem_offset, IntImm):
+            start = _flat_start(source, base)
+            if start is None or start != impl.elem_offset.value:
+                raise fail(
+                    state,
+                    "tensorize",
+                    f"the implementation of tensor intrinsic '{name}' passes the pointer of "
+                    f"its buffer '{impl.name}' on, computed with the constant elem_offset "
+                    f"{impl.elem_offset.value}, but the region of '{source.name}' it stands for "
+                    f"starts at {'a position known only at run time' if start is None else start}:"
+                    f" declare the offset as a variable ({impl.name.lower()}_off = T.int32(), "
+                    f"T.match_buffer(..., elem_offset={impl.name.lower()}_off))",
+                    block,
+                )
         index_dtype = str(base[0].dtype) if base else "int32"
         view = _fresh_view_buffer(impl, index_dtype, vmap)
         bmap[impl] = view

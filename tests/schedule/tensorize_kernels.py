@@ -68,9 +68,13 @@ def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
 
 @T.prim_func
 def dot4_extern_impl(a: T.handle, b: T.handle, c: T.handle):
-    A = T.match_buffer(a, (4,), "float32", offset_factor=1)
-    B = T.match_buffer(b, (4,), "float32", offset_factor=1)
-    C = T.match_buffer(c, (), "float32", offset_factor=1)
+    # pointers passed on: offsets are variables, bound to where each view starts
+    a_off = T.int32()
+    b_off = T.int32()
+    c_off = T.int32()
+    A = T.match_buffer(a, (4,), "float32", elem_offset=a_off)
+    B = T.match_buffer(b, (4,), "float32", elem_offset=b_off)
+    C = T.match_buffer(c, (), "float32", elem_offset=c_off)
     with T.block("root"):
         T.reads(C[()], A[0:4], B[0:4])
         T.writes(C[()])

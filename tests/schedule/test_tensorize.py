@@ -188,6 +188,31 @@ def test_an_extern_implementation_given_pointers_at_the_views_offsets():
     np.testing.assert_array_equal(b, a)
 
 
+@T.prim_func
+def copy4_memcpy_constant_offsets(a: T.handle, b: T.handle):
+    # offset_factor alone: the parser gives these buffers the constant offset 0, so the
+    # pointers access_ptr computes would ignore where each tile starts
+    A = T.match_buffer(a, (4,), "float32", offset_factor=1)
+    B = T.match_buffer(b, (4,), "float32", offset_factor=1)
+    with T.block("root"):
+        T.evaluate(T.call_extern("handle", "memcpy", B.access_ptr("w"), A.access_ptr("r"), 16))
+
+
+def test_pointers_computed_with_a_constant_offset_are_refused_not_silently_wrong():
+    T.TensorIntrin.register(
+        "test_copy4_memcpy_const", copy4_desc, copy4_memcpy_constant_offsets, override=True
+    )
+    sch = T.Schedule(tile_copy, debug_mask="all")
+    _, j = sch.get_loops("B")
+    _, j_1 = sch.split(j, [None, 4])
+    with pytest.raises(
+        T.ScheduleError,
+        match=r"passes the pointer of its buffer 'A' on, computed with the constant elem_offset "
+        r"0, but the region of 'A' it stands for starts at a position known only at run time",
+    ):
+        sch.tensorize(j_1, "test_copy4_memcpy_const")
+
+
 # -- refusals ---------------------------------------------------------------------------
 
 
