@@ -55,6 +55,7 @@ from .analysis import (
     relax_region,
     union_regions,
 )
+from .declared_reads import declared_read_points
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, fail
 from .interval import Interval, pick_max, pick_min
@@ -464,20 +465,8 @@ def reverse_compute_at(
         if id(buf) not in produced_ids:
             continue
         loads = _loads(block, buf)
-        if not loads:
-            # read through a view of a larger region, or by its data pointer: no indices
-            # to derive the iter vars' ranges from
-            raise fail(
-                state,
-                name,
-                f"block {block.name_hint!r} reads {buf.name!r} neither by loads nor through "
-                "match_buffer views of single elements; the iter var ranges that the "
-                "producers' writes require cannot be derived",
-                block,
-            )
-        first = loads[0]
-        if not all(
-            all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
+        if loads and not all(
+            all(structural_equal(a, b) for a, b in zip(loads[0], other)) for other in loads[1:]
         ):
             raise fail(
                 state,
@@ -505,6 +494,22 @@ def reverse_compute_at(
                 block,
             )
         written = written_per_iter[id(buf)] = union_regions(per_iter)
+        if loads:
+            first = loads[0]
+        else:
+            # read by its data pointer or a view of a larger region: the read region (for a
+            # pointer, the declared one) stands for the loads
+            points = declared_read_points(block, buf, written)
+            if isinstance(points, str):
+                raise fail(
+                    state,
+                    name,
+                    f"block {block.name_hint!r} reads {buf.name!r} neither by loads nor "
+                    "through match_buffer views of single elements, and its read region "
+                    f"cannot stand for them: {points}",
+                    block,
+                )
+            first, written = points
         mapped = _iter_ranges_from_indices(block, first, written)
         if mapped is None:
             # a loop running once is its only value: its var is that constant here
