@@ -338,9 +338,11 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     for target in red.buffers:
         rf_name = unique_name(state, f"{target.name}_rf")
         rf_shape = (*target.shape[:factor_axis], loop.extent, *target.shape[factor_axis:])
-        rf_buffers.append(
-            Buffer(rf_name, make_data_var(rf_name, target.dtype), rf_shape, target.dtype)
-        )
+        # TVM builds the rf buffer from the reduced one's node: its elem_offset's index type
+        # stays (int64 for a 0-d buffer's)
+        offset = IntImm(target.elem_offset.dtype, 0)
+        data = make_data_var(rf_name, target.dtype)
+        rf_buffers.append(Buffer(rf_name, data, rf_shape, target.dtype, elem_offset=offset))
     rf_indices = (*red.indices[:factor_axis], rf_var, *red.indices[factor_axis:])
     rf_rhs = [substitute_expr(v, reduce_sub) for v in red.rhs]
     rf_init: Stmt | None = red.init_stmt(rf_buffers, rf_indices)

@@ -33,6 +33,7 @@ from irbuilder.ir import (
     Target,
     Var,
     While,
+    default_elem_offset,
     post_order_visit,
     structural_equal,
 )
@@ -207,7 +208,7 @@ class StmtPrinter(ExprPrinter):
         if buffer.strides:
             out.append(f"strides={self.shape(buffer.strides)}")
         offset = buffer.elem_offset
-        if not (_is_const(offset, 0) and str(offset.dtype) == "int32"):
+        if not (_is_const(offset, 0) and offset.dtype == default_elem_offset(buffer.shape).dtype):
             out.append(f"elem_offset={self.expr(offset)}")
         if with_scope and buffer.scope != "global":
             out.append(f"scope={py_str(buffer.scope)}")
