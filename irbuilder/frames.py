@@ -36,7 +36,8 @@ from .ir import (
     as_dtype,
     post_order_visit,
 )
-from .regions import infer_regions, opaque_use
+from .opaque_access import opaque_use
+from .regions import infer_regions
 from .root_block import DeclaredRegions, complete_root_block
 
 __all__ = [

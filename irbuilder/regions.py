@@ -24,7 +24,7 @@ source region (access offsets added to the source region's start). A data pointe
 directly (``A.data`` passed to an extern) is an *opaque* access: the whole buffer (for a
 matched view: its whole source region) is listed in both reads and writes, replacing that
 buffer's other entries (TVM's ``GetBlockReadWriteRegion``). The block frame refuses such a
-block without ``T.reads``/``T.writes``, as TVM's parser (:func:`opaque_use`). A block with
+block without ``T.reads``/``T.writes``, as TVM's parser (``opaque_access.py``). A block with
 ``T.init`` (a reduction) does not list the buffers it writes among its reads. Regions are
 listed in first-access order, ``T.init`` before the body. Given the block's declared
 regions (``declared``), a buffer used through its pointer takes them instead of the whole
@@ -84,7 +84,7 @@ from .ir import (
 from .ir.linear_form import from_linear
 from .region_sets import Interval, affine, compare, hull, narrow_hi, narrow_lo, offset
 
-__all__ = ["infer_block_regions", "infer_regions", "opaque_use"]
+__all__ = ["infer_block_regions", "infer_regions"]
 
 _Entry = tuple[Buffer, list[Interval | None]]
 _FLIP = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ, NE: NE}
@@ -514,54 +514,6 @@ def _cover(buffer: Buffer, region: list[Interval | None]) -> BufferRegion:
         extent.add_const(1)
         ranges.append(Range(lo, from_linear(extent)))
     return BufferRegion(buffer, tuple(ranges))
-
-
-def opaque_use(
-    body: Stmt,
-    init: Stmt | None,
-    alloc_buffers: Sequence[Buffer],
-    match_buffers: Sequence[MatchBufferRegion],
-    visible: Sequence[Buffer] = (),
-) -> tuple[Buffer, Stmt | None] | None:
-    """A buffer the block body uses *opaquely* in TVM's sense, and the innermost statement
-    using it: its data pointer itself (``A.data`` passed to a call) or
-    ``T.tvm_access_ptr(..., A.data, ..., 3)`` (read and written). TVM cannot infer the
-    regions of such a block and refuses it without ``T.reads``/``T.writes``; a pointer with
-    mask 1 or 2 is a read or a write of the whole buffer and needs no annotation."""
-    detector = _Detector(alloc_buffers, match_buffers, visible)
-    parts = [p for p in (init, body) if p is not None]
-    for part in parts:
-        detector.visit_stmt(part)
-    for key, var in [*detector.opaque_data.items(), *detector.rw_pointers.items()]:
-        buffer = detector.by_data.get(key)
-        if buffer is not None:
-            return buffer, next((s for p in parts if (s := _user(p, var)) is not None), None)
-    return None
-
-
-def _user(stmt: Stmt, var: Var) -> Stmt | None:
-    """The innermost statement (with a span) whose own expressions use ``var``."""
-    for field_name in ("body", "then_case", "else_case", "seq"):
-        value = getattr(stmt, field_name, None)
-        children = value if isinstance(value, tuple) else (value,)
-        for child in children:
-            if isinstance(child, Stmt) and not isinstance(child, Block):
-                found = _user(child, var)
-                if found is not None:
-                    return found
-    hit = False
-
-    def visit(node: object) -> None:
-        nonlocal hit
-        if node is var:
-            hit = True
-
-    for field_name in ("value", "condition", "indices", "extent", "min"):
-        value = getattr(stmt, field_name, None)
-        for expr in value if isinstance(value, tuple) else (value,):
-            if isinstance(expr, PrimExpr):
-                post_order_visit(expr, visit)
-    return stmt if hit and stmt.span is not None else None
 
 
 def infer_regions(

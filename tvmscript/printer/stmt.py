@@ -37,6 +37,7 @@ from irbuilder.ir import (
     post_order_visit,
     structural_equal,
 )
+from irbuilder.opaque_access import opaque_use
 from irbuilder.regions import infer_regions
 from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
@@ -535,6 +536,8 @@ class StmtPrinter(ExprPrinter):
         regions = (*block.reads, *block.writes)
         if all(self._range_round_trips(r) for region in regions for r in region.region):
             return True, True
+        if opaque_use(block.body, block.init, block.alloc_buffers, block.match_buffers):
+            return True, True  # the parser refuses such a block without both lines
         reads, writes = infer_regions(
             block.body, block.init, block.alloc_buffers, block.match_buffers
         )
