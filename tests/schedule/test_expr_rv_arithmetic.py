@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from sched_checks import assert_same_results, assert_structure, scheduled
 
 from irbuilder.ir import FloorDiv, Mul, Var, structural_equal
@@ -105,3 +106,13 @@ def test_a_sample_used_only_in_a_map_survives_simplification():
     sch = _packed([4, 2, 8])
     kinds = [i.kind.name for i in sch.trace.simplified(True).insts]
     assert "SamplePerfectTile" in kinds
+
+
+def test_another_schedules_sample_is_refused_by_name():
+    other = T.Schedule(scale)
+    _, foreign = other.sample_perfect_tile(other.get_loops("B")[1], 2, decision=[4, 16])
+    sch = T.Schedule(scale)
+    with pytest.raises(IndexError, match="does not belong to this schedule"):
+        sch.transform_layout(
+            sch.get_block("B"), ("write", 0), lambda i, j: (i, j // foreign, j % foreign)
+        )
