@@ -31,7 +31,14 @@ __all__ = ["Frame", "IRBuilder", "IRBuilderError", "current_span", "with_span"]
 
 
 class IRBuilderError(RuntimeError):
-    """Misuse of the IRBuilder (no builder, a statement in the wrong frame...)."""
+    """Misuse of the IRBuilder (no builder, a statement in the wrong frame...).
+
+    ``span``, when given, is where the IR at fault came from (a statement's span): a
+    front end reports the error there rather than at the construct being closed."""
+
+    def __init__(self, message: str, *, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span
 
 
 _local = threading.local()

@@ -36,6 +36,7 @@ from .ir import (
     as_dtype,
     post_order_visit,
 )
+from .opaque_access import opaque_use
 from .regions import infer_regions
 from .root_block import DeclaredRegions, complete_root_block
 
@@ -387,6 +388,7 @@ class BlockFrame(Frame):
         body = self.body()
         reads, writes = self.reads, self.writes
         if reads is None or writes is None:
+            _refuse_opaque_use_of(self, body, builder)
             inferred_reads, inferred_writes = infer_regions(
                 body, self.init, self.alloc_buffers, self.match_buffers, _visible(builder)
             )
@@ -420,6 +422,27 @@ class BlockFrame(Frame):
         _check_predicate_vars(self.name, predicate, self.iter_vars)
         realize = BlockRealize(tuple(self.iter_values), predicate, block, span=self.span)
         builder.add_stmt(realize, self.kind)
+
+
+def _refuse_opaque_use_of(frame: BlockFrame, body: Stmt, builder: IRBuilder) -> None:
+    found = opaque_use(
+        body, frame.init, frame.alloc_buffers, frame.match_buffers, _visible(builder)
+    )
+    if found is None:
+        return
+    buffer, user = found
+    missing = " and ".join(
+        name for name, v in (("T.reads", frame.reads), ("T.writes", frame.writes)) if v is None
+    )
+    raise IRBuilderError(
+        f"block {frame.name!r} uses buffer {buffer.name!r} opaquely (its data pointer "
+        f"{buffer.name}.data itself, or T.tvm_access_ptr with access mask 3), so its access "
+        f"regions cannot be inferred, and it has no {missing}; annotate the regions it "
+        "accesses, as TVM requires (TVM: 'Can not auto detect buffer access region from "
+        "tir.Load, tir.Store or direct access by buffer data. Please annotation the access "
+        "region manually')",
+        span=user.span if user is not None else frame.span,
+    )
 
 
 def _check_predicate_vars(name: str, predicate: PrimExpr, iter_vars: Sequence[IterVar]) -> None:

@@ -23,10 +23,12 @@ to one of the block's ``match_buffer`` views count as accesses to the matching p
 source region (access offsets added to the source region's start). A data pointer used
 directly (``A.data`` passed to an extern) is an *opaque* access: the whole buffer (for a
 matched view: its whole source region) is listed in both reads and writes, replacing that
-buffer's other entries (TVM's ``GetBlockReadWriteRegion``; its parser refuses such a block
-without ``T.reads``/``T.writes`` instead). A block with ``T.init`` (a reduction) does not list
-the buffers it writes among its reads. Regions are listed in first-access order, ``T.init``
-before the body.
+buffer's other entries (TVM's ``GetBlockReadWriteRegion``). The block frame refuses such a
+block without ``T.reads``/``T.writes``, as TVM's parser (``opaque_access.py``). A block with
+``T.init`` (a reduction) does not list the buffers it writes among its reads. Regions are
+listed in first-access order, ``T.init`` before the body. Given the block's declared
+regions (``declared``), a buffer used through its pointer takes them instead of the whole
+buffer (what the schedule's primitives read, as TVM's do).
 """
 
 from __future__ import annotations
@@ -104,9 +106,11 @@ class _Detector(StmtExprVisitor):
         match_buffers: Sequence[MatchBufferRegion],
         visible: Sequence[Buffer],
         recompute_nested: bool = False,
+        honour_nested: bool = False,
     ) -> None:
         self.visible = visible
         self.recompute_nested = recompute_nested
+        self.honour_nested = honour_nested  # recomputed nested blocks honour their declarations
         self.local: set[int] = {id(b.data) for b in alloc_buffers}
         self.matched: dict[int, MatchBufferRegion] = {id(m.buffer.data): m for m in match_buffers}
         self.by_data: dict[int, Buffer] = {id(b.data): b for b in visible}
@@ -116,6 +120,12 @@ class _Detector(StmtExprVisitor):
         self.reads: dict[int, _Entry] = {}
         self.writes: dict[int, _Entry] = {}
         self.opaque_data: dict[int, Var] = {}
+        # what loads, stores and nested blocks alone access, and the buffers reached through
+        # ``T.tvm_access_ptr``: a declared region may stand in for the pointer's whole buffer
+        self.direct_reads: dict[int, _Entry] = {}
+        self.direct_writes: dict[int, _Entry] = {}
+        self.pointer_keys: set[int] = set()
+        self.rw_pointers: dict[int, Var] = {}  # T.tvm_access_ptr(..., 3): TVM's opaque access
 
     # -- interval evaluation ----------------------------------------------------------
     def relaxed(self, expr: PrimExpr) -> bool:
@@ -258,7 +268,9 @@ class _Detector(StmtExprVisitor):
         reads, writes = block.reads, block.writes
         if self.recompute_nested:
             around = [*self.visible, *self.by_data.values()]  # with this block's own views
-            reads, writes = infer_block_regions(block, around, recompute_nested=True)
+            reads, writes = infer_block_regions(
+                block, around, recompute_nested=True, honour_declared=self.honour_nested
+            )
         for table, regions in ((self.reads, reads), (self.writes, writes)):
             for region in regions:
                 relaxed: list[Interval | None] = []
@@ -268,14 +280,18 @@ class _Detector(StmtExprVisitor):
                     hi = self.eval(subst.visit_expr(offset(last, -1)))
                     relaxed.append(None if lo is None or hi is None else (lo[0], hi[1]))
                 self.record(table, region.buffer, relaxed)
+                direct = self.direct_reads if table is self.reads else self.direct_writes
+                self.record(direct, region.buffer, list(relaxed))
 
     # -- traversal -----------------------------------------------------------------------
     def visit_buffer_load_(self, load: BufferLoad) -> None:
         self.access(self.reads, load.buffer, load.indices)
+        self.access(self.direct_reads, load.buffer, load.indices)
         self.generic_visit(load)
 
     def visit_buffer_store_(self, store: BufferStore) -> None:
         self.access(self.writes, store.buffer, store.indices)
+        self.access(self.direct_writes, store.buffer, store.indices)
         self.generic_visit(store)
 
     def visit_var_(self, var: Var) -> None:
@@ -341,11 +357,44 @@ class _Detector(StmtExprVisitor):
         self.visit_expr(call.args[2])
         self.visit_expr(call.args[3])
         full: list[Interval | None] = [(const(0, e.dtype), offset(e, -1)) for e in buffer.shape]
+        if mask.value == 3:
+            self.rw_pointers.setdefault(id(data), data)
         if mask.value & 1:
             self.record(self.reads, buffer, list(full))
         if mask.value & 2:
             self.record(self.writes, buffer, list(full))
+        self.pointer_keys.update(self.source_key(buffer))
         return True
+
+    def source_key(self, buffer: Buffer) -> set[int]:
+        """The key a pointer of ``buffer`` is recorded under (its source for a view)."""
+        match = self.matched.get(id(buffer.data))
+        return {id(match.source.buffer if match is not None else buffer)}
+
+    def honour_declared(
+        self,
+        opaque: dict[int, _Entry],
+        reads: Sequence[BufferRegion],
+        writes: Sequence[BufferRegion],
+    ) -> None:
+        """For a buffer reached through its data pointer that the block's ``T.reads``/
+        ``T.writes`` mention, take those declared regions (with what loads, stores and nested
+        blocks access) instead of the whole buffer in both directions: TVM's primitives read
+        the declared regions, and a pointer's extent is known only from them."""
+        declared = {id(r.buffer) for r in (*reads, *writes)}
+        trusted = (set(opaque) | self.pointer_keys) & declared
+        for key in trusted:
+            opaque.pop(key, None)
+            pairs = ((self.reads, self.direct_reads), (self.writes, self.direct_writes))
+            for table, direct in pairs:
+                table.pop(key, None)
+                if key in direct:
+                    buffer, intervals = direct[key]
+                    table[key] = (buffer, list(intervals))
+        for table, regions in ((self.reads, reads), (self.writes, writes)):
+            for region in regions:
+                if id(region.buffer) in trusted:
+                    self.record(table, region.buffer, [_interval(r) for r in region.region])
 
     def visit_attr_stmt_(self, stmt: AttrStmt) -> None:
         self.visit_expr(stmt.value)  # the node an attribute is about is not an access
@@ -374,6 +423,13 @@ class _Detector(StmtExprVisitor):
                 ]
                 self.record(table, buffer, full)
         return table
+
+
+def _interval(rng: Range) -> Interval:
+    """A declared range as an interval, a single point kept as its own expression."""
+    if isinstance(rng.extent, IntImm) and rng.extent.value == 1:
+        return (rng.min, rng.min)
+    return (rng.min, offset(offset(rng.min, rng.extent), -1))
 
 
 def _pick(a: PrimExpr, b: PrimExpr, kind: type[Min] | type[Max]) -> PrimExpr:
@@ -467,6 +523,7 @@ def infer_regions(
     match_buffers: Sequence[MatchBufferRegion],
     visible: Sequence[Buffer] = (),
     recompute_nested: bool = False,
+    declared: tuple[Sequence[BufferRegion], Sequence[BufferRegion]] | None = None,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
     """The (reads, writes) of a block with this body (see the module doc).
 
@@ -474,13 +531,20 @@ def infer_regions(
     allocations): a data pointer used in the body names one of them, or one the body
     accesses, to be an opaque access. ``recompute_nested`` infers nested blocks' regions
     from their bodies instead of taking what they declare (TVM takes them as declared),
-    so that an understated annotation cannot hide an access.
+    so that an understated annotation cannot hide an access. ``declared`` are the block's
+    own ``T.reads``/``T.writes``: a buffer used through its data pointer that they mention
+    gets its declared regions instead of the whole buffer (TVM reads nothing else of such
+    an access); a pointer the declaration does not mention stays the whole buffer.
     """
-    detector = _Detector(alloc_buffers, match_buffers, visible, recompute_nested)
+    detector = _Detector(
+        alloc_buffers, match_buffers, visible, recompute_nested, declared is not None
+    )
     if init is not None:
         detector.visit_stmt(init)
     detector.visit_stmt(body)
     opaque = detector.opaque()
+    if declared is not None:
+        detector.honour_declared(opaque, *declared)
     left_out = set(opaque)
     if init is not None:
         # A reduction's update reads what it accumulates into: TVM lists it as written only.
@@ -496,10 +560,21 @@ def infer_regions(
 
 
 def infer_block_regions(
-    block: Block, visible: Sequence[Buffer] = (), recompute_nested: bool = False
+    block: Block,
+    visible: Sequence[Buffer] = (),
+    recompute_nested: bool = False,
+    honour_declared: bool = False,
 ) -> tuple[tuple[BufferRegion, ...], tuple[BufferRegion, ...]]:
     """The (reads, writes) ``block``'s body implies, ignoring the ones it declares: what a
-    transformation that changed the body (a schedule primitive) should store back."""
+    transformation that changed the body (a schedule primitive) should store back. With
+    ``honour_declared``, a data-pointer access takes the declared regions of its buffer
+    (see :func:`infer_regions`), in nested blocks too."""
     return infer_regions(
-        block.body, block.init, block.alloc_buffers, block.match_buffers, visible, recompute_nested
+        block.body,
+        block.init,
+        block.alloc_buffers,
+        block.match_buffers,
+        visible,
+        recompute_nested,
+        (block.reads, block.writes) if honour_declared else None,
     )

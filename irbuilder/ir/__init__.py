@@ -4,7 +4,16 @@ Nodes are immutable and compared by identity (``==`` on an expression builds
 an ``EQ`` node); use :func:`structural_equal` for structural comparison.
 """
 
-from .buffer import Buffer, BufferRegion, IterKind, IterVar, MatchBufferRegion, Range, make_data_var
+from .buffer import (
+    Buffer,
+    BufferRegion,
+    IterKind,
+    IterVar,
+    MatchBufferRegion,
+    Range,
+    default_elem_offset,
+    make_data_var,
+)
 from .dtype import DataType, DataTypeLike, TypeCode, as_dtype
 from .expr import (
     BINARY_OP_NAMES,
@@ -223,6 +232,7 @@ __all__ = [
     "binary_dtype",
     "const",
     "convert",
+    "default_elem_offset",
     "make_data_var",
     "post_order_visit",
     "promote",

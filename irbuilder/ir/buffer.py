@@ -31,8 +31,21 @@ __all__ = [
     "IterVar",
     "MatchBufferRegion",
     "Range",
+    "default_elem_offset",
     "make_data_var",
 ]
+
+
+def default_elem_offset(shape: Sequence[PrimExpr]) -> IntImm:
+    """The ``elem_offset`` a buffer gets when none is given: 0 of TVM's index type for it,
+    int32 (this library's default index type), except that a 0-d buffer takes int64, as
+    TVM's (``BufferNode::DefaultIndexType``: no first dimension to take it from, TVM's
+    default index type is int64)."""
+    return IntImm(as_dtype("int32" if shape else "int64"), 0)
+
+
+# the field default, replaced by default_elem_offset(shape) when the buffer is built
+_DEFAULT_OFFSET = IntImm(as_dtype("int32"), 0)
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -92,7 +105,7 @@ class Buffer:
     shape: tuple[PrimExpr, ...]
     dtype: DataType
     strides: tuple[PrimExpr, ...] = ()
-    elem_offset: PrimExpr = field(default_factory=lambda: IntImm(as_dtype("int32"), 0))
+    elem_offset: PrimExpr = _DEFAULT_OFFSET
     scope: str = "global"
     data_alignment: int = 64
     offset_factor: int = 1
@@ -105,6 +118,8 @@ class Buffer:
         _set(self, "dtype", as_dtype(self.dtype))
         _set(self, "shape", tuple(convert(s) for s in self.shape))
         _set(self, "strides", tuple(convert(s) for s in self.strides))
+        if self.elem_offset is _DEFAULT_OFFSET:
+            _set(self, "elem_offset", default_elem_offset(self.shape))
         _set(self, "elem_offset", convert(self.elem_offset))
         _set(self, "axis_separators", tuple(int(a) for a in self.axis_separators))
         if not self.data.dtype.is_handle:

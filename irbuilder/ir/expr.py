@@ -16,7 +16,7 @@ import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .dtype import DataType, DataTypeLike, as_dtype
 from .int_arith import int_binary, wrap_int
@@ -762,8 +762,24 @@ def const(value: int | float | bool, dtype: DataTypeLike | None = None) -> PrimE
     raise TypeError(f"cannot make a constant of type {target}")
 
 
+def _stand_in(value: object) -> object:
+    """An object standing for an expression (a schedule's sampled ``ExprRV``, which TVM
+    makes a Var) gives that expression by ``__prim_expr__``; anything else is itself."""
+    method = getattr(type(value), "__prim_expr__", None)
+    return value if method is None else method(value)
+
+
+def _operand(value: object) -> ExprLike:
+    if isinstance(value, (PrimExpr, int, float)):
+        return value
+    return cast(ExprLike, _stand_in(value))
+
+
 def convert(value: object) -> PrimExpr:
     """Wrap a Python number into a constant; pass expressions through."""
+    if isinstance(value, PrimExpr):
+        return value
+    value = _stand_in(value)
     if isinstance(value, PrimExpr):
         return value
     if isinstance(value, (bool, int, float)):
@@ -852,6 +868,7 @@ def _literal(value: int | float | bool, like: DataType) -> PrimExpr:
 
 def promote(a: ExprLike, b: ExprLike) -> tuple[PrimExpr, PrimExpr]:
     """Wrap Python numbers and cast both operands to their common type."""
+    a, b = _operand(a), _operand(b)
     if not isinstance(a, PrimExpr) and not isinstance(b, PrimExpr):
         return convert(a), convert(b)
     if not isinstance(a, PrimExpr):

@@ -29,6 +29,7 @@ from ..ir import (
     Var,
     const,
     convert,
+    default_elem_offset,
     make_data_var,
 )
 from ..ir.expr_text import expr_text
@@ -83,7 +84,7 @@ def make_buffer(
     elif not isinstance(data, Var) or not data.dtype.is_handle:
         raise TypeError(f"{what}: data must be a handle Var (e.g. A.data), got {data!r}")
     stride_exprs = tuple(index_expr(s, what) for s in strides) if strides else ()
-    offset = convert(0) if elem_offset is None else index_expr(elem_offset, what)
+    offset = default_elem_offset(dims) if elem_offset is None else index_expr(elem_offset, what)
     return Buffer(
         "buffer",
         data,

@@ -49,10 +49,11 @@ from irbuilder.ir import (
     StmtExprVisitor,
     Sub,
     Var,
+    const,
     structural_equal,
     trunc_div,
 )
-from irbuilder.ir.linear_form import LinearForm, supports_linear, to_linear
+from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
 
 __all__ = ["Analyzer", "IntBound", "MayChange", "memory_read"]
 
@@ -156,6 +157,8 @@ class Analyzer:
         # memory_read of each fact, by identity (the fact kept alive beside it): facts are
         # re-checked at every store and scope exit, re-walking them dominated simplify.
         self._reads: dict[int, tuple[PrimExpr, set[Var] | None]] = {}
+        # var -> (lowest, highest) value as expressions, from bind_symbolic_range
+        self._symbolic: dict[Var, tuple[PrimExpr, PrimExpr]] = {}
 
     def _read_by(self, fact: PrimExpr) -> set[Var] | None:
         hit = self._reads.get(id(fact))
@@ -186,12 +189,14 @@ class Analyzer:
     def scope(self) -> Iterator[None]:
         """Facts recorded inside the ``with`` block are forgotten at its end."""
         bounds = dict(self._bounds)
+        symbolic = dict(self._symbolic)
         facts = list(self._facts)
         mark = len(self._forgotten)
         try:
             yield
         finally:
             self._bounds = bounds
+            self._symbolic = symbolic
             if len(self._forgotten) > mark and self._reads_memory(facts):
                 for may_change in self._forgotten[mark:]:
                     if not facts:
@@ -223,6 +228,26 @@ class Analyzer:
         lo = self.const_int_bound(begin)
         ext = self.const_int_bound(extent)
         self.bind(var, IntBound(lo.lo, lo.hi + ext.hi - 1))
+
+    def bind_symbolic_range(self, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
+        """:meth:`bind_range`, keeping ``begin <= var <= begin + extent - 1`` as expressions
+        too: comparisons then substitute them (``k < n`` and ``a < 32`` prove ``32 * k + a <
+        32 * n``). The values are read as mathematical integers, as TVM's analyzer reads
+        loop indices: the loop's extent is a valid (non-overflowing) extent."""
+        self.bind_range(var, begin, extent)
+        if var.dtype.is_integer and var.dtype.is_scalar and supports_linear(var.dtype):
+            size = to_linear(extent)
+            terms = size.live_terms()
+            if size.const == 0 and len(terms) == 1 and terms[0][1] > 0:
+                atom = terms[0][0]
+                if isinstance(atom, Var):
+                    # inside the loop it runs: ``32 * n >= 1``, so ``n >= 1``
+                    self.bind(atom, IntBound(1, IntBound.of_dtype(atom.dtype).hi))
+            last = LinearForm(var.dtype, wrap=False)
+            last.add_form(to_linear(begin))
+            last.add_form(to_linear(extent))
+            last.add_const(-1)
+            self._symbolic[var] = (begin, from_linear(last))
 
     def add_constraint(self, cond: PrimExpr) -> None:
         """Record that the bool ``cond`` holds (tightening var bounds where possible)."""
@@ -422,8 +447,66 @@ class Analyzer:
             return self._prove_compare(cond)
         return None
 
+    def _symbolic_difference(self, a: PrimExpr, b: PrimExpr) -> IntBound | None:
+        """A bound of ``a - b`` with each var of :meth:`bind_symbolic_range` replaced by its
+        highest value where it adds and its lowest where it subtracts (and the reverse for
+        the low end), so that symbolic terms may cancel."""
+        if not (self._symbolic and supports_linear(a.dtype) and a.dtype == b.dtype):
+            return None
+        diff = self._difference_of(to_linear(a), to_linear(b))
+        ends: list[int] = []
+        for upper in (False, True):
+            form = LinearForm(diff.dtype, wrap=False)
+            form.add_const(diff.const)
+            for atom, coef in diff.live_terms():
+                known = self._symbolic_ends(atom)
+                if known is None:
+                    form.add_term(atom, coef)
+                    continue
+                end = known[1] if (coef > 0) == upper else known[0]
+                form.add_form(to_linear(end), coef)
+            total = self._math_bound(form)
+            ends.append(total.hi if upper else total.lo)
+        return IntBound(ends[0], ends[1])
+
+    def _symbolic_ends(self, atom: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:
+        if isinstance(atom, Var):
+            return self._symbolic.get(atom)
+        if isinstance(atom, FloorMod) and self.const_int_bound(atom.b).lo > 0:
+            # ``x % n`` of a positive ``n`` lies in [0, n - 1]
+            last = LinearForm(atom.dtype, wrap=False)
+            last.add_form(to_linear(atom.b))
+            last.add_const(-1)
+            return const(0, atom.dtype), from_linear(last)
+        if isinstance(atom, FloorDiv) and isinstance(atom.b, Var):
+            return self._quotient_ends(atom)
+        return None
+
+    def _quotient_ends(self, atom: FloorDiv) -> tuple[PrimExpr, PrimExpr] | None:
+        """``x // n`` of a positive ``n`` and ``x`` in ``[lo, q * n + r]`` (``lo >= 0``,
+        constant ``q``, ``r``): at least 0, at most ``q`` when ``r == 0``, ``q - 1`` when
+        ``r < 0`` (``(32 * n - 1) // n == 31``), ``q + r`` when ``r > 0``."""
+        divisor = atom.b
+        assert isinstance(divisor, Var)
+        ends = self._symbolic_ends(atom.a)
+        if ends is None or self.const_int_bound(divisor).lo <= 0:
+            return None
+        if self.const_int_bound(ends[0]).lo < 0:
+            return None
+        form = to_linear(ends[1])
+        terms = form.live_terms()
+        if len(terms) > 1 or (terms and terms[0][0] is not divisor):
+            return None
+        q = terms[0][1] if terms else 0
+        r = form.const
+        top = q if r == 0 else (q - 1 if r < 0 else q + r)
+        return const(0, atom.dtype), const(top, atom.dtype)
+
     def _prove_compare(self, cond: CmpOp) -> bool | None:
         d = self.compare(cond.a, cond.b)
+        symbolic = self._symbolic_difference(cond.a, cond.b)
+        if symbolic is not None:
+            d = symbolic if d is None else d.intersect(symbolic)
         if d is None:
             return None
         if isinstance(cond, LT):

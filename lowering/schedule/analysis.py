@@ -52,6 +52,7 @@ __all__ = [
     "relax_region",
     "union_regions",
     "uses_opaquely",
+    "writes_by_pointer",
 ]
 
 
@@ -73,7 +74,11 @@ _ACCESS_CACHE: dict[int, tuple[Block, BlockAccess]] = {}
 
 
 def block_access(block: Block) -> BlockAccess:
-    """The regions one instance of ``block`` reads and writes, inferred from its body."""
+    """The regions one instance of ``block`` reads and writes, inferred from its body.
+
+    Only a data-pointer access (``B.data`` or ``B.access_ptr`` passed to a call) takes the
+    block's declared region of its buffer, as TVM's primitives do; without one it is the
+    whole buffer, read and written."""
     cached = _ACCESS_CACHE.get(id(block))
     if cached is not None and cached[0] is block:
         return cached[1]
@@ -85,6 +90,7 @@ def block_access(block: Block) -> BlockAccess:
         block.match_buffers,
         visible_buffers(),
         recompute_nested=True,
+        declared=(block.reads, block.writes),
     )
     access = BlockAccess(reads, writes)
     if len(_ACCESS_CACHE) > 4096:
@@ -109,6 +115,28 @@ def uses_opaquely(block: Block, buffer: Buffer) -> bool:
     if block.init is not None:
         post_order_visit(block.init, visit)
     return found or any(m.source.buffer is buffer for m in block.match_buffers)
+
+
+def writes_by_pointer(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` writes ``buffer`` only through its data pointer (``B.data`` or
+    ``B.access_ptr`` passed to a call, directly or through a view), with the written region
+    declared by ``T.writes``: the region it writes is then the declared one."""
+    if not uses_opaquely(block, buffer):
+        return False
+    if not any(w.buffer is buffer for w in block.writes):
+        return False
+    views = {id(m.buffer) for m in block.match_buffers if m.source.buffer is buffer}
+    stored = False
+
+    def visit(node: object) -> None:
+        nonlocal stored
+        if isinstance(node, BufferStore) and (node.buffer is buffer or id(node.buffer) in views):
+            stored = True
+
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, visit)
+    return not stored
 
 
 def constant_extents(loops: Sequence[For]) -> dict[Var, int] | None:

@@ -45,6 +45,7 @@ from .analysis import (
     block_access,
     mentions_any,
     uses_opaquely,
+    writes_by_pointer,
 )
 from .cache_checks import buffer_at, check_reads_after, check_single_writer, stores_at
 from .cache_placement import (
@@ -180,12 +181,17 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
     regions = [r for r in block_access(block).writes if r.buffer is buffer]
     nested = _nested_writer(state, block, buffer)
     tiles: dict[int, For] = {}
-    if nested is not None:
+    pointer = nested is None and writes_by_pointer(block, buffer)
+    if nested is not None or pointer:
         # a block holding blocks: its one nested writer writes, over the loops inside, the
-        # whole tile the block writes; the tiles then step the loops below ``holder``
-        _check_exact_writes(state, nested, buffer, block)
-        inner = region_at(state, nested, block_access(nested).writes, buffer, block)
-        ok = len(regions) == 1 and _same_region(inner, regions[0])
+        # whole tile the block writes; the tiles then step the loops below ``holder``. A
+        # call given the data pointer writes the region declared for it (TVM's premise).
+        if nested is not None:
+            _check_exact_writes(state, nested, buffer, block)
+            inner = region_at(state, nested, block_access(nested).writes, buffer, block)
+            ok = len(regions) == 1 and _same_region(inner, regions[0])
+        else:
+            ok = len(regions) == 1
         if ok:
             for k, rng in enumerate(regions[0].region):
                 if not isinstance(rng.extent, IntImm):

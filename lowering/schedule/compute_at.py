@@ -42,12 +42,10 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .affine import bindings_affine
 from .analysis import (
     access_regions,
     block_access,
     buffers_conflict,
-    constant_extents,
     constant_offset_hull,
     is_complete_block,
     is_reduction_block,
@@ -55,8 +53,10 @@ from .analysis import (
     relax_region,
     union_regions,
 )
+from .declared_reads import declared_read_points
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, fail
+from .full_domain import check_full_domain
 from .interval import Interval, pick_max, pick_min
 from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
@@ -66,35 +66,6 @@ from .state import ScheduleState, TreeIndex
 
 __all__ = ["compute_at", "reverse_compute_at"]
 
-
-
-def _check_full_domain(state: ScheduleState, block: Block, name: str) -> None:
-    """The block's loops run each instance of its whole iteration domain exactly once."""
-    index = state.index
-    realize = index.realize_of(block)
-    if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
-        raise fail(state, name, f"block {block.name_hint!r} has a predicate (T.where)", block)
-    extents = constant_extents(index.loops_above(block))
-    sums = None if extents is None else bindings_affine(realize.iter_values, extents)
-    if sums is None:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} does not have affine bindings of its loops",
-            block,
-        )
-    for iv, found in zip(block.iter_vars, sums):
-        dom = iv.dom
-        if not (isinstance(dom.min, IntImm) and isinstance(dom.extent, IntImm)):
-            raise fail(state, name, f"iter var {iv.var.name!r} has a symbolic domain", block)
-        if found.base != dom.min.value or found.extent != dom.extent.value:
-            raise fail(
-                state,
-                name,
-                f"the loops of block {block.name_hint!r} do not cover the domain of its "
-                f"iter var {iv.var.name!r} exactly once",
-                block,
-            )
 
 
 def _scope_and_check_loop(state: ScheduleState, block: Block, loop: For, name: str) -> Block:
@@ -148,10 +119,18 @@ def _affected_blocks(
 def _iter_ranges_from_indices(
     block: Block, indices: Sequence[PrimExpr], region: BufferRegion
 ) -> dict[int, Range] | None:
-    """Iter var (by id) -> range, reading ``indices[k]`` (an iter var) as ``region[k]``."""
+    """Iter var (by id) -> range, reading ``indices[k]`` (an iter var) as ``region[k]``; a
+    constant index must lie in its ``region[k]`` (what the iteration writes there)."""
     iter_ids = {id(iv.var) for iv in block.iter_vars}
     found: dict[int, Range] = {}
     for idx, rng in zip(indices, region.region):
+        if isinstance(idx, IntImm):
+            lo, ext = rng.min, rng.extent
+            if not (isinstance(lo, IntImm) and isinstance(ext, IntImm)):
+                return None
+            if not lo.value <= idx.value < lo.value + ext.value:
+                return None
+            continue
         if not isinstance(idx, Var) or id(idx) not in iter_ids or id(idx) in found:
             return None
         found[id(idx)] = rng
@@ -233,7 +212,7 @@ def compute_at(
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
             block,
         )
-    _check_full_domain(state, block, name)
+    check_full_domain(state, block, name)
     access = block_access(block)
     outputs = access.write_buffers
     for buf in outputs:
@@ -397,7 +376,7 @@ def reverse_compute_at(
             f"block {block.name_hint!r} is neither a complete block nor a reduction block",
             block,
         )
-    _check_full_domain(state, block, name)
+    check_full_domain(state, block, name)
     leaf = leaf_root(index, block)
     leaf_pos = index.order[id(leaf)]
     if index.order[id(loop)] > leaf_pos:
@@ -464,20 +443,8 @@ def reverse_compute_at(
         if id(buf) not in produced_ids:
             continue
         loads = _loads(block, buf)
-        if not loads:
-            # read through a view of a larger region, or by its data pointer: no indices
-            # to derive the iter vars' ranges from
-            raise fail(
-                state,
-                name,
-                f"block {block.name_hint!r} reads {buf.name!r} neither by loads nor through "
-                "match_buffer views of single elements; the iter var ranges that the "
-                "producers' writes require cannot be derived",
-                block,
-            )
-        first = loads[0]
-        if not all(
-            all(structural_equal(a, b) for a, b in zip(first, other)) for other in loads[1:]
+        if loads and not all(
+            all(structural_equal(a, b) for a, b in zip(loads[0], other)) for other in loads[1:]
         ):
             raise fail(
                 state,
@@ -505,6 +472,22 @@ def reverse_compute_at(
                 block,
             )
         written = written_per_iter[id(buf)] = union_regions(per_iter)
+        if loads:
+            first = loads[0]
+        else:
+            # read by its data pointer or a view of a larger region: the read region (for a
+            # pointer, the declared one) stands for the loads
+            points = declared_read_points(block, buf, written)
+            if isinstance(points, str):
+                raise fail(
+                    state,
+                    name,
+                    f"block {block.name_hint!r} reads {buf.name!r} neither by loads nor "
+                    "through match_buffer views of single elements, and its read region "
+                    f"cannot stand for them: {points}",
+                    block,
+                )
+            first, written = points
         mapped = _iter_ranges_from_indices(block, first, written)
         if mapped is None:
             # a loop running once is its only value: its var is that constant here

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +39,7 @@ __all__ = [
     "parse_index_map",
     "plain",
     "py_value",
+    "rv_names",
 ]
 
 ApplyFn = Callable[["Schedule", list[Any], list[Any], Any], list[Any]]
@@ -291,9 +294,25 @@ _INDEX_MAP_NODES = (
 )
 
 
+# sampled values an index map's text may name while a JSON trace is read (``v1`` in
+# ``lambda i, j: (i, j // v1)``): name -> ExprRV
+_RV_NAMES: ContextVar[Mapping[str, Any] | None] = ContextVar("rv_names", default=None)
+
+
+@contextmanager
+def rv_names(names: Mapping[str, Any]) -> Iterator[None]:
+    """Let :func:`parse_index_map` read ``names`` (the trace's sampled values)."""
+    token = _RV_NAMES.set(names)
+    try:
+        yield
+    finally:
+        _RV_NAMES.reset(token)
+
+
 def parse_index_map(text: str) -> IndexMap:
     """An index map from the lambda text a trace prints (``lambda i, j: (j, i)``); only
-    index arithmetic is accepted, so a JSON trace cannot run arbitrary code."""
+    index arithmetic is accepted, so a JSON trace cannot run arbitrary code. Free names
+    are the trace's sampled values (:func:`rv_names`)."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
@@ -301,5 +320,6 @@ def parse_index_map(text: str) -> IndexMap:
     bad = [type(n).__name__ for n in ast.walk(tree) if not isinstance(n, _INDEX_MAP_NODES)]
     if bad or not isinstance(tree.body, ast.Lambda):
         raise ValueError(f"not an index map lambda of index arithmetic: {text!r}")
-    func = eval(compile(tree, "<index map>", "eval"), {"__builtins__": {}})
+    namespace = {"__builtins__": {}, **(_RV_NAMES.get() or {})}
+    func = eval(compile(tree, "<index map>", "eval"), namespace)
     return IndexMap.from_func(func)

@@ -30,7 +30,7 @@ from irbuilder.ir import (
     const,
 )
 from lowering.analysis.substitute import substitute_expr
-from lowering.arith import Analyzer, simplify_expr
+from lowering.arith import Analyzer, simplify_expr, supports_linear, to_linear
 
 from .interval import (
     Interval,
@@ -60,10 +60,30 @@ def outer_analyzer(outer: Sequence[For]) -> tuple[Analyzer, dict[Var, PrimExpr]]
     analyzer = Analyzer()
     single: dict[Var, PrimExpr] = {}
     for lp in outer:
-        analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
+        _bind_loop(analyzer, lp.loop_var, lp.min, lp.extent)
         if isinstance(lp.extent, IntImm) and lp.extent.value == 1:
             single[lp.loop_var] = lp.min
     return analyzer, single
+
+
+def _bind_loop(analyzer: Analyzer, var: Var, begin: PrimExpr, extent: PrimExpr) -> None:
+    # a symbolic extent (``k_0 < n``) is kept as an expression, so that TVM's symbolic
+    # bounds (``k_0 * 32 + ax0 < n * 32``) can be proven and their guard dropped, as TVM does
+    if isinstance(extent, IntImm) and isinstance(begin, IntImm):
+        analyzer.bind_range(var, begin, extent)
+    else:
+        analyzer.bind_symbolic_range(var, begin, extent)
+
+
+def _span(lo: PrimExpr, hi: PrimExpr, analyzer: Analyzer) -> PrimExpr:
+    """``hi - lo + 1``; a constant when the two differ by one (``x // n`` and ``x // n``
+    cancel even where the simplifier cannot bound ``x // n`` in the index type)."""
+    if supports_linear(lo.dtype) and lo.dtype == hi.dtype:
+        diff = to_linear(hi)
+        diff.add_form(to_linear(lo), -1)
+        if diff.is_const:
+            return const(diff.const + 1, lo.dtype)
+    return simplify_index(hi - lo + 1, analyzer)
 
 
 def settle(dom: Interval, bound: Interval, analyzer: Analyzer) -> VarDomain:
@@ -102,13 +122,13 @@ def build_nest(
     for iv, dom in zip(block.iter_vars, doms):
         lo = simplify_index(substitute_expr(dom.lo, single), analyzer)
         hi = simplify_index(substitute_expr(dom.hi, single), analyzer)
-        extent = simplify_index(hi - lo + 1, analyzer)
+        extent = _span(lo, hi, analyzer)
         if isinstance(extent, IntImm) and extent.value == 1 and not preserve_unit_loops:
             value: PrimExpr = lo
         else:
             var = Var(f"ax{len(loops)}", iv.var.dtype)
             loops.append((var, extent))
-            analyzer.bind_range(var, const(0, var.dtype), extent)
+            _bind_loop(analyzer, var, const(0, var.dtype), extent)
             if isinstance(extent, IntImm) and extent.value == 1:
                 unit[var] = const(0, var.dtype)
             value = var if isinstance(lo, IntImm) and lo.value == 0 else lo + var

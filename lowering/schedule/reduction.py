@@ -10,7 +10,8 @@ axis. Legal for a reduction block whose update is ``C[i] = C[i] op value`` with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from irbuilder.ir import (
     Add,
@@ -18,6 +19,7 @@ from irbuilder.ir import (
     BlockRealize,
     Buffer,
     BufferLoad,
+    BufferRegion,
     BufferStore,
     FloatImm,
     For,
@@ -52,6 +54,7 @@ from .analysis import (
     is_reduction_block,
     refuse_position_dependent,
 )
+from .arg_reducer import ArgReducer, match_arg_reducer
 from .cache_stage import unique_name
 from .decompose import decompose_reduction, fresh_iter_vars
 from .edit import leaf_root, refresh_regions
@@ -113,6 +116,37 @@ def _reducer(block: Block) -> tuple[BufferStore, type, PrimExpr] | None:
     return body, type(value), other
 
 
+@dataclass(frozen=True, eq=False)
+class _Single:
+    """``C[i] = C[i] op value`` with init ``C[i] = identity``."""
+
+    update: BufferStore
+    kind: type
+    value: PrimExpr
+    identity: PrimExpr
+
+    @property
+    def buffers(self) -> tuple[Buffer]:
+        return (self.update.buffer,)
+
+    @property
+    def indices(self) -> tuple[PrimExpr, ...]:
+        return tuple(self.update.indices)
+
+    @property
+    def rhs(self) -> tuple[PrimExpr]:
+        return (self.value,)
+
+    def update_stmt(
+        self, targets: Sequence[Buffer], indices: Sequence[PrimExpr], rhs: Sequence[PrimExpr]
+    ) -> Stmt:
+        (target,), at = targets, tuple(indices)
+        return BufferStore(target, self.kind(BufferLoad(target, at), rhs[0]), at)
+
+    def init_stmt(self, targets: Sequence[Buffer], indices: Sequence[PrimExpr]) -> Stmt:
+        return BufferStore(targets[0], self.identity, tuple(indices))
+
+
 def _stores_several(block: Block) -> bool:
     """Whether the update (below its lets) is several stores: a multi-buffer reducer."""
     body = block.body
@@ -148,26 +182,39 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         raise fail(state, name, f"block {block.name_hint!r} is not a reduction block", block)
     refuse_position_dependent(state, name, block)
     found = _reducer(block)
-    if found is None and _stores_several(block):
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} reduces several buffers together (an argmax/argmin): "
-            "on ties the factored result may keep another index than the original's first "
-            "(its combiner picks among equal values by iteration order, which the rf loop "
-            "reorders)",
-            block,
-        )
-    if found is None:
-        raise fail(
-            state,
-            name,
-            f"block {block.name_hint!r} is not an update 'C[...] = C[...] op value' with op "
-            "one of +, *, min, max",
-            block,
-        )
-    update, kind, value = found
-    if any(m.buffer is update.buffer for m in block.match_buffers):
+    red: _Single | ArgReducer
+    if found is not None:
+        init = block.init
+        if not (isinstance(init, BufferStore) and _is_identity(init, found[0], found[1])):
+            raise fail(
+                state,
+                name,
+                f"the init of block {block.name_hint!r} is not the identity of its reduction",
+                block,
+            )
+        red = _Single(*found, init.value)
+    else:
+        arg = match_arg_reducer(block)
+        if arg is None and _stores_several(block):
+            raise fail(
+                state,
+                name,
+                f"block {block.name_hint!r} reduces several buffers together, but not in "
+                "TVM's argmax/argmin form (lets v0 = Select(V >= y1, I, y0), v1 = Select(V "
+                ">= y1, V, y1) stored to I and V, init -1 and min_value; <= and max_value "
+                "for argmin)",
+                block,
+            )
+        if arg is None:
+            raise fail(
+                state,
+                name,
+                f"block {block.name_hint!r} is not an update 'C[...] = C[...] op value' with "
+                "op one of +, *, min, max",
+                block,
+            )
+        red = arg
+    if any(any(m.buffer is b for b in red.buffers) for m in block.match_buffers):
         # The rf buffer is shaped and indexed like the reduced buffer: a view's indices
         # (C0[()] of C0 = T.match_buffer(C[vi], ())) do not tell the block's instances
         # apart, so their partial results would collide (TVM builds exactly that, with the
@@ -175,16 +222,9 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         raise fail(
             state,
             name,
-            f"block {block.name_hint!r} reduces into {update.buffer.name!r}, a match_buffer "
+            f"block {block.name_hint!r} reduces into {red.buffers[0].name!r}, a match_buffer "
             "view of the block: the rf buffer, indexed like it, would merge the partial "
             "results of different instances; reduce into the viewed buffer itself",
-            block,
-        )
-    if not _is_identity(block.init, update, kind):
-        raise fail(
-            state,
-            name,
-            f"the init of block {block.name_hint!r} is not the identity of its reduction",
             block,
         )
     realize = index.realize_of(block)
@@ -222,7 +262,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         raise fail(
             state, name, "the loop is not bound to any reduction iter var of the block", loop
         )
-    out = update.buffer
+    out = red.buffers[0]
     ndim = len(out.shape)
     if not -(ndim + 1) <= factor_axis <= ndim:
         raise fail(
@@ -265,7 +305,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             shared[0],
         )
     if first:
-        _check_hoistable(state, name, block, loops[0], out_buffer=update.buffer)
+        _check_hoistable(state, name, block, loops[0], red.buffers)
     not_serial = [lp for lp in reduce_loops if lp.kind != ForKind.SERIAL]
     if not_serial:
         # The rf block keeps the loops, the write-back makes them serial: a parallel or
@@ -294,19 +334,35 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         )
         rf_values.append(lp.loop_var)
     reduce_sub = {iv.var: substitute_expr(v, new_iv) for iv, v in pairs if id(iv) in touched_ids}
-    rf_name = unique_name(state, f"{out.name}_rf")
-    rf_shape = (*out.shape[:factor_axis], loop.extent, *out.shape[factor_axis:])
-    rf_buffer = Buffer(rf_name, make_data_var(rf_name, out.dtype), rf_shape, out.dtype)
-    rf_indices = (*update.indices[:factor_axis], rf_var, *update.indices[factor_axis:])
-    rf_value = kind(BufferLoad(rf_buffer, rf_indices), substitute_expr(value, reduce_sub))
-    assert isinstance(block.init, BufferStore)
-    rf_init: BufferStore | None = BufferStore(rf_buffer, block.init.value, rf_indices)
-    rf_body = BufferStore(rf_buffer, rf_value, rf_indices)
+    rf_buffers: list[Buffer] = []
+    for target in red.buffers:
+        rf_name = unique_name(state, f"{target.name}_rf")
+        rf_shape = (*target.shape[:factor_axis], loop.extent, *target.shape[factor_axis:])
+        # TVM builds the rf buffer from the reduced one's node: its elem_offset's index type
+        # stays (int64 for a 0-d buffer's)
+        offset = IntImm(target.elem_offset.dtype, 0)
+        data = make_data_var(rf_name, target.dtype)
+        rf_buffers.append(Buffer(rf_name, data, rf_shape, target.dtype, elem_offset=offset))
+    rf_indices = (*red.indices[:factor_axis], rf_var, *red.indices[factor_axis:])
+    rf_rhs = [substitute_expr(v, reduce_sub) for v in red.rhs]
+    rf_init: Stmt | None = red.init_stmt(rf_buffers, rf_indices)
+    rf_body = red.update_stmt(rf_buffers, rf_indices, rf_rhs)
     if all(iv.kind == IterKind.SPATIAL for iv in rf_iters):
+        if isinstance(red, ArgReducer):
+            # (-1, min_value) combined with a pair whose value is min_value keeps -1: the
+            # pair alone is not the combination, and a block without reduction vars has
+            # no init to start from
+            raise fail(
+                state,
+                name,
+                f"the loop is the only reduction loop of argmax/argmin block "
+                f"{block.name_hint!r}: split it first, the rf block needs a reduction left",
+                loop,
+            )
         # Nothing left to reduce: each rf element is the identity combined with one value,
         # which is that value (identity op x == x for + * min max).
         rf_init = None
-        rf_body = BufferStore(rf_buffer, substitute_expr(value, reduce_sub), rf_indices)
+        rf_body = BufferStore(rf_buffers[0], rf_rhs[0], rf_indices)
     # the value may read through views of the block (A0 = T.match_buffer(A[vi, vk], ())):
     # the rf block declares its own, over its iter vars (TVM's rf block declares none)
     (rf_stored,), rf_views = declare_views(state, name, block, [rf_body], reduce_sub, rf_iters)
@@ -322,6 +378,9 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             annotations=dict(block.annotations),
         )
     )
+    if isinstance(red, ArgReducer):
+        # TVM lists the rf block's reads in the original block's order, not the body's
+        rf_block = _reads_in_order(rf_block, [r.buffer for r in block.reads])
     rf_stmt: Stmt = BlockRealize(tuple(rf_values), const(True), rf_block)
     loop_reuse: dict[Stmt, Stmt] = {}
     for lp in reversed(loops):
@@ -336,15 +395,23 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     wb_spatial, wb_map = fresh_iter_vars([iv for iv, _ in spatial])
     wb_iters = [wb_rf, *wb_spatial]
     wb_values = [fresh[loop.loop_var], *[substitute_expr(v, fresh) for _, v in spatial]]
-    out_indices = tuple(substitute_expr(i, wb_map) for i in update.indices)
+    out_indices = tuple(substitute_expr(i, wb_map) for i in red.indices)
     wb_rf_indices = (*out_indices[:factor_axis], wb_rf.var, *out_indices[factor_axis:])
-    wb_value = kind(BufferLoad(out, out_indices), BufferLoad(rf_buffer, wb_rf_indices))
+    wb_update = red.update_stmt(
+        red.buffers, out_indices, [BufferLoad(b, wb_rf_indices) for b in rf_buffers]
+    )
+    # a single reducer keeps its init; a pair's init is rebuilt in the lets' order (TVM's)
+    wb_init_in = (
+        block.init
+        if isinstance(red, _Single) and block.init is not None
+        else red.init_stmt(red.buffers, out_indices)
+    )
     # the write-back keeps the views it still uses (the output's), over its own iter vars
     (wb_body, wb_init), wb_views = declare_views(
         state,
         name,
         block,
-        [BufferStore(out, wb_value, out_indices), block.init],
+        [wb_update, wb_init_in],
         wb_map,
         wb_iters,
         fresh=False,
@@ -360,6 +427,8 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
             },
         )
     )
+    if isinstance(red, ArgReducer):
+        wb_block = _reads_in_order(wb_block, rf_buffers)
     wb_stmt: Stmt = BlockRealize(tuple(wb_values), const(True), wb_block)
     for lp in reversed(kept):
         if any(lp is o for o in loops[:first]):
@@ -380,7 +449,7 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
         state.replace(leaf, seq([rf_stmt, wb_stmt]), {block: wb_block, **loop_reuse})
     scope_now = state.resolve(scope)
     assert isinstance(scope_now, Block)
-    new_scope = rebuild(scope_now, {"alloc_buffers": (*scope_now.alloc_buffers, rf_buffer)})
+    new_scope = rebuild(scope_now, {"alloc_buffers": (*scope_now.alloc_buffers, *rf_buffers)})
     scope_realize = state.index.realize_of(scope_now)
     state.replace(
         scope_realize, rebuild(scope_realize, {"block": new_scope}), {scope_now: new_scope}
@@ -388,12 +457,25 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     return rf_block
 
 
+def _reads_in_order(block: Block, order: Sequence[Buffer]) -> Block:
+    """``block`` with its reads of ``order``'s buffers first, in that order (the rest after,
+    as they were)."""
+
+    def rank(region: BufferRegion) -> int:
+        return next((k for k, b in enumerate(order) if b is region.buffer), len(order))
+
+    reads = tuple(sorted(block.reads, key=rank))
+    return block if reads == block.reads else rebuild(block, {"reads": reads})
+
+
 def _check_hoistable(
-    state: ScheduleState, name: str, block: Block, outer: For, out_buffer: Buffer
+    state: ScheduleState, name: str, block: Block, outer: For, outs: Sequence[Buffer]
 ) -> None:
     """The rf nest computes every partial result before ``outer``, where the block's loops
     also run other blocks: none of them may write what the block's value reads."""
-    reads = {id(b) for b in block_access(block).read_buffers if b is not out_buffer}
+    reads = {
+        id(b) for b in block_access(block).read_buffers if not any(b is o for o in outs)
+    }
     for other in state.index.blocks_below(outer):
         if other is block:
             continue

@@ -59,9 +59,9 @@ from .analysis import (
 )
 from .cache_placement import insert_stage, scope_items, top_level_position
 from .cache_stage import unique_name
-from .compute_at import _check_full_domain
 from .edit import refresh_regions
 from .error import fail
+from .full_domain import check_full_domain
 from .layout import IndexMap, bijection_sums, digits_inverse, resolve_buffer
 from .layout_symbolic import rewrite_block_body, rewrite_block_views, symbolic_block_layout
 from .state import ScheduleState
@@ -200,7 +200,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
                 f"block {block.name_hint!r} must store {buffer.name!r} at distinct iter vars",
                 block,
             )
-        _check_full_domain(state, block, name)
+        check_full_domain(state, block, name)
         if any(r is buffer for r in block_access(block).read_buffers) and block.init is None:
             raise fail(
                 state,

@@ -40,6 +40,7 @@ from irbuilder.ir import (
 from lowering.analysis.vars import depends_on
 
 from .affine import bindings_affine
+from .affine_symbolic import covers_once, loop_sums, product
 from .analysis import block_access, constant_extents
 from .state import TreeIndex
 
@@ -67,8 +68,10 @@ def _runs_once(index: TreeIndex, loop: For, block: Block, nest: Stmt) -> str | N
     if not (isinstance(node.predicate, IntImm) and node.predicate.value == 1):
         return "its new place needs a predicate"
     extents = constant_extents(loops)
-    sums = None if extents is None else bindings_affine(node.iter_values, extents)
-    if extents is None or sums is None:
+    if extents is None:
+        return _runs_once_symbolic(loops, node, block)
+    sums = bindings_affine(node.iter_values, extents)
+    if sums is None:
         return "its new bindings are not affine in the loops around it"
     size = 1
     for iv, found in zip(block.iter_vars, sums):
@@ -86,8 +89,24 @@ def _runs_once(index: TreeIndex, loop: For, block: Block, nest: Stmt) -> str | N
     return None
 
 
+def _runs_once_symbolic(loops: Sequence[For], node: BlockRealize, block: Block) -> str | None:
+    """:func:`_runs_once` over loops of symbolic extents (monomials of shape vars)."""
+    sums = loop_sums(loops, node.iter_values)
+    if sums is None:
+        return "its new bindings are not affine in the loops around it"
+    for iv, found in zip(block.iter_vars, sums):
+        if not covers_once(found, iv.dom):
+            return f"the loops around it do not run iter var {iv.var.name!r} exactly once"
+    runs = product([lp.extent for lp in loops])
+    size = product([iv.dom.extent for iv in block.iter_vars])
+    if runs is None or runs != size:
+        return "a loop around its new place would run its instances again"
+    return None
+
+
 def _point_store(block: Block, buffer: Buffer) -> bool:
-    """Every store of ``buffer`` is at distinct iter vars of ``block`` (injective)."""
+    """Every store of ``buffer`` is at distinct iter vars of ``block`` or constants
+    (injective)."""
     iter_ids = {id(iv.var) for iv in block.iter_vars}
     ok = True
     seen = False
@@ -98,8 +117,10 @@ def _point_store(block: Block, buffer: Buffer) -> bool:
             ok = False
         if isinstance(node, BufferStore) and node.buffer is buffer:
             seen = True
-            ids = [id(i) for i in node.indices]
-            if not all(isinstance(i, Var) and id(i) in iter_ids for i in node.indices):
+            # a constant index (``C_rf[v, 0]``) takes nothing from injectivity
+            varying = [i for i in node.indices if not isinstance(i, IntImm)]
+            ids = [id(i) for i in varying]
+            if not all(isinstance(i, Var) and id(i) in iter_ids for i in varying):
                 ok = False
             elif len(set(ids)) != len(ids):
                 ok = False
@@ -139,15 +160,22 @@ def _exact_producer(
     realize = index.realize_of(producer)
     loops = index.loops_above(producer)
     extents = constant_extents(loops)
-    sums = None if extents is None else bindings_affine(realize.iter_values, extents)
-    if extents is None or sums is None:
-        return f"producer {name!r} does not have affine bindings"
-    for iv, found in zip(producer.iter_vars, sums):
-        lo, ext = iv.dom.min, iv.dom.extent
-        if not (isinstance(lo, IntImm) and isinstance(ext, IntImm)):
-            return f"producer {name!r} has a symbolic domain"
-        if found.base != lo.value or found.extent != ext.value:
+    if extents is None:
+        symbolic = loop_sums(loops, realize.iter_values)
+        if symbolic is None:
+            return f"producer {name!r} does not have affine bindings"
+        if not all(covers_once(f, iv.dom) for iv, f in zip(producer.iter_vars, symbolic)):
             return f"the loops of producer {name!r} do not cover its domain once"
+    else:
+        sums = bindings_affine(realize.iter_values, extents)
+        if sums is None:
+            return f"producer {name!r} does not have affine bindings"
+        for iv, found in zip(producer.iter_vars, sums):
+            lo, ext = iv.dom.min, iv.dom.extent
+            if not (isinstance(lo, IntImm) and isinstance(ext, IntImm)):
+                return f"producer {name!r} has a symbolic domain"
+            if found.base != lo.value or found.extent != ext.value:
+                return f"the loops of producer {name!r} do not cover its domain once"
     inner = [lp for lp in loops if lp is not loop and not index.is_ancestor(lp, loop)]
     inner_ids = {id(lp.loop_var) for lp in inner}
     points = 1
@@ -160,7 +188,8 @@ def _exact_producer(
         if len(feeds) > 1:
             return f"loop {lp.loop_var.name!r} feeds several iter vars of producer {name!r}"
         if any(iv.kind == IterKind.SPATIAL for iv in feeds):
-            assert isinstance(lp.extent, IntImm)
+            if not isinstance(lp.extent, IntImm):
+                return f"loop {lp.loop_var.name!r} inside the target loop has a symbolic extent"
             points *= lp.extent.value
     for iv, value in zip(producer.iter_vars, realize.iter_values):
         if iv.kind == IterKind.SPATIAL:

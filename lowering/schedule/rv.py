@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import weakref
 
-__all__ = ["BlockRV", "ExprRV", "LoopRV", "RV"]
+from irbuilder.ir import PrimExpr, Var, as_dtype
+
+__all__ = ["BlockRV", "ExprRV", "LoopRV", "RV", "expr_rv_of"]
 
 _COUNTER = itertools.count()
 
@@ -36,8 +39,73 @@ class LoopRV(RV):
     prefix = "l"
 
 
-class ExprRV(RV):
-    """An integer decided by a sampling instruction (``sch.get(v)`` gives its value)."""
+# the ExprRV each stand-in var belongs to (weakly: a var outlives no schedule's interest)
+_OWNERS: weakref.WeakValueDictionary[int, ExprRV] = weakref.WeakValueDictionary()
 
-    __slots__ = ()
+
+def expr_rv_of(var: object) -> ExprRV | None:
+    """The ExprRV whose stand-in ``var`` is (:attr:`ExprRV.var`), or None."""
+    if not isinstance(var, Var):
+        return None
+    owner = _OWNERS.get(id(var))
+    return owner if owner is not None and owner._var is var else None
+
+
+class ExprRV(RV):
+    """An integer decided by a sampling instruction (``sch.get(v)`` gives its value).
+
+    As TVM's ExprRV (a ``tir.Var``) it takes part in integer arithmetic (``j // (j1 * j2)``
+    in an index map): the result is an expression over :attr:`var`, its stand-in, which a
+    primitive given the expression replaces by the sampled value when it is applied, and
+    a trace records as this RV (printed by its name, replayed with the replay's RV)."""
+
+    __slots__ = ("__weakref__", "_var")
     prefix = "v"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._var: Var | None = None
+
+    @property
+    def var(self) -> Var:
+        """The int32 variable standing for the sampled value in expressions."""
+        if self._var is None:
+            self._var = Var(f"v{self._uid}", as_dtype("int32"))
+            _OWNERS[id(self._var)] = self
+        return self._var
+
+    def __prim_expr__(self) -> PrimExpr:
+        return self.var
+
+    def __add__(self, other: object) -> PrimExpr:
+        return self.var + other  # type: ignore[operator]
+
+    def __radd__(self, other: object) -> PrimExpr:
+        return other + self.var  # type: ignore[operator]
+
+    def __sub__(self, other: object) -> PrimExpr:
+        return self.var - other  # type: ignore[operator]
+
+    def __rsub__(self, other: object) -> PrimExpr:
+        return other - self.var  # type: ignore[operator]
+
+    def __mul__(self, other: object) -> PrimExpr:
+        return self.var * other  # type: ignore[operator]
+
+    def __rmul__(self, other: object) -> PrimExpr:
+        return other * self.var  # type: ignore[operator]
+
+    def __floordiv__(self, other: object) -> PrimExpr:
+        return self.var // other  # type: ignore[operator]
+
+    def __rfloordiv__(self, other: object) -> PrimExpr:
+        return other // self.var  # type: ignore[operator]
+
+    def __mod__(self, other: object) -> PrimExpr:
+        return self.var % other  # type: ignore[operator]
+
+    def __rmod__(self, other: object) -> PrimExpr:
+        return other % self.var  # type: ignore[operator]
+
+    def __neg__(self) -> PrimExpr:
+        return -self.var

@@ -166,6 +166,9 @@ class ScheduleBase:
     def get(self, rv: RV) -> Any:
         """The Block, For or integer that ``rv`` stands for now."""
         if isinstance(rv, ExprRV):
+            if rv not in self._table:
+                # as for a block or loop handle: TVM's lookup of an unknown RV
+                raise IndexError(f"get: {rv!r} does not belong to this schedule")
             return self._table[rv]
         return self._node(rv, "get")
 

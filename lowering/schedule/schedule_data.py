@@ -23,6 +23,7 @@ from .error import ScheduleError, render_error
 from .instruction import plain
 from .record import buffer_slot, region_position
 from .rv import BlockRV, ExprRV, LoopRV
+from .rv_maps import resolve_rvs
 from .schedule_base import ScheduleBase
 from .state import ScheduleState
 from .storage_scope import set_scope as set_storage_scope
@@ -235,10 +236,13 @@ class DataPrimitives(ScheduleBase):
         )
         slot = buffer_slot(node, buffer)
         state = self._state
+        # sampled values in the maps stand for what was sampled; the trace keeps the RVs
+        applied_map = resolve_rvs(mapping, self.get)
+        applied_pad = resolve_rvs(pad_value, self.get)
 
         def act(st: ScheduleState) -> None:
             moved = layout_transform.transform_layout(
-                st, node, buffer, mapping, pad_value, assume_injective_transform
+                st, node, buffer, applied_map, applied_pad, assume_injective_transform
             )
             if moved is not None:
                 state.param_layouts.append(moved)
@@ -283,11 +287,12 @@ class DataPrimitives(ScheduleBase):
         # the map's indices take the iter vars' dtype (int64 domains get int64 indices)
         dtype = str(node.iter_vars[0].var.dtype) if node.iter_vars else "int32"
         mapping = layout.as_index_map(index_map, 0, dtype)
+        applied = resolve_rvs(mapping, self.get)
         self._apply(
             "transform_block_layout",
             [block],
             [mapping],
-            lambda st: reindex.transform_block_layout(st, node, mapping),
+            lambda st: reindex.transform_block_layout(st, node, applied),
         )
 
     def storage_align(

@@ -20,8 +20,9 @@ from irbuilder.ir import (
     Var,
     const,
 )
+from irbuilder.ir.linear_form import LinearForm, from_linear
 from lowering.analysis.vars import depends_on
-from lowering.arith import simplify_expr
+from lowering.arith import simplify_expr, supports_linear, to_linear
 
 from .bindings import rewrite_below
 from .error import ScheduleError, fail
@@ -76,9 +77,15 @@ def split(
                 "the loop's extent is symbolic: one factor must be None (inferred)",
                 loop,
             )
-        inferred = simplify_expr(
-            FloorDiv(loop.extent + const(known - 1, dtype), const(known, dtype))
-        )
+        quotient = _exact_quotient(loop.extent, known)
+        if quotient is not None:
+            # ``n * 32`` split by 32: ceil(extent / known) is ``n`` and the split is exact
+            inferred = quotient
+            exact = True
+        else:
+            inferred = simplify_expr(
+                FloorDiv(loop.extent + const(known - 1, dtype), const(known, dtype))
+            )
         resolved = [inferred if f is None else f for f in factors]
     dtype = loop.loop_var.dtype
     new_vars = [Var(f"{loop.loop_var.name}_{k}", dtype) for k in range(len(resolved))]
@@ -124,6 +131,23 @@ def split(
     reuse_map = dict(reuse)
     state.replace(loop, stmt, reuse_map)
     return built[::-1]
+
+
+def _exact_quotient(extent: PrimExpr, divisor: int) -> PrimExpr | None:
+    """``extent / divisor`` when every term and the constant of ``extent`` are multiples of
+    ``divisor`` (so the division is exact for every value of its variables), else None."""
+    if not supports_linear(extent.dtype):
+        return None
+    form = to_linear(extent)
+    if form.const % divisor:
+        return None
+    quotient = LinearForm(extent.dtype)
+    for atom, coef in form.live_terms():
+        if coef % divisor:
+            return None
+        quotient.add_term(atom, coef // divisor)
+    quotient.add_const(form.const // divisor)
+    return simplify_expr(from_linear(quotient))
 
 
 def fuse(state: ScheduleState, loops: Sequence[For], preserve_unit_iters: bool) -> For:

@@ -26,10 +26,12 @@ from .instruction import (
     is_rv,
     parse_index_map,
     plain,
+    rv_names,
     rv_prefix,
 )
 from .layout import IndexMap
 from .rv import RV, BlockRV, ExprRV, LoopRV
+from .rv_maps import map_rvs, rename_rvs, translate_rvs
 
 if TYPE_CHECKING:
     from .schedule import Schedule
@@ -132,7 +134,7 @@ class Trace:
             if inst.kind.is_pure and not any(id(o) in used for o in inst.outputs):
                 continue
             kept.append(inst)
-            _collect_rvs(inst.inputs, used)
+            _collect_rvs([*inst.inputs, *inst.attrs], used)
         kept.reverse()
         decisions = {i: self._decisions[i] for i in kept if i in self._decisions}
         return Trace(kept, decisions)
@@ -144,10 +146,9 @@ class Trace:
         lines: list[str] = []
         for inst in self._valid(remove_postproc):
             inputs = [_named(x, names) for x in inst.inputs]
+            attrs = [rename_rvs(a, names.of) for a in inst.attrs]
             outputs = names.add(inst.outputs)
-            lines.append(
-                inst.kind.as_python(outputs, inputs, list(inst.attrs), self.get_decision(inst))
-            )
+            lines.append(inst.kind.as_python(outputs, inputs, attrs, self.get_decision(inst)))
         return lines
 
     def __str__(self) -> str:
@@ -171,7 +172,7 @@ class Trace:
         for index, inst in enumerate(self._valid(remove_postproc)):
             inputs = [_json_input(x, names) for x in inst.inputs]
             kind = inst.kind
-            attrs = list(inst.attrs)
+            attrs = [rename_rvs(a, names.of) for a in inst.attrs]
             attrs = kind.attrs_as_json(attrs) if kind.attrs_as_json else attrs
             attrs = [_json_attr(a) for a in attrs]
             insts.append([kind.name, inputs, attrs, names.add(inst.outputs)])
@@ -226,10 +227,12 @@ class Trace:
                 )
             name, inputs, attrs, outputs = entry
             kind = InstructionKind.get(name)
-            decoded = [_decode_input(x, table) for x in inputs]
-            attrs = list(attrs)
-            if kind.attrs_from_json is not None:
-                attrs = kind.attrs_from_json(attrs)
+            sampled = {k: v for k, v in table.items() if isinstance(v, ExprRV)}
+            with rv_names(sampled):  # an index map's text may name sampled values
+                decoded = [_decode_input(x, table) for x in inputs]
+                attrs = list(attrs)
+                if kind.attrs_from_json is not None:
+                    attrs = kind.attrs_from_json(attrs)
             outs: list[Any] = []
             for out in outputs:
                 rv = _fresh(out)
@@ -258,7 +261,7 @@ class Trace:
         table: dict[int, Any] = {}
         for inst in self._valid(remove_postproc):
             inputs = [_translate(x, table) for x in inst.inputs]
-            attrs = list(inst.attrs)
+            attrs = [translate_rvs(a, table) for a in inst.attrs]
             decision = self.get_decision(inst)
             if decision_provider is not None:
                 decision = decision_provider(inst, inputs, attrs, decision)
@@ -312,7 +315,7 @@ def _named(value: Any, names: _Names) -> Any:
         return Name(names.of(value))
     if isinstance(value, list):
         return [_named(v, names) for v in value]
-    return value
+    return rename_rvs(value, names.of)
 
 
 def _json_attr(value: Any) -> Any:
@@ -337,7 +340,8 @@ def _json_input(value: Any, names: _Names) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_input(v, names) for v in value]
     if isinstance(value, IndexMap):
-        return repr(value)  # ``lambda ...``: never an RV name, never a quoted string
+        # ``lambda ...``: never an RV name, never a quoted string
+        return repr(rename_rvs(value, names.of))
     if isinstance(value, (bool, int, float, dict, IntImm, FloatImm)):
         return _json_attr(value)
     raise TypeError(f"cannot write a {type(value).__name__} input to a trace's JSON: {value!r}")
@@ -382,7 +386,7 @@ def _translate(value: Any, table: dict[int, Any]) -> Any:
         return table[id(value)]
     if isinstance(value, list):
         return [_translate(v, table) for v in value]
-    return value
+    return translate_rvs(value, table)
 
 
 def _collect_rvs(values: Sequence[Any], used: set[int]) -> None:
@@ -393,6 +397,8 @@ def _collect_rvs(values: Sequence[Any], used: set[int]) -> None:
             _collect_rvs(value, used)
         elif isinstance(value, PrimExpr):
             _collect_vars(value, used)
+        else:
+            used.update(id(rv) for rv in map_rvs(value))
 
 
 def _collect_vars(expr: PrimExpr, used: set[int]) -> None:

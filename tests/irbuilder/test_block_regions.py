@@ -53,6 +53,17 @@ def _runs_alike(func: PrimFunc, *args: Any) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def _blocks(func: PrimFunc) -> list[Block]:
+    found: list[Block] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, Block):
+            found.append(node)
+
+    post_order_visit(func.body, collect)
+    return found
+
+
 def _round_trips(func: PrimFunc) -> None:
     again = tvmscript.from_source(func.script())
     assert structural_equal(func, again), func.script()
@@ -313,15 +324,24 @@ def test_symbolic_extent_and_let_values() -> None:
 
 
 def test_data_pointer_use_is_an_opaque_access_of_the_whole_buffer() -> None:
+    # declared, since the parser refuses an opaque access without T.reads/T.writes (TVM's
+    # rule, tests/parser/test_opaque_access_declarations.py); inferred from the body:
     @T.prim_func
     def opaque(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
         for i in range(4):
             with T.block("call"):
                 vi = T.axis.spatial(4, i)
+                T.reads(A[vi, 0:4])
+                T.writes(B[vi])
                 B[vi] = A[vi, 0]
                 T.evaluate(T.call_extern("int32", "touch", A.data, vi))
 
-    assert _regions(opaque, "call") == ("A[0:4, 0:4]", "B[vi], A[0:4, 0:4]")
+    (block,) = [b for b in _blocks(opaque) if b.name_hint == "call"]
+    printer = StmtPrinter()
+    reads, writes = infer_block_regions(block, [opaque.buffer_map[p] for p in opaque.params])
+    assert [printer.region(r) for r in reads] == ["A[0:4, 0:4]"]
+    assert [printer.region(r) for r in writes] == ["B[vi]", "A[0:4, 0:4]"]
+    assert _regions(opaque, "call") == ("A[vi, 0:4]", "B[vi]")  # kept as declared
     _round_trips(opaque)
 
 

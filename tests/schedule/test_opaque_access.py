@@ -66,7 +66,23 @@ def _regions(regions):
 
 
 def test_the_mask_says_read_or_write_of_the_whole_buffer():
-    sch = T.Schedule(opaque_reader)
+    # without a declaration of the buffer; declared regions stand for the pointer instead
+    # (test_opaque_declared_regions.py)
+    @T.prim_func
+    def undeclared(B: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+        for i in range(4):
+            with T.block("use"):
+                vi = T.axis.spatial(4, i)
+                T.evaluate(
+                    T.call_extern(
+                        "int32",
+                        "copy4",
+                        T.tvm_access_ptr(T.type_annotation("float32"), C.data, vi * 4, 4, 2),
+                        T.tvm_access_ptr(T.type_annotation("float32"), B.data, vi * 4, 4, 1),
+                    )
+                )
+
+    sch = T.Schedule(undeclared)
     access = block_access(sch.get(sch.get_block("use")))
     whole = [("IntImm(int32, 0)", "IntImm(int32, 16)")]
     assert _regions(access.reads) == {"B": whole}

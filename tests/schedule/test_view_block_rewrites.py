@@ -278,8 +278,33 @@ def row_view_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "f
                 C[vi, j] = B1[j] + 1.0
 
 
-def test_reverse_compute_at_refuses_a_consumer_reading_a_row_view():
+def test_reverse_compute_at_maps_a_row_view_back_to_the_iter_var():
+    # C's instance vi reads row vi (its read region B[vi, 0:16], as TVM maps it): it runs in
+    # the iteration of B's loop that writes that row
     sch = _sch(row_view_consumer)
+    sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("B")[0])
+    text = scheduled(sch).script()
+    assert "vi = T.axis.spatial(16, i)" in text.split('T.block("C")')[1]
+    assert_same_results(row_view_consumer, sch)
+    _runs_on_llvm(row_view_consumer, sch)
+
+
+def test_reverse_compute_at_refuses_a_column_view_of_later_rows():
+    @T.prim_func
+    def column_view_consumer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        B = T.alloc_buffer((16, 16), dtype="float32")
+        for i, j in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * 2.0
+        for j in range(16):
+            with T.block("C"):
+                vj = T.axis.spatial(16, j)
+                B1 = T.match_buffer(B[0:16, vj], [16, 1], strides=[16, 1], offset_factor=1)
+                for i in range(16):
+                    C[i, vj] = B1[i, 0] + 1.0
+
+    sch = _sch(column_view_consumer)
     with pytest.raises(ScheduleError, match="neither by loads nor through match_buffer views"):
         sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("B")[0])
 

@@ -20,6 +20,7 @@ from irbuilder.ir import (
     PrimFunc,
     Stmt,
     Var,
+    default_elem_offset,
     post_order_visit,
 )
 from irbuilder.root_block import implied_root_body
@@ -74,7 +75,7 @@ def _default_layout(buffer: Buffer) -> bool:
         not buffer.strides
         and isinstance(offset, IntImm)
         and offset.value == 0
-        and str(offset.dtype) == "int32"
+        and offset.dtype == default_elem_offset(buffer.shape).dtype
         and buffer.scope == "global"
         and buffer.data_alignment == 64
         and buffer.offset_factor == 1

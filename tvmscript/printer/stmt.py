@@ -33,9 +33,11 @@ from irbuilder.ir import (
     Target,
     Var,
     While,
+    default_elem_offset,
     post_order_visit,
     structural_equal,
 )
+from irbuilder.opaque_access import opaque_use
 from irbuilder.regions import infer_regions
 from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
@@ -207,7 +209,7 @@ class StmtPrinter(ExprPrinter):
         if buffer.strides:
             out.append(f"strides={self.shape(buffer.strides)}")
         offset = buffer.elem_offset
-        if not (_is_const(offset, 0) and str(offset.dtype) == "int32"):
+        if not (_is_const(offset, 0) and offset.dtype == default_elem_offset(buffer.shape).dtype):
             out.append(f"elem_offset={self.expr(offset)}")
         if with_scope and buffer.scope != "global":
             out.append(f"scope={py_str(buffer.scope)}")
@@ -534,6 +536,8 @@ class StmtPrinter(ExprPrinter):
         regions = (*block.reads, *block.writes)
         if all(self._range_round_trips(r) for region in regions for r in region.region):
             return True, True
+        if opaque_use(block.body, block.init, block.alloc_buffers, block.match_buffers):
+            return True, True  # the parser refuses such a block without both lines
         reads, writes = infer_regions(
             block.body, block.init, block.alloc_buffers, block.match_buffers
         )

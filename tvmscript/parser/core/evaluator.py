@@ -262,6 +262,12 @@ def eval_namespace(ctx: EvalContext, extra_vars: Mapping[str, Any] | None = None
     return _Evaluator(ctx, extra_vars or {}).namespace()
 
 
+def _blamed_span(err: Exception) -> Span | None:
+    """The span an error names for the IR at fault (``IRBuilderError(..., span=...)``)."""
+    span = getattr(err, "span", None)
+    return span if isinstance(span, Span) else None
+
+
 def diagnostic_for(ctx: EvalContext, err: Exception, node: doc.AST) -> DiagnosticError:
     """The diagnostic for ``err`` raised while handling ``node``.
 
@@ -699,7 +705,7 @@ class _Evaluator:
                 host.span,
             )
             return result
-        span = self.locate_in_traceback(err.__traceback__) or node_span
+        span = self.locate_in_traceback(err.__traceback__) or _blamed_span(err) or node_span
         name = err.name if isinstance(err, NameError) else None
         refusal = self.ctx.captured.refusal(name) if name else None
         if refusal is not None:
