@@ -30,6 +30,7 @@ from lowering.analysis.vars import depends_on
 from lowering.arith import Analyzer, simplify_expr
 
 from .affine import bindings_affine
+from .affine_symbolic import symbolic_bindings_affine
 from .analysis import constant_extents, is_reduction_block, refuse_position_dependent
 from .edit import refresh_regions
 from .error import fail
@@ -66,6 +67,7 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     if not any(lp is loop for lp in loops):
         raise fail(state, name, "the loop is not one of the block's loops", loop, block)
     realize = index.realize_of(block)
+    _check_affine(state, name, block, realize, loops)
     position = next(k for k, lp in enumerate(loops) if lp is loop)
     inner = loops[position:]
     outer_vars = [lp.loop_var for lp in loops[:position]]
@@ -162,6 +164,33 @@ def decompose_reduction(state: ScheduleState, block: Block, loop: For) -> Block:
     else:
         state.replace(parent, replace_child(parent, new_loop, seq([init_stmt, new_loop])))
     return init_block
+
+
+def _check_affine(
+    state: ScheduleState, name: str, block: Block, realize: BlockRealize, loops: list[For]
+) -> None:
+    """TVM's reduction block has affine bindings (its init then runs exactly once per output
+    element: at the first instance). ``vk = k * k // 2`` reaches ``vk == 0`` at two loop
+    iterations, and the block's init restarts the sum at both; one init block would not."""
+    extents = constant_extents(loops)
+    if extents is not None:
+        affine = bindings_affine(realize.iter_values, extents) is not None
+    else:
+        sym_extents: dict[Var, PrimExpr] = {}
+        for lp in loops:
+            if not (isinstance(lp.min, IntImm) and lp.min.value == 0):
+                return
+            sym_extents[lp.loop_var] = lp.extent
+        affine = symbolic_bindings_affine(realize.iter_values, sym_extents) is not None
+    if not affine:
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} is not a reduction block: its bindings are not an "
+            "affine map of its loops (the init may run at more than one instance of an "
+            "output element)",
+            block,
+        )
 
 
 def _conjuncts(expr: PrimExpr) -> list[PrimExpr]:
