@@ -25,11 +25,13 @@ from irbuilder.ir import (
     Block,
     BlockRealize,
     Buffer,
+    Cast,
     BufferLoad,
     BufferRegion,
     BufferStore,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IterKind,
     IterVar,
@@ -39,12 +41,14 @@ from irbuilder.ir import (
     Stmt,
     StmtExprMutator,
     Var,
+    While,
     const,
     make_data_var,
     post_order_visit,
     rebuild,
     structural_equal,
 )
+from irbuilder.ir.expr_text import expr_text
 from lowering.analysis.substitute import substitute
 from lowering.analysis.vars import depends_on
 from lowering.arith import Analyzer, simplify_expr
@@ -161,6 +165,7 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
     shape = tuple(iv.dom.extent for iv in used)
     if not all(isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0 for iv in used):
         raise fail(state, name, "the iter vars of the access must start at 0", block)
+    _check_stage_in_bounds(state, name, block, buffer, first, is_write)
     new_name = unique_name(state, f"{buffer.name}_reindex")
     new_buffer = Buffer(
         new_name,
@@ -264,6 +269,64 @@ def _as_indexed(state: ScheduleState, block: Block, buffer: Any, name: str) -> t
                 found = (kind, k)
     if found is None:
         raise fail(state, name, f"block {block.name_hint!r} does not access {buffer!r}", block)
+    return found
+
+
+def _check_stage_in_bounds(
+    state: ScheduleState,
+    name: str,
+    block: Block,
+    buffer: Buffer,
+    indices: tuple[PrimExpr, ...],
+    is_write: bool,
+) -> None:
+    """The reindex stage copies ``buffer`` at the access indices over the whole domain of the
+    iter vars they use, not only at the instances the block runs or at the ones its
+    conditions let through (TVM builds the same stage and then accesses out of bounds):
+    those indices must stay inside the buffer over the domain, and a write copied back must
+    be one the block makes at every instance (not under a condition), or the copy would put
+    values the block never computed over the buffer."""
+    analyzer = Analyzer()
+    for iv in block.iter_vars:
+        analyzer.bind_symbolic_range(iv.var, iv.dom.min, iv.dom.extent)
+    for dim, (idx, size) in enumerate(zip(indices, buffer.shape)):
+        zero = const(0, idx.dtype)
+        bound = size if size.dtype == idx.dtype else Cast(idx.dtype, size)
+        if not (analyzer.can_prove(idx >= zero) and analyzer.can_prove(idx < bound)):
+            raise fail(
+                state,
+                name,
+                f"index {expr_text(idx)} of {buffer.name!r} (dimension {dim}) is not provably inside "
+                f"the buffer over the domains of block {block.name_hint!r}'s iter vars; the "
+                "reindex stage copies over the whole domain and would access out of bounds",
+                block,
+            )
+    if is_write and _stores_conditionally(block.body, buffer):
+        raise fail(
+            state,
+            name,
+            f"block {block.name_hint!r} stores {buffer.name!r} only under a condition; the "
+            "copy back would write elements the block leaves alone",
+            block,
+        )
+
+
+def _stores_conditionally(stmt: Stmt, buffer: Buffer) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, (IfThenElse, While)):
+            inner: list[bool] = []
+            post_order_visit(
+                node,
+                lambda n: inner.append(True)
+                if isinstance(n, BufferStore) and n.buffer is buffer
+                else None,
+            )
+            found = found or bool(inner)
+
+    post_order_visit(stmt, visit)
     return found
 
 

@@ -28,3 +28,52 @@ def test_decompose_reduction_refuses_non_affine_binding():
         sch.decompose_reduction("S", sch.get_loops("S")[0])
     # the refusal leaves the function as it was
     assert_same_results(colsum_squared_index, sch)
+
+
+@T.prim_func
+def shifted_copy(A: T.Buffer((12,), "float32"), B: T.Buffer((12,), "float32")):
+    # vi runs over [0, 12) but is bound to 4..11 only: A[vi - 4] is in bounds where the
+    # block runs, not over vi's whole domain (which the reindex stage copies)
+    for i in range(8):
+        with T.block("tail"):
+            vi = T.axis.spatial(12, i + 4)
+            B[vi] = A[vi - 4] + T.float32(1)
+
+
+def test_reindex_read_refuses_index_outside_the_buffer_over_the_domain():
+    sch = T.Schedule(shifted_copy)
+    with pytest.raises(T.ScheduleError, match=r"index \(vi - 4\) of 'A' .*out of bounds"):
+        sch.reindex("tail", ("read", 0))
+
+
+@T.prim_func
+def guarded_store(A: T.Buffer((10, 10), "float32"), C: T.Buffer((9, 10), "float32")):
+    for i, j in T.grid(10, 10):
+        with T.block("G"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            if vi < 9:
+                C[vi, vj] = A[vi, vj] * T.float32(3)
+
+
+@T.prim_func
+def guarded_store_in_bounds(A: T.Buffer((10, 10), "float32"), C: T.Buffer((10, 10), "float32")):
+    for i, j in T.grid(10, 10):
+        with T.block("G"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            if vj < 9:
+                C[vi, vj] = A[vi, vj] * T.float32(3)
+
+
+def test_reindex_write_refuses_out_of_bounds_and_conditional_stores():
+    sch = T.Schedule(guarded_store)
+    with pytest.raises(T.ScheduleError, match="index vi of 'C' .*out of bounds"):
+        sch.reindex("G", ("write", 0))
+    sch = T.Schedule(guarded_store_in_bounds)
+    with pytest.raises(T.ScheduleError, match="stores 'C' only under a condition"):
+        sch.reindex("G", ("write", 0))
+
+
+def test_reindex_in_bounds_read_still_applies():
+    sch = T.Schedule(guarded_store_in_bounds)
+    sch.reindex("G", ("read", 0))
+    assert_same_results(guarded_store_in_bounds, sch)
