@@ -12,11 +12,13 @@ from irbuilder.ir import (
     Block,
     BlockRealize,
     Buffer,
+    BufferLoad,
     BufferRegion,
     BufferStore,
     For,
     IfThenElse,
     IntImm,
+    IterKind,
     PrimExpr,
     const,
     post_order_visit,
@@ -28,6 +30,7 @@ from lowering.arith import Analyzer, simplify_expr
 from .analysis import (
     access_regions,
     block_access,
+    mentions_any,
 )
 from .cache_placement import split_point
 from .cache_region import region_at, region_covers
@@ -35,7 +38,14 @@ from .cache_stage import cast_to
 from .error import fail
 from .state import ScheduleState
 
-__all__ = ["buffer_at", "check_in_bounds", "check_reads_after", "check_single_writer", "stores_at"]
+__all__ = [
+    "buffer_at",
+    "check_in_bounds",
+    "check_init_covers_reads",
+    "check_reads_after",
+    "check_single_writer",
+    "stores_at",
+]
 
 
 def buffer_at(
@@ -188,3 +198,31 @@ def stores_at(block: Block, buffer: Buffer, point: Sequence[PrimExpr]) -> bool:
     if block.init is not None:
         post_order_visit(block.init, visit)
     return ok
+
+
+def check_init_covers_reads(state: ScheduleState, prim: str, block: Block, buffer: Buffer) -> None:
+    """A block reading what it writes, with an init, starts each element it accumulates from
+    its init only when the element's indices use no reduction iter var (TVM's reduction
+    block). ``B[vk] = B[vk] + A[vi, vk]`` with ``vk`` a reduction iter var runs its init at
+    ``vk == 0`` only: the other elements accumulate onto the buffer's old values, which a
+    fresh buffer (a cache, a reindex copy) does not hold."""
+    loads: list[BufferLoad] = []
+    post_order_visit(
+        block.body,
+        lambda n: loads.append(n) if isinstance(n, BufferLoad) and n.buffer is buffer else None,
+    )
+    if not loads:
+        return
+    reduce_ids = {id(iv.var) for iv in block.iter_vars if iv.kind != IterKind.SPATIAL}
+    for region in access_regions(block, buffer):
+        for rng in region.region:
+            if mentions_any(rng.min, reduce_ids) or mentions_any(rng.extent, reduce_ids):
+                raise fail(
+                    state,
+                    prim,
+                    f"block {block.name_hint!r} reads {buffer.name!r} at indices using a "
+                    "reduction iter var: its init does not start every element it reads, "
+                    "which keep the buffer's earlier values; the new buffer would start "
+                    "uninitialized",
+                    block,
+                )

@@ -47,7 +47,13 @@ from .analysis import (
     uses_opaquely,
     writes_by_pointer,
 )
-from .cache_checks import buffer_at, check_reads_after, check_single_writer, stores_at
+from .cache_checks import (
+    buffer_at,
+    check_init_covers_reads,
+    check_reads_after,
+    check_single_writer,
+    stores_at,
+)
 from .cache_placement import (
     place_stage,
     scope_seq,
@@ -87,6 +93,8 @@ def cache_write(
             "would start uninitialized",
             block,
         )
+    elif block.init is not None:
+        check_init_covers_reads(state, name, block, buffer)
     scope_block = index.scope_block(realize)
     check_single_writer(state, name, scope_block, buffer)
     readers = list(consumers or [])

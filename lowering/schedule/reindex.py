@@ -61,6 +61,7 @@ from .analysis import (
     position_dependent_vars,
     uses_opaquely,
 )
+from .cache_checks import check_init_covers_reads
 from .cache_placement import insert_stage, scope_items, top_level_position
 from .cache_stage import unique_name
 from .edit import refresh_regions
@@ -213,6 +214,8 @@ def reindex(state: ScheduleState, block: Block, buffer_arg: Any) -> Block:
                 f"block {block.name_hint!r} reads {buffer.name!r} before writing it",
                 block,
             )
+        if block.init is not None:
+            check_init_covers_reads(state, name, block, buffer)
         for other in others:
             access = block_access(other)
             if any(b is buffer for b in access.read_buffers + access.write_buffers):

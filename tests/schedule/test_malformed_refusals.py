@@ -77,3 +77,29 @@ def test_reindex_in_bounds_read_still_applies():
     sch = T.Schedule(guarded_store_in_bounds)
     sch.reindex("G", ("read", 0))
     assert_same_results(guarded_store_in_bounds, sch)
+
+
+@T.prim_func
+def accumulate_by_reduce_index(A: T.Buffer((6, 10), "float32"), B: T.Buffer((10,), "float32")):
+    # the init runs only at vr == 0; B[1:10] accumulate onto B's earlier values
+    for i, r in T.grid(6, 10):
+        with T.block("acc"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                B[vr] = T.float32(0)
+            B[vr] = B[vr] + A[vi, vr]
+
+
+@pytest.mark.parametrize(
+    "apply",
+    [
+        lambda s: s.cache_write("acc", 0, "local"),
+        lambda s: s.reindex("acc", ("write", 0)),
+    ],
+    ids=["cache_write", "reindex_write"],
+)
+def test_write_caches_refuse_reads_the_init_does_not_start(apply):
+    sch = T.Schedule(accumulate_by_reduce_index)
+    with pytest.raises(T.ScheduleError, match="reads 'B' at indices using a reduction iter var"):
+        apply(sch)
+    assert_same_results(accumulate_by_reduce_index, sch)
