@@ -7,7 +7,9 @@ from irbuilder.ir import (
     Block,
     Buffer,
     For,
+    PrimExpr,
     Stmt,
+    Var,
     make_data_var,
 )
 from lowering.analysis.substitute import Substituter
@@ -65,7 +67,9 @@ def set_scope(
             for match in node.match_buffers:
                 if match.source.buffer is buffer:
                     bmap[match.buffer] = _with_scope(match.buffer, scope)
-    sub = Substituter(bmap=bmap)
+    # an opaque use of the data pointer (``A.access_ptr``, ``A.data``) follows the buffer
+    vmap: dict[Var, PrimExpr] = {old.data: new.data for old, new in bmap.items()}
+    sub = Substituter(vmap=vmap, bmap=bmap)
     root = state.func.body
     new_root = sub.visit_stmt(root)
     reuse: dict[Stmt, Stmt] = {}

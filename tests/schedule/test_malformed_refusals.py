@@ -103,3 +103,29 @@ def test_write_caches_refuse_reads_the_init_does_not_start(apply):
     with pytest.raises(T.ScheduleError, match="reads 'B' at indices using a reduction iter var"):
         apply(sch)
     assert_same_results(accumulate_by_reduce_index, sch)
+
+
+@T.prim_func
+def pointer_copy_then_scale(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), "float32")
+    with T.block("copy"):
+        T.reads(A[0:32])
+        T.writes(S[0:32])
+        T.evaluate(
+            T.call_extern(
+                "int32", "memcpy", S.access_ptr("w", extent=32), A.access_ptr("r", extent=32), 128
+            )
+        )
+    for i in range(32):
+        with T.block("scale"):
+            vi = T.axis.spatial(32, i)
+            B[vi] = S[vi] * T.float32(2)
+
+
+def test_set_scope_moves_the_data_pointer_uses_too():
+    sch = T.Schedule(pointer_copy_then_scale)
+    sch.set_scope("copy", 0, "local")
+    text = sch.mod["main"].script()
+    assert "S_data" not in text
+    assert 'scope="local"' in text
+    assert_same_results(pointer_copy_then_scale, sch)
