@@ -70,6 +70,19 @@ def blockize(state: ScheduleState, loop: For, preserve_unit_iters: bool) -> Bloc
     realize = index.realize_of(block)
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
         raise _fail(state, f"block {block.name_hint!r} has a predicate (T.where)", block)
+    if block.init is not None:
+        reduced = [iv.var for iv in block.iter_vars if iv.kind != IterKind.SPATIAL]
+        used = [v for v in reduced if depends_on(block.init, v)]
+        if used:
+            # TVM's reduction block indexes its init by spatial iter vars only; the init
+            # block blockize builds has iter vars for those alone
+            raise _fail(
+                state,
+                f"the init of block {block.name_hint!r} uses the reduction iter var "
+                f"{used[0].name!r}: it is not a reduction block, and the outer block's init "
+                "would have no value for it",
+                block,
+            )
     loops = index.loops_above(block)
     extents = constant_extents(loops)
     if extents is None:

@@ -129,3 +129,11 @@ def test_set_scope_moves_the_data_pointer_uses_too():
     assert "S_data" not in text
     assert 'scope="local"' in text
     assert_same_results(pointer_copy_then_scale, sch)
+
+
+def test_blockize_refuses_an_init_using_a_reduction_iter_var():
+    sch = T.Schedule(accumulate_by_reduce_index)
+    _, r = sch.get_loops("acc")
+    with pytest.raises(T.ScheduleError, match="uses the reduction iter var 'vr'"):
+        sch.blockize(r)
+    assert_same_results(accumulate_by_reduce_index, sch)
