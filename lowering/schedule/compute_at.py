@@ -57,7 +57,7 @@ from .declared_reads import declared_read_points
 from .edit import is_allocated, leaf_root, remove_leaf
 from .error import ScheduleError, fail
 from .full_domain import check_full_domain
-from .interval import Interval, pick_max, pick_min
+from .interval import Interval, pick_max, pick_min, to_dtype
 from .iter_domain import VarDomain, build_nest, outer_analyzer, settle
 from .region_inverse import digit_iter_ranges
 from .required import digit_domains, inner_loops, needed_intervals, solve_store
@@ -335,7 +335,12 @@ def compute_at(
         if id(iv.var) not in solved:
             doms.append(settle(whole, whole, analyzer))
             continue
-        dom, (b_lo, b_hi) = solved[id(iv.var)]
+        (d_lo, d_hi), (b_lo, b_hi) = solved[id(iv.var)]
+        # the needed region comes in the buffer's index type (int64 shapes), the iter var
+        # may be int32: its range is in the iter var's type
+        dt = iv.var.dtype
+        dom = (to_dtype(d_lo, dt), to_dtype(d_hi, dt))
+        b_lo, b_hi = to_dtype(b_lo, dt), to_dtype(b_hi, dt)
         # only instances of the iter domain exist
         bound = (pick_max(b_lo, whole[0], analyzer), pick_min(b_hi, whole[1], analyzer))
         doms.append(settle(dom, bound, analyzer))

@@ -22,6 +22,8 @@ from irbuilder.ir import (
     LE,
     LT,
     Add,
+    Cast,
+    DataType,
     FloorDiv,
     FloorMod,
     IntImm,
@@ -151,8 +153,26 @@ def simplify_index(expr: PrimExpr, analyzer: Analyzer) -> PrimExpr:
     return simplify_expr(rewrite(simplify_expr(expr, analyzer)), analyzer)
 
 
+def to_dtype(expr: PrimExpr, dtype: DataType) -> PrimExpr:
+    """``expr`` as an integer of ``dtype`` (a constant retyped, anything else cast): a bound
+    derived from int64 buffer indices for an int32 iter var, or the other way round."""
+    if expr.dtype == dtype:
+        return expr
+    if isinstance(expr, IntImm):
+        return const(expr.value, dtype)
+    return Cast(dtype, expr)
+
+
+def _same_width(a: PrimExpr, b: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+    if a.dtype == b.dtype or not (a.dtype.is_integer and b.dtype.is_integer):
+        return a, b
+    wide = a.dtype if a.dtype.bits >= b.dtype.bits else b.dtype
+    return to_dtype(a, wide), to_dtype(b, wide)
+
+
 def pick_min(a: PrimExpr, b: PrimExpr, analyzer: Analyzer) -> PrimExpr:
     """The smaller of ``a`` and ``b`` when provable, else ``min(a, b)``."""
+    a, b = _same_width(a, b)
     diff = analyzer.compare(a, b)
     if diff is not None and diff.hi <= 0:
         return a
@@ -163,6 +183,7 @@ def pick_min(a: PrimExpr, b: PrimExpr, analyzer: Analyzer) -> PrimExpr:
 
 def pick_max(a: PrimExpr, b: PrimExpr, analyzer: Analyzer) -> PrimExpr:
     """The larger of ``a`` and ``b`` when provable, else ``max(a, b)``."""
+    a, b = _same_width(a, b)
     diff = analyzer.compare(a, b)
     if diff is not None and diff.lo >= 0:
         return a

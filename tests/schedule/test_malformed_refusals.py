@@ -137,3 +137,28 @@ def test_blockize_refuses_an_init_using_a_reduction_iter_var():
     with pytest.raises(T.ScheduleError, match="uses the reduction iter var 'vr'"):
         sch.blockize(r)
     assert_same_results(accumulate_by_reduce_index, sch)
+
+
+@T.prim_func
+def int64_shapes_int32_iters(
+    A: T.Buffer((T.int64(24), T.int64(10)), "float32"),
+    C: T.Buffer((T.int64(24), T.int64(10)), "float32"),
+):
+    B = T.alloc_buffer((T.int64(24), T.int64(10)), "float32")
+    for i, j in T.grid(24, 10):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(3)
+    for i, j in T.grid(24, 10):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * T.float32(2)
+
+
+def test_compute_at_with_int64_buffer_shapes_and_int32_iter_vars():
+    sch = T.Schedule(int64_shapes_int32_iters)
+    sch.compute_at("B", sch.get_loops("C")[0])
+    assert_same_results(int64_shapes_int32_iters, sch)
+    sch = T.Schedule(int64_shapes_int32_iters)
+    sch.reverse_compute_at("C", sch.get_loops("B")[0])
+    assert_same_results(int64_shapes_int32_iters, sch)
