@@ -25,10 +25,10 @@ from irbuilder.ir import (
     Block,
     BlockRealize,
     Buffer,
-    Cast,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Cast,
     For,
     ForKind,
     IfThenElse,
@@ -299,8 +299,8 @@ def _check_stage_in_bounds(
             raise fail(
                 state,
                 name,
-                f"index {expr_text(idx)} of {buffer.name!r} (dimension {dim}) is not provably inside "
-                f"the buffer over the domains of block {block.name_hint!r}'s iter vars; the "
+                f"index {expr_text(idx)} of {buffer.name!r} (dimension {dim}) is not provably "
+                f"inside the buffer over the domains of block {block.name_hint!r}'s iter vars; the "
                 "reindex stage copies over the whole domain and would access out of bounds",
                 block,
             )

@@ -66,7 +66,7 @@ def guarded_store_in_bounds(A: T.Buffer((10, 10), "float32"), C: T.Buffer((10, 1
 
 def test_reindex_write_refuses_out_of_bounds_and_conditional_stores():
     sch = T.Schedule(guarded_store)
-    with pytest.raises(T.ScheduleError, match="index vi of 'C' .*out of bounds"):
+    with pytest.raises(T.ScheduleError, match=r"index vi of 'C' .*out of bounds"):
         sch.reindex("G", ("write", 0))
     sch = T.Schedule(guarded_store_in_bounds)
     with pytest.raises(T.ScheduleError, match="stores 'C' only under a condition"):
