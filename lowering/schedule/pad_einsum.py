@@ -220,9 +220,11 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
         if prove_equal(extent, iv.dom.extent):
             continue
         iter_extents[iv.var] = extent
-        loop = loops.get(value) if isinstance(value, Var) else None
-        if loop is None:
+        if not isinstance(value, Var):
             continue  # TVM grows only a loop bound alone to the iter var
+        loop = loops.get(value)
+        if loop is None:
+            continue
         inside = index.blocks_below(loop)
         if len(inside) != 1 or inside[0] is not block:
             raise fail(
