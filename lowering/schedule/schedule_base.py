@@ -14,7 +14,7 @@ from typing import Any
 from typing_extensions import Self
 
 from irbuilder.ir import Block, For, IRModule, PrimFunc, Stmt
-from lowering.checks.verifier import well_formed_problems
+from lowering.checks.verifier import Problem, well_formed_problems
 
 from .error import ScheduleError, render_error
 from .instruction import Instruction, InstructionKind
@@ -82,6 +82,17 @@ def _debug_enabled(mask: str | int) -> bool:
 
 
 _RENDER_LEVELS = ("detail", "fast", "none")
+
+
+def new_problems(func: PrimFunc, before: PrimFunc) -> list[Problem]:
+    """What makes ``func`` not well formed that did not already make ``before`` so: a
+    function scheduled as given (a shape variable no parameter defines, which the build
+    refuses) is not the primitive's doing."""
+    problems = well_formed_problems(func)
+    if not problems:
+        return problems
+    known = {p.message for p in well_formed_problems(before)}
+    return [p for p in problems if p.message not in known]
 
 
 class ScheduleBase:
@@ -341,7 +352,7 @@ class ScheduleBase:
 
     def _debug_check(self, kind: str, state: ScheduleState, before: PrimFunc) -> None:
         func = state.output()
-        problems = well_formed_problems(func)
+        problems = new_problems(func, before)
         failure = None
         if problems:
             failure = "the result is not well formed: " + "; ".join(p.message for p in problems)

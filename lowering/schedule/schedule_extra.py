@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import Buffer, PrimFunc
-from lowering.checks.verifier import well_formed_problems
 
 from .error import ScheduleError
 from .instruction import plain
 from .record import KIND_OF, region_position
 from .rv import BlockRV, ExprRV, LoopRV
-from .schedule_base import ScheduleBase
+from .schedule_base import ScheduleBase, new_problems
 from .state import ScheduleState
 
 __all__ = ["ExtraPrimitives"]
@@ -59,7 +58,7 @@ class ExtraPrimitives(ScheduleBase):
         # replaced, never mutated: a copy() of the schedule shares the attribute
         references: dict[str, PrimFunc] = getattr(self, "_unsafe_references", {})
         if kind in _CHANGES_VALUES:
-            problems = well_formed_problems(state.output())
+            problems = new_problems(state.output(), before)
             if problems:
                 state.set_func(before)
                 self._refresh_after_rollback(state)

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from irbuilder.ir import PrimFunc
-from lowering.checks.verifier import well_formed_problems
 
 from . import inst_kinds_tensorize  # noqa: F401  (registers Tensorize and PadEinsum)
 from .error import ScheduleError
 from .instruction import plain
 from .record import KIND_OF
 from .rv import BlockRV, LoopRV
-from .schedule_base import ScheduleBase, equivalence_checker
+from .schedule_base import ScheduleBase, equivalence_checker, new_problems
 from .state import ScheduleState
 from .tensor_intrin import TensorIntrin
 
@@ -38,7 +37,7 @@ class TensorizePrimitives(ScheduleBase):
         # primitive as the user's intrinsic's fault, and one the interpreter cannot do (an
         # extern function) is no evidence either way.
         func = state.output()
-        problems = well_formed_problems(func)
+        problems = new_problems(func, before)
         failure = None
         if problems:
             failure = (

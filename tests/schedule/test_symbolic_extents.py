@@ -194,3 +194,28 @@ def test_digits_covering_part_of_a_domain_are_refused():
     sch = T.Schedule(half, debug_mask="all")
     with pytest.raises(T.ScheduleError, match="do not cover the domain of its iter var 'v0'"):
         sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("B")[0])
+
+
+@T.prim_func
+def shape_var_in_a_product_only(a: T.handle, b: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n * 16,), "float32")
+    B = T.match_buffer(b, (n * 16,), "float32")
+    for i in range(n * 16):
+        with T.block("B"):
+            vi = T.axis.spatial(n * 16, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+def test_a_function_not_well_formed_as_given_is_still_scheduled():
+    # No parameter defines n (the build refuses the function, as TVM's does); the schedule
+    # works on it as TVM's does, and its debug check blames a primitive only for problems
+    # the primitive made.
+    sch = T.Schedule(shape_var_in_a_product_only, debug_mask="all")
+    (i,) = sch.get_loops("B")
+    outer, inner = sch.split(i, [None, 16])
+    assert sch.get(outer).extent.name == "n"
+    assert sch.get(inner).extent.value == 16
+    with pytest.raises(ValueError, match=r"shape\[0\] = \(n \* 16\) uses 'n', which no "
+                                         r"parameter defines"):
+        build(shape_var_in_a_product_only, target="interp")
