@@ -3,14 +3,18 @@
 Compiled kernels take their positional fast path in generated code; a call with keywords or a
 wrong argument count comes here (through the entry's slow path), and so does every call of the
 reference interpreter's kernels, so both report the same messages. The messages name the
-kernel and the parameter, never an internal class.
+kernel and the parameter, never an internal class. A buffer argument that is not an exact
+``numpy.ndarray`` is converted by :func:`as_ndarray`, on both paths too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["CallBinder", "bind_call_arguments"]
+import numpy as np
+
+__all__ = ["CallBinder", "as_ndarray", "bind_call_arguments"]
 
 
 def _quoted(names: Sequence[str]) -> str:
@@ -84,3 +88,44 @@ class CallBinder:
             except KeyError:
                 pass
         return bind_call_arguments(self.func_name, names, args, kwargs)
+
+
+def as_ndarray(
+    obj: object, fname: str, pname: str, dtype: str | None = None
+) -> np.ndarray[Any, Any]:
+    """Convert a buffer argument to an exact ``numpy.ndarray`` (sharing memory when possible),
+    for the compiled entry's slow path and the interpreter alike.
+
+    Subclasses become base-class views and buffer-protocol objects are wrapped without copying;
+    both keep their writability.  Lists/tuples are copied into a *read-only* array, because the
+    kernel's writes could not reach the original sequence; they use *dtype* when given.
+    """
+    if type(obj) is np.ndarray:
+        return obj
+    if isinstance(obj, np.ndarray):
+        return obj.view(np.ndarray)
+    where = f"{fname}(): argument '{pname}'"
+    if obj is None or isinstance(obj, (str, int, float, complex, bool)):
+        raise TypeError(f"{where} must be an array (numpy.ndarray or buffer), "
+                        f"not {type(obj).__name__}")
+    try:
+        mv = memoryview(obj)  # type: ignore[arg-type]
+    except TypeError:
+        mv = None
+    try:
+        if mv is not None:
+            return np.asarray(mv)
+        if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__") or hasattr(
+            obj, "__array_struct__"
+        ):
+            return np.asarray(obj)
+        if isinstance(obj, (list, tuple)):
+            arr = np.array(obj, dtype=dtype)
+            if arr.dtype == object:
+                raise ValueError("elements are not numbers")
+            arr.flags.writeable = False
+            return arr
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{where} cannot be converted to an array: {exc}") from None
+    raise TypeError(f"{where} must be an array (numpy.ndarray or buffer), "
+                    f"not {type(obj).__name__}")

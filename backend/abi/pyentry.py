@@ -38,7 +38,7 @@ from irbuilder.ir import as_dtype
 
 from ..llvm_types import scalar_type
 from ..runtime.engine import CompiledLibrary
-from .call_args import CallBinder
+from .call_args import CallBinder, as_ndarray
 from .pyabi import c_string_global, ndarray_layout, runtime_prelude_ir
 
 __all__ = [
@@ -360,46 +360,6 @@ def entry_wrapper_ir(spec: EntrySpec, kernel_symbol: str, *, with_prelude: bool 
 # ----------------------------------------------------------------------------------------------
 
 
-def _as_ndarray(
-    obj: object, fname: str, pname: str, dtype: str | None = None
-) -> np.ndarray[Any, Any]:
-    """Convert an array-like to an exact ``numpy.ndarray`` (sharing memory when possible).
-
-    Subclasses become base-class views and buffer-protocol objects are wrapped without copying;
-    both keep their writability.  Lists/tuples are copied into a *read-only* array, because the
-    kernel's writes could not reach the original sequence; they use *dtype* when given.
-    """
-    if type(obj) is np.ndarray:
-        return obj
-    if isinstance(obj, np.ndarray):
-        return obj.view(np.ndarray)
-    where = f"{fname}(): argument '{pname}'"
-    if obj is None or isinstance(obj, (str, int, float, complex, bool)):
-        raise TypeError(f"{where} must be an array (numpy.ndarray or buffer), "
-                        f"not {type(obj).__name__}")
-    try:
-        mv = memoryview(obj)  # type: ignore[arg-type]
-    except TypeError:
-        mv = None
-    try:
-        if mv is not None:
-            return np.asarray(mv)
-        if hasattr(obj, "__array__") or hasattr(obj, "__array_interface__") or hasattr(
-            obj, "__array_struct__"
-        ):
-            return np.asarray(obj)
-        if isinstance(obj, (list, tuple)):
-            arr = np.array(obj, dtype=dtype)
-            if arr.dtype == object:
-                raise ValueError("elements are not numbers")
-            arr.flags.writeable = False
-            return arr
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"{where} cannot be converted to an array: {exc}") from None
-    raise TypeError(f"{where} must be an array (numpy.ndarray or buffer), "
-                    f"not {type(obj).__name__}")
-
-
 def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..., Any]:
     buffers = [(i, p.name, p.dtype, p.copy_noncontiguous, p.written)
                for i, p in enumerate(spec.params) if isinstance(p, BufferParam)]
@@ -424,7 +384,7 @@ def _make_slow_path(spec: EntrySpec, fast_ref: Callable[[], Any]) -> Callable[..
                     "kernel writes this buffer and its results cannot reach a Python sequence; "
                     "pass a numpy array (e.g. numpy.empty)"
                 )
-            arr = _as_ndarray(arg, spec.name, pname, dtype)
+            arr = as_ndarray(arg, spec.name, pname, dtype)
             if copy and not arr.flags.c_contiguous:
                 arr = np.ascontiguousarray(arr)
             conv[i] = arr

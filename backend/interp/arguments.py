@@ -1,9 +1,10 @@
 """Binding (and checking) a PrimFunc's arguments for the reference interpreter.
 
-Buffer params take numpy arrays (anything else goes through ``np.asarray``, as the
-compiled entry's slow path does); their data var points at the array's memory,
-and unbound symbolic dims, strides (in elements) and ``elem_offset`` vars are bound
-from the first array that mentions them. Checks, when asked for, raise:
+Buffer params take numpy arrays (anything else is converted by the compiled entry's slow-path
+conversion, :func:`backend.abi.call_args.as_ndarray`, with its messages); their data var
+points at the array's memory, and unbound symbolic dims, strides (in elements) and
+``elem_offset`` vars are bound from the first array that mentions them. Checks, when asked
+for, raise:
 
 - ``TypeError``: wrong argument count, wrong array dtype, a non-number for a scalar;
 - ``ValueError``: wrong rank, extent, strides (non-contiguous array for a buffer
@@ -33,6 +34,7 @@ from irbuilder.ir import (
     post_order_visit,
 )
 
+from ..abi.call_args import as_ndarray
 from . import values as V
 from .memory import Pointer, pointer_to_array
 
@@ -84,8 +86,10 @@ def _scalar(param: Var, arg: Any, check: bool) -> V.Value:
     raise TypeError(f"argument {name!r}: unsupported parameter type {dtype}")
 
 
-def _as_array(param: Var, buffer: Buffer, arg: Any, check: bool) -> np.ndarray[Any, Any]:
-    array = arg if isinstance(arg, np.ndarray) else np.asarray(arg)
+def _as_array(
+    func_name: str, param: Var, buffer: Buffer, arg: Any, check: bool
+) -> np.ndarray[Any, Any]:
+    array = as_ndarray(arg, func_name, param.name, str(buffer.dtype.element_of()))
     if check:
         expected = buffer.dtype.element_of().numpy_dtype
         # The messages are the native entry checks' (lowering.abi.entry_checks).
@@ -122,7 +126,7 @@ def bind_arguments(
         if buffer is None:
             bind(param, _scalar(param, arg, check))
             continue
-        array = _as_array(param, buffer, arg, check)
+        array = _as_array(func.name, param, buffer, arg, check)
         pointer = pointer_to_array(array, param.name)
         bind(param, ArrayArg(array, pointer))
         bind(buffer.data, pointer)

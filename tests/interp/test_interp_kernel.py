@@ -93,14 +93,25 @@ def test_scalar_arguments_are_checked() -> None:
         kernel(1.5, result)
 
 
-def test_list_argument_goes_through_asarray() -> None:
+def test_arguments_are_converted_as_the_compiled_entry_converts_them() -> None:
     a, b = buf("A", (3,), "int64"), buf("B", (3,), "int64")
     kernel = make_interp_kernel(func([a, b], loop("i", 3, lambda i: store(b, [i], a[i] + 1))))
     out = np.zeros(3, np.int64)
     kernel(np.array([1, 2, 3]), out)
     assert list(out) == [2, 3, 4]
+    # a sequence becomes a read-only array of the buffer's dtype ...
+    kernel([4.0, 5.0, 6.0], out)
+    assert list(out) == [5, 6, 7]
+    # ... an array keeps its own dtype, which is checked
     with pytest.raises(TypeError, match="^A: expected dtype int64, got float64$"):
-        kernel([1.0, 2.0, 3.0], out)
+        kernel(np.array([1.0, 2.0, 3.0]), out)
+    # a number is no array (it was a 0-d one here, an error only of rank)
+    with pytest.raises(TypeError, match=r"argument 'A' must be an array \(numpy.ndarray or "
+                                        r"buffer\), not float64"):
+        kernel(np.float64(1.0), out)
+    # a sequence for a written buffer could not receive the results
+    with pytest.raises(ValueError, match="B: expected a writable array"):
+        kernel(np.array([1, 2, 3]), [0, 0, 0])
 
 
 def test_make_interp_kernel_rejects_non_functions() -> None:
