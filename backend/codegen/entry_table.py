@@ -240,7 +240,7 @@ def _handle(run: list[tuple[AssertStmt | LetStmt, _Record | None]]) -> Var | Non
 
 def _flush(em: StmtEmitter, run: list[tuple[AssertStmt | LetStmt, _Record | None]]) -> None:
     records = [r for _, r in run if r is not None]
-    first = next((r for r in records), None)
+    first = records[0] if records else None
     tabulate = (len(records) >= _MIN_RUN and first is not None and first.op == _NDIM
                 and run[0][1] is first)
     if not tabulate:
