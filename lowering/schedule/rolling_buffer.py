@@ -69,6 +69,20 @@ def rolling_buffer(state: ScheduleState, block: Block, buffer_index: int) -> Non
             state, _NAME, f"block {block.name_hint!r} is an output block (it writes a "
             "parameter of the function)", block,
         )
+    # The rewrite shrinks the buffer and predicates the block from this block's own tiling;
+    # a second writer would keep writing at rows the rolled buffer no longer holds (TVM
+    # refuses it too).
+    others = [
+        b.name_hint
+        for b in index.child_blocks(scope)
+        if b is not block and any(w is buffer for w in block_access(b).write_buffers)
+    ]
+    if others:
+        names = ", ".join(repr(n) for n in others)
+        raise fail(
+            state, _NAME, f"buffer {buffer.name!r} is also written by block(s) {names}: "
+            f"rolling_buffer needs {block.name_hint!r} to be its only writer", block,
+        )
     lca = _consumers_lca(state, block, scope)
     if not isinstance(lca, For):
         raise fail(

@@ -193,3 +193,35 @@ def test_refusals():
         sch.rolling_buffer(sch.get_block("square"), 0)
     assert_structure(sch, tiles_apart)
     assert_same_results(tiles_apart, sch)
+
+
+@T.prim_func
+def two_writers(X: T.Buffer((14,), "int32"), Y: T.Buffer((12,), "int32")):
+    S = T.alloc_buffer((14,), "int32")
+    for t0 in range(3):
+        for ax0 in range(6):
+            with T.block("pair"):
+                vt = T.axis.spatial(14, t0 * 4 + ax0)
+                S[vt] = X[vt] * 2
+        for ax0 in range(6):
+            with T.block("bump"):
+                vt = T.axis.spatial(14, t0 * 4 + ax0)
+                S[vt] = S[vt] + X[vt]
+        for t1 in range(4):
+            with T.block("gap"):
+                vt = T.axis.spatial(12, t0 * 4 + t1)
+                Y[vt] = S[vt] - S[vt + 2]
+
+
+def test_refuses_a_buffer_with_a_second_writer():
+    # Rolling "pair" alone would predicate it by its own halo while "bump" keeps its rows:
+    # the rewrite is only sound for a buffer with one writer (TVM refuses it as well).
+    for name, other in (("pair", "bump"), ("bump", "pair")):
+        sch = T.Schedule(two_writers, debug_mask="all")
+        with pytest.raises(
+            T.ScheduleError,
+            match=f"buffer 'S' is also written by block\\(s\\) '{other}': rolling_buffer "
+            f"needs '{name}' to be its only writer",
+        ):
+            sch.rolling_buffer(sch.get_block(name), 0)
+        assert_structure(sch, two_writers)
