@@ -333,6 +333,12 @@ def _simplify_extent(stop: PrimExpr, begin: PrimExpr) -> PrimExpr:
     slice's extent: ``B[v * 16 : v * 16 + 16]`` has extent 16)."""
     if isinstance(begin, IntImm) and begin.value == 0:
         return stop
+    # the printer's form of any region, ``B[m : m + e]``: the extent is ``e`` as it was
+    from .structural import structural_equal  # here: structural imports this module
+
+    if type(stop).__name__ == "Add" and structural_equal(stop.a, begin):  # type: ignore[attr-defined]
+        extent: PrimExpr = stop.b  # type: ignore[attr-defined]
+        return extent
     terms: dict[int, int] = {}
     total = [0]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -81,14 +81,14 @@ class DataType:
     scalable: bool = False
     """A scalable vector (``float32xvscalex4``: ``lanes * vscale`` lanes; parse and print
     only, the CPU build refuses it)."""
+    _name: str = field(init=False, repr=False, compare=False)
+    """The printed name, kept because a type also compares (and hashes) as that string."""
 
     def __post_init__(self) -> None:
         if self.bits not in _ALLOWED_BITS[self.code]:
             raise ValueError(f"unsupported bit width {self.bits} for {_CODE_NAMES[self.code]}")
         if self.lanes < 1:
             raise ValueError(f"vector lanes must be >= 1, got {self.lanes}")
-
-    def __str__(self) -> str:
         name = _CODE_NAMES[self.code]
         if self.code not in (TypeCode.BOOL, TypeCode.HANDLE):
             name += str(self.bits)
@@ -96,17 +96,24 @@ class DataType:
             name += f"xvscalex{self.lanes}"
         elif self.lanes != 1:
             name += f"x{self.lanes}"
-        return name
+        object.__setattr__(self, "_name", name)
+
+    def __str__(self) -> str:
+        return self._name
 
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
 
     # The dataclass' own comparison and hash, with an identity test first: types are
     # compared at every node built, and most comparisons meet the very same object.
+    # A string compares by the printed name, as TVM's ``buffer.dtype == "float32"`` (a
+    # ``str`` there) does; the hash is the name's so that the two agree.
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if other.__class__ is not self.__class__:
+            if isinstance(other, str):
+                return self._name == other
             return NotImplemented
         assert isinstance(other, DataType)
         return (self.code, self.bits, self.lanes, self.scalable) == (
@@ -117,7 +124,16 @@ class DataType:
         )
 
     def __hash__(self) -> int:
-        return hash((self.code, self.bits, self.lanes, self.scalable))
+        return hash(self._name)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The numpy dtype of a scalar type, so that numpy takes a buffer's type where TVM
+        gives a string (``np.zeros(shape).astype(buffer.dtype)``); a vector, handle or
+        low-precision float type has none."""
+        if self.is_vector or self.is_handle or self.code in _LOW_PRECISION:
+            raise TypeError(f"{self} has no numpy dtype")
+        return self.numpy_dtype
 
     @property
     def is_int(self) -> bool:

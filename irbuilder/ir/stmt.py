@@ -149,6 +149,16 @@ class SeqStmt(Stmt):
     def __post_init__(self) -> None:
         _set(self, "seq", tuple(self.seq))
 
+    # TVM's SeqStmt is indexed like its list of statements (``func.body.block.body[1]``).
+    def __getitem__(self, index: int) -> Stmt:
+        return self.seq[index]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def __bool__(self) -> bool:
+        return True  # a statement, not an empty container, even with no statements
+
 
 def seq(stmts: list[Stmt] | tuple[Stmt, ...]) -> Stmt:
     """One statement for a list: flattens nested SeqStmts, unwraps a single one.
