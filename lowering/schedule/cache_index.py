@@ -34,6 +34,7 @@ from irbuilder.ir import (
     CallKind,
     For,
     ForKind,
+    IntImm,
     IterKind,
     IterVar,
     PrimExpr,
@@ -45,9 +46,11 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     const,
+    expr_text,
     make_data_var,
     rebuild,
     seq,
+    strip_parens,
     structural_equal,
     structural_hash,
 )
@@ -91,8 +94,25 @@ def cache_index(
     blocks: list[Block] = []
     buffers: list[Buffer] = []
     loads: list[BufferLoad] = []
+    predicate = realize.predicate
+    for expr in found:
+        # A stage runs over the loops its iter vars are bound to and nothing else, so it
+        # keeps the block's predicate (a non-dividing split's guard) only when that is a
+        # condition on those loops: without it the stage would store outside its buffer.
+        copied = {id(v) for v in _loop_vars(expr, binding, loops)}
+        if not _is_true(predicate) and any(
+            id(v) in loops and id(v) not in copied for v in _vars_in_order(predicate)
+        ):
+            raise fail(
+                state,
+                _NAME,
+                f"block {block.name_hint!r} has the predicate "
+                f"{strip_parens(expr_text(predicate))}, which involves loops the index "
+                f"computation {strip_parens(expr_text(expr))} does not run over",
+                block,
+            )
     for k, expr in enumerate(found):
-        stage, new_block, buffer, load = _stage(k, expr, binding, loops, scope)
+        stage, new_block, buffer, load = _stage(k, expr, binding, loops, scope, predicate)
         stages.append(stage)
         blocks.append(new_block)
         buffers.append(buffer)
@@ -284,13 +304,10 @@ def _stage(
     binding: dict[int, PrimExpr],
     loops: dict[int, For],
     scope: str,
+    predicate: PrimExpr,
 ) -> tuple[Stmt, Block, Buffer, BufferLoad]:
     block_vars = _vars_in_order(expr)
-    loop_vars: list[Var] = []
-    for var in block_vars:
-        for lv in _vars_in_order(binding[id(var)]):
-            if id(lv) in loops and all(lv is not v for v in loop_vars):
-                loop_vars.append(lv)
+    loop_vars = _loop_vars(expr, binding, loops)
     analyzer = Analyzer()
     for lp in loops.values():
         analyzer.bind_range(lp.loop_var, lp.min, lp.extent)
@@ -326,13 +343,28 @@ def _stage(
         buffer, substitute_expr(expr, dict(zip(block_vars, new_vars))), indices
     )
     new_block = Block(iter_vars, (), (region,), f"index_{k}", body)
-    stage: Stmt = BlockRealize(tuple(values), const(True), new_block)
+    guard = const(True) if _is_true(predicate) else _substitute_ids(predicate, by_loop, loops)
+    stage: Stmt = BlockRealize(tuple(values), guard, new_block)
     for lv in reversed(loop_vars):
         lp = loops[id(lv)]
         ax = axes[id(lv)]
-        stage = For(ax, const(0, ax.dtype), lp.extent, ForKind.SERIAL, stage)
+        stage = For(ax, lp.min, lp.extent, ForKind.SERIAL, stage)
     load = BufferLoad(buffer, tuple(block_vars))
     return stage, new_block, buffer, load
+
+
+def _loop_vars(expr: PrimExpr, binding: dict[int, PrimExpr], loops: dict[int, For]) -> list[Var]:
+    """The loops the iter vars of ``expr`` are bound to, in the order they first appear."""
+    out: list[Var] = []
+    for var in _vars_in_order(expr):
+        for lv in _vars_in_order(binding[id(var)]):
+            if id(lv) in loops and all(lv is not v for v in out):
+                out.append(lv)
+    return out
+
+
+def _is_true(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value == 1
 
 
 def _substitute_ids(

@@ -10,7 +10,7 @@ from extra_checks import assert_native_same, bindings, block_names, func_of
 from sched_checks import assert_same_results, assert_structure
 from test_trace_kinds import _replays
 
-from irbuilder.ir import BufferLoad, post_order_visit
+from irbuilder.ir import BufferLoad, expr_text, post_order_visit, strip_parens
 from tvmscript import tir as T
 
 
@@ -121,3 +121,75 @@ def test_refusals():
     with pytest.raises(T.ScheduleError, match="cse_thresh must not be negative, got -2"):
         sch.cache_index(sch.get_block("pick"), "global", -2)
     assert_structure(sch, strided_gather)
+
+
+@T.prim_func
+def tail_rows(src: T.Buffer((20,), "int32"), dst: T.Buffer((9,), "int32")):
+    for r in T.serial(3, 9):
+        with T.block("odd"):
+            vr = T.axis.spatial(9, r)
+            dst[vr] = src[vr * 2 + 1]
+
+
+def test_a_loop_not_starting_at_zero():
+    # the stage runs over the loop's own range (it ran 0..5, leaving rows 6..8 of the cache
+    # unset for the block to read)
+    sch = T.Schedule(tail_rows, debug_mask="all")
+    sch.cache_index("odd", "global")
+    loop = sch.get(sch.get_loops("index_0")[0])
+    assert (int(loop.min.value), int(loop.extent.value)) == (3, 6)
+    assert_same_results(tail_rows, sch)
+    assert_native_same(tail_rows, sch)
+    _replays(tail_rows, sch)
+
+
+@T.prim_func
+def shifted_window(x: T.Buffer((12,), "float32"), y: T.Buffer((8,), "float32")):
+    for t0, t1, k in T.grid(3, 3, 3):
+        with T.block("win"):
+            vt = T.axis.spatial(8, 6 - t0 * 3 + t1)
+            vk = T.axis.reduce(3, k)
+            T.where(t0 * 3 + t1 < 8)
+            with T.init():
+                y[vt] = T.float32(0)
+            y[vt] = y[vt] + x[vt + vk]
+
+
+def test_the_stage_keeps_the_block_predicate():
+    # without the guard the stage ran t0 * 3 + t1 = 8 too and stored index_var_0 at vt = -2
+    sch = T.Schedule(shifted_window, debug_mask="all")
+    sch.cache_index("win", "global")
+    assert_same_results(shifted_window, sch)
+    assert_native_same(shifted_window, sch)
+    _replays(shifted_window, sch)
+    stage = next(n for n in _realizes(sch) if n.block.name_hint == "index_0")
+    assert strip_parens(expr_text(stage.predicate)) == "((ax0 * 3) + ax1) < 8"
+
+
+def _realizes(sch: T.Schedule) -> list:
+    out: list = []
+    post_order_visit(
+        func_of(sch).body, lambda n: out.append(n) if type(n).__name__ == "BlockRealize" else None
+    )
+    return out
+
+
+@T.prim_func
+def guarded_by_an_outer_loop(x: T.Buffer((10,), "float32"), y: T.Buffer((4, 3), "float32")):
+    for a, b in T.grid(4, 3):
+        with T.block("g"):
+            vb = T.axis.spatial(3, b)
+            va = T.axis.spatial(4, a)
+            T.where(a < 3)
+            y[va, vb] = x[vb * 3 + 1]
+
+
+def test_a_predicate_on_a_loop_the_stage_does_not_run_over_is_refused():
+    sch = T.Schedule(guarded_by_an_outer_loop, debug_mask="all")
+    with pytest.raises(
+        T.ScheduleError,
+        match=r"block 'g' has the predicate a < 3, which involves loops the index computation "
+        r"\(vb \* 3\) \+ 1 does not run over",
+    ):
+        sch.cache_index("g", "global")
+    assert_structure(sch, guarded_by_an_outer_loop)
