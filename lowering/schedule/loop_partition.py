@@ -47,6 +47,7 @@ from lowering.arith import simplify_expr
 
 from .error import fail
 from .state import ScheduleState, walk_preorder
+from .views import renew_views
 
 __all__ = ["loop_partition"]
 
@@ -88,13 +89,15 @@ def loop_partition(
             loop,
         )
     sizes = [extent - given if f is None else f for f in factors]
+    # the parts' ends, counted from the loop's own start (a loop from 1 cut into [None, 2]
+    # is 1..5 and 6..7, not parts ending at 5 and 7 that drop the last iteration)
     ends: list[int] = []
-    total = 0
+    total = loop.min.value
     for size in sizes:
         total += size
         ends.append(total)
     if None not in factors:
-        ends.append(extent)  # the rest of the range is one more part
+        ends.append(loop.min.value + extent)  # the rest of the range is one more part
     _refuse_split_reductions(state, loop)
     first_block = _first_block(loop.body)
     if first_block is None:
@@ -208,7 +211,7 @@ class _Copier(StmtExprMutator):
         renamed = rebuild(inner, {"iter_vars": tuple(iter_vars), "name_hint": name})
         changed = Substituter(vmap).visit_stmt(renamed)
         assert isinstance(changed, Block)
-        return changed
+        return renew_views(changed)  # each part's copy binds views of its own
 
 
 def _cast(expr: PrimExpr, dtype: DataType) -> PrimExpr:

@@ -32,7 +32,7 @@ from lowering.analysis.vars import depends_on
 from .error import fail
 from .state import ScheduleState
 
-__all__ = ["declare_views", "substitute_views"]
+__all__ = ["declare_views", "renew_views", "substitute_views"]
 
 
 def substitute_views(block: Block, vmap: Mapping[Var, PrimExpr]) -> tuple[MatchBufferRegion, ...]:
@@ -92,6 +92,25 @@ def _fresh_view(buffer: Buffer, vmap: dict[Var, PrimExpr]) -> Buffer:
             "strides": tuple(renew(s) for s in buffer.strides),
         },
     )
+
+
+def renew_views(block: Block) -> Block:
+    """``block`` with copies of its views (their own buffers, data, offset and stride vars),
+    every use in it redirected: for a block a primitive duplicates, since a view, like any
+    variable, is defined by one block only."""
+    if not block.match_buffers:
+        return block
+    vmap: dict[Var, PrimExpr] = {}
+    bmap: dict[Buffer, Buffer] = {}
+    matches: list[MatchBufferRegion] = []
+    for match in block.match_buffers:
+        source = Substituter(vmap, bmap).visit_buffer_region(match.source)
+        new = _fresh_view(match.buffer, vmap)
+        vmap[match.buffer.data] = new.data
+        bmap[match.buffer] = new
+        matches.append(MatchBufferRegion(new, source, span=match.span))
+    renewed = Substituter(vmap, bmap).visit_stmt(rebuild(block, {"match_buffers": ()}))
+    return rebuild(renewed, {"match_buffers": tuple(matches)})  # type: ignore[no-any-return]
 
 
 def declare_views(

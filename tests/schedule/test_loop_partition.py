@@ -10,7 +10,8 @@ from extra_checks import assert_native_same, block_names, func_of, loop_shape, r
 from sched_checks import assert_same_results, assert_structure
 from test_trace_kinds import _replays
 
-from irbuilder.ir import ForKind
+from irbuilder.ir import ForKind, assert_structural_equal
+from tvmscript import from_source
 from tvmscript import tir as T
 
 
@@ -210,3 +211,51 @@ def test_a_parallel_loop_partitions_into_serial_parts():
     parts = sch.loop_partition(sch.get_loops("noted")[0], [2, None])
     assert [sch.get(lp).kind for lp in parts] == [ForKind.SERIAL] * 2
     assert_same_results(kinds, sch)
+
+
+@T.prim_func
+def tail_scale(X: T.Buffer((9,), "int32"), Y: T.Buffer((9,), "int32")):
+    for r in T.serial(2, 9):
+        with T.block("tail"):
+            vr = T.axis.spatial(9, r)
+            Y[vr] = X[vr] * 3 + vr
+
+
+def test_a_loop_starting_above_zero_is_cut_from_its_start():
+    # 2..8 cut as [None, 2]: 2..6 and 7..8 (the parts ended at 5 and 7, dropping row 8)
+    sch = T.Schedule(tail_scale, debug_mask="all")
+    loops = sch.loop_partition(sch.get_loops("tail")[0], [None, 2])
+    spans = [(int(sch.get(lp).min.value), int(sch.get(lp).extent.value)) for lp in loops]
+    assert spans == [(2, 5), (7, 2)]
+    sch2 = T.Schedule(tail_scale, debug_mask="all")
+    loops2 = sch2.loop_partition(sch2.get_loops("tail")[0], [3])
+    assert [(int(sch2.get(lp).min.value), int(sch2.get(lp).extent.value)) for lp in loops2] == [
+        (2, 3), (5, 4)
+    ]
+    for s in (sch, sch2):
+        assert_same_results(tail_scale, s)
+        assert_native_same(tail_scale, s)
+    _replays(tail_scale, sch)
+
+
+@T.prim_func
+def via_view(X: T.Buffer((6, 4), "float32"), Y: T.Buffer((6, 4), "float32")):
+    for r, c in T.grid(6, 4):
+        with T.block("pick"):
+            vr, vc = T.axis.remap("SS", [r, c])
+            cell = T.match_buffer(X[vr, vc], (), offset_factor=1)
+            Y[vr, vc] = cell[()] * T.float32(2)
+
+
+def test_each_part_declares_views_of_its_own():
+    # the parts shared one view buffer (and its offset var), so the printed function parsed
+    # back to a different one
+    sch = T.Schedule(via_view, debug_mask="all")
+    sch.loop_partition(sch.get_loops("pick")[0], [4])
+    views = [sch.get(sch.get_block(f"pick_r{k}")).match_buffers[0].buffer for k in (0, 1)]
+    assert views[0] is not views[1]
+    assert views[0].data is not views[1].data
+    assert views[0].elem_offset is not views[1].elem_offset
+    assert_same_results(via_view, sch)
+    assert_native_same(via_view, sch)
+    assert_structural_equal(from_source(func_of(sch).script()), func_of(sch))
