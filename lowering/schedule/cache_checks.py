@@ -15,6 +15,7 @@ from irbuilder.ir import (
     BufferLoad,
     BufferRegion,
     BufferStore,
+    Call,
     For,
     IfThenElse,
     IntImm,
@@ -164,13 +165,21 @@ def check_in_bounds(state: ScheduleState, name: str, region: BufferRegion, block
 
 def _guarded(state: ScheduleState, block: Block) -> bool:
     """Whether some instance of ``block``, or an access in it, may be skipped: a predicate
-    (``T.where``) on it or on a block around it, or an ``if`` around or inside it."""
+    (``T.where``) on it or on a block around it, an ``if`` around or inside it, or a
+    ``T.if_then_else`` inside it (a padding block's load runs only in bounds)."""
     index = state.index
     realize = index.realize_of(block)
     found: list[bool] = []
-    post_order_visit(
-        block.body, lambda n: found.append(True) if isinstance(n, IfThenElse) else None
-    )
+
+    def conditional(node: object) -> None:
+        if isinstance(node, IfThenElse) or (
+            isinstance(node, Call) and node.op == "if_then_else"
+        ):
+            found.append(True)
+
+    post_order_visit(block.body, conditional)
+    if block.init is not None:
+        post_order_visit(block.init, conditional)
     nodes = [realize, *index.ancestors(realize)]
     for node in nodes:
         if isinstance(node, IfThenElse):

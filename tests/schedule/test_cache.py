@@ -612,3 +612,50 @@ def test_reindex_of_a_block_in_an_init_is_refused() -> None:
     sch = T.Schedule(summed_rows, debug_mask="all")
     with pytest.raises(T.ScheduleError, match="block 'zero' is inside the init of block 'outer'"):
         sch.reindex(sch.get_block("zero"), ("write", 0))
+
+
+@T.prim_func
+def framed_rows(x: T.Buffer((5, 5), "float32"), P: T.Buffer((7, 7), "float32")):
+    for i in range(7):
+        with T.block("row"):
+            T.reads(x[0:5, 0:5])
+            T.writes(P[i, 0:7])
+            for j in range(7):
+                with T.block("frame"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    P[vi, vj] = T.if_then_else(
+                        1 <= vi and vi < 6 and 1 <= vj and vj < 6, x[vi - 1, vj - 1], T.float32(-1)
+                    )
+
+
+def test_cache_read_refuses_a_copy_a_padding_expression_guards() -> None:
+    """The load of x runs only where T.if_then_else's condition holds; a copy of row i - 1
+    inside the opaque block "row" would read row -1 at i = 0 (it was accepted: the copy's
+    bound check only knew T.where and if statements as guards)."""
+    sch = _sch(framed_rows)
+    with pytest.raises(
+        T.ScheduleError,
+        match=r"the region of 'x' to copy, \[\(i - 1\), i\) on axis 0, may fall outside the "
+        r"buffer \(extent 5\) where the accesses it stands for are guarded",
+    ):
+        sch.cache_read(sch.get_block("frame"), 0, "global")
+    assert_same_results(framed_rows, sch)  # refused: the function is unchanged
+
+
+@T.prim_func
+def framed(x: T.Buffer((5, 5), "float32"), P: T.Buffer((7, 7), "float32")):
+    for i, j in T.grid(7, 7):
+        with T.block("frame"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = T.if_then_else(
+                1 <= vi and vi < 6 and 1 <= vj and vj < 6, x[vi - 1, vj - 1], T.float32(-1)
+            )
+
+
+def test_cache_read_of_a_padding_read_at_the_root_copies_the_buffer() -> None:
+    # at the root scope the copy spans every row and column the guard lets through
+    sch = _sch(framed)
+    sch.cache_read(sch.get_block("frame"), 0, "global")
+    (cache,) = sch.get(sch.get_block("root")).alloc_buffers
+    assert [int(d.value) for d in cache.shape] == [5, 5]
+    assert_same_results(framed, sch)
