@@ -465,6 +465,15 @@ class ScheduleBase:
         block = self._as_rv(block)
         node = self._block(block, kind)
         index = self._state.index
+        if node is self._state.root:
+            # no scope holds the root block: it has no siblings to depend on
+            raise self._error(
+                ScheduleError(
+                    kind,
+                    f"block {node.name_hint!r} is the function's root block, which has no "
+                    "producers or consumers",
+                )
+            )
         scope = index.scope_block(index.realize_of(node))
         siblings = index.child_blocks(scope)
         mine = block_access(node)

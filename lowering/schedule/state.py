@@ -156,6 +156,9 @@ def without_implicit_root(func: PrimFunc, had_root: bool) -> PrimFunc:
     root = body.block
     if root.alloc_buffers or root.match_buffers or root.annotations or root.reads or root.writes:
         return func
+    if isinstance(root.body, BlockRealize) and not root.body.block.iter_vars:
+        # the body would become the root (a loop_partition's "_common" block): keep "root"
+        return func
     return func.with_body(root.body)
 
 

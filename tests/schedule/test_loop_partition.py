@@ -259,3 +259,29 @@ def test_each_part_declares_views_of_its_own():
     assert_same_results(via_view, sch)
     assert_native_same(via_view, sch)
     assert_structural_equal(from_source(func_of(sch).script()), func_of(sch))
+
+
+@T.prim_func
+def double_all(X: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32")):
+    for r in range(8):
+        with T.block("dbl"):
+            vr = T.axis.spatial(8, r)
+            Y[vr] = X[vr] * T.float32(2)
+
+
+def test_the_root_block_stays_above_a_partitioned_outermost_loop():
+    # the function's body became the "_common" block, which a later schedule of the result
+    # took for its root (get_block("root") failed, get_consumers of it raised ValueError)
+    sch = T.Schedule(double_all, debug_mask="all")
+    sch.loop_partition(sch.get_loops("dbl")[0], [5])
+    func = func_of(sch)
+    assert func.body.block.name_hint == "root"
+    assert func.body.block.body.block.name_hint == "dbl_r_common"
+    again = T.Schedule(func, debug_mask="all")
+    assert again.get(again.get_block("root")).name_hint == "root"
+    assert again.get_consumers("dbl_r_common") == []
+    with pytest.raises(T.ScheduleError, match="block 'root' is the function's root block, which "
+                       "has no producers or consumers"):
+        again.get_consumers("root")
+    assert_structural_equal(from_source(func.script()), func)
+    assert_same_results(double_all, sch)
