@@ -165,7 +165,8 @@ def check_in_bounds(state: ScheduleState, name: str, region: BufferRegion, block
 
 def _guarded(state: ScheduleState, block: Block) -> bool:
     """Whether some instance of ``block``, or an access in it, may be skipped: a predicate
-    (``T.where``) on it or on a block around it, an ``if`` around or inside it, or a
+    (``T.where``) on it, on a block around it or on a block inside it (an opaque block
+    holding guarded blocks, as loop_partition's), an ``if`` around or inside it, or a
     ``T.if_then_else`` inside it (a padding block's load runs only in bounds)."""
     index = state.index
     realize = index.realize_of(block)
@@ -174,6 +175,10 @@ def _guarded(state: ScheduleState, block: Block) -> bool:
     def conditional(node: object) -> None:
         if isinstance(node, IfThenElse) or (
             isinstance(node, Call) and node.op == "if_then_else"
+        ):
+            found.append(True)
+        elif isinstance(node, BlockRealize) and not (
+            isinstance(node.predicate, IntImm) and node.predicate.value == 1
         ):
             found.append(True)
 

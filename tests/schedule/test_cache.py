@@ -659,3 +659,38 @@ def test_cache_read_of_a_padding_read_at_the_root_copies_the_buffer() -> None:
     (cache,) = sch.get(sch.get_block("root")).alloc_buffers
     assert [int(d.value) for d in cache.shape] == [5, 5]
     assert_same_results(framed, sch)
+
+
+@T.prim_func
+def wrapped_guarded_tiles(A: T.Buffer((20,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((18,))
+    for t in range(2):
+        with T.block("wrap"):
+            T.reads()
+            T.writes()
+            for u in range(11):
+                with T.block("B"):
+                    vb = T.axis.spatial(18, t * 8 + u)
+                    T.where(t * 8 + u < 18)
+                    B[vb] = A[vb] + A[vb + 2]
+        for u, k in T.grid(4, 3):
+            with T.block("C"):
+                vc = T.axis.spatial(8, t * 4 + u)
+                vk = T.axis.reduce(3, k)
+                with T.init():
+                    C[vc] = T.float32(0)
+                C[vc] = C[vc] + B[vc * 2 + vk]
+
+
+def test_cache_read_refuses_a_copy_of_what_a_guarded_inner_block_writes() -> None:
+    """The producer at the consumer's scope is an opaque block whose inner block is guarded
+    (the form loop_partition leaves): the copy of its 11-wide tile read and wrote B[18] in
+    the last tile (it was accepted: only guards on or around the producer were looked at)."""
+    sch = _sch(wrapped_guarded_tiles)
+    with pytest.raises(
+        T.ScheduleError,
+        match=r"the region of 'B' to copy, \[\(t \* 8\), \(\(t \* 8\) \+ 11\)\) on axis 0, may "
+        r"fall outside the buffer \(extent 18\)",
+    ):
+        sch.cache_read(sch.get_block("C"), 0, "global")
+    assert_same_results(wrapped_guarded_tiles, sch)
