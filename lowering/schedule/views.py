@@ -95,13 +95,20 @@ def _fresh_view(buffer: Buffer, vmap: dict[Var, PrimExpr]) -> Buffer:
 
 
 def renew_views(block: Block) -> Block:
-    """``block`` with copies of its views (their own buffers, data, offset and stride vars),
-    every use in it redirected: for a block a primitive duplicates, since a view, like any
-    variable, is defined by one block only."""
-    if not block.match_buffers:
+    """``block`` with copies of its views (their own buffers, data, offset and stride vars)
+    and of the buffers it allocates, every use in it redirected: for a block a primitive
+    duplicates, since a view or an allocation, like any variable, is defined by one block
+    only."""
+    if not block.match_buffers and not block.alloc_buffers:
         return block
     vmap: dict[Var, PrimExpr] = {}
     bmap: dict[Buffer, Buffer] = {}
+    allocs: list[Buffer] = []
+    for alloc in block.alloc_buffers:  # block-local buffers are defined per block too
+        new_alloc = rebuild(alloc, {"data": make_data_var(alloc.name, alloc.dtype, alloc.scope)})
+        vmap[alloc.data] = new_alloc.data
+        bmap[alloc] = new_alloc
+        allocs.append(new_alloc)
     matches: list[MatchBufferRegion] = []
     for match in block.match_buffers:
         source = Substituter(vmap, bmap).visit_buffer_region(match.source)
@@ -109,8 +116,12 @@ def renew_views(block: Block) -> Block:
         vmap[match.buffer.data] = new.data
         bmap[match.buffer] = new
         matches.append(MatchBufferRegion(new, source, span=match.span))
-    renewed = Substituter(vmap, bmap).visit_stmt(rebuild(block, {"match_buffers": ()}))
-    return rebuild(renewed, {"match_buffers": tuple(matches)})  # type: ignore[no-any-return]
+    renewed = Substituter(vmap, bmap).visit_stmt(
+        rebuild(block, {"match_buffers": (), "alloc_buffers": ()})
+    )
+    return rebuild(  # type: ignore[no-any-return]
+        renewed, {"match_buffers": tuple(matches), "alloc_buffers": tuple(allocs)}
+    )
 
 
 def declare_views(

@@ -285,3 +285,30 @@ def test_the_root_block_stays_above_a_partitioned_outermost_loop():
         again.get_consumers("root")
     assert_structural_equal(from_source(func.script()), func)
     assert_same_results(double_all, sch)
+
+
+@T.prim_func
+def staged_rows(X: T.Buffer((6, 4), "float32"), Y: T.Buffer((6, 4), "float32")):
+    for r in range(6):
+        with T.block("row"):
+            vr = T.axis.spatial(6, r)
+            buf = T.alloc_buffer((4,))
+            for c in range(4):
+                with T.block("load"):
+                    vc = T.axis.spatial(4, c)
+                    buf[vc] = X[vr, vc] * T.float32(2)
+            for c in range(4):
+                with T.block("store"):
+                    vc = T.axis.spatial(4, c)
+                    Y[vr, vc] = buf[3 - vc] + T.float32(1)
+
+
+def test_each_part_allocates_its_block_local_buffers():
+    # the parts' copies of "row" shared one allocation, which printed and parsed back as two
+    sch = T.Schedule(staged_rows, debug_mask="all")
+    sch.loop_partition(sch.get_loops("row")[0], [2])
+    allocs = [sch.get(sch.get_block(f"row_r{k}")).alloc_buffers[0] for k in (0, 1)]
+    assert allocs[0] is not allocs[1] and allocs[0].data is not allocs[1].data
+    assert_same_results(staged_rows, sch)
+    assert_native_same(staged_rows, sch)
+    assert_structural_equal(from_source(func_of(sch).script()), func_of(sch))
