@@ -111,6 +111,20 @@ def cache_index(
                 f"computation {strip_parens(expr_text(expr))} does not run over",
                 block,
             )
+        # the stage's loops are copies placed outside every loop of the block, so their
+        # ranges may not depend on one (a loop compute_at made, sized by its outer loop)
+        for lv in _loop_vars(expr, binding, loops):
+            lp = loops[id(lv)]
+            bounds = (*_vars_in_order(lp.min), *_vars_in_order(lp.extent))
+            outer = next((v for v in bounds if id(v) in loops), None)
+            if outer is not None:
+                raise fail(
+                    state,
+                    _NAME,
+                    f"the range of loop {lv.name!r}, which the index computation "
+                    f"{strip_parens(expr_text(expr))} runs over, depends on loop {outer.name!r}",
+                    block,
+                )
     for k, expr in enumerate(found):
         stage, new_block, buffer, load = _stage(k, expr, binding, loops, scope, predicate)
         stages.append(stage)

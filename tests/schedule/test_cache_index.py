@@ -193,3 +193,30 @@ def test_a_predicate_on_a_loop_the_stage_does_not_run_over_is_refused():
     ):
         sch.cache_index("g", "global")
     assert_structure(sch, guarded_by_an_outer_loop)
+
+
+@T.prim_func
+def mirrored_rows(x: T.Buffer((8, 6), "int32"), y: T.Buffer((8, 6), "int32")):
+    P = T.alloc_buffer((8, 6), "int32")
+    for i, j in T.grid(8, 6):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = x[(vi * 5) % 8, vj] + 1
+    for i, j in T.grid(8, 6):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            y[vi, vj] = P[vi, vj] + P[7 - vi, vj]
+
+
+def test_a_loop_sized_by_an_outer_loop_is_refused():
+    # after compute_at, P's loop over its rows runs max(i, 7 - i) - min(i, 7 - i) + 1 times:
+    # a stage placed outside loop i would use i undefined (it was built so)
+    sch = T.Schedule(mirrored_rows, debug_mask="all")
+    sch.compute_at(sch.get_block("P"), sch.get_loops("Y")[0])
+    before = func_of(sch)
+    with pytest.raises(
+        T.ScheduleError, match=r"the range of loop 'ax0', which the index computation .* runs "
+        r"over, depends on loop 'i'"
+    ):
+        sch.cache_index("P", "global")
+    assert func_of(sch) is before
