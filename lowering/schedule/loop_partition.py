@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from irbuilder.ir import (
     Block,
     BlockRealize,
+    Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
@@ -31,6 +32,7 @@ from irbuilder.ir import (
     IntImm,
     IterKind,
     IterVar,
+    MatchBufferRegion,
     PrimExpr,
     Range,
     SeqStmt,
@@ -41,6 +43,7 @@ from irbuilder.ir import (
     const,
     rebuild,
 )
+from irbuilder.ir.buffer import make_data_var
 from lowering.analysis.substitute import Substituter
 from lowering.analysis.vars import depends_on
 from lowering.arith import simplify_expr
@@ -178,8 +181,7 @@ class _Copier(StmtExprMutator):
         return self._block(block, None)
 
     def _block(self, block: Block, bound: int | None) -> Block:
-        inner = self.generic_mutate(block)
-        assert isinstance(inner, Block)
+        inner = _fresh_declarations(self.generic_mutate(block))
         name = f"{block.name_hint}_{self.var.name}"
         if not block.iter_vars:
             return rebuild(inner, {"name_hint": name})  # type: ignore[no-any-return]
@@ -209,6 +211,41 @@ class _Copier(StmtExprMutator):
         changed = Substituter(vmap).visit_stmt(renamed)
         assert isinstance(changed, Block)
         return changed
+
+
+def _fresh_declarations(block: Stmt) -> Block:
+    """``block`` with its own copies of the buffers it declares (alloc_buffers,
+    match_buffers: their data and offset variables too), every use inside it renamed: each
+    part's copy declares its own, as a buffer may be defined once."""
+    assert isinstance(block, Block)
+    declared = [*block.alloc_buffers, *(m.buffer for m in block.match_buffers)]
+    if not declared:
+        return block
+    bmap: dict[Buffer, Buffer] = {}
+    vmap: dict[Var, PrimExpr] = {}
+    for buffer in declared:
+        data = make_data_var(buffer.name, buffer.dtype, buffer.scope)
+        vmap[buffer.data] = data
+        changes: dict[str, object] = {"data": data}
+        if isinstance(buffer.elem_offset, Var):
+            offset = Var(buffer.elem_offset.name, buffer.elem_offset.dtype)
+            vmap[buffer.elem_offset] = offset
+            changes["elem_offset"] = offset
+        strides = []
+        for stride in buffer.strides:
+            if isinstance(stride, Var):
+                vmap[stride] = Var(stride.name, stride.dtype)
+            strides.append(vmap.get(stride, stride) if isinstance(stride, Var) else stride)
+        changes["strides"] = tuple(strides)
+        bmap[buffer] = rebuild(buffer, changes)
+    renamed = Substituter(vmap, bmap).visit_stmt(block)
+    assert isinstance(renamed, Block)
+    matches = tuple(
+        MatchBufferRegion(bmap[m.buffer], m.source) if m.buffer in bmap else m
+        for m in renamed.match_buffers
+    )
+    allocs = tuple(bmap.get(b, b) for b in renamed.alloc_buffers)
+    return rebuild(renamed, {"match_buffers": matches, "alloc_buffers": allocs})  # type: ignore[no-any-return]
 
 
 def _cast(expr: PrimExpr, dtype: DataType) -> PrimExpr:
