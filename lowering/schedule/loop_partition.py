@@ -92,12 +92,12 @@ def loop_partition(
         )
     sizes = [extent - given if f is None else f for f in factors]
     ends: list[int] = []
-    total = 0
+    total = loop.min.value  # a part of an earlier partition starts where that part did
     for size in sizes:
         total += size
         ends.append(total)
     if None not in factors:
-        ends.append(extent)  # the rest of the range is one more part
+        ends.append(loop.min.value + extent)  # the rest of the range is one more part
     _refuse_split_reductions(state, loop)
     first_block = _first_block(loop.body)
     if first_block is None:
