@@ -11,7 +11,6 @@ on construction.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import math
 from collections.abc import Callable, Sequence
@@ -944,22 +943,10 @@ def _constant(e: PrimExpr) -> int | float | None:
     return None
 
 
-def _may_raise(expr: PrimExpr) -> bool:
-    """Whether ``expr`` holds an integer division or modulo by something other than a
-    nonzero constant (evaluating it may raise ZeroDivisionError)."""
-    if isinstance(expr, (Var, IntImm, FloatImm)):
-        return False
-    if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and not expr.dtype.is_float:
-        if not (isinstance(expr.b, IntImm) and expr.b.value != 0):
-            return True
-    for f in dataclasses.fields(expr):
-        value = getattr(expr, f.name)
-        if isinstance(value, PrimExpr) and _may_raise(value):
-            return True
-        if isinstance(value, tuple) and any(isinstance(v, PrimExpr) and _may_raise(v)
-                                            for v in value):
-            return True
-    return False
+def _may_trap(expr: PrimExpr) -> bool:
+    from .traps import may_trap  # traps walks nodes with functor, which imports this module
+
+    return may_trap(expr)
 
 
 def _identity(cls: type[BinaryOp], x: PrimExpr, y: PrimExpr) -> PrimExpr | None:
@@ -974,7 +961,7 @@ def _identity(cls: type[BinaryOp], x: PrimExpr, y: PrimExpr) -> PrimExpr | None:
         return None
     result = _identity_rule(cls, x, y, a, b)
     other = x if a is None else y  # the operand that is not a constant (or the second)
-    if result is not None and result is not other and _may_raise(other):
+    if result is not None and result is not other and _may_trap(other):
         # ``(i // j) * 0``, ``0 // j``, ``(i // j) % 1`` would drop a division that raises
         # ZeroDivisionError here (this project's semantics); TVM folds them
         return None

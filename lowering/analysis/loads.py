@@ -38,7 +38,7 @@ class LoadCollector(StmtExprVisitor):
 
     ``impure`` is set by extern calls and, when ``traps_are_effects``, by integer
     divisions that may raise mid-loop (so earlier stores must stay visible): by anything
-    but a non-zero constant, the rule of :func:`lowering.arith.rewrite.may_trap`.
+    but a non-zero constant, the rule of :func:`irbuilder.ir.traps.may_trap`.
     """
 
     def __init__(self, traps_are_effects: bool = False) -> None:

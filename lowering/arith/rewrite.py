@@ -44,12 +44,12 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
-    ir_fields,
     rebuild,
     structural_equal,
 )
 from irbuilder.ir.int_arith import wrap_int
 from irbuilder.ir.linear_form import LinearForm, from_linear, supports_linear, to_linear
+from irbuilder.ir.traps import may_trap
 
 from .analyzer import Analyzer, IntBound
 from .fold import fold_node
@@ -437,39 +437,6 @@ def _same_remainder(x: PrimExpr, rem: FloorMod | Mod) -> bool:
     assert isinstance(rem.b, IntImm)
     return (isinstance(rem, FloorMod) and isinstance(x, FloorMod) and isinstance(x.b, IntImm)
             and x.b.value > 0 and x.b.value % rem.b.value == 0 and _same(x.a, rem.a))
-
-
-def may_trap(expr: PrimExpr, memo: dict[int, tuple[PrimExpr, bool]] | None = None) -> bool:
-    """Whether evaluating ``expr`` may raise: an integer division by a non-constant or zero.
-
-    ``memo`` (keyed by node identity, holding the node to keep the id valid) makes repeated
-    queries on growing trees linear, as the bottom-up simplifier asks for every node.
-    """
-    cls = type(expr)
-    if cls is Var or cls is IntImm or cls is FloatImm:
-        return False  # leaves, most of the questions
-    if memo is not None:
-        hit = memo.get(id(expr))
-        if hit is not None and hit[0] is expr:
-            return hit[1]
-    if isinstance(expr, (Div, Mod, FloorDiv, FloorMod)) and expr.dtype.is_integer:
-        if not (isinstance(expr.b, IntImm) and expr.b.value != 0):
-            result = True
-        else:
-            result = may_trap(expr.a, memo)
-    else:
-        result = False
-        for name in ir_fields(cls):
-            value = getattr(expr, name)
-            if isinstance(value, PrimExpr):
-                result = may_trap(value, memo)
-            elif isinstance(value, tuple):
-                result = any(isinstance(v, PrimExpr) and may_trap(v, memo) for v in value)
-            if result:
-                break
-    if memo is not None:
-        memo[id(expr)] = (expr, result)
-    return result
 
 
 def simplify_expr(expr: PrimExpr, analyzer: Analyzer | None = None) -> PrimExpr:

@@ -43,7 +43,7 @@ from ..analysis.vars import depends_on
 from ..arith import simplify_expr, to_linear
 from ..arith.canonical import linear_coefficient
 from .row_chains import Chain, Update, loads
-from .transpose_tiles import transpose_bindings
+from .transpose_tiles import HALF_LOADS_MIN_BITS, transpose_bindings, transpose_from_halves
 
 __all__ = ["ChainVectorizer", "tiled_loads"]
 
@@ -102,9 +102,13 @@ class ChainVectorizer:
     blocks``: ``blocks`` independent vectors of ``lanes`` rows each, interleaved."""
 
     def __init__(self, chain: Chain, rows: dict[int, Buffer], lanes: int, first: PrimExpr,
-                 row: Var, last_row: PrimExpr | None = None, blocks: int = 1) -> None:
+                 row: Var, last_row: PrimExpr | None = None, blocks: int = 1,
+                 halves: bool = False) -> None:
         self.chain, self.rows, self.lanes, self.first, self.row = chain, rows, lanes, first, row
         self.blocks = blocks
+        self.halves = halves
+        """Whether tiles of at least ``HALF_LOADS_MIN_BITS`` are read as half rows
+        (:func:`.transpose_tiles.transpose_from_halves`)."""
         self.dtype = chain.dtype.with_lanes(lanes)
         self.last_row = last_row
         """The loop's last row, when the next group's rows are to be prefetched."""
@@ -239,6 +243,20 @@ class ChainVectorizer:
         """The loads transposed from row tiles (:func:`_tiled_loads`)."""
         return tiled_loads(self.chain, self.row)
 
+    def _transpose_halves(self, load: BufferLoad, start: PrimExpr, block: int,
+                          name: str) -> tuple[list[LetStmt], list[PrimExpr]]:
+        """The tile of ``load`` for vector ``block`` from half-row loads
+        (:func:`.transpose_tiles.transpose_from_halves`): bindings and columns."""
+        h = self.lanes // 2
+
+        def half_row(u: int, p: int) -> PrimExpr:
+            col = start if p == 0 else start + IntImm(start.dtype, p * h)
+            at = self.index_at(load, col, block * self.lanes + u)
+            return BufferLoad(load.buffer, (Ramp(at, IntImm(at.dtype, 1), h),))
+
+        bindings, columns = transpose_from_halves(half_row, self.lanes, name)
+        return [LetStmt(var, value, _NOP) for var, value in bindings], columns
+
     def loops(self) -> Stmt:
         """The tile loop and the remainder loop replacing the chain's loop."""
         red = self.chain.loop
@@ -258,6 +276,12 @@ class ChainVectorizer:
                 name = f"{load.buffer.name}_{n}" if n else load.buffer.name
                 if self.blocks > 1:
                     name = f"{name}_b{block}"
+                if self.halves and self.lanes >= 4 \
+                        and load.dtype.bits * self.lanes >= HALF_LOADS_MIN_BITS:
+                    lets_, transposed = self._transpose_halves(load, start, block, name)
+                    lets.extend(lets_)
+                    by_load[(id(load), block)] = transposed
+                    continue
                 row_vars: list[Var] = []
                 for u in range(self.lanes):
                     at = self.index_at(load, start, block * self.lanes + u)

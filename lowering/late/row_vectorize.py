@@ -125,6 +125,7 @@ from .row_chains import Chain, match_rows, stores_to
 from .row_columns import ChainVectorizer, tiled_loads
 from .row_promote import interleave_nest_level, promote_row_outputs
 from .row_spans import RowSpans
+from .transpose_tiles import HALF_LOADS_MAX_BYTES
 from .versioning import all_of
 
 __all__ = [
@@ -389,11 +390,13 @@ def vectorize_row_loop(loop: For, target: Target, max_bits: int | None = None,
         merged = seq([merged, For(lane, IntImm(idt, 0), width, ForKind.SERIAL,
                                   _ToLane(rows, per_group, lane).visit_stmt(per_lane))])
     last_row = loop.min + n - IntImm(idt, 1) if prefetch else None
+    read = _bytes_read(loop, chain)
+    halves = read is not None and read <= HALF_LOADS_MAX_BYTES
     vectors: list[Stmt] = []
     for k, c in enumerate(chains):
         # only the first chain prefetches: the later ones read the rows it brought in
         vector = ChainVectorizer(c, rows, lanes, first, row, last_row if k == 0 else None,
-                             blocks).loops()
+                                 blocks, halves).loops()
         if spans is not None:
             vector = seq([*_each_lane(spans.heads, rows, per_group, idt), vector,
                           *_each_lane(spans.tails, rows, per_group, idt)])

@@ -31,6 +31,8 @@ Either loop may run along B's rows: the nest may also read ``B[sB * i + j] = A[.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from irbuilder.ir import (
     EQ,
     GE,
@@ -81,7 +83,11 @@ from .versioning import (
 )
 
 __all__ = [
+    "HALF_LOADS_MAX_BYTES",
+    "HALF_LOADS_MIN_BITS",
     "transpose_bindings",
+    "half_loads_pay",
+    "transpose_from_halves",
     "transpose_nest",
     "transpose_round",
     "transpose_shuffles",
@@ -125,14 +131,17 @@ def transpose_shuffles(rows: list[PrimExpr]) -> list[PrimExpr]:
     return rows
 
 
-def transpose_round(rows: list[PrimExpr], d: int) -> list[PrimExpr]:
+def transpose_round(rows: list[PrimExpr], d: int, lanes: int | None = None) -> list[PrimExpr]:
     """Swap the ``d x d`` off-diagonal blocks of every ``2d x 2d`` block of the matrix whose
     rows are ``rows``: element ``(k, c)`` moves to ``(k ^ d, c ^ d)`` where bit ``d`` of
     ``k`` and ``c`` differ. Rows ``k`` and ``k + d`` (bit ``d`` of ``k`` clear) become two
-    shuffles of the pair."""
-    lanes = len(rows)
+    shuffles of the pair. ``lanes`` (the vectors' width) may exceed the row count: each
+    run of ``2d`` lanes is then paired alike (the in-lane rounds of
+    :func:`transpose_from_halves`)."""
+    if lanes is None:
+        lanes = len(rows)
     out = list(rows)
-    for k in range(lanes):
+    for k in range(len(rows)):
         if k & d:
             continue
         low = [c if not c & d else lanes + c - d for c in range(lanes)]
@@ -256,7 +265,7 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
         base = simplify_expr(substitute_expr(at_dst, at))
         targets.append((Ramp(base, IntImm(base.dtype, 1), lanes),))
         values.append(_row_value(store.value, load, along_rows, at, column))
-    body = _tile_body(dst, loads, targets, values, column)
+    body = _tile_body(dst, loads, targets, values, column, half_loads_pay(src))
     tiled = For(
         ib,
         IntImm(loop.extent.dtype, 0),
@@ -291,16 +300,95 @@ def transpose_bindings(
     return bindings, current
 
 
+HALF_LOADS_MIN_BITS = 256
+"""Narrowest tile rows (bits) read as two half loads (:func:`transpose_from_halves`): an
+AVX2 or AVX-512 register's 128-bit halves, which an insert from memory fills."""
+
+
+HALF_LOADS_MAX_BYTES = 32 << 20
+"""Largest source (bytes) whose tiles are read as halves. From cache the shuffles are the
+limit and the halves save a third of them (Intel AVX-512 host, 1024 x 1024 float32
+transpose: 0.36 -> 0.31 ms); a source streamed from DRAM was as fast or slower with twice
+the loads (4096 x 4096: 0.85-0.95 of the full-row loads' speed), and one of unknown size
+keeps the full rows."""
+
+
+def half_loads_pay(buffer: Buffer) -> bool:
+    """Whether tiles of ``buffer`` are read as halves: its size is a constant of at most
+    :data:`HALF_LOADS_MAX_BYTES`."""
+    size = buffer.dtype.itemsize
+    for extent in buffer.shape:
+        if not isinstance(extent, IntImm):
+            return False
+        size *= extent.value
+    return size <= HALF_LOADS_MAX_BYTES
+
+
+def transpose_from_halves(
+    half_row: Callable[[int, int], PrimExpr], lanes: int, name: str
+) -> tuple[list[tuple[Var, PrimExpr]], list[PrimExpr]]:
+    """:func:`transpose_bindings` of the ``lanes x lanes`` tile whose row ``k``, columns
+    ``p * h`` to ``p * h + h - 1`` (``h = lanes / 2``), is the vector ``half_row(k, p)``:
+    the round swapping halves (the one that crosses the vector's 128-bit lanes, and x86's
+    only shuffle port on Intel cores) is done by the loads instead: vector ``(p, u)`` is
+    the halves ``p`` of rows ``u`` and ``u + h`` side by side, which x86 builds as a load
+    and an insert from memory (no shuffle). Then ``log2(h)`` rounds within the halves make
+    columns ``p * h`` to ``p * h + h - 1``. The rounds of a transpose commute, so the
+    columns are those of :func:`transpose_bindings`, at two thirds of its shuffles for 8
+    lanes."""
+    h = lanes // 2
+    bindings: list[tuple[Var, PrimExpr]] = []
+    columns: list[PrimExpr] = []
+    for p in range(2):
+        current: list[PrimExpr] = []
+        for u in range(h):
+            value = Shuffle((half_row(u, p), half_row(u + h, p)), tuple(range(lanes)))
+            var = Var(f"{name}_h{p}_{u}", value.dtype)
+            bindings.append((var, value))
+            current.append(var)
+        d, round_no = h // 2, 0
+        while d >= 1:
+            named: list[PrimExpr] = []
+            for k, expr in enumerate(transpose_round(current, d, lanes)):
+                var = Var(f"{name}_t{round_no}_{p * h + k}", expr.dtype)
+                bindings.append((var, expr))
+                named.append(var)
+            current, d, round_no = named, d // 2, round_no + 1
+        columns.extend(current)
+    return bindings, columns
+
+
 def _tile_body(
     dst: Buffer,
     loads: list[tuple[Var, PrimExpr]],
     targets: list[tuple[PrimExpr, ...]],
     values: list[PrimExpr],
     column: Var,
+    halves: bool,
 ) -> Stmt:
     """``let`` the loaded rows and the shuffle rounds, then store at ``targets[k]`` the
-    value ``values[k]`` with the tile's column ``k`` in place of ``column``."""
-    rounds, columns = transpose_bindings([var for var, _ in loads], "t")
+    value ``values[k]`` with the tile's column ``k`` in place of ``column``. With ``halves``,
+    rows of at least :data:`HALF_LOADS_MIN_BITS` are loaded as halves
+    (:func:`transpose_from_halves`)."""
+    lanes = len(loads)
+    first = loads[0][1]
+    if halves and lanes >= 4 and first.dtype.bits * lanes >= HALF_LOADS_MIN_BITS:
+        h = lanes // 2
+
+        def half_row(k: int, p: int) -> PrimExpr:
+            load = loads[k][1]
+            assert isinstance(load, BufferLoad)
+            (ramp,) = load.indices
+            assert isinstance(ramp, Ramp)
+            base = ramp.base if p == 0 else simplify_expr(
+                ramp.base + IntImm(ramp.base.dtype, p * h))
+            return BufferLoad(load.buffer, (Ramp(base, ramp.stride, h),))
+
+        name = loads[0][0].name.removesuffix("_row0")
+        rounds, columns = transpose_from_halves(half_row, lanes, name)
+        loads = []
+    else:
+        rounds, columns = transpose_bindings([var for var, _ in loads], "t")
     stores = []
     for tile_column, at, value in zip(columns, targets, values, strict=True):
         stores.append(BufferStore(dst, substitute_expr(value, {column: tile_column}), at))

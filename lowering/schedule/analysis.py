@@ -52,6 +52,7 @@ __all__ = [
     "relax_region",
     "union_regions",
     "uses_opaquely",
+    "uses_pointer",
     "writes_by_pointer",
 ]
 
@@ -97,6 +98,22 @@ def block_access(block: Block) -> BlockAccess:
         _ACCESS_CACHE.clear()
     _ACCESS_CACHE[id(block)] = (block, access)
     return access
+
+
+def uses_pointer(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` uses ``buffer``'s data pointer in an expression (``B.data``,
+    ``B.access_ptr``: an access the block's loads and stores do not show)."""
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if node is buffer.data:
+            found = True
+
+    for part in (block.body, block.init):
+        if part is not None:
+            post_order_visit(part, visit)
+    return found
 
 
 def uses_opaquely(block: Block, buffer: Buffer) -> bool:

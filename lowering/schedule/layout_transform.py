@@ -40,6 +40,7 @@ from irbuilder.ir import (
 from irbuilder.ir.expr_text import expr_text, strip_parens
 from lowering.analysis.vars import free_vars
 
+from .analysis import uses_pointer
 from .error import fail
 from .layout import IndexMap, ViewRegionError, _Remap, bijection_sums, resolve_buffer
 from .layout_pad_map import Padding, analyze_padding, check_exhaustively, symbolic_row_major
@@ -169,6 +170,19 @@ class _Rewrite(_Remap):
         return flatten_seq(self.generic_mutate(stmt))
 
 
+def _pointer_user(state: ScheduleState, buffer: Buffer) -> Block | None:
+    """The innermost block whose body uses ``buffer``'s data pointer in an expression (an
+    opaque access), or None."""
+    found: list[Block] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, Block) and not found and uses_pointer(node, buffer):
+            found.append(node)
+
+    post_order_visit(state.func.body, visit)
+    return found[0] if found else None
+
+
 def transform_layout(
     state: ScheduleState,
     block: Block,
@@ -187,6 +201,16 @@ def transform_layout(
             f"{buffer.name!r} is defined by a block's match_buffer; it must be a parameter "
             "or allocated by a block",
             block,
+        )
+    pointer_user = _pointer_user(state, buffer)
+    if pointer_user is not None:
+        raise fail(
+            state,
+            NAME,
+            f"{buffer.name!r} is accessed through its data pointer in block "
+            f"{pointer_user.name_hint!r} (T.tvm_access_ptr, .data or .access_ptr): that access "
+            "assumes the present layout, which a new one would silently change",
+            pointer_user,
         )
     if len(index_map.initial_indices) != len(buffer.shape):
         raise fail(

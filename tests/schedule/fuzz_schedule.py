@@ -9,7 +9,11 @@ with ``debug_mask="all"``, so every applied primitive is verified and executed a
 original on random inputs; a failed internal check means the legality checks let a wrong
 program through, which is a bug (reported as a failure, like any other exception).
 
-Long run: ``PYTHONPATH=. python tests/schedule/fuzz_schedule.py --cases 2000 --seed 1``.
+Long run: ``PYTHONPATH=. python tests/schedule/fuzz_schedule.py --cases 2000 --seed 1``;
+``--kernels`` schedules the hand-written kernels of ``fuzz_kernels.py`` instead (float
+arithmetic, reductions with ``T.init``, padding, views). Besides the results, every run
+checks that a refused primitive leaves the schedule as it was, that the result prints and
+parses back to itself and that its trace replays to it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from irbuilder.ir import IntImm, PrimFunc, assert_structural_equal
+from irbuilder.ir import IntImm, PrimFunc, assert_structural_equal, structural_equal
 from tvmscript import from_source
 from tvmscript import tir as T
 from tvmscript.schedule import check_same_results
@@ -129,6 +133,13 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
             "rfactor",
             "add_unit_loop",
             "transform_layout",
+            "transform_block_layout",
+            "blockize",
+            "reindex",
+            "loop_partition",
+            "pad_einsum",
+            "set_scope",
+            "storage_align",
         ]
     )
     if choice == "split" and loops:
@@ -215,6 +226,17 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
         return choice, lambda: sch.transform_layout(
             block, buffer, chosen, pad_value=pad, assume_injective_transform=injective
         )
+    if choice == "loop_partition" and loops:
+        loop, factor = _pick(rng, loops), rng.randint(2, 5)
+        return choice, lambda: sch.loop_partition(loop, [None, factor])
+    if choice == "pad_einsum":
+        pads = [rng.randint(1, 4) for _ in sch.get(block).iter_vars]
+        return choice, lambda: sch.pad_einsum(block, pads)
+    if choice == "set_scope":
+        return choice, lambda: sch.set_scope(block, 0, _pick(rng, ["local", "global"]))
+    if choice == "storage_align":
+        axis, factor = rng.randint(0, 1), _pick(rng, [4, 8])
+        return choice, lambda: sch.storage_align(block, 0, axis, factor, 1)
     return "none", lambda: None
 
 
@@ -231,22 +253,37 @@ def _block_names(func: PrimFunc) -> list[str]:
     )
 
 
-def run_case(seed: int) -> Outcome:
-    """One random program and schedule; raises AssertionError on a wrong result."""
+def run_case(seed: int, kernel: int | None = None) -> Outcome:
+    """One random schedule of a random program (of ``fuzz_kernels.KERNELS[kernel]`` when
+    given); raises AssertionError on a wrong result. A refused primitive must leave the
+    schedule as it was; the result must compute what the original does, print and parse
+    back to itself, and replay from its trace."""
     rng = random.Random(seed)
-    text = random_program(rng)
-    original = from_source(text)
+    if kernel is None:
+        text = random_program(rng)
+        original = from_source(text)
+    else:
+        from fuzz_kernels import KERNELS
+
+        original = KERNELS[kernel]
+        text = original.script()
     assert isinstance(original, PrimFunc)
     sch = T.Schedule(original, debug_mask="all", error_render_level="fast", seed=seed)
     outcome = Outcome()
     for _ in range(rng.randint(1, 8)):
         name, step = _random_step(sch, rng)
+        before = sch.mod["main"]
         try:
             step()
         except T.ScheduleError as err:
             if "internal check failed" in str(err):
                 raise AssertionError(
                     f"seed {seed}: {name} let a wrong program through: {err}\n{text}"
+                ) from err
+            if not structural_equal(sch.mod["main"], before):
+                raise AssertionError(
+                    f"seed {seed}: {name} was refused but changed the schedule: {err}\n"
+                    f"{text}\n{sch.trace}"
                 ) from err
             outcome.refused.append(name)
             continue
@@ -262,6 +299,10 @@ def run_case(seed: int) -> Outcome:
     difference = check_same_results(original, result, layouts)
     assert difference is None, f"seed {seed}: {difference}\n{text}\n{sch.trace}"
     assert_structural_equal(from_source(result.script()), result)
+    replay = T.Schedule(original)
+    sch.trace.apply_to_schedule(replay, remove_postproc=False)
+    assert structural_equal(replay.mod["main"], result), (
+        f"seed {seed}: the trace replays to another function\n{text}\n{sch.trace}")
     return outcome
 
 
@@ -269,13 +310,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kernels", action="store_true",
+                        help="schedule fuzz_kernels.KERNELS (in turn) instead of random chains")
     args = parser.parse_args(argv)
     applied = refused = failures = 0
     start = time.time()
     for k in range(args.cases):
         seed = args.seed * 1_000_003 + k
         try:
-            outcome = run_case(seed)
+            if args.kernels:
+                from fuzz_kernels import KERNELS
+
+                outcome = run_case(seed, kernel=k % len(KERNELS))
+            else:
+                outcome = run_case(seed)
         except Exception as err:
             failures += 1
             print(f"--- case {k} (seed {seed}): {type(err).__name__}: {str(err)[:3000]}")

@@ -312,3 +312,68 @@ def test_each_part_allocates_its_block_local_buffers():
     assert_same_results(staged_rows, sch)
     assert_native_same(staged_rows, sch)
     assert_structural_equal(from_source(func_of(sch).script()), func_of(sch))
+
+
+@T.prim_func
+def views_and_scratch(A: T.Buffer((8, 10), "float32"), B: T.Buffer((8, 10), "float32")):
+    for i, j in T.grid(8, 10):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            src = T.match_buffer(A[vi, vj], (1,), offset_factor=1)
+            tmp = T.alloc_buffer((1,), "float32")
+            tmp[0] = src[0] * T.float32(3)
+            B[vi, vj] = tmp[0] + T.float32(1)
+
+
+def test_each_part_declares_its_own_views_and_scratch():
+    """The body's match_buffer view and alloc_buffer are declared once per part, each part
+    with its own objects (one buffer defined twice did not print and parse back to the
+    same function)."""
+    from irbuilder.ir import Block, assert_structural_equal
+    from irbuilder.ir.functor import post_order_visit
+    from tvmscript import from_source
+
+    sch = T.Schedule(views_and_scratch)
+    sch.loop_partition(sch.get_loops("C")[1], [None, 3])
+    func = func_of(sch)
+    blocks: list[Block] = []
+    post_order_visit(func.body, lambda n: blocks.append(n) if isinstance(n, Block) else None)
+    parts = [b for b in blocks if b.match_buffers]
+    assert len(parts) == 2
+    views = {id(b.match_buffers[0].buffer) for b in parts}
+    scratch = {id(b.alloc_buffers[0]) for b in parts}
+    data = {id(b.match_buffers[0].buffer.data) for b in parts}
+    offsets = {id(b.match_buffers[0].buffer.elem_offset) for b in parts}
+    assert len(views) == len(scratch) == len(data) == len(offsets) == 2
+    assert_structural_equal(from_source(func.script()), func)
+    assert_same_results(views_and_scratch, sch)
+    assert_native_same(views_and_scratch, sch)
+
+
+@T.prim_func
+def offset_rows(A: T.Buffer((12, 6), "float32"), B: T.Buffer((12, 6), "float32")):
+    for i in T.serial(4, 12):
+        for j in range(6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+
+
+@pytest.mark.parametrize("factors", [[None, 3], [2, None], [3], [1, 2, None]])
+def test_a_loop_not_starting_at_zero_partitions_from_its_start(factors):
+    """The parts of ``T.serial(4, 12)`` cover 4..12 (they covered 0..8: rows 0-3 written,
+    8-11 left alone); a part of an earlier partition partitions the same way."""
+    sch = T.Schedule(offset_rows)
+    parts = sch.loop_partition(sch.get_loops("B")[0], factors)
+    starts = [int(sch.get(p).min) for p in parts]
+    ends = [int(sch.get(p).min) + int(sch.get(p).extent) for p in parts]
+    assert starts[0] == 4 and ends[-1] == 12 and starts[1:] == ends[:-1]
+    assert_same_results(offset_rows, sch)
+    again = T.Schedule(offset_rows)
+    again.loop_partition(again.get_loops("B")[0], [None, 4])
+    inner = again.get_loops("B_i1")[0]
+    assert (int(again.get(inner).min), int(again.get(inner).extent)) == (8, 4)
+    again.loop_partition(inner, [None, 1])
+    assert_same_results(offset_rows, again)
+    assert_native_same(offset_rows, again)
+

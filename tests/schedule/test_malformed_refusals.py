@@ -131,6 +131,21 @@ def test_set_scope_moves_the_data_pointer_uses_too():
     assert_same_results(pointer_copy_then_scale, sch)
 
 
+@pytest.mark.parametrize("buffer", [("read", 0), "S"], ids=["from_reader", "by_name"])
+def test_transform_layout_refuses_a_buffer_accessed_through_its_pointer(buffer):
+    """The memcpy writes S through its pointer in the present layout: a new layout (even the
+    identity, which made a new allocation the pointer no longer named) is refused."""
+    sch = T.Schedule(pointer_copy_then_scale)
+    block = "scale" if buffer != "S" else "copy"
+    with pytest.raises(T.ScheduleError, match=r"'S' is accessed through its data pointer in "
+                       r"block 'copy'"):
+        sch.transform_layout(block, buffer, lambda i: (i // 8, i % 8))
+    with pytest.raises(T.ScheduleError, match="data pointer"):
+        sch.transform_layout(block, buffer, lambda i: (i,))
+    # the function is unchanged and still computes what it did
+    assert_same_results(pointer_copy_then_scale, sch)
+
+
 def test_blockize_refuses_an_init_using_a_reduction_iter_var():
     sch = T.Schedule(accumulate_by_reduce_index)
     _, r = sch.get_loops("acc")

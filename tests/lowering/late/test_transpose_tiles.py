@@ -26,7 +26,11 @@ import tvmscript
 from irbuilder.ir import AttrStmt, BufferLoad, BufferStore, LetStmt, Ramp, Shuffle, Var
 from irbuilder.ir.functor import post_order_visit
 from lowering.late.alias_version import NOALIAS_ATTR
-from lowering.late.transpose_tiles import transpose_shuffles
+from lowering.late.transpose_tiles import (
+    HALF_LOADS_MAX_BYTES,
+    transpose_from_halves,
+    transpose_shuffles,
+)
 from lowering.target import Target
 from tvmscript import tir as T
 
@@ -73,20 +77,36 @@ def _counts(func: Any) -> dict[str, int]:
     return found
 
 
+def _vector_loads(func: Any) -> list[BufferLoad]:
+    found: list[BufferLoad] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, BufferLoad) and isinstance(node.indices[-1], Ramp):
+            found.append(node)
+
+    post_order_visit(func.body, visit)
+    return found
+
+
 @pytest.mark.parametrize(("target", "lanes"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
 def test_tiles_follow_the_targets_lanes(target: Target, lanes: int) -> None:
     before = before_late(transpose_static, target)
     after = run_pass("transpose_tiles", before, target)
     counts = _counts(after)
     rounds = lanes.bit_length() - 1
-    assert counts == {"shuffle": lanes * rounds, "vector_load": lanes, "vector_store": lanes}
+    # rows loaded as halves (two per row), the halves of rows k and k + L/2 side by side
+    # (one shuffle each: x86's insert from memory), then the rounds within the halves
+    assert counts == {"shuffle": lanes * rounds, "vector_load": 2 * lanes,
+                      "vector_store": lanes}
+    half_loads = [ld for ld in _vector_loads(after) if ld.dtype.lanes == lanes // 2]
+    assert len(half_loads) == 2 * lanes
     # constant shapes: only the no-overlap test remains
     (branch,) = versioning_ifs(after, NOALIAS_ATTR)
     assert "%" not in str(branch.condition) and "n >=" not in after.script()
     tile_loops = [lp for lp in loops(after) if lp.loop_var.name.endswith("_tile")]
     assert [int(lp.extent) for lp in tile_loops] == [64 // lanes, 48 // lanes]  # type: ignore[call-overload]
     lets = [s for s in stmts(after) if isinstance(s, LetStmt) and s.var.dtype.lanes > 1]
-    assert len(lets) == lanes + lanes * rounds
+    assert len(lets) == lanes * rounds
     assert all(s.var.dtype.lanes == lanes for s in lets)
 
 
@@ -118,6 +138,54 @@ def test_shuffle_rounds_transpose_a_matrix() -> None:
 
         for k, column in enumerate(columns):
             assert [lane(column, c) for c in range(lanes)] == [(c, k) for c in range(lanes)]
+
+
+@T.prim_func
+def transpose_large(A: T.Buffer((4096, 4096), "float32"), B: T.Buffer((4096, 4096), "float32")):
+    for i in T.parallel(4096):
+        for j in range(4096):
+            B[j, i] = A[i, j]
+
+
+@pytest.mark.parametrize(("target", "lanes"), [(AVX2, 8), (AVX512, 16)], ids=["avx2", "avx512"])
+def test_a_source_beyond_the_cache_bound_is_read_in_whole_rows(target: Target,
+                                                                 lanes: int) -> None:
+    """64 MiB streams from DRAM, where the half loads did not pay: L whole-row loads and
+    log2(L) rounds of shuffles per tile."""
+    assert 4096 * 4096 * 4 > HALF_LOADS_MAX_BYTES
+    after = run_pass("transpose_tiles", before_late(transpose_large, target), target)
+    rounds = lanes.bit_length() - 1
+    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": lanes,
+                              "vector_store": lanes}
+    assert all(ld.dtype.lanes == lanes for ld in _vector_loads(after))
+
+
+@pytest.mark.parametrize("lanes", [4, 8, 16])
+def test_half_loaded_rounds_transpose_a_matrix(lanes: int) -> None:
+    """transpose_from_halves on symbolic half rows, evaluated lane by lane through its
+    bindings: column k holds element k of every row."""
+    h = lanes // 2
+    halves = {(k, p): Var(f"r{k}_{p}", f"float32x{h}") for k in range(lanes) for p in range(2)}
+    bindings, columns = transpose_from_halves(lambda k, p: halves[(k, p)], lanes, "t")
+    bound = {id(var): value for var, value in bindings}
+
+    def lane(expr: Any, index: int) -> tuple[int, int]:
+        if id(expr) in bound:
+            return lane(bound[id(expr)], index)
+        if isinstance(expr, Var):
+            (k, p), = [key for key, v in halves.items() if v is expr]
+            return k, p * h + index
+        source = expr.indices[index]
+        first, second = expr.vectors
+        width = first.dtype.lanes
+        return lane(first, source) if source < width else lane(second, source - width)
+
+    assert len(columns) == lanes
+    for k, column in enumerate(columns):
+        assert [lane(column, c) for c in range(lanes)] == [(c, k) for c in range(lanes)]
+    # the half-swapping round is the loads' concatenation: log2(L) - 1 rounds of L
+    # shuffles after the L concatenations
+    assert len(bindings) == lanes * (lanes.bit_length() - 1)
 
 
 @pytest.mark.parametrize(
@@ -222,11 +290,11 @@ def test_a_nest_writing_rows_along_the_inner_loop_is_tiled_too(target: Target,
     before = before_late(gather_rows, target)
     after = run_pass("transpose_tiles", before, target)
     rounds = lanes.bit_length() - 1
-    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": lanes,
+    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": 2 * lanes,
                               "vector_store": lanes}
     text = after.script()
     # tile rows are rows of A (contiguous along i), tile columns rows of B (along j)
-    assert f"A_flat[T.Ramp(j_tile * {lanes * 64} + i_tile * {lanes}, 1, {lanes})]" in text
+    assert f"A_flat[T.Ramp(j_tile * {lanes * 64} + i_tile * {lanes}, 1, {lanes // 2})]" in text
     assert f"B_flat[T.Ramp(i_tile * {lanes * 48} + j_tile * {lanes}, 1, {lanes})]" in text
     block = before_late(block_transpose, target)
     (outer,) = [lp for lp in loops(block) if lp.loop_var.name == "i"]

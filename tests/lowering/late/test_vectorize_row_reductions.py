@@ -15,11 +15,13 @@ import lowering
 import tvmscript
 from irbuilder.ir import (
     Allocate,
+    BufferLoad,
     BufferStore,
     ForKind,
     IntImm,
     LetStmt,
     PrimFunc,
+    Ramp,
     Shuffle,
     structural_equal,
 )
@@ -169,17 +171,55 @@ def test_rows_in_lanes_with_a_transposed_tile(target: Target, bits: int | None,
     assert (leftover.kind, int(leftover.extent)) == (ForKind.SERIAL, 37 % group)
     (buf,) = _lane_buffers(after)
     assert int(buf.extent) == group
-    # log2(L) stages of L two-vector shuffles transpose each L x L tile, one tile a block
+    # log2(L) stages of L two-vector shuffles transpose each L x L tile, one tile a block;
+    # from 256 bits the first stage is the concatenation of half-row loads (x86: an insert
+    # from memory), so the rows are 2L half loads rather than L bindings of whole rows
     stages = lanes.bit_length() - 1
     assert _shuffles(after) == blocks * lanes * stages
     lets = [s for s in stmts(after) if isinstance(s, LetStmt)]
-    assert sum(s.var.dtype.lanes == lanes for s in lets) == blocks * (lanes + lanes * stages)
+    halves = lanes * 32 >= 256
+    row_lets = 0 if halves else lanes
+    assert sum(s.var.dtype.lanes == lanes for s in lets) == blocks * (row_lets + lanes * stages)
+    if halves:
+        assert _half_loads(after, lanes // 2) == blocks * 2 * lanes
     updates = [s for s in stmts(after) if isinstance(s, BufferStore)
                and s.buffer.data is buf.buffer_var and s.value.dtype.lanes == lanes]
     # one per column of the tile and one in the remainder loop, for each block
     assert len(updates) == blocks * (lanes + 1)
     starts = sorted({int(u.indices[0].base) for u in updates})
     assert starts == [lanes * b for b in range(blocks)]  # block b: lanes [b*L, b*L + L)
+
+
+def _half_loads(func: PrimFunc, width: int) -> int:
+    found = 0
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, BufferLoad) and node.dtype.lanes == width \
+                and isinstance(node.indices[-1], Ramp):
+            found += 1
+
+    post_order_visit(func.body, visit)
+    return found
+
+
+@T.prim_func
+def big_row_sums(A: T.Buffer((4096, 4096), "float32"), S: T.Buffer((4096,), "float32")):
+    for i in T.parallel(4096):
+        acc = T.decl_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in range(4096):
+            acc[0] = acc[0] + A[i, k]
+        S[i] = acc[0]
+
+
+def test_rows_streamed_from_memory_are_loaded_whole() -> None:
+    """64 MiB of rows come from DRAM, where half-row loads did not pay (transpose_tiles'
+    HALF_LOADS_MAX_BYTES): the tiles are L whole-row loads; 37 x 45 rows are halves."""
+    big = _vectorized(big_row_sums, AVX2)
+    assert _half_loads(big, 4) == 0 and _shuffles(big) == 8 * 3
+    small = _vectorized(row_sums, AVX2)
+    assert _half_loads(small, 4) == 16
 
 
 ZEN5 = Target("llvm -mcpu=znver5")
