@@ -232,6 +232,13 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
                 f"{block.name_hint!r}, whose iterations would grow with it", loop,
             )
         loop_extents[value] = extent
+    if scope.init is not None and any(
+        a is scope.init for a in (realize, *index.ancestors(realize))
+    ):
+        raise fail(
+            state, _NAME, f"block {block.name_hint!r} is in the init of block "
+            f"{scope.name_hint!r}; only a block of its scope's body can be padded", block,
+        )
     holder = _scope_statement(state, scope, realize)
     inputs: list[_Padded] = []
     outputs: list[_Padded] = []

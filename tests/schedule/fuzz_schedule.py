@@ -107,6 +107,8 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     blocks = [b for b in (sch.get_child_blocks(lp) for lp in []) for b in b]
     func = sch.mod["main"]
     names = _block_names(func)
+    if not names:
+        return "none", lambda: None
     block = sch.get_block(_pick(rng, names))
     loops = sch.get_loops(block)
     other = sch.get_block(_pick(rng, names))
@@ -244,20 +246,18 @@ def _block_names(func: PrimFunc) -> list[str]:
     from irbuilder.ir import Block
     from lowering.schedule.state import walk_preorder
 
-    return sorted(
-        {
-            n.name_hint
-            for n in walk_preorder(func.body)
-            if isinstance(n, Block) and n.name_hint != "root"
-        }
-    )
+    # a name two blocks share (blockize twice gives two "<name>_o") cannot be looked up
+    names = [n.name_hint for n in walk_preorder(func.body)
+             if isinstance(n, Block) and n.name_hint != "root"]
+    return sorted(name for name in set(names) if names.count(name) == 1)
 
 
-def run_case(seed: int, kernel: int | None = None) -> Outcome:
+def run_case(seed: int, kernel: int | None = None, native: bool = False) -> Outcome:
     """One random schedule of a random program (of ``fuzz_kernels.KERNELS[kernel]`` when
     given); raises AssertionError on a wrong result. A refused primitive must leave the
     schedule as it was; the result must compute what the original does, print and parse
-    back to itself, and replay from its trace."""
+    back to itself, and replay from its trace; with ``native``, built for a pinned CPU it
+    gives the original's numbers too (parameters keeping their layouts)."""
     rng = random.Random(seed)
     if kernel is None:
         text = random_program(rng)
@@ -299,6 +299,10 @@ def run_case(seed: int, kernel: int | None = None) -> Outcome:
     difference = check_same_results(original, result, layouts)
     assert difference is None, f"seed {seed}: {difference}\n{text}\n{sch.trace}"
     assert_structural_equal(from_source(result.script()), result)
+    if native and not layouts:
+        from extra_checks import assert_native_same
+
+        assert_native_same(original, sch, seed % 1000)
     replay = T.Schedule(original)
     sch.trace.apply_to_schedule(replay, remove_postproc=False)
     assert structural_equal(replay.mod["main"], result), (
@@ -312,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kernels", action="store_true",
                         help="schedule fuzz_kernels.KERNELS (in turn) instead of random chains")
+    parser.add_argument("--native", action="store_true",
+                        help="also build each result for a pinned CPU and compare its numbers")
     args = parser.parse_args(argv)
     applied = refused = failures = 0
     start = time.time()
@@ -321,9 +327,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.kernels:
                 from fuzz_kernels import KERNELS
 
-                outcome = run_case(seed, kernel=k % len(KERNELS))
+                outcome = run_case(seed, kernel=k % len(KERNELS), native=args.native)
             else:
-                outcome = run_case(seed)
+                outcome = run_case(seed, native=args.native)
         except Exception as err:
             failures += 1
             print(f"--- case {k} (seed {seed}): {type(err).__name__}: {str(err)[:3000]}")

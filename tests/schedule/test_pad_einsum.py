@@ -269,3 +269,25 @@ def test_a_scope_that_is_not_a_stage_pipeline():
                        "reads elements of 'B' that no earlier block is shown to write"):
         sch.pad_einsum(sch.get_block("C"), [4])
     assert_structure(sch, half_produced)
+
+
+@T.prim_func
+def init_in_a_block(A: T.Buffer((8, 12), "int32"), OUT: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            vr = T.axis.reduce(1, 0)
+            with T.init():
+                with T.block("zero"):
+                    OUT[vi] = 0
+            for r in range(12):
+                with T.block("acc"):
+                    vk = T.axis.reduce(12, r)
+                    OUT[vi] = OUT[vi] + A[vi, vk]
+
+
+def test_a_block_in_an_init_is_refused():
+    # the block holding it is no statement of its scope's body (an internal assertion)
+    sch = T.Schedule(init_in_a_block)
+    with pytest.raises(T.ScheduleError, match="block 'zero' is in the init of block 'outer'"):
+        sch.pad_einsum("zero", [])
