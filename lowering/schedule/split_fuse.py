@@ -10,17 +10,26 @@ import itertools
 from collections.abc import Sequence
 
 from irbuilder.ir import (
+    Allocate,
+    AttrStmt,
     Block,
+    BlockRealize,
+    BufferStore,
+    DeclBuffer,
     FloorDiv,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
+    LetStmt,
     PrimExpr,
+    SeqStmt,
     Stmt,
     Var,
     const,
 )
 from irbuilder.ir.linear_form import LinearForm, from_linear
+from lowering.analysis.loads import reads_memory
 from lowering.analysis.vars import depends_on
 from lowering.arith import simplify_expr, supports_linear, to_linear
 
@@ -115,6 +124,16 @@ def split(
             loop,
         )
     if not exact:
+        unguarded = _outside_blocks(loop.body)
+        if unguarded is not None:
+            raise fail(
+                state,
+                name,
+                f"the factors {resolved} do not divide the loop's extent, and its body has "
+                f"a statement outside any block ({unguarded}) that the split's predicate, "
+                "which guards blocks, would leave running past the extent",
+                loop,
+            )
         predicate = (
             value < loop.min + loop.extent
             if not isinstance(loop.min, IntImm) or loop.min.value
@@ -131,6 +150,39 @@ def split(
     reuse_map = dict(reuse)
     state.replace(loop, stmt, reuse_map)
     return built[::-1]
+
+
+def _outside_blocks(stmt: Stmt) -> str | None:
+    """What in ``stmt`` runs outside every block (a store, an evaluation, a load in a
+    condition or binding...), described; None when loops, sequences and block realizes are
+    all there is above its blocks."""
+    if isinstance(stmt, BlockRealize):
+        return None
+    if isinstance(stmt, For):
+        return _outside_blocks(stmt.body)
+    if isinstance(stmt, SeqStmt):
+        for part in stmt.seq:
+            found = _outside_blocks(part)
+            if found is not None:
+                return found
+        return None
+    if isinstance(stmt, BufferStore):
+        return f"a store to {stmt.buffer.name!r}"
+    if isinstance(stmt, (IfThenElse, LetStmt)):
+        value = stmt.condition if isinstance(stmt, IfThenElse) else stmt.value
+        if reads_memory(value):
+            return f"a {type(stmt).__name__} reading memory"
+        parts: list[Stmt | None] = (
+            [stmt.then_case, stmt.else_case] if isinstance(stmt, IfThenElse) else [stmt.body]
+        )
+        for branch in parts:
+            found = None if branch is None else _outside_blocks(branch)
+            if found is not None:
+                return found
+        return None
+    if isinstance(stmt, (AttrStmt, DeclBuffer, Allocate)):
+        return _outside_blocks(stmt.body)
+    return f"a {type(stmt).__name__}"
 
 
 def _exact_quotient(extent: PrimExpr, divisor: int) -> PrimExpr | None:

@@ -407,3 +407,27 @@ def test_parallel_refuses_blocks_reading_another_iterations_tile():
     (outer,) = sch.get_loops(sch.get_block("C"))[:1]
     with pytest.raises(T.ScheduleError, match="both access buffer 'B'"):
         sch.parallel(outer)
+
+
+@T.prim_func
+def store_outside_blocks(A: T.Buffer((12, 8), "int32"), C: T.Buffer((4, 4), "int32")):
+    B = T.alloc_buffer((4, 4), "int32")
+    for i, j in T.grid(4, 4):
+        B[i, j] = 0
+        for k in range(8):
+            with T.block("acc"):
+                B[i, j] = B[i, j] + A[i * 2 + j, k]
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj]
+
+
+def test_a_split_that_does_not_divide_refuses_a_store_outside_blocks():
+    """The predicate of a non-dividing split guards blocks: the bare ``B[i, j] = 0`` would
+    run for j = 4 and 5 and store past B (it did); a dividing split needs no predicate."""
+    sch = T.Schedule(store_outside_blocks)
+    with pytest.raises(T.ScheduleError, match=r"outside any block \(a store to 'B'\)"):
+        sch.split(sch.get_loops("acc")[1], [None, 3])
+    sch.split(sch.get_loops("acc")[1], [None, 2])
+    assert_same_results(store_outside_blocks, sch)
