@@ -240,11 +240,19 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
             f"{scope.name_hint!r}; only a block of its scope's body can be padded", block,
         )
     holder = _scope_statement(state, scope, realize)
+    visible = _scope_buffers(state, scope)
     inputs: list[_Padded] = []
     outputs: list[_Padded] = []
     for regions, found in ((block.reads, inputs), (block.writes, outputs)):
         for region in regions:
             if any(isinstance(r.min, Var) and r.min in iter_extents for r in region.region):
+                if region.buffer not in visible:
+                    raise fail(
+                        state, _NAME, f"{region.buffer.name!r} is declared inside the scope "
+                        f"of block {scope.name_hint!r} (T.decl_buffer, T.allocate_const, a "
+                        "view): its padded copy, made at the scope, could not read or write "
+                        "it there", block,
+                    )
                 found.append(_padded_copy(state, block, region, iter_extents))
     for out in outputs:
         for axis, (mine, padded_dim) in enumerate(zip(out.buffer.shape, out.copy.shape)):
@@ -275,6 +283,16 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
     reuse = dict(replacer.reuse)
     reuse[scope] = new_scope
     state.replace(scope, new_scope, reuse)
+
+
+def _scope_buffers(state: ScheduleState, scope: Block) -> set[Buffer]:
+    """The buffers a statement of ``scope``'s body sees from outside it: the parameters'
+    and those the scope and the blocks around it allocate."""
+    visible = set(state.func.buffer_map.values())
+    for node in (scope, *state.index.ancestors(scope)):
+        if isinstance(node, Block):
+            visible.update(node.alloc_buffers)
+    return visible
 
 
 def _scope_statement(state: ScheduleState, scope: Block, realize: BlockRealize) -> Stmt:

@@ -291,3 +291,21 @@ def test_a_block_in_an_init_is_refused():
     sch = T.Schedule(init_in_a_block)
     with pytest.raises(T.ScheduleError, match="block 'zero' is in the init of block 'outer'"):
         sch.pad_einsum("zero", [])
+
+
+@T.prim_func
+def constant_operand(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    W = T.allocate_const([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0], "float32", [8])
+    W_buf = T.decl_buffer((8,), data=W)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] * W_buf[vi]
+
+
+def test_an_operand_declared_inside_the_scope_is_refused():
+    # the copy of W_buf went before the T.allocate_const declaring it (a variable used out
+    # of its scope), and the declaration itself was rewritten into the copy's
+    sch = T.Schedule(constant_operand)
+    with pytest.raises(T.ScheduleError, match="'W_buf' is declared inside the scope of block"):
+        sch.pad_einsum("C", [3])
