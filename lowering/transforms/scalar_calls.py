@@ -11,6 +11,10 @@ branches end in ``T.ret(expr)`` (``if n > 3: T.ret(1)`` then ``T.ret(0)`` is
 ``T.if_then_else(n > 3, 1, 0)``, lazy like the branches); anything else (loops, stores, an
 assert, a call, an array parameter, recursion) is refused with
 :class:`UnsupportedConstructError` rather than run as a call whose value would be lost.
+
+A call whose value is discarded (a statement, ``Module.fill(A.data)``) of a function with no
+such form calls a private copy of it that returns nothing
+(:func:`lowering.transforms.scalar_return.without_return`), added to the module.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ from irbuilder.ir import (
     Span,
     Stmt,
     Var,
+    as_dtype,
     post_order_visit,
 )
 
 from ..analysis import substitute_expr
 from ..cpu.support import LocatedMutator, UnsupportedConstructError
+from .scalar_return import without_return
 
 __all__ = ["inline_scalar_calls"]
 
@@ -113,11 +119,54 @@ def _returned(
             *where) from None
 
 
+def _has_value(func: PrimFunc) -> bool:
+    """Whether ``func``'s body has an expression form (it may be inlined for its value)."""
+    try:
+        _value(func.body, [], {p: p for p in func.params}, func.ret_type)
+    except _NoValue:
+        return False
+    return True
+
+
+class _Voids:
+    """The ``without_return`` copies of the scalar functions called as statements, by the
+    name of the function they copy (each added to the module under a fresh name)."""
+
+    def __init__(self, mod: IRModule) -> None:
+        self.taken = {name for name, _ in mod.items()}
+        self.names: dict[str, str] = {}
+        self.funcs: dict[str, PrimFunc] = {}
+
+    def name_for(self, callee: str, func: PrimFunc) -> str:
+        if callee not in self.names:
+            name, k = f"{callee}_void", 1
+            while name in self.taken:
+                name, k = f"{callee}_void_{k}", k + 1
+            self.taken.add(name)
+            self.names[callee] = name
+            self.funcs[name] = without_return(func)
+        return self.names[callee]
+
+
 class _Inline(LocatedMutator):
-    def __init__(self, scalar: dict[str, PrimFunc], func_name: str, depth: int = 0) -> None:
+    def __init__(self, scalar: dict[str, PrimFunc], func_name: str, depth: int = 0,
+                 voids: _Voids | None = None) -> None:
         self.scalar = scalar
         self.func_name = func_name
         self.depth = depth
+        self.voids = voids
+
+    def visit_evaluate_(self, stmt: Evaluate) -> Stmt:
+        """A call whose value is discarded (a statement) of a scalar function with no
+        expression form calls that function's copy returning nothing: the function runs, as
+        TVM runs it, without the output array the returned value would need here."""
+        call = stmt.value
+        if not (self.voids is not None and isinstance(call, Call) and call.kind is CallKind.EXTERN
+                and call.op in self.scalar and not _has_value(self.scalar[call.op])):
+            return self.generic_mutate(stmt)
+        args = tuple(self.visit_expr(a) for a in call.args)
+        name = self.voids.name_for(call.op, self.scalar[call.op])
+        return Evaluate(Call(as_dtype("int32"), name, args, CallKind.EXTERN), span=stmt.span)
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         expr = super().visit_expr(expr)
@@ -153,8 +202,16 @@ def inline_scalar_calls(mod: IRModule) -> IRModule:
     if not scalar:
         return mod
     out = mod
+    voids = _Voids(mod)
     for name, func in mod.items():
-        body = _Inline(scalar, name).visit_stmt(func.body)
+        body = _Inline(scalar, name, voids=voids).visit_stmt(func.body)
         if body is not func.body:
             out = out.with_function(name, func.with_body(body))
+    done: set[str] = set()
+    while len(done) < len(voids.funcs):  # a copy's body may call scalar functions too
+        for name, func in list(voids.funcs.items()):
+            if name not in done:
+                done.add(name)
+                body = _Inline(scalar, name, voids=voids).visit_stmt(func.body)
+                out = out.with_function(name, func.with_body(body))
     return out

@@ -152,3 +152,51 @@ def test_a_callee_evaluating_a_call_is_still_refused() -> None:
     source = BRANCHING.replace("T.evaluate(k)", 'T.evaluate(T.call_extern("int32", "tick", k))')
     with pytest.raises(UnsupportedConstructError, match="calling 'status' for its value"):
         tvmscript.build(tvmscript.from_source(source), target=AVX2)
+
+
+STATEMENTS = '''
+from tvm.script import ir as I
+from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(A: T.Buffer((6,), "int32"), S: T.Buffer((1,), "int32")):
+        Module.ramp_up(A.data, 6)
+        Module.count_positive(A, S)
+        S[0] = S[0] * 100 + Module.count_positive(A, S)
+
+    @T.prim_func(private=True)
+    def ramp_up(A_data: T.handle("int32"), n: T.int32) -> T.int32:
+        A = T.decl_buffer((6,), "int32", data=A_data)
+        for i in range(n):
+            if i == 4:
+                T.ret(i)  # an early return: A[4], A[5] keep their values
+            A[i] = i * 2 - 3
+        T.ret(0)
+
+    @T.prim_func
+    def count_positive(A: T.Buffer((6,), "int32"), S: T.Buffer((1,), "int32")) -> T.int32:
+        S[0] = 0
+        for i in range(6):
+            if A[i] > 0:
+                S[0] = S[0] + 1
+        T.ret(S[0])
+'''
+
+
+def test_a_scalar_function_called_as_a_statement_runs() -> None:
+    # its value is discarded: no output array to pass (TVM's MakeUnpackedAPI output calls
+    # `-> T.int32` subroutines so); calling such a function for its value stays refused
+    mod = tvmscript.from_source(STATEMENTS.replace(
+        "        S[0] = S[0] * 100 + Module.count_positive(A, S)\n", ""))
+    for target in (AVX2, "interp"):
+        a = np.array([0, 0, 0, 0, 7, -7], "int32")
+        s = np.zeros(1, "int32")
+        built = tvmscript.build(mod, target=target)
+        built["main"](a, s)
+        np.testing.assert_array_equal(a, [-3, -1, 1, 3, 7, -7])
+        assert s[0] == 3
+        assert built["count_positive"](a, s) == 3  # the public function keeps its entry
+    with pytest.raises(UnsupportedConstructError, match="calling 'count_positive'.*for its value"):
+        tvmscript.build(tvmscript.from_source(STATEMENTS), target=AVX2)
