@@ -47,7 +47,7 @@ from irbuilder.ir.stmt import seq
 from ..cpu.support import UnsupportedConstructError
 from ..pass_infra import function_pass
 
-__all__ = ["RETURN_PARAM", "has_scalar_return", "lower_scalar_return"]
+__all__ = ["RETURN_PARAM", "has_scalar_return", "lower_scalar_return", "without_return"]
 
 RETURN_PARAM = "ret_value"
 """Name of the output parameter that receives the returned scalar."""
@@ -194,6 +194,34 @@ def _with_flag(body: Stmt, flag: Buffer) -> Stmt:
     )
 
 
+def _returning_into(func: PrimFunc, buffer: Buffer) -> Stmt:
+    """``func``'s body with each ``T.ret(v)`` storing ``v`` into ``buffer[0]`` (and, for an
+    early return, skipping what follows)."""
+    try:
+        return _Rewriter(func, buffer).tail(func.body)
+    except UnsupportedConstructError:
+        flag_data = make_data_var("ret_flag_data", as_dtype("int32"))
+        flag = Buffer("ret_flag", flag_data, (IntImm(as_dtype("int32"), 1),), as_dtype("int32"))
+        return _with_flag(_EarlyReturn(func, buffer, flag).rewrite(func.body), flag)
+
+
+def without_return(func: PrimFunc) -> PrimFunc:
+    """``func`` returning nothing, for a call that discards its value (a statement call): each
+    ``T.ret(v)`` stores ``v`` into a local scratch element instead of an output parameter the
+    statement call could not pass, an early return still skipping the rest. The result is
+    private (no ``global_symbol``)."""
+    dtype = func.ret_type
+    assert dtype is not None
+    one = IntImm(as_dtype("int32"), 1)
+    data = make_data_var("ret_scratch_data", dtype)
+    buffer = Buffer("ret_scratch", data, (one,), dtype)
+    body = _returning_into(func, buffer)
+    scratch = Allocate(data, dtype, one, IntImm(as_dtype("bool"), 1),
+                       DeclBuffer(buffer, body, span=body.span), span=body.span)
+    attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol"}
+    return PrimFunc(func.params, scratch, None, func.buffer_map, attrs, span=func.span)
+
+
 @function_pass("lower_scalar_return")
 def lower_scalar_return(func: PrimFunc) -> PrimFunc:
     """Turn ``T.ret`` into a store to a trailing ``ret_value`` output parameter."""
@@ -205,12 +233,7 @@ def lower_scalar_return(func: PrimFunc) -> PrimFunc:
     handle = Var(RETURN_PARAM, as_dtype("handle"))
     data = make_data_var(f"{RETURN_PARAM}_data", dtype)
     buffer = Buffer(RETURN_PARAM, data, (IntImm(as_dtype("int32"), 1),), dtype)
-    try:
-        body = _Rewriter(func, buffer).tail(func.body)
-    except UnsupportedConstructError:
-        flag_data = make_data_var("ret_flag_data", as_dtype("int32"))
-        flag = Buffer("ret_flag", flag_data, (IntImm(as_dtype("int32"), 1),), as_dtype("int32"))
-        body = _with_flag(_EarlyReturn(func, buffer, flag).rewrite(func.body), flag)
+    body = _returning_into(func, buffer)
     attrs = dict(func.attrs)
     attrs["num_outputs"] = int(attrs.get("num_outputs", 0)) + 1
     attrs["scalar_return"] = True

@@ -11,17 +11,15 @@ over full vectors of the chosen width plus a scalar remainder loop (also for
 non-constant extents). An inner serial loop whose bounds do not depend on the vectorized
 variable runs once for all lanes, its body vectorized (TVM's rule). A body that cannot be
 vectorized (allocations, extern calls, data-dependent control flow other than an if/else
-of two stores to the same place, an inner loop with lane-dependent bounds, ...) falls
-back to a SERIAL loop.
+of two stores to the same place whose values cannot fault -- see
+:mod:`lowering.transforms.vectorize_speculation` --, an inner loop with lane-dependent
+bounds, ...) falls back to a SERIAL loop.
 
 Like TVM, ``T.vectorized`` is taken as the user's promise that iterations are
 independent: no loop-carried dependence analysis is done.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from irbuilder.ir import (
     GE,
@@ -30,7 +28,6 @@ from irbuilder.ir import (
     LE,
     LT,
     Add,
-    Allocate,
     And,
     AssertStmt,
     BinaryOp,
@@ -66,18 +63,22 @@ from irbuilder.ir import (
     Sub,
     Var,
     as_dtype,
-    post_order_visit,
     rebuild,
     seq,
-    structural_equal,
 )
 
-from ..analysis.loads import LoadCollector
 from ..analysis.vars import free_vars
 from ..arith import simplify_expr
-from ..arith.analyzer import Analyzer
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from .unroll import copy_with_fresh_vars
+from .vectorize_speculation import (
+    Speculation,
+    has_lazy_choice,
+    known_sizes,
+    merge_is_safe,
+    merged_store,
+    two_stores,
+)
 
 __all__ = ["REMAINDER_ANNOTATION", "CannotVectorize", "vectorize_body", "vectorize_loop"]
 
@@ -326,20 +327,11 @@ class _Vectorizer:
             else_case = None if stmt.else_case is None else self.stmt(stmt.else_case)
             return IfThenElse(cond, self.stmt(stmt.then_case), else_case, span=stmt.span)
         then, other = stmt.then_case, stmt.else_case
-        if (
-            isinstance(then, BufferStore)
-            and isinstance(other, BufferStore)
-            and then.buffer is other.buffer
-            and len(then.indices) == len(other.indices)
-            and all(structural_equal(x, y) for x, y in zip(then.indices, other.indices))
-        ):
-            merged = BufferStore(
-                then.buffer,
-                Select(stmt.condition, then.value, other.value),
-                then.indices,
-                span=stmt.span,
-            )
-            return self._store(merged)
+        branches = two_stores(stmt)
+        # Both values get evaluated on every lane: only when neither can fault (the
+        # vectorize_loop pass has already merged those it proved in bounds).
+        if branches is not None and merge_is_safe(stmt.condition, *branches):
+            return self._store(merged_store(stmt, *branches))
         every_lane = _on_every_lane(cond) if self.guarded and other is None else None
         if every_lane is not None and self._guard(every_lane):
             # A predicate of a non-dividing split (``T.where``): true for all the lanes but
@@ -393,96 +385,6 @@ def _stride(expr: PrimExpr) -> int | None:
     if isinstance(expr, Ramp) and isinstance(expr.stride, IntImm):
         return expr.stride.value
     return None
-
-
-class Speculation(StmtExprMutator):
-    """``T.if_then_else(c, a, b)`` becomes ``T.Select(c, a, b)`` where evaluating ``a`` and
-    ``b`` in every iteration is harmless: no trapping division, no call with effects, and
-    every load proven (from the ranges of the loops around it) to lie inside memory of a
-    known size -- parameters (their entry checks enforce the shape) and constant-size
-    allocations. The values are the same; only the laziness goes, which a vector of lanes
-    choosing differently cannot keep. Other ``if_then_else``s stay lazy (and their loop
-    scalar)."""
-
-    def __init__(self, sizes: dict[Var, int]) -> None:
-        self.analyzer = Analyzer()
-        self.sizes = sizes
-
-    @contextmanager
-    def loop(self, loop: For) -> Iterator[None]:
-        """The analyzer knows ``loop``'s variable range inside the ``with``."""
-        with self.analyzer.scope():
-            self.analyzer.bind_range(loop.loop_var, loop.min, loop.extent)
-            yield
-
-    def visit_for_(self, stmt: For) -> Stmt:
-        with self.loop(stmt):
-            return self.generic_mutate(stmt)
-
-    def visit_call_(self, node: Call) -> PrimExpr:
-        new = self.generic_mutate(node)
-        if not (
-            isinstance(new, Call) and new.kind is CallKind.BUILTIN
-            and new.op == "if_then_else" and len(new.args) == 3
-        ):
-            return new
-        cond, then, other = new.args
-        if self.harmless(then) and self.harmless(other):
-            return Select(cond, then, other, span=node.span)
-        return new
-
-    def harmless(self, expr: PrimExpr) -> bool:
-        """Whether evaluating ``expr`` in any iteration of the loops around it can neither
-        trap nor touch memory outside a known allocation."""
-        found = LoadCollector(traps_are_effects=True)
-        found.visit_expr(expr)
-        return not found.impure and all(self._in_bounds(load) for load in found.loads)
-
-    def _in_bounds(self, load: BufferLoad) -> bool:
-        buffer = load.buffer
-        size = self.sizes.get(buffer.data)
-        if size is None or len(load.indices) != 1 or not isinstance(buffer.elem_offset, IntImm):
-            return False
-        (index,) = load.indices
-        if not (index.dtype.is_integer and index.dtype.is_scalar):
-            return False
-        bound = self.analyzer.const_int_bound(index)
-        offset, item = buffer.elem_offset.value, buffer.dtype.itemsize
-        return (offset + bound.lo) * item >= 0 and (offset + bound.hi + 1) * item <= size
-
-
-def _has_if_then_else(stmt: Stmt) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        found = found or (isinstance(node, Call) and node.op == "if_then_else")
-
-    post_order_visit(stmt, visit)
-    return found
-
-
-def known_sizes(func: PrimFunc) -> dict[Var, int]:
-    """Bytes behind each data var of ``func`` whose size is known: contiguous parameter
-    buffers of constant shape (the entry checks enforce it) and constant-size allocations."""
-    sizes: dict[Var, int] = {}
-    for buffer in func.buffer_map.values():
-        if buffer.strides or not all(isinstance(e, IntImm) for e in buffer.shape):
-            continue
-        if not (isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0):
-            continue
-        count = 1
-        for extent in buffer.shape:
-            assert isinstance(extent, IntImm)
-            count *= extent.value
-        sizes[buffer.data] = count * buffer.dtype.itemsize
-
-    def visit(node: object) -> None:
-        if isinstance(node, Allocate) and isinstance(node.extent, IntImm):
-            sizes[node.buffer_var] = node.extent.value * node.dtype.itemsize
-
-    post_order_visit(func.body, visit)
-    return sizes
 
 
 def _zero(like: PrimExpr) -> PrimExpr:
@@ -567,9 +469,9 @@ def vectorize_for(
 ) -> Stmt:
     """The vector form of one ``T.vectorized`` loop: serial when it cannot be vectorized, or
     with ``strict``, :class:`CannotVectorize` raised instead. ``speculation`` (knowing the
-    ranges of the loops around ``loop``) first turns its harmless ``if_then_else``s into
-    selects."""
-    if speculation is not None and _has_if_then_else(loop.body):
+    ranges of the loops around ``loop``) first turns its harmless lazy choices
+    (``if_then_else``, an ``if``/``else`` of two stores to one place) into selects."""
+    if speculation is not None and has_lazy_choice(loop.body):
         speculated = speculation.visit_stmt(loop)
         assert isinstance(speculated, For)
         loop = speculated
@@ -625,8 +527,8 @@ def _vectorize_loop(func: PrimFunc) -> PrimFunc:
     max_width = PassContext.current().option("vectorize_loop", "max_width", DEFAULT_MAX_WIDTH)
     if not isinstance(max_width, int) or isinstance(max_width, bool):
         raise TypeError(f"vectorize_loop option max_width must be an int, got {max_width!r}")
-    # Loop ranges are tracked only for a function with an if_then_else to speculate.
-    speculation = Speculation(known_sizes(func)) if _has_if_then_else(func.body) else None
+    # Loop ranges are tracked only for a function with a lazy choice to speculate.
+    speculation = Speculation(known_sizes(func)) if has_lazy_choice(func.body) else None
     body = _LoopVectorizer(max_width, speculation).visit_stmt(func.body)
     return func if body is func.body else func.with_body(body)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from irbuilder.ir import (
     Add,
     Allocate,
@@ -32,7 +34,7 @@ from irbuilder.ir import (
     structural_equal,
 )
 from lowering.pass_infra import FunctionPass, PassContext
-from lowering.transforms.vectorize import vectorize_loop
+from lowering.transforms.vectorize import CannotVectorize, vectorize_body, vectorize_loop
 
 I32 = as_dtype("int32")
 F32 = as_dtype("float32")
@@ -175,6 +177,34 @@ def test_if_else_of_two_stores_becomes_select() -> None:
     out = run(vloop(i, 4, body))
     assert isinstance(out, BufferStore) and isinstance(out.value, Select)
     assert out.value.dtype == as_dtype("float32x4")
+
+
+def test_vectorize_body_merges_an_if_else_only_when_no_value_can_fault() -> None:
+    # late passes vectorize bodies without loop ranges: a merged value may only load what
+    # the condition loads or the stored element itself, and never divide by a variable
+    A, C = flat("A"), flat("C")
+    D, Q = flat("D", dtype="int32"), flat("Q", dtype="int32")
+    i = Var("i")
+    safe = IfThenElse(
+        BufferLoad(A, (i,)) > FloatImm(F32, 0.0),
+        BufferStore(C, BufferLoad(A, (i,)), (i,)),
+        BufferStore(C, BufferLoad(C, (i,)) * FloatImm(F32, 2.0), (i,)),
+    )
+    out = vectorize_body(i, safe, i32(0), 8)
+    assert isinstance(out, BufferStore) and isinstance(out.value, Select)
+    shifted = IfThenElse(
+        i >= i32(1),
+        BufferStore(C, BufferLoad(A, (i - i32(1),)), (i,)),
+        BufferStore(C, FloatImm(F32, 0.0), (i,)),
+    )
+    divided = IfThenElse(
+        BufferLoad(D, (i,)) != i32(0),
+        BufferStore(Q, Div(i32(100), BufferLoad(D, (i,))), (i,)),
+        BufferStore(Q, i32(0), (i,)),
+    )
+    for body in (shifted, divided):
+        with pytest.raises(CannotVectorize):
+            vectorize_body(i, body, i32(0), 8)
 
 
 def test_invariant_if_stays_an_if() -> None:

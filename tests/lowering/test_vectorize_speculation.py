@@ -15,7 +15,7 @@ import tvmscript
 from tvmscript import tir as T
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "perf_codegen"))
-from pinned import AVX2, AVX512, lower_for  # noqa: E402
+from pinned import AVX2, AVX512, lower_for, needs_host_features  # noqa: E402
 
 
 @T.prim_func
@@ -126,3 +126,105 @@ def test_the_parallel_select_kernel_gives_the_interpreter_bits_on_every_run() ->
         O = np.zeros((64, 200), "float32")
         kernel(A, B, O)
         np.testing.assert_array_equal(O, want)
+
+
+# An ``if``/``else`` whose two branches store to one place is the same choice written as
+# statements: merged into a Select only when neither value can fault.
+
+@T.prim_func
+def guarded_ratio(N: T.Buffer((128,), "int32"), M: T.Buffer((128,), "int32"),
+                  Q: T.Buffer((128,), "int32")):
+    for k in T.vectorized(128):
+        if M[k] != 0:
+            Q[k] = T.truncdiv(N[k], M[k])
+        else:
+            Q[k] = -1
+
+
+@T.prim_func
+def left_neighbour(X: T.Buffer((96,), "float32"), Y: T.Buffer((96,), "float32"), w: T.int32):
+    for k in T.vectorized(96):
+        if 0 <= k - w:
+            Y[k] = X[k - w] * T.float32(2)  # X[-w .. -1] never read
+        else:
+            Y[k] = T.float32(-1)
+
+
+@T.prim_func
+def halve_negatives(x: T.handle, y: T.handle, n: T.int32):
+    X = T.match_buffer(x, (n,))
+    Y = T.match_buffer(y, (n,))
+    for k in T.vectorized(n):
+        if X[k] < T.float32(0):
+            Y[k] = X[k] * T.float32(0.5)  # X[k] is read by the condition on every lane
+        else:
+            Y[k] = Y[k] + T.float32(1)  # and Y[k] is the stored element
+
+
+@T.prim_func
+def pick_rows(X: T.Buffer((64,), "float32"), Z: T.Buffer((64,), "float32"),
+              Y: T.Buffer((64,), "float32")):
+    for k in T.vectorized(64):
+        if X[k] > T.float32(0):
+            Y[k] = Z[63 - k]  # in bounds of Z for every k: provable from k's range
+        else:
+            Y[k] = Z[k] - X[k]
+
+
+def _loop_text(func: object, target: object) -> str:
+    return lower_for(func, target).script().split("T.LetStmt")[-1]
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_if_else_whose_values_may_fault_keeps_the_loop_scalar(target: object) -> None:
+    for func in (guarded_ratio, left_neighbour):
+        text = _loop_text(func, target)
+        assert "T.Select(" not in text and "T.Ramp(" not in text
+
+
+def test_if_else_guarding_a_division_by_zero_runs() -> None:
+    # the merged form divided on every lane: ZeroDivisionError from the kernel's checks
+    numerators = np.arange(-64, 64, dtype="int32") * 5
+    divisors = np.where(np.arange(128) % 4 == 1, 0, np.arange(128) % 7 - 3).astype("int32")
+    want, got = _interp_and_native(guarded_ratio, numerators, divisors, np.zeros(128, "int32"))
+    np.testing.assert_array_equal(got[2], want[2])
+    assert (got[2][np.arange(128) % 4 == 1] == -1).all()
+
+
+@needs_host_features(AVX2)
+def test_if_else_guarding_a_border_load_never_reads_before_the_array() -> None:
+    # X sits right after an inaccessible page: reading X[-1] would kill the process (the
+    # AVX2 code did: a vector load of X[k - 3] from k = 0, then a select)
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page = mmap.PAGESIZE
+    area = mmap.mmap(-1, 2 * page)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(area))
+    assert libc.mprotect(start, page, 0) == 0
+    try:
+        x = np.frombuffer(area, dtype="float32", count=96, offset=page)
+        x[:] = np.arange(96, dtype="float32")
+        y = np.zeros(96, "float32")
+        tvmscript.build(left_neighbour, target=AVX2)(x, y, 3)
+        np.testing.assert_array_equal(y, np.concatenate([[-1] * 3, np.arange(93) * 2]))
+        del x
+    finally:
+        libc.mprotect(start, page, 3)
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_if_else_of_safe_values_is_still_a_select(target: object) -> None:
+    for func in (halve_negatives, pick_rows):
+        text = _loop_text(func, target)
+        assert "T.Select(" in text and "T.Ramp(" in text
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal(64).astype("float32") for _ in range(2))
+    want_y, got_y = y.copy(), y.copy()
+    tvmscript.build(halve_negatives, target="interp")(x, want_y, 64)
+    tvmscript.build(halve_negatives)(x, got_y, 64)
+    np.testing.assert_array_equal(got_y, want_y)
+    want, got = _interp_and_native(pick_rows, x, y, np.zeros(64, "float32"))
+    np.testing.assert_array_equal(got[2], want[2])

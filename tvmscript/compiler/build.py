@@ -478,8 +478,12 @@ def _subroutines(ir: PrimFunc | IRModule) -> tuple[str, ...]:
     private ones, and those taking a data pointer (``T.handle("float32")``)."""
     if isinstance(ir, PrimFunc):
         return ()
+    from lowering.transforms.scalar_calls import inline_scalar_calls
+
+    # the module as compiled: with the copies made for statement calls (private ones)
     return tuple(
-        name for name, f in ir.items() if "global_symbol" not in f.attrs or _takes_pointer(f)
+        name for name, f in inline_scalar_calls(ir).items()
+        if "global_symbol" not in f.attrs or _takes_pointer(f)
     )
 
 
