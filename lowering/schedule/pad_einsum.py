@@ -25,12 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from irbuilder.ir import (
+    Add,
     Block,
     BlockRealize,
     Buffer,
     BufferLoad,
     BufferRegion,
     BufferStore,
+    FloatImm,
     For,
     ForKind,
     IntImm,
@@ -41,13 +43,19 @@ from irbuilder.ir import (
     SeqStmt,
     Stmt,
     StmtExprMutator,
+    Sub,
     Var,
     const,
     make_data_var,
+    post_order_visit,
     rebuild,
     seq,
+    structural_equal,
 )
+from irbuilder.ir.expr_text import expr_text, strip_parens
+from irbuilder.ir.traps import may_trap
 from irbuilder.tir.exprs import if_then_else
+from lowering.analysis.vars import depends_on
 from lowering.arith import simplify_expr
 
 from .edit import refresh_regions
@@ -239,6 +247,7 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
             state, _NAME, f"block {block.name_hint!r} is in the init of block "
             f"{scope.name_hint!r}; only a block of its scope's body can be padded", block,
         )
+    _check_padded_iterations(state, block, iter_extents)
     holder = _scope_statement(state, scope, realize)
     visible = _scope_buffers(state, scope)
     inputs: list[_Padded] = []
@@ -283,6 +292,72 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
     reuse = dict(replacer.reuse)
     reuse[scope] = new_scope
     state.replace(scope, new_scope, reuse)
+
+
+class _PadZero(StmtExprMutator):
+    """Loads at an index of the padded reduction variables read the padding's zero."""
+
+    def __init__(self, reduce_vars: list[Var]) -> None:
+        self.reduce_vars = reduce_vars
+
+    def visit_buffer_load_(self, load: BufferLoad) -> PrimExpr:
+        if any(depends_on(i, v) for i in load.indices for v in self.reduce_vars):
+            return const(0, load.dtype)
+        return self.generic_mutate(load)
+
+
+def _without_zero_terms(expr: PrimExpr) -> PrimExpr:
+    """``x + 0``, ``0 + x``, ``x - 0`` as ``x`` (floats too: the simplifier keeps ``x + 0.0``,
+    which turns a -0.0 into 0.0 and is otherwise ``x``; TVM folds it)."""
+    while isinstance(expr, (Add, Sub)):
+        if _is_zero(expr.b):
+            expr = expr.a
+        elif isinstance(expr, Add) and _is_zero(expr.a):
+            expr = expr.b
+        else:
+            break
+    return expr
+
+
+def _is_zero(expr: PrimExpr) -> bool:
+    return isinstance(expr, (IntImm, FloatImm)) and expr.value == 0
+
+
+def _check_padded_iterations(
+    state: ScheduleState, block: Block, padded: dict[Var, PrimExpr]
+) -> None:
+    """The iterations padding adds must change nothing the block's consumers see: their
+    value may not trap (an integer division by a padded zero), and an added iteration of a
+    reduction must leave the accumulator as it is once every load at a padded reduction
+    index reads the padding's zero (``S + A*B`` does; ``max(M, A)``, ``S + exp(A)`` do not:
+    TVM pads them all the same and the result changes)."""
+    if not padded:
+        return
+    stores: list[BufferStore] = []
+    post_order_visit(block.body, lambda n: stores.append(n) if isinstance(n, BufferStore) else None)
+    for store in stores:
+        if may_trap(store.value):
+            raise fail(
+                state, _NAME, f"block {block.name_hint!r} divides by a value the padding "
+                "may make zero (an integer division or modulo): the added iterations would "
+                "trap", block,
+            )
+    reduce_vars = [iv.var for iv in block.iter_vars
+                   if iv.var in padded and iv.kind is IterKind.REDUCE]
+    if not reduce_vars:
+        return
+    for store in stores:
+        acc = BufferLoad(store.buffer, store.indices)
+        value = simplify_expr(_PadZero(reduce_vars).visit_expr(store.value))
+        if not structural_equal(_without_zero_terms(value), acc):
+            names = ", ".join(v.name for v in reduce_vars)
+            raise fail(
+                state, _NAME, f"padding the reduction over {names} of block "
+                f"{block.name_hint!r} adds iterations whose update is not the identity on "
+                f"the padding's zeros ({store.buffer.name} becomes "
+                f"{strip_parens(expr_text(value))}): only a sum of products pads exactly",
+                block,
+            )
 
 
 def _scope_buffers(state: ScheduleState, scope: Block) -> set[Buffer]:

@@ -309,3 +309,50 @@ def test_an_operand_declared_inside_the_scope_is_refused():
     sch = T.Schedule(constant_operand)
     with pytest.raises(T.ScheduleError, match="'W_buf' is declared inside the scope of block"):
         sch.pad_einsum("C", [3])
+
+
+@T.prim_func
+def row_max(A: T.Buffer((6, 10), "float32"), M: T.Buffer((6,), "float32")):
+    for i, j in T.grid(6, 10):
+        with T.block("max"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                M[vi] = T.float32(-3.0e38)
+            M[vi] = T.max(M[vi], A[vi, vj])
+
+
+@T.prim_func
+def row_exp_sum(A: T.Buffer((6, 10), "float32"), S: T.Buffer((6,), "float32")):
+    for i, j in T.grid(6, 10):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + T.exp(A[vi, vj])
+
+
+@T.prim_func
+def int_quotients(A: T.Buffer((6, 10), "int32"), D: T.Buffer((6, 10), "int32"),
+                  Q: T.Buffer((6, 10), "int32")):
+    for i, j in T.grid(6, 10):
+        with T.block("q"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Q[vi, vj] = A[vi, vj] // D[vi, vj]
+
+
+@pytest.mark.parametrize(("func", "block", "pads", "message"), [
+    (row_max, "max", [1, 4], r"M becomes T.max\(M\[vi\], 0.0\)"),
+    (row_exp_sum, "sum", [1, 4], r"S becomes S\[vi\] \+ T.exp\(0.0\)|S becomes S\[vi\] \+ 1"),
+    (int_quotients, "q", [4, 4], "divides by a value the padding may make zero"),
+], ids=["max", "sum_of_exp", "int_division"])
+def test_padding_that_would_change_the_result_is_refused(func, block, pads, message):
+    """The padding's zeros are no identity of max, exp(0) adds 1 to a sum (the row maxima of
+    negative rows became 0, the sums grew by the padded count: TVM pads them all the same),
+    and an integer quotient by a padded zero traps."""
+    sch = T.Schedule(func)
+    with pytest.raises(T.ScheduleError, match=message):
+        sch.pad_einsum(block, pads)
+    # padding only the spatial axis leaves every row's reduction as it was
+    if func is not int_quotients:
+        sch.pad_einsum(block, [4, 1])
+        assert_native_same(func, sch)
