@@ -83,12 +83,23 @@ def _einsum_indices(region: BufferRegion) -> list[PrimExpr] | None:
 
 def _check_einsum(state: ScheduleState, block: Block) -> None:
     seen: set[int] = set()
+    own = {iv.var for iv in block.iter_vars}
     for region in (*block.reads, *block.writes):
-        if id(region.buffer) in seen or _einsum_indices(region) is None:
+        indices = _einsum_indices(region)
+        if id(region.buffer) in seen or indices is None:
             raise fail(
                 state, _NAME, f"The block {block.name_hint!r} is not a computation of Einsum "
                 "pattern: it must read and write each buffer once, at iter vars or constants "
                 f"(not {region.buffer.name} as accessed)", block,
+            )
+        outer = [i for i in indices if isinstance(i, Var) and i not in own]
+        if outer:
+            # the copies are made at the scope, whole: an index fixed by an enclosing block
+            # leaves the other rows of an output's copy unwritten, and they are copied back
+            raise fail(
+                state, _NAME, f"block {block.name_hint!r} accesses {region.buffer.name} at "
+                f"{outer[0].name}, which is not one of its iter vars: its padded copy, made "
+                "whole at the scope, would copy back elements the block does not write", block,
             )
         seen.add(id(region.buffer))
 
@@ -205,6 +216,13 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
     index = state.index
     realize = index.realize_of(block)
     scope = index.scope_block(realize)
+    if scope.init is not None and any(
+        a is scope.init for a in (realize, *index.ancestors(realize))
+    ):
+        raise fail(
+            state, _NAME, f"block {block.name_hint!r} is in the init of block "
+            f"{scope.name_hint!r}; only a block of its scope's body can be padded", block,
+        )
     uncovered = uncovered_read(state, scope)
     if uncovered is not None:
         reader, region = uncovered
@@ -240,13 +258,6 @@ def pad_einsum(state: ScheduleState, block: Block, padding: Sequence[int]) -> No
                 f"{block.name_hint!r}, whose iterations would grow with it", loop,
             )
         loop_extents[value] = extent
-    if scope.init is not None and any(
-        a is scope.init for a in (realize, *index.ancestors(realize))
-    ):
-        raise fail(
-            state, _NAME, f"block {block.name_hint!r} is in the init of block "
-            f"{scope.name_hint!r}; only a block of its scope's body can be padded", block,
-        )
     _check_padded_iterations(state, block, iter_extents)
     holder = _scope_statement(state, scope, realize)
     visible = _scope_buffers(state, scope)

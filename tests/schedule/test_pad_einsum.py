@@ -356,3 +356,22 @@ def test_padding_that_would_change_the_result_is_refused(func, block, pads, mess
     if func is not int_quotients:
         sch.pad_einsum(block, [4, 1])
         assert_native_same(func, sch)
+
+
+@T.prim_func
+def rows_in_outer_blocks(C: T.Buffer((4, 10), "float32"), D: T.Buffer((4, 10), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            for j in range(10):
+                with T.block("D"):
+                    vj = T.axis.spatial(10, j)
+                    D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+
+
+def test_an_index_an_enclosing_block_fixes_is_refused():
+    # the copies are whole buffers made in the row block: each row copied back all of D_pad,
+    # whose other rows that iteration never wrote (NaN in D)
+    sch = T.Schedule(rows_in_outer_blocks)
+    with pytest.raises(T.ScheduleError, match="accesses C at vi, which is not one of its iter"):
+        sch.pad_einsum("D", [4])
