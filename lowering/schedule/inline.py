@@ -87,6 +87,35 @@ def _scope_blocks(state: ScheduleState, block: Block) -> list[Block]:
     return index.child_blocks(index.scope_block(index.realize_of(block)))
 
 
+def _refuse_users_outside_scope(
+    state: ScheduleState, name: str, block: Block, buffer: Buffer
+) -> None:
+    """Inlining rewrites the readers and writers of ``buffer`` in ``block``'s scope only: a
+    block elsewhere (a loop_partition's other part, a reader after the scope) reading or
+    writing it would lose what it reads or keep writing beside the inlined value."""
+    index = state.index
+    scope = index.scope_block(index.realize_of(block))
+    inside: set[int] = set()
+    post_order_visit(scope.body, lambda n: inside.add(id(n)) if isinstance(n, Block) else None)
+    around = {id(scope), *(id(a) for a in index.ancestors(index.realize_of(scope)))}
+    found: list[Block] = []
+
+    def visit(node: object) -> None:
+        if (isinstance(node, Block) and id(node) not in inside and id(node) not in around
+                and not found):
+            access = block_access(node)
+            if any(b is buffer for b in (*access.read_buffers, *access.write_buffers)):
+                found.append(node)
+
+    post_order_visit(state.func.body, visit)
+    if found:
+        raise fail(
+            state, name, f"block {found[0].name_hint!r}, outside the scope of "
+            f"{block.name_hint!r} ({scope.name_hint!r}), also uses {buffer.name!r}: inlining "
+            "rewrites the scope's blocks only", found[0], block,
+        )
+
+
 def _writers(blocks: list[Block], buffer: Buffer) -> list[Block]:
     return [b for b in blocks if any(w is buffer for w in block_access(b).write_buffers)]
 
@@ -136,6 +165,7 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     siblings = _scope_blocks(state, block)
     if _writers(siblings, buffer) != [block]:
         raise fail(state, name, f"{buffer.name!r} is written by more than one block", block)
+    _refuse_users_outside_scope(state, name, block, buffer)
     position = next(k for k, b in enumerate(siblings) if b is block)
     # A block's T.where may read the buffer too (outside the block's own accesses)
     guarded = [
@@ -269,6 +299,7 @@ def reverse_compute_inline(state: ScheduleState, block: Block) -> None:
         )
     if _writers(siblings, buffer) != [producer]:
         raise fail(state, name, f"{buffer.name!r} is written by more than one block", producer)
+    _refuse_users_outside_scope(state, name, producer, buffer)
     mine = block_access(block)
     touched_reads = {id(b) for b in mine.read_buffers if b is not buffer}
     touched_writes = {id(b) for b in mine.write_buffers}

@@ -177,3 +177,33 @@ def test_compute_at_with_int64_buffer_shapes_and_int32_iter_vars():
     sch = T.Schedule(int64_shapes_int32_iters)
     sch.reverse_compute_at("C", sch.get_loops("B")[0])
     assert_same_results(int64_shapes_int32_iters, sch)
+
+
+@T.prim_func
+def three_stages(A: T.Buffer((12, 8), "int32"), OUT: T.Buffer((12, 8), "int32")):
+    S = T.alloc_buffer((12, 8), "int32")
+    for i, j in T.grid(12, 8):
+        with T.block("s"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            S[vi, vj] = A[vi, vj] * 3
+    for i, j in T.grid(12, 8):
+        with T.block("out"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            OUT[vi, vj] = S[vi, vj] + 1
+
+
+def test_inlining_refuses_a_buffer_used_outside_the_blocks_scope():
+    """After loop_partition the producer's two parts sit in scopes of their own: inlining
+    one part rewrote its scope's readers (none) and removed it, so "out" read rows nobody
+    wrote (silently, without debug_mask)."""
+    sch = T.Schedule(three_stages)
+    sch.loop_partition(sch.get_loops("s")[0], [None, 2])
+    with pytest.raises(T.ScheduleError, match=r"block 's_i1', outside the scope of 's_i0' "
+                       r"\('s_i0_partition'\), also uses 'S'"):
+        sch.compute_inline("s_i0")
+    assert_same_results(three_stages, sch)
+    # a part of the consumer has no producer in its scope: refused before
+    other = T.Schedule(three_stages)
+    other.loop_partition(other.get_loops("out")[0], [None, 2])
+    with pytest.raises(T.ScheduleError, match="must have exactly one producer in its scope"):
+        other.reverse_compute_inline("out_i0")
