@@ -42,10 +42,12 @@ from lowering.target import Target
 from .target import (
     codegen_target_machine,
     ensure_initialized,
+    has_odd_vectors,
     host_target,
     host_target_machine,
     optimize,
     slp_is_safe,
+    without_interleaving,
 )
 
 __all__ = [
@@ -119,7 +121,8 @@ def jit_lock() -> threading.RLock:
 
 
 _lib_counter = itertools.count()
-_stats = {"cold_compiles": 0, "cache_hits": 0, "cache_writes": 0, "cache_errors": 0}
+_stats = {"cold_compiles": 0, "cache_hits": 0, "cache_writes": 0, "cache_errors": 0,
+          "relaxed_optimizations": 0}
 
 
 def _get_jit() -> Any:
@@ -632,8 +635,16 @@ def compile_ir(
             except RuntimeError as exc:
                 raise CompileError(f"LLVM IR of {name!r} is invalid:\n{exc}") from None
         with step("llvm-optimize"):
-            mod = optimize(mod, opt_level, fastmath=fastmath, target=target,
-                           slp=slp_is_safe(ir_text))
+            slp = slp_is_safe(ir_text)
+            mod = optimize(mod, opt_level, fastmath=fastmath, target=target, slp=slp)
+            if opt_level >= 2 and has_odd_vectors(str(mod)):
+                # instruction selection of such modules has aborted the process
+                mod = llvm.parse_assembly(ir_text)
+                mod.name = name
+                mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
+                with without_interleaving():
+                    mod = optimize(mod, opt_level, fastmath=fastmath, target=target, slp=slp)
+                _stats["relaxed_optimizations"] += 1
         # Read the interface after optimisation: dead declarations are gone by then.
         exports, externals = _module_interface(mod)
         with step("llvm-codegen"):

@@ -10,8 +10,10 @@ lock, so sharing it between threads is safe.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,6 +221,35 @@ def slp_is_safe(ir_text: str) -> bool:
     has had several such miscompiles). Such modules are vectorized by our own passes and
     LLVM's loop vectorizer only."""
     return _WIDE_UNSIGNED_TO_FLOAT.search(ir_text) is None
+
+
+_VECTOR_WIDTH = re.compile(r"<(\d+) x ")
+
+
+def has_odd_vectors(ir_text: str) -> bool:
+    """Whether optimised IR holds a vector whose lane count is not a power of two (at least
+    3). LLVM 22's loop vectorizer groups strided accesses of a small stack buffer into
+    vectors such as ``<48 x i32>`` (a stride-6 interleave group), SROA then promotes the
+    buffer into them and the SLP vectorizer adds masked loads of ``<12 x i32>``; instruction
+    selection of such a module has aborted the process (an assertion, "Already set a value
+    for this node", found by the schedule fuzz on a plain three-stage kernel). Modules with
+    such vectors are optimised again without interleave groups (:func:`without_interleaving`)."""
+    for match in _VECTOR_WIDTH.finditer(ir_text):
+        lanes = int(match.group(1))
+        if lanes >= 3 and lanes & (lanes - 1):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def without_interleaving() -> Iterator[None]:
+    """LLVM's loop vectorizer without interleaved access groups while the block runs (a
+    process-wide LLVM option, set back after: x86's default is on)."""
+    llvm.set_option("tvmscript", "-enable-interleaved-mem-accesses=false")
+    try:
+        yield
+    finally:
+        llvm.set_option("tvmscript", "-enable-interleaved-mem-accesses=true")
 
 
 def optimize(
