@@ -271,6 +271,11 @@ def as_dtype(value: DataTypeLike) -> DataType:
         return _parse("int32")
     if value is float:
         return _parse("float32")
+    if not isinstance(value, (np.dtype, type)):
+        # numpy would take any object with a ``.dtype`` (an expression's DataType, which
+        # converts since DataType has a numpy ``.dtype``: numpy before 2.4 accepted it with a
+        # DeprecationWarning, 2.4 refuses it): an expression is no data type on any numpy
+        raise TypeError(f"cannot interpret {value!r} as a data type")
     try:
         np_dtype = np.dtype(value)
     except TypeError as err:
