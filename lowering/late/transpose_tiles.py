@@ -386,14 +386,15 @@ def _tile_body(
 
         name = loads[0][0].name.removesuffix("_row0")
         rounds, columns = transpose_from_halves(half_row, lanes, name)
-        loads = []
+        bound = rounds  # the half loads sit in the rounds' first bindings
     else:
         rounds, columns = transpose_bindings([var for var, _ in loads], "t")
+        bound = [*loads, *rounds]
     stores = []
     for tile_column, at, value in zip(columns, targets, values, strict=True):
         stores.append(BufferStore(dst, substitute_expr(value, {column: tile_column}), at))
     body: Stmt = SeqStmt(tuple(stores))
-    for var, value in reversed([*loads, *rounds]):
+    for var, value in reversed(bound):
         body = LetStmt(var, value, body)
     return body
 

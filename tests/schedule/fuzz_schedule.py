@@ -104,7 +104,6 @@ def _pick(rng: random.Random, items: list[Any]) -> Any:
 
 def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     """One random primitive call (name, thunk)."""
-    blocks = [b for b in (sch.get_child_blocks(lp) for lp in []) for b in b]
     func = sch.mod["main"]
     names = _block_names(func)
     if not names:
@@ -113,7 +112,6 @@ def _random_step(sch: T.Schedule, rng: random.Random) -> tuple[str, Any]:
     loops = sch.get_loops(block)
     other = sch.get_block(_pick(rng, names))
     other_loops = sch.get_loops(other)
-    del blocks
     choice = rng.choice(
         [
             "split",
