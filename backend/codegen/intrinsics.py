@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -246,17 +245,17 @@ def _undef(em: ExprEmitter, node: Call) -> str:
     return em.zero(node.dtype)
 
 
-_LLVM_TYPE_SUFFIX = re.compile(r"\.(v\d+)?[if]\d+$")
-
-
 def _llvm_intrin(em: ExprEmitter, node: Call) -> str:
     if not node.args or not isinstance(node.args[0], StringImm):
         raise CodegenError(f"{node.op} needs the LLVM intrinsic name as its first argument")
     name = node.args[0].value
     if not name.startswith("llvm.") or not all(c.isalnum() or c in "_." for c in name):
         raise CodegenError(f"{node.op}: {name!r} is not an LLVM intrinsic name")
-    if not _LLVM_TYPE_SUFFIX.search(name):
-        name = f"{name}.{intrinsic_suffix(node.dtype)}"  # overloaded on the result type
+    if name.count(".") == 1:
+        # a generic intrinsic (llvm.sqrt, llvm.ctpop): overloaded on the result type. A
+        # target's (llvm.x86.avx2.pmadd.wd) is named in full: a suffix would name no
+        # intrinsic, and the JIT would look for a function of that name
+        name = f"{name}.{intrinsic_suffix(node.dtype)}"
     typed = [_extern_arg(em, a) for a in llvm_intrinsic_operands(node)]
     ret = llvm_type(node.dtype)
     em.ctx.declare(name, ret, [ty for ty, _ in typed])

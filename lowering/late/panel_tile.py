@@ -113,6 +113,7 @@ from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_for
 from .interchange import interchange_nests, split_reduction_nest
+from .pair_products import PairProduct, match_pair_product, native_lanes, paired_steps
 from .versioning import (
     NOALIAS_ATTR,
     all_of,
@@ -491,11 +492,13 @@ def _symbolic_panel_checks(
 
 
 def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
-                        min_walk: int = PACK_MIN_WALK_BYTES, panels: bool = True) -> Stmt | None:
+                        min_walk: int = PACK_MIN_WALK_BYTES, panels: bool = True,
+                        pair_target: Target | None = None) -> Stmt | None:
     """The versioned, tiled nest (module doc), or None when it does not apply; a shared
     operand whose panel walk spans more than ``min_walk`` bytes is copied into panels
     (never with ``panels=False``: the version that runs when a panel's run-time test
-    fails)."""
+    fails). With ``pair_target``, narrow integer products take two steps per multiply-add
+    (``pair_products``)."""
     nest = _match(loop, local_data)
     if nest is None:
         return None
@@ -552,7 +555,8 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     fallback: Stmt | None = None
     if panel is not None and (panel.checks or wide_blocks):
         checks.extend(panel.checks)
-        fallback = tile_reduction_nest(loop, local_data, shape, min_walk, panels=False)
+        fallback = tile_reduction_nest(loop, local_data, shape, min_walk, panels=False,
+                                       pair_target=pair_target)
     if panel is not None:
         k = nest.steps.loop_var
         column = j - jo * IntImm(jdt, width)  # the lane, once j is the tile's column
@@ -570,6 +574,12 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     fill: list[Stmt] = []
     update: list[Stmt] = []
     drain: list[Stmt] = []
+    native = native_lanes(pair_target, width) if pair_target is not None and nest.lanes == 1 \
+        else 0
+    (index,) = nest.store.indices
+    pair = None if not native else match_pair_product(
+        nest.store.value, BufferLoad(target, (index,)), nest.rows.loop_var, nest.cols.loop_var)
+    paired: list[tuple[PairProduct, BufferLoad, Var, PrimExpr]] = []
     try:
         for r in range(shape.rows):
             row = io * IntImm(idt, block) + IntImm(idt, r)
@@ -579,6 +589,12 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
                 at = {i: row, j: jo * IntImm(jdt, width) + lane}
                 slot: PrimExpr = IntImm(jdt, r * width) + lane
                 parts = _tile_steps(nest, at, slot, acc)
+                if pair is not None:
+                    moved = PairProduct(substitute_expr(pair.row, at),
+                                        substitute_expr(pair.col, at))
+                    vector = BufferLoad(acc, (Ramp(IntImm(jdt, r * width), IntImm(jdt, 1),
+                                                   width),))
+                    paired.append((moved, vector, lane, IntImm(jdt, 0)))
                 fill.append(_vector(lane, width, parts[0]))
                 update.append(_vector(lane, width, parts[1]))
                 drain.append(_vector(lane, width, parts[2]))
@@ -594,7 +610,7 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     except CannotVectorize:
         return None
     steps = nest.steps
-    accumulate = For(
+    accumulate: Stmt = For(
         steps.loop_var,
         steps.min,
         steps.extent,
@@ -604,6 +620,11 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
         steps.annotations,
         span=steps.span,
     )
+    if paired and not (isinstance(steps.extent, IntImm) and steps.extent.value < 2):
+        try:
+            accumulate = paired_steps(steps, SeqStmt(tuple(update)), paired, width, native)
+        except CannotVectorize:
+            pass
     tile = Allocate(
         acc_data,
         target.dtype,
@@ -655,11 +676,13 @@ def _tile_reduction_panels(func: PrimFunc) -> PrimFunc:
     """Compute row-by-row reduction nests in register tiles (module doc), sized for the
     PassContext's target (the host when none)."""
     ctx = PassContext.current()
-    shape = tile_shape(as_target(ctx.target))
     min_walk = int(ctx.option("tile_reduction_panels", "pack_min_walk_bytes",
                               PACK_MIN_WALK_BYTES))
+    target = as_target(ctx.target)
+    shape = tile_shape(target)
     return rewrite_versioned_loops(
-        func, lambda loop, local: tile_reduction_nest(loop, local, shape, min_walk)
+        func, lambda loop, local: tile_reduction_nest(loop, local, shape, min_walk,
+                                                      pair_target=target)
     )
 
 

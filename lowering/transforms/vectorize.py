@@ -80,7 +80,13 @@ from .vectorize_speculation import (
     two_stores,
 )
 
-__all__ = ["REMAINDER_ANNOTATION", "CannotVectorize", "vectorize_body", "vectorize_loop"]
+__all__ = [
+    "REMAINDER_ANNOTATION",
+    "CannotVectorize",
+    "vectorize_body",
+    "vectorize_expr",
+    "vectorize_loop",
+]
 
 DEFAULT_MAX_WIDTH = 16
 REMAINDER_ANNOTATION = "vector_remainder"
@@ -397,6 +403,13 @@ def vectorize_body(loop_var: Var, body: Stmt, base: PrimExpr, lanes: int) -> Stm
     Raises :class:`CannotVectorize` (with the reason) when some part has no vector form.
     """
     return _Vectorizer(loop_var, base, lanes).stmt(body)
+
+
+def vectorize_expr(loop_var: Var, expr: PrimExpr, base: PrimExpr, lanes: int) -> PrimExpr:
+    """``expr`` for ``loop_var`` in ``[base, base + lanes)`` as one vector of ``lanes``
+    (broadcast when it does not vary); raises :class:`CannotVectorize`."""
+    vectorizer = _Vectorizer(loop_var, base, lanes)
+    return vectorizer.widen(vectorizer.expr(expr))
 
 
 def _guarded_vector(loop_var: Var, body: Stmt, base: PrimExpr, lanes: int) -> Stmt:
