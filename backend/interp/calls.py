@@ -30,6 +30,7 @@ from . import values as V
 from .arguments import ArrayArg
 from .intrinsics import EXTERN_MATH, INTRINSICS, call_extern_math, call_intrinsic
 from .memory import Pointer
+from .x86_dot import X86_DOT_PRODUCTS, x86_dot_product
 
 __all__ = ["BUILTINS", "Evaluator", "FunctionReturn", "evaluate_call"]
 
@@ -216,31 +217,14 @@ def _builtin_isnullptr(interp: Evaluator, expr: Call) -> V.Value:
     return 1 if value is None or (isinstance(value, int) and value == 0) else 0
 
 
-_PAIR_MULTIPLY_ADDS = frozenset(
-    {"llvm.x86.sse2.pmadd.wd", "llvm.x86.avx2.pmadd.wd", "llvm.x86.avx512.pmaddw.d.512"}
-)
-"""x86's ``pmaddwd``: int16 lanes multiplied, adjacent products summed into int32 lanes (the
-late stage's narrow integer tiles emit it)."""
-
-
-def _pair_multiply_add(interp: Evaluator, expr: Call) -> V.Value:
-    a, b = llvm_intrinsic_operands(expr)
-    if a.dtype != b.dtype or str(a.dtype.element_of()) != "int16" \
-            or a.dtype.lanes != 2 * expr.dtype.lanes:
-        raise TypeError(f"{expr.args[0]}: needs two int16 vectors of twice the result's lanes")
-    x, y = V.to_lanes(interp.eval(a), a.dtype), V.to_lanes(interp.eval(b), b.dtype)
-    sums = [int(x[2 * n]) * int(y[2 * n]) + int(x[2 * n + 1]) * int(y[2 * n + 1])
-            for n in range(expr.dtype.lanes)]
-    # only -32768 * -32768 twice leaves 32 bits: it wraps, as the instruction does
-    return V.pack([(s + 2**31) % 2**32 - 2**31 for s in sums], expr.dtype)
-
-
 def _builtin_llvm_intrin(interp: Evaluator, expr: Call) -> V.Value:
     if not expr.args or not isinstance(expr.args[0], StringImm):
         raise TypeError(f"{expr.op} needs the LLVM intrinsic name as its first argument")
     name = expr.args[0].value
-    if name in _PAIR_MULTIPLY_ADDS:
-        return _pair_multiply_add(interp, expr)
+    if name in X86_DOT_PRODUCTS:
+        rest = llvm_intrinsic_operands(expr)
+        return x86_dot_product(name, [interp.eval(a) for a in rest], [a.dtype for a in rest],
+                               expr.dtype)
     spec = llvm_intrinsic_spec(name)
     if spec is None:
         raise NotImplementedError(f"the interpreter does not implement LLVM intrinsic {name!r}")
