@@ -1,7 +1,8 @@
 """Kernels written the way TVM users write them, for the random-schedule fuzz
 (``fuzz_schedule.py --kernels``): float arithmetic, a reduction with ``T.init``, a padded
 convolution, a softmax in four blocks, views through ``T.match_buffer``, an integer
-transpose: shapes and constructs the fuzz's random int32 chains do not have."""
+transpose, an int8 dense layer (its products two steps per ``pmaddwd``
+when built): shapes and constructs the fuzz's random int32 chains do not have."""
 
 from __future__ import annotations
 
@@ -122,6 +123,17 @@ def sum_of_squares(A: T.Buffer((10, 24), "int32"), R: T.Buffer((10,), "int32")):
             R[vi] = R[vi] + Sq[vi, vj]
 
 
+@T.prim_func
+def dense_int8(A: T.Buffer((8, 22), "int8"), B: T.Buffer((64, 22), "int8"),
+               C: T.Buffer((8, 64), "int32")):
+    for i, j, k in T.grid(8, 64, 22):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+
+
 KERNELS = [scale_then_shift, matmul_relu, padded_conv1d, softmax_rows, transpose_add,
-           tile_views, sum_of_squares]
+           tile_views, sum_of_squares, dense_int8]
 """The kernels ``fuzz_schedule.run_case`` schedules with ``kernel=k``."""
