@@ -202,6 +202,33 @@ def nb_argmax_axis0(A, idx):
         idx[lo:hi] = arg
 
 
+@njit(parallel=True, cache=False)
+def nb_qdense_u8s8(A, W, C):
+    # dot products along k: LLVM's loop vectorizer turns the int16 products into pmaddwd
+    n, K = A.shape
+    m = W.shape[0]
+    for i in prange(n):
+        for j in range(m):
+            s = np.int32(0)
+            for k in range(K):
+                s += np.int32(np.int16(A[i, k]) * np.int16(W[j, k]))
+            C[i, j] = s
+
+
+@njit(parallel=True, cache=False)
+def nb_bmm_int8(A, B, C):
+    nb, n, K = A.shape
+    m = B.shape[2]
+    for bi in prange(nb * n):
+        b, i = bi // n, bi % n
+        row = np.zeros(m, np.int32)
+        for k in range(K):
+            a = np.int16(A[b, i, k])
+            for j in range(m):
+                row[j] += np.int32(a * np.int16(B[b, k, j]))
+        C[b, i, :] = row
+
+
 def numba_twins() -> dict[str, Any]:
     """Kernel name -> numba function."""
     return dict(
@@ -210,4 +237,5 @@ def numba_twins() -> dict[str, Any]:
         avgpool_exclude_pad=nb_avgpool_exclude_pad, requantize_i8=nb_requantize_i8,
         sum_axis1_block=nb_sum_axis1, maxpool_nhwc=nb_maxpool_nhwc,
         dwconv_nhwc=nb_dwconv_nhwc, argmax_axis0=nb_argmax_axis0,
+        qdense_u8s8=nb_qdense_u8s8, bmm_int8=nb_bmm_int8,
     )

@@ -8,8 +8,9 @@ stride-2 3 x 3 convolution with its padding stage (ResNet's downsampling layers)
 depthwise form, a dilated (2) convolution, a softmax down the columns, a matmul of
 ``A^T B``, an average pool that leaves the padding out of its count, an int32 -> int8
 requantization with ``T.q_multiply_shift``, a sum over the middle axis, a max pool and a
-depthwise convolution in NHWC with their padding stages, and an argmax down the columns
-(TVM's tuple reduction).
+depthwise convolution in NHWC with their padding stages, an argmax down the columns
+(TVM's tuple reduction), a quantized dense layer (uint8 activations, int8 weights, int32
+sums) and an int8 batch matmul.
 
 Ratios are peer ms / our ms (> 1: we are faster); ``!`` marks an output that differs from
 ours. ``--check`` compares every side with a numpy reference instead of timing::
@@ -173,6 +174,26 @@ def argmax_axis0(A: T.Buffer((1024, 4096), "float32"), idx: T.Buffer((4096,), "i
             v_val: T.float32 = T.Select(vbest[vj] > A[vi, vj] or (vbest[vj] == A[vi, vj] and idx[vj] < vi), vbest[vj], A[vi, vj])
             idx[vj] = v_idx
             vbest[vj] = v_val
+
+@T.prim_func
+def qdense_u8s8(A: T.Buffer((512, 1024), "uint8"), W: T.Buffer((1024, 1024), "int8"),
+                C: T.Buffer((512, 1024), "int32")):
+    for i, j, k in T.grid(512, 1024, 1024):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", W[vj, vk])
+
+@T.prim_func
+def bmm_int8(A: T.Buffer((8, 128, 256), "int8"), B: T.Buffer((8, 256, 128), "int8"),
+             C: T.Buffer((8, 128, 128), "int32")):
+    for b, i, j, k in T.grid(8, 128, 128, 256):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = 0
+            C[vb, vi, vj] = C[vb, vi, vj] + T.Cast("int32", A[vb, vi, vk]) * T.Cast("int32", B[vb, vk, vj])
 '''
 
 #: Kernel -> how many of its last arguments are outputs (1 unless listed).
@@ -201,6 +222,12 @@ def inputs(seed: int = 0) -> dict[str, list[np.ndarray]]:
         "maxpool_nhwc": [f(8, 56, 56, 64), z(8, 28, 28, 64)],
         "dwconv_nhwc": [f(1, 112, 112, 64), f(3, 3, 64, 1), z(1, 112, 112, 64)],
         "argmax_axis0": [f(1024, 4096), z(4096, dt="int32")],
+        "qdense_u8s8": [rng.integers(0, 256, (512, 1024)).astype("uint8"),
+                        rng.integers(-128, 128, (1024, 1024)).astype("int8"),
+                        z(512, 1024, dt="int32")],
+        "bmm_int8": [rng.integers(-128, 128, (8, 128, 256)).astype("int8"),
+                     rng.integers(-128, 128, (8, 256, 128)).astype("int8"),
+                     z(8, 128, 128, dt="int32")],
     }
     return {name: [aligned_copy(a) for a in args] for name, args in raw.items()}
 
@@ -255,6 +282,10 @@ def reference(name: str, args: list[np.ndarray]) -> list[np.ndarray]:
         return [np.einsum("ncijhw,ijc->nhwc", win, a[1][:, :, :, 0])]
     if name == "argmax_axis0":
         return [args[0].argmax(0).astype("int32")]
+    if name == "qdense_u8s8":
+        return [(args[0].astype("int64") @ args[1].astype("int64").T).astype("int32")]
+    if name == "bmm_int8":
+        return [(args[0].astype("int64") @ args[1].astype("int64")).astype("int32")]
     raise KeyError(name)
 
 
