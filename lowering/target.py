@@ -24,16 +24,19 @@ __all__ = ["KNOWN_CPUS", "TRACKED_FEATURES", "Target", "TargetLike", "as_target"
 
 TRACKED_FEATURES: tuple[str, ...] = (
     "sse2", "sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl",
-    "avx512fp16",
+    "avx512vnni", "avx512fp16",
 )
-"""The CPU features code generation decides on (vector width, gathers, vector math)."""
+"""The CPU features code generation decides on (vector width, gathers, vector math), and
+those LLVM uses unasked for a named CPU (``avx512vnni``: the int8 tiles' ``pmaddwd`` and add
+become ``vpdpwssd``), so that code for a CPU is known not to run on a host without them."""
 
 _V1 = frozenset({"sse2"})
 _V2 = _V1 | {"sse4.2"}
 _AVX = _V2 | {"avx"}
 _V3 = _AVX | {"avx2", "fma"}
 _V4 = _V3 | {"avx512f", "avx512bw", "avx512dq", "avx512vl"}
-_SPR = _V4 | {"avx512fp16"}
+_VNNI = _V4 | {"avx512vnni"}
+_SPR = _VNNI | {"avx512fp16"}
 
 KNOWN_CPUS: Mapping[str, frozenset[str]] = {
     **dict.fromkeys(("x86-64", "generic", "k8", "nocona", "core2", "penryn"), _V1),
@@ -44,10 +47,11 @@ KNOWN_CPUS: Mapping[str, frozenset[str]] = {
     **dict.fromkeys(
         ("x86-64-v3", "haswell", "broadwell", "skylake", "alderlake", "raptorlake",
          "meteorlake", "gracemont", "bdver4", "znver1", "znver2", "znver3"), _V3),
+    **dict.fromkeys(("x86-64-v4", "skylake-avx512", "cannonlake"), _V4),
     **dict.fromkeys(
-        ("x86-64-v4", "skylake-avx512", "cascadelake", "cooperlake", "cannonlake",
-         "icelake-client", "icelake-server", "rocketlake", "tigerlake", "znver4", "znver5"),
-        _V4),
+        ("cascadelake", "cooperlake", "icelake-client", "icelake-server", "rocketlake",
+         "tigerlake", "znver4", "znver5"),
+        _VNNI),
     **dict.fromkeys(("sapphirerapids", "emeraldrapids", "graniterapids"), _SPR),
 }
 """x86-64 CPU names (LLVM's ``-mcpu`` spelling) and the tracked features each implies."""
