@@ -159,7 +159,22 @@ def machine_cpu_and_features(target: Target | None) -> tuple[str, str]:
     chosen = Target.host() if target is None else target
     if target is None or (chosen.is_host and not chosen.mattr):
         return host_target().cpu, host_target().features
-    return chosen.llvm_cpu, chosen.llvm_features
+    if chosen.is_host:
+        return chosen.llvm_cpu, chosen.llvm_features
+    return chosen.llvm_cpu, _without_foreign_extensions(chosen.llvm_features)
+
+
+VENDOR_EXTENSIONS = ("sse4a", "fma4", "xop", "tbm")
+"""AMD-only instruction sets a named CPU implies (``znver*``: SSE4A, ``bdver*``: all four)
+that LLVM picks unasked (SSE4A's ``insertq`` for a byte shuffle of int8 tiles): code for
+``-mcpu=znver3`` built on an Intel host leaves out those the host lacks, so that it runs
+there (they are never what makes a kernel fast)."""
+
+
+def _without_foreign_extensions(features: str) -> str:
+    present = {f[1:] for f in host_target().features.split(",") if f.startswith("+")}
+    dropped = [f"-{name}" for name in VENDOR_EXTENSIONS if name not in present]
+    return ",".join(part for part in (features, *dropped) if part)
 
 
 def _clamp_level(level: int) -> int:

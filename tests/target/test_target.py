@@ -197,3 +197,18 @@ def test_user_instruments_see_the_export_pipeline(tmp_path: Path) -> None:
     with lowering.PassContext(instruments=[timer]):
         kernel.export_object(tmp_path / "m.o", target=SKX)
     assert "promote_accumulators" in timer.calls and "flatten_buffer" in timer.calls
+
+
+def test_amd_only_extensions_the_host_lacks_are_left_out() -> None:
+    """``-mcpu=znver3`` implies SSE4A, which LLVM uses unasked (``insertq`` for byte
+    shuffles); code built to run here leaves out what this host does not have, so that a
+    znver target's kernel runs on an Intel host."""
+    from backend.runtime.target import VENDOR_EXTENSIONS, host_target, machine_cpu_and_features
+
+    present = {f[1:] for f in host_target().features.split(",") if f.startswith("+")}
+    cpu, features = machine_cpu_and_features(Target("llvm -mcpu=znver3 -mattr=+avx2"))
+    assert cpu == "znver3"
+    parts = features.split(",")
+    assert "+avx2" in parts
+    for name in VENDOR_EXTENSIONS:
+        assert (f"-{name}" in parts) == (name not in present)
