@@ -378,7 +378,11 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
             if id(atom) in used:
                 return None
             used.add(id(atom))
-            steps.append((coef, loops[id(atom)]))
+            loop = loops[id(atom)]
+            # a unit loop's variable is only its start: it steps nothing (a split with
+            # preserve_unit_iters gives `i_0 * 64 + i_1 * 64 + i_2` with i_1 of extent 1)
+            if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
+                steps.append((coef, loop))
         elif mentions_any(atom, loops):
             return None
     expected = 1

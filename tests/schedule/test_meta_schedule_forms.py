@@ -1,0 +1,130 @@
+"""Schedules in the forms MetaSchedule's traces take (TVM's tests/python/meta_schedule):
+unit tiles from ``split(preserve_unit_iters=True)`` before ``cache_write``, inlining a
+constant stage, ``IndexMap.from_func(..., inverse_index_map=...)``."""
+
+from __future__ import annotations
+
+import pytest
+from sched_checks import assert_same_results, scheduled
+
+from tvmscript import tir as T
+
+
+@T.prim_func
+def dense(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((12, 8), "float32"),
+    C: T.Buffer((16, 12), "float32"),
+):
+    for i, j, k in T.grid(16, 12, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+
+
+@T.prim_func
+def dense_plus_const(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((12, 8), "float32"),
+    D: T.Buffer((16, 12), "float32"),
+):
+    C = T.alloc_buffer((16, 12))
+    c = T.alloc_buffer(())
+    for i, j, k in T.grid(16, 12, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+    with T.block("const"):
+        vi = T.axis.spatial(1, 0)
+        c[()] = T.float32(1.5)
+    for i, j in T.grid(16, 12):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, vj] + c[()]
+
+
+def _tile(sch: T.Schedule, block: T.BlockRV) -> T.LoopRV:
+    """Multi-level tiling as MetaSchedule's CPU rule writes it: unit tiles kept."""
+    i, j, k = sch.get_loops(block)
+    i0, i1, i2, i3 = sch.split(i, [2, 1, 4, 2], preserve_unit_iters=True)
+    j0, j1, j2, j3 = sch.split(j, [3, 1, 1, 4], preserve_unit_iters=True)
+    k0, k1 = sch.split(k, [8, 1], preserve_unit_iters=True)
+    sch.reorder(i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
+    return j0
+
+
+def test_cache_write_of_a_block_tiled_with_unit_loops() -> None:
+    # j = j_0 * 4 + j_1 * 4 + j_2 * 4 + j_3: the unit loops j_1, j_2 step nothing, and the
+    # block still writes every element of the tile it spans (refused before)
+    sch = T.Schedule(dense, debug_mask="all")
+    block = sch.get_block("C")
+    j0 = _tile(sch, block)
+    cached = sch.cache_write(block, 0, "global")
+    sch.reverse_compute_at(cached, j0, preserve_unit_loops=True)
+    assert_same_results(dense, sch)
+    text = scheduled(sch).script()
+    assert 'C_global = T.alloc_buffer((16, 12), "float32")' in text
+    assert "for ax0, ax1 in T.grid(8, 4):" in text
+
+
+def test_cache_write_still_refuses_a_block_whose_tiles_overlap() -> None:
+    @T.prim_func
+    def overlapping(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        for i0, i1 in T.grid(4, 3):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i0 + i1)  # steps 1 and 1: tiles overlap
+                T.where(i0 + i1 < 8)
+                C[vi] = A[vi]
+
+    sch = T.Schedule(overlapping, debug_mask="all")
+    with pytest.raises(T.ScheduleError, match="must write every element"):
+        sch.cache_write(sch.get_block("C"), 0, "global")
+
+
+def test_compute_inline_of_a_constant_stage() -> None:
+    # TVM's compile_engine_const: an iter var of extent 1 that the 0-d store never names
+    sch = T.Schedule(dense_plus_const, debug_mask="all")
+    sch.compute_inline(sch.get_block("const"))
+    assert_same_results(dense_plus_const, sch)
+    text = scheduled(sch).script()
+    assert "C[vi, vj] + T.float32(1.5)" in text
+    assert "c = " not in text
+
+
+def test_compute_inline_refuses_a_value_reading_an_unindexed_iter_var() -> None:
+    @T.prim_func
+    def row_pick(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4,), "float32")):
+        B = T.alloc_buffer((4,))
+        for i, j in T.grid(4, 4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi] = A[vi, vj]  # the last vj wins: not a function of vi alone
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                C[vi] = B[vi]
+
+    sch = T.Schedule(row_pick)
+    with pytest.raises(T.ScheduleError, match="reading an iter var no index names"):
+        sch.compute_inline(sch.get_block("B"))
+
+
+def test_index_map_from_func_takes_an_inverse() -> None:
+    mapping = T.IndexMap.from_func(
+        lambda i, j: (i // 4, j, i % 4), inverse_index_map=lambda a, b, c: (a * 4 + c, b)
+    )
+    assert mapping.inverse_index_map is not None
+    assert len(mapping.inverse_index_map.final_indices) == 2
+    sch = T.Schedule(dense, debug_mask="all")
+    block = sch.get_block("C")
+    sch.cache_read(block, 1, "global")
+    sch.transform_layout(block, ("read", 1), mapping)
+    assert_same_results(dense, sch)
+    assert "B_global[vj // 4, vk, vj % 4]" in scheduled(sch).script()
+    # the index dtype stays a keyword (TVM's signature)
+    wide = T.IndexMap.from_func(lambda i: (i,), index_dtype="int64")
+    assert wide.initial_indices[0].dtype == "int64"
