@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from irbuilder.ir import (
     Block,
     BlockRealize,
+    BufferRegion,
     BufferStore,
     For,
+    IntImm,
     IterKind,
     PrimExpr,
     Var,
@@ -186,6 +188,8 @@ def _check_distinct_writes(
     for iv in block.iter_vars:
         analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
     for region in block_access(block).writes:
+        if _injective_point_writes(block, region, bound, analyzer):
+            continue
         covered: set[int] = set()
         for rng in region.region:
             low = simplify_expr(rng.min, analyzer)
@@ -212,6 +216,48 @@ def _check_distinct_writes(
                 "runs concurrently",
                 block,
             )
+
+
+def _injective_point_writes(
+    block: Block, region: BufferRegion, bound: Sequence[Var], analyzer: Analyzer
+) -> bool:
+    """Whether the block writes one element per instance through indices that are an
+    injective map of its iter vars (mixed-radix pieces covering each var they use, as a
+    layout rewrite's ``p1_global[v0 // 64, v1, v0 % 64]``), every loop-bound var among them:
+    then distinct iterations of the loop, distinct instances, write distinct elements."""
+    if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+        return False
+    extents: dict[Var, int] = {}
+    for iv in block.iter_vars:
+        if (
+            isinstance(iv.dom.min, IntImm)
+            and iv.dom.min.value == 0
+            and isinstance(iv.dom.extent, IntImm)
+        ):
+            extents[iv.var] = iv.dom.extent.value
+    indices = [simplify_expr(r.min, analyzer) for r in region.region]
+    used = {v: e for v, e in extents.items() if any(depends_on(i, v) for i in indices)}
+    if any(id(v) not in {id(u) for u in used} for v in bound):
+        return False
+    sums = bindings_affine(indices, used)
+    if sums is None:
+        return False
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for found in sums:
+        for split in found.splits:
+            if split.extent != 1:
+                spans.setdefault(id(split.source), []).append(
+                    (split.lower_factor, split.lower_factor * split.extent)
+                )
+    for var, extent in used.items():
+        reach = 1
+        for low, high in sorted(spans.get(id(var), [])):
+            if low != reach:
+                return False
+            reach = high
+        if reach != extent:
+            return False
+    return True
 
 
 def _vars_of(expr: PrimExpr) -> list[object]:

@@ -128,3 +128,108 @@ def test_index_map_from_func_takes_an_inverse() -> None:
     # the index dtype stays a keyword (TVM's signature)
     wide = T.IndexMap.from_func(lambda i: (i,), index_dtype="int64")
     assert wide.initial_indices[0].dtype == "int64"
+
+
+@T.prim_func
+def tiled_with_write_back(A: T.Buffer((8, 8, 4), "float32"), C: T.Buffer((8, 8, 4), "float32")):
+    Cg = T.alloc_buffer((8, 8, 4))
+    for a0, b0, c0 in T.grid(2, 4, 2):
+        for a1, b1, c1 in T.grid(4, 2, 2):
+            with T.block("C"):
+                va = T.axis.spatial(8, a0 * 4 + a1)
+                vb = T.axis.spatial(8, b0 * 2 + b1)
+                vc = T.axis.spatial(4, c0 * 2 + c1)
+                Cg[va, vb, vc] = A[va, vb, vc] * 2.0
+        for a1, b1, c1 in T.grid(4, 2, 2):
+            with T.block("Cg"):
+                va = T.axis.spatial(8, a0 * 4 + a1)
+                vb = T.axis.spatial(8, b0 * 2 + b1)
+                vc = T.axis.spatial(4, c0 * 2 + c1)
+                C[va, vb, vc] = Cg[va, vb, vc]
+
+
+def test_parallel_of_three_fused_tile_loops_over_a_write_back() -> None:
+    # MetaSchedule's RewriteParallelVectorizeUnroll fuses the outer tile loops of a nest
+    # holding a block and its write-back: the fused index's digits p // 4, p % 4 // 2, p % 2
+    # each pick a tile on a dimension of its own (two loops were proven, three refused)
+    sch = T.Schedule(tiled_with_write_back, debug_mask="all")
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C"))[:3])
+    sch.parallel(fused)
+    assert_same_results(tiled_with_write_back, sch)
+    assert "for a0_b0_c0_fused in T.parallel(16):" in scheduled(sch).script()
+
+
+def test_parallel_still_refuses_fused_loops_sharing_a_tile() -> None:
+    @T.prim_func
+    def shared_tile(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+        Cg = T.alloc_buffer((8, 4))
+        for a0, b0 in T.grid(2, 2):
+            for a1, c in T.grid(4, 4):
+                with T.block("C"):
+                    va = T.axis.spatial(8, a0 * 4 + a1)
+                    vc = T.axis.spatial(4, c)
+                    Cg[va, vc] = A[va, vc] * 2.0
+            for a1, c in T.grid(4, 4):
+                with T.block("Cg"):
+                    va = T.axis.spatial(8, a0 * 4 + a1)
+                    vc = T.axis.spatial(4, c)
+                    C[va, vc] = Cg[va, vc] + T.float32(b0)
+
+    # b0 picks no tile: iterations b0 = 0 and 1 write and read the same Cg elements
+    sch = T.Schedule(shared_tile, debug_mask="all")
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C"))[:2])
+    with pytest.raises(T.ScheduleError, match="cannot be proven preserved"):
+        sch.parallel(fused)
+
+
+@T.prim_func
+def layout_rewrite(B: T.Buffer((128, 16), "float32"), B_packed: T.Buffer((2, 16, 64), "float32")):
+    for ax0, ax1 in T.grid(128, 16):
+        with T.block("layout_rewrite"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            T.block_attr({"meta_schedule.layout_rewrite_preproc": 1})
+            B_packed[v0 // 64, v1, v0 % 64] = B[v0, v1]
+
+
+def test_parallel_of_a_layout_rewrite_block() -> None:
+    # the written element [v0 // 64, v1, v0 % 64] is an injective map of (v0, v1)
+    sch = T.Schedule(layout_rewrite, debug_mask="all")
+    ax0, ax1 = sch.get_loops(sch.get_block("layout_rewrite"))
+    sch.parallel(sch.fuse(ax0, ax1))
+    assert_same_results(layout_rewrite, sch)
+
+
+def test_parallel_still_refuses_a_block_writing_one_element_twice() -> None:
+    @T.prim_func
+    def folded(B: T.Buffer((128,), "float32"), C: T.Buffer((64,), "float32")):
+        for ax0 in range(128):
+            with T.block("fold"):
+                v0 = T.axis.spatial(128, ax0)
+                C[v0 % 64] = B[v0]  # v0 and v0 + 64 write one element
+
+    sch = T.Schedule(folded)
+    with pytest.raises(T.ScheduleError, match="not one loop-bound iter var"):
+        sch.parallel(sch.get_loops(sch.get_block("fold"))[0])
+
+
+def test_parallel_of_fused_tile_loops_sharing_a_dimension() -> None:
+    # two tile digits on one dimension (c0 * 8 + c1 * 4 + c2: MetaSchedule's co_0, co_1)
+    @T.prim_func
+    def two_levels(A: T.Buffer((8, 16), "float32"), C: T.Buffer((8, 16), "float32")):
+        Cg = T.alloc_buffer((8, 16))
+        for a0, c0, c1 in T.grid(2, 2, 2):
+            for a1, c2 in T.grid(4, 4):
+                with T.block("C"):
+                    va = T.axis.spatial(8, a0 * 4 + a1)
+                    vc = T.axis.spatial(16, c0 * 8 + c1 * 4 + c2)
+                    Cg[va, vc] = A[va, vc] + 1.0
+            for a1, c2 in T.grid(4, 4):
+                with T.block("Cg"):
+                    va = T.axis.spatial(8, a0 * 4 + a1)
+                    vc = T.axis.spatial(16, c0 * 8 + c1 * 4 + c2)
+                    C[va, vc] = Cg[va, vc]
+
+    sch = T.Schedule(two_levels, debug_mask="all")
+    sch.parallel(sch.fuse(*sch.get_loops(sch.get_block("C"))[:3]))
+    assert_same_results(two_levels, sch)
+
