@@ -298,6 +298,16 @@ def _nested_writer(state: ScheduleState, block: Block, buffer: Buffer) -> Block 
     writers = [b for b in children if any(w is buffer for w in block_access(b).write_buffers)]
     if not writers:
         return None
+    if len(writers) == 2 and block.init is not None:
+        # a blockized reduction (blockize of a reduction's inner loops, TVM's tensorize
+        # form): its init holds the block starting the tile, its body the block updating
+        # it; the update is the writer, and what it reads the init wrote
+        in_init: set[int] = set()
+        post_order_visit(block.init, lambda n: in_init.add(id(n)) if isinstance(n, Block) else None)
+        starts = [w for w in writers if id(w) in in_init]
+        updates = [w for w in writers if id(w) not in in_init]
+        if len(starts) == 1 and len(updates) == 1:
+            writers = updates
     if len(writers) > 1 or _direct_uses(state, block, buffer) or uses_opaquely(block, buffer):
         raise fail(
             state,

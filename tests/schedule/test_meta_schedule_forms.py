@@ -233,3 +233,33 @@ def test_parallel_of_fused_tile_loops_sharing_a_dimension() -> None:
     sch.parallel(sch.fuse(*sch.get_loops(sch.get_block("C"))[:3]))
     assert_same_results(two_levels, sch)
 
+
+
+@T.prim_func
+def dot_blocks(
+    A: T.Buffer((8, 16), "int8"), B: T.Buffer((4, 16), "int8"), C: T.Buffer((8, 4), "int32")
+):
+    for i, j, k in T.grid(8, 4, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + T.Cast("int32", A[vi, vk]) * T.Cast("int32", B[vj, vk])
+
+
+def test_cache_write_of_a_blockized_reduction() -> None:
+    # MetaSchedule's MultiLevelTilingWithIntrin: the reduction's inner loops blockized (the
+    # outer block's init holds a block starting the tile, its body the updating block),
+    # then a write cache at a tile (two nested writers; refused before)
+    sch = T.Schedule(dot_blocks, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(k0, j, k1)
+    outer = sch.blockize(j)
+    cached = sch.cache_write(outer, 0, "global")
+    sch.reverse_compute_at(cached, i, preserve_unit_loops=True)
+    assert_same_results(dot_blocks, sch)
+    text = scheduled(sch).script()
+    assert "C_global[" in text and 'with T.block("C_global")' in text
+
