@@ -263,3 +263,29 @@ def test_cache_write_of_a_blockized_reduction() -> None:
     text = scheduled(sch).script()
     assert "C_global[" in text and 'with T.block("C_global")' in text
 
+
+@T.prim_func
+def sum_of_squares(A: T.Buffer((1, 16, 16), "float32"), C: T.Buffer((1,), "float32")):
+    for b, i, j in T.grid(1, 16, 16):
+        with T.block("C"):
+            vb, vi, vj = T.axis.remap("SRR", [b, i, j])
+            with T.init():
+                C[vb] = T.float32(0)
+            C[vb] = C[vb] + A[vb, vi, vj] * A[vb, vi, vj]
+
+
+def test_rfactor_of_fused_reduction_loops_keeps_the_rf_block_affine() -> None:
+    # MetaSchedule's AddRFactor: fuse the reduction loops, split, rfactor the inner part.
+    # After the split vi reads only the outer part (f_0 // 8); kept as an iter var with that
+    # binding beside the new one of f_0, the rf block was not affine and
+    # decompose_reduction (MetaSchedule's RewriteReductionBlock) refused it
+    sch = T.Schedule(sum_of_squares, debug_mask="all")
+    _, i, j = sch.get_loops(sch.get_block("C"))
+    _, f1 = sch.split(sch.fuse(i, j), [128, 2])
+    rf = sch.rfactor(f1, factor_axis=1)
+    sch.decompose_reduction(rf, sch.get_loops(rf)[1])
+    sch.parallel(sch.get_loops(rf)[0])
+    assert_same_results(sum_of_squares, sch)
+    text = scheduled(sch).script()
+    assert "v_i = " not in text and "vi = " not in text
+
