@@ -40,6 +40,7 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import simplify_expr, supports_linear, to_linear
 
+from .affine import bindings_affine
 from .analysis import (
     access_regions,
     block_access,
@@ -241,6 +242,13 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
             if steps is None:
                 ok = False
                 break
+        if not ok and not tile_vars and all(
+            isinstance(r.extent, IntImm) and r.extent.value == 1 for r in regions[0].region
+        ):
+            # loops fused and split (MetaSchedule's GPU tiling: i = f // 4 * 16 + t // 8)
+            # step the element through their digits
+            values = [substitute_expr(r.min, binding) for r in regions[0].region]
+            ok = _digit_steps(values, loops)
     else:
         ok = False
     if ok and tiles:
@@ -402,6 +410,30 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
         expected *= loop.extent.value
     return True
 
+
+
+def _digit_steps(values: list[PrimExpr], loops: dict[int, For]) -> bool:
+    """Whether the indices step the loops' digits as one mixed radix per dimension, no digit
+    of a loop in two places (``(f // 4) * 16 + t // 8`` and ``f % 4 * 32 + t % 8 * 4 + u``
+    of fused loops ``f``, ``t``): the parts not reading the loops are the same for the
+    whole tile."""
+    extents: dict[Var, int] = {}
+    for lp in loops.values():
+        if not (isinstance(lp.extent, IntImm) and isinstance(lp.min, IntImm)):
+            return False
+        if lp.min.value != 0:
+            return False
+        extents[lp.loop_var] = lp.extent.value
+    inner: list[PrimExpr] = []
+    for value in values:
+        if not supports_linear(value.dtype):
+            return False
+        part: PrimExpr = IntImm(value.dtype, 0)
+        for atom, coef in to_linear(value).live_terms():
+            if mentions_any(atom, loops):
+                part = part + atom * coef
+        inner.append(part)
+    return bindings_affine(inner, extents) is not None
 
 
 def _conditional_store(block: Block, buffer: Buffer) -> bool:

@@ -289,3 +289,18 @@ def test_rfactor_of_fused_reduction_loops_keeps_the_rf_block_affine() -> None:
     text = scheduled(sch).script()
     assert "v_i = " not in text and "vi = " not in text
 
+
+def test_cache_write_of_a_block_under_fused_tile_loops() -> None:
+    # MetaSchedule's GPU tiling fuses the outer tiles before its write cache: the element
+    # is i = f // 3 * 8 + ..., j = f % 3 * 4 + ..., digits of the fused loop (refused before)
+    sch = T.Schedule(dense, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [2, 8])
+    j0, j1 = sch.split(j, [3, 4])
+    sch.reorder(i0, j0, k, i1, j1)
+    fused = sch.fuse(i0, j0)
+    cached = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(cached, fused, preserve_unit_loops=True)
+    assert_same_results(dense, sch)
+    assert "for ax0, ax1 in T.grid(8, 4):" in scheduled(sch).script()
