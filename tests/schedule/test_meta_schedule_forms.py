@@ -304,3 +304,25 @@ def test_cache_write_of_a_block_under_fused_tile_loops() -> None:
     sch.reverse_compute_at(cached, fused, preserve_unit_loops=True)
     assert_same_results(dense, sch)
     assert "for ax0, ax1 in T.grid(8, 4):" in scheduled(sch).script()
+
+
+@T.prim_func
+def copy_6x10(A: T.Buffer((6, 10), "float32"), B: T.Buffer((6, 10), "float32")):
+    for i, j in T.grid(6, 10):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+
+
+def test_vectorize_and_parallel_under_a_split_predicate() -> None:
+    # MetaSchedule's cooperative fetch: a fused copy split by [None, 8, 4] runs 64 iterations
+    # for 60 elements under T.where((a * 8 + b) * 4 + c < 60); over a, b, c the bindings
+    # (a * 32 + b * 4 + c) // 10 and % 10 are not affine, over the fused iterator the
+    # predicate bounds (TVM's DetectIterMap) they are
+    sch = T.Schedule(copy_6x10, debug_mask="all")
+    a, b, c = sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [None, 8, 4])
+    sch.vectorize(c)
+    sch.parallel(a)
+    assert_same_results(copy_6x10, sch)
+    text = scheduled(sch).script()
+    assert "T.vectorized(4)" in text and "T.parallel(2)" in text and "T.where(" in text
