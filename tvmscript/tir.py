@@ -530,11 +530,11 @@ def index_map(mapping: Any, *, inverse_index_map: Any = None, index_dtype: str =
     """``T.index_map(lambda i, j: (j, i))``: an index map for ``Schedule.transform_layout``.
 
     The schedule library's ``IndexMap`` (its index variables are int32; TVM's default
-    ``index_dtype`` is int64). ``inverse_index_map`` is accepted and not used: the schedule
-    computes and checks the inverse itself.
+    ``index_dtype`` is int64). ``inverse_index_map`` is kept as the map's field of that name
+    and not trusted: the schedule computes and checks the inverse itself.
     """
     if not callable(mapping):
         raise TypeError("T.index_map: the mapping must be a function (a lambda)")
     from lowering.schedule import IndexMap as _IndexMap
 
-    return _IndexMap.from_func(mapping)
+    return _IndexMap.from_func(mapping, inverse_index_map=inverse_index_map)

@@ -40,6 +40,7 @@ from irbuilder.ir import (
 from lowering.analysis.substitute import substitute_expr
 from lowering.arith import simplify_expr, supports_linear, to_linear
 
+from .affine import bindings_affine
 from .analysis import (
     access_regions,
     block_access,
@@ -241,6 +242,13 @@ def _check_exact_writes(state: ScheduleState, block: Block, buffer: Buffer, hold
             if steps is None:
                 ok = False
                 break
+        if not ok and not tile_vars and all(
+            isinstance(r.extent, IntImm) and r.extent.value == 1 for r in regions[0].region
+        ):
+            # loops fused and split (MetaSchedule's GPU tiling: i = f // 4 * 16 + t // 8)
+            # step the element through their digits
+            values = [substitute_expr(r.min, binding) for r in regions[0].region]
+            ok = _digit_steps(values, loops)
     else:
         ok = False
     if ok and tiles:
@@ -298,6 +306,16 @@ def _nested_writer(state: ScheduleState, block: Block, buffer: Buffer) -> Block 
     writers = [b for b in children if any(w is buffer for w in block_access(b).write_buffers)]
     if not writers:
         return None
+    if len(writers) == 2 and block.init is not None:
+        # a blockized reduction (blockize of a reduction's inner loops, TVM's tensorize
+        # form): its init holds the block starting the tile, its body the block updating
+        # it; the update is the writer, and what it reads the init wrote
+        in_init: set[int] = set()
+        post_order_visit(block.init, lambda n: in_init.add(id(n)) if isinstance(n, Block) else None)
+        starts = [w for w in writers if id(w) in in_init]
+        updates = [w for w in writers if id(w) not in in_init]
+        if len(starts) == 1 and len(updates) == 1:
+            writers = updates
     if len(writers) > 1 or _direct_uses(state, block, buffer) or uses_opaquely(block, buffer):
         raise fail(
             state,
@@ -378,7 +396,11 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
             if id(atom) in used:
                 return None
             used.add(id(atom))
-            steps.append((coef, loops[id(atom)]))
+            loop = loops[id(atom)]
+            # a unit loop's variable is only its start: it steps nothing (a split with
+            # preserve_unit_iters gives `i_0 * 64 + i_1 * 64 + i_2` with i_1 of extent 1)
+            if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
+                steps.append((coef, loop))
         elif mentions_any(atom, loops):
             return None
     expected = 1
@@ -388,6 +410,30 @@ def _radix_steps(value: PrimExpr, loops: dict[int, For], used: set[int]) -> bool
         expected *= loop.extent.value
     return True
 
+
+
+def _digit_steps(values: list[PrimExpr], loops: dict[int, For]) -> bool:
+    """Whether the indices step the loops' digits as one mixed radix per dimension, no digit
+    of a loop in two places (``(f // 4) * 16 + t // 8`` and ``f % 4 * 32 + t % 8 * 4 + u``
+    of fused loops ``f``, ``t``): the parts not reading the loops are the same for the
+    whole tile."""
+    extents: dict[Var, int] = {}
+    for lp in loops.values():
+        if not (isinstance(lp.extent, IntImm) and isinstance(lp.min, IntImm)):
+            return False
+        if lp.min.value != 0:
+            return False
+        extents[lp.loop_var] = lp.extent.value
+    inner: list[PrimExpr] = []
+    for value in values:
+        if not supports_linear(value.dtype):
+            return False
+        part: PrimExpr = IntImm(value.dtype, 0)
+        for atom, coef in to_linear(value).live_terms():
+            if mentions_any(atom, loops):
+                part = part + atom * coef
+        inner.append(part)
+    return bindings_affine(inner, extents) is not None
 
 
 def _conditional_store(block: Block, buffer: Buffer) -> bool:

@@ -35,7 +35,7 @@ from irbuilder.ir import (
 )
 from lowering.analysis.substitute import substitute_expr
 
-from .analysis import block_access, refuse_position_dependent, uses_opaquely
+from .analysis import block_access, mentions_any, refuse_position_dependent, uses_opaquely
 from .edit import is_allocated, refresh_regions, remove_leaf, replace_block, without_alloc
 from .error import fail
 from .inverse_index import invert_load
@@ -74,6 +74,24 @@ def _iter_indices(block: Block, indices: tuple[PrimExpr, ...]) -> list[Var] | No
             return None
         found.append(index)
     if len(found) != len(iter_vars):
+        return None
+    return found
+
+
+def _stored_index_vars(block: Block, store: BufferStore) -> list[Var] | None:
+    """For compute_inline, TVM's rule: the indices are distinct iter vars, and the stored
+    value reads no other iter var. An iter var the store does not mention (a constant
+    block's `vi = T.axis.spatial(1, 0)` storing `c[()]`) does not change what is stored."""
+    iter_vars = [iv.var for iv in block.iter_vars]
+    found: list[Var] = []
+    for index in store.indices:
+        if not isinstance(index, Var) or not any(index is v for v in iter_vars):
+            return None
+        if any(index is f for f in found):
+            return None
+        found.append(index)
+    unindexed = {id(v) for v in iter_vars} - {id(v) for v in found}
+    if unindexed and mentions_any(store.value, unindexed):
         return None
     return found
 
@@ -142,13 +160,14 @@ def compute_inline(state: ScheduleState, block: Block) -> None:
     store = _single_store(state, block, name)
     refuse_position_dependent(state, name, block)
     buffer = store.buffer
-    params = _iter_indices(block, store.indices)
+    params = _stored_index_vars(block, store)
     if params is None:
         raise fail(
             state,
             name,
             f"block {block.name_hint!r} stores {buffer.name!r} at indices that are not its "
-            "distinct iter vars, so a load of it cannot be rewritten into the stored value",
+            "distinct iter vars (or stores a value reading an iter var no index names), so a "
+            "load of it cannot be rewritten into the stored value",
             block,
         )
     index = state.index

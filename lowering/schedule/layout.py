@@ -58,21 +58,41 @@ __all__ = ["IndexMap", "storage_align", "transform_layout"]
 class IndexMap:
     """A map from indices ``initial_indices`` to ``final_indices`` (expressions of them)."""
 
-    def __init__(self, initial_indices: Sequence[Var], final_indices: Sequence[PrimExpr]) -> None:
+    def __init__(
+        self,
+        initial_indices: Sequence[Var],
+        final_indices: Sequence[PrimExpr],
+        inverse_index_map: Callable[..., Any] | IndexMap | None = None,
+    ) -> None:
         self.initial_indices = list(initial_indices)
         self.final_indices = [convert(e) for e in final_indices]
+        # TVM's field: an inverse the caller states (MetaSchedule's traces pass one to
+        # transform_layout). Kept for the caller; the primitives derive the inverse
+        # themselves from the bijection (``inverse``), so a stated one is never trusted.
+        if inverse_index_map is not None and not isinstance(inverse_index_map, IndexMap):
+            inverse_index_map = IndexMap.from_func(
+                inverse_index_map, ndim=len(self.final_indices)
+            )
+        self.inverse_index_map: IndexMap | None = inverse_index_map
 
     AXIS_SEPARATOR: Any = None  # set below: TVM's marker between groups of output axes
 
     @staticmethod
     def from_func(
-        func: Callable[..., Any], ndim: int | None = None, index_dtype: str = "int32"
+        func: Callable[..., Any],
+        ndim: int | None = None,
+        inverse_index_map: Callable[..., Any] | IndexMap | None = None,
+        *,
+        index_dtype: str = "int32",
     ) -> IndexMap:
-        """Build from a Python function of the indices returning a tuple of expressions."""
+        """Build from a Python function of the indices returning a tuple of expressions
+        (TVM's signature: ``inverse_index_map`` is kept as the map's field of that name)."""
         index_map, separators = IndexMap.from_func_with_separators(func, ndim, index_dtype)
         if separators:
             raise ValueError("IndexMap.from_func: use from_func_with_separators for separators")
-        return index_map
+        if inverse_index_map is None:
+            return index_map
+        return IndexMap(index_map.initial_indices, index_map.final_indices, inverse_index_map)
 
     @staticmethod
     def from_func_with_separators(
@@ -123,7 +143,7 @@ class IndexMap:
         except ValueError:
             return self  # not printable as a lambda: used as it is (and checked as usual)
         func = eval(compile(text, "<index map>", "eval"), {"__builtins__": {}})
-        return IndexMap.from_func(func, None, index_dtype)
+        return IndexMap.from_func(func, None, index_dtype=index_dtype)
 
     def map_indices(self, indices: Sequence[PrimExpr]) -> list[PrimExpr]:
         vmap = dict(zip(self.initial_indices, indices))
@@ -250,7 +270,7 @@ def as_index_map(
     if isinstance(value, IndexMap):
         return value
     if callable(value):
-        return IndexMap.from_func(value, ndim or None, index_dtype)
+        return IndexMap.from_func(value, ndim or None, index_dtype=index_dtype)
     raise TypeError(f"index_map must be an IndexMap or a function, got {type(value).__name__}")
 
 

@@ -59,7 +59,7 @@ def normalize_pad_value(pad_value: Any, buffer: Buffer, ndim: int) -> IndexMap |
         return pad_value
     dtype = buffer.shape[0].dtype if buffer.shape else convert(0).dtype
     if callable(pad_value):
-        return IndexMap.from_func(pad_value, ndim, str(dtype))
+        return IndexMap.from_func(pad_value, ndim, index_dtype=str(dtype))
     value = pad_value
     kind = str(buffer.dtype)
     if isinstance(value, int) and not isinstance(value, bool) and "int" in kind:

@@ -13,17 +13,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from irbuilder.ir import (
+    LT,
+    And,
     Block,
     BlockRealize,
+    BufferRegion,
     BufferStore,
+    ExprMutator,
+    FloorDiv,
+    FloorMod,
     For,
+    IntImm,
     IterKind,
     PrimExpr,
     Var,
     post_order_visit,
 )
+from lowering.analysis.substitute import substitute_expr
 from lowering.analysis.vars import depends_on
-from lowering.arith import Analyzer, simplify_expr
+from lowering.arith import Analyzer, simplify_expr, supports_linear, to_linear
 
 from .affine import bindings_affine, detect, drop_outer_terms, predicate_matches_bindings
 from .analysis import (
@@ -62,6 +70,89 @@ def _affine_enough(
                 return False
             covered += split.scale * (split.extent - 1)
     return True
+
+
+def _fused_under_predicate(
+    predicate: PrimExpr, bindings: Sequence[PrimExpr], extents: dict[Var, int]
+) -> Sequence[PrimExpr]:
+    """TVM's ``DetectIterMap`` under a predicate: ``(a * 128 + b) * 2 + c < 64`` (a split of
+    a fused copy by ``[None, 128, 2]``) bounds the loops ``a, b, c`` as one iterator ``F`` of
+    extent 64; the bindings rewritten over ``F`` (``b // 2`` is ``F // 4``) may be affine
+    where over ``a, b, c`` they are not. ``extents`` gains ``F`` (and drops ``a, b, c``) when
+    the bindings are rewritten; else the bindings come back unchanged."""
+    parts: list[PrimExpr] = []
+    stack = [predicate]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, And):
+            stack.extend((node.a, node.b))
+        else:
+            parts.append(node)
+    for part in parts:
+        if not (isinstance(part, LT) and isinstance(part.b, IntImm)):
+            continue
+        found = detect(part.a, extents)
+        if found is None or found.base != 0:
+            continue
+        digits = found.digits()
+        if not digits or any(
+            d.lower_factor != 1 or d.extent != extents[d.source] for d in digits
+        ):
+            continue
+        bound = part.b.value
+        total = 1
+        for d in digits:
+            total *= d.extent
+        if not 0 < bound < total:
+            continue
+        fused = Var("fused_under_predicate", part.a.dtype)
+        target = _linear_key(part.a)
+        if target is None:
+            continue
+        sources = [d.source for d in digits]
+        rewritten = [_ReplaceSum(target, fused).visit_expr(b) for b in bindings]
+        if any(depends_on(b, v) for b in rewritten for v in sources):
+            # the sum split apart (ours reads `a * 64 + b // 2`): each loop as its digit of
+            # the fused iterator, simplified within the bound
+            substitution: dict[Var, PrimExpr] = {}
+            for k, d in enumerate(digits):
+                value: PrimExpr = FloorDiv(fused, IntImm(fused.dtype, d.scale))
+                if k + 1 < len(digits):
+                    value = FloorMod(value, IntImm(fused.dtype, d.extent))
+                substitution[d.source] = value
+            analyzer = Analyzer()
+            analyzer.bind_range(fused, IntImm(fused.dtype, 0), IntImm(fused.dtype, bound))
+            rewritten = [
+                simplify_expr(substitute_expr(b, substitution), analyzer) for b in bindings
+            ]
+        for d in digits:
+            del extents[d.source]
+        extents[fused] = bound
+        return rewritten
+    return bindings
+
+
+def _linear_key(expr: PrimExpr) -> tuple[frozenset[tuple[int, int]], int] | None:
+    if not (expr.dtype.is_int and supports_linear(expr.dtype)):
+        return None
+    form = to_linear(expr)
+    terms = form.live_terms()
+    if not all(isinstance(atom, Var) for atom, _ in terms):
+        return None
+    return frozenset((id(atom), coef) for atom, coef in terms), form.const
+
+
+class _ReplaceSum(ExprMutator):
+    """Each subexpression equal (as a linear form of loop vars) to the fused sum becomes the
+    fused iterator."""
+
+    def __init__(self, target: tuple[frozenset[tuple[int, int]], int], fused: Var) -> None:
+        self.target, self.fused = target, fused
+
+    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
+        if not isinstance(expr, (IntImm, Var)) and _linear_key(expr) == self.target:
+            return self.fused
+        return super().visit_expr(expr)
 
 
 def check_blocks_below(
@@ -110,6 +201,8 @@ def check_blocks_below(
                         "map of the loops",
                         block,
                     )
+        if extents is not None and parallel and not _affine_enough(bindings, extents, True):
+            bindings = _fused_under_predicate(realize.predicate, bindings, extents)
         if extents is None or not _affine_enough(bindings, extents, parallel):
             raise fail(
                 state,
@@ -186,6 +279,8 @@ def _check_distinct_writes(
     for iv in block.iter_vars:
         analyzer.bind_range(iv.var, iv.dom.min, iv.dom.extent)
     for region in block_access(block).writes:
+        if _injective_point_writes(block, region, bound, analyzer):
+            continue
         covered: set[int] = set()
         for rng in region.region:
             low = simplify_expr(rng.min, analyzer)
@@ -212,6 +307,48 @@ def _check_distinct_writes(
                 "runs concurrently",
                 block,
             )
+
+
+def _injective_point_writes(
+    block: Block, region: BufferRegion, bound: Sequence[Var], analyzer: Analyzer
+) -> bool:
+    """Whether the block writes one element per instance through indices that are an
+    injective map of its iter vars (mixed-radix pieces covering each var they use, as a
+    layout rewrite's ``p1_global[v0 // 64, v1, v0 % 64]``), every loop-bound var among them:
+    then distinct iterations of the loop, distinct instances, write distinct elements."""
+    if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+        return False
+    extents: dict[Var, int] = {}
+    for iv in block.iter_vars:
+        if (
+            isinstance(iv.dom.min, IntImm)
+            and iv.dom.min.value == 0
+            and isinstance(iv.dom.extent, IntImm)
+        ):
+            extents[iv.var] = iv.dom.extent.value
+    indices = [simplify_expr(r.min, analyzer) for r in region.region]
+    used = {v: e for v, e in extents.items() if any(depends_on(i, v) for i in indices)}
+    if any(id(v) not in {id(u) for u in used} for v in bound):
+        return False
+    sums = bindings_affine(indices, used)
+    if sums is None:
+        return False
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for found in sums:
+        for split in found.splits:
+            if split.extent != 1:
+                spans.setdefault(id(split.source), []).append(
+                    (split.lower_factor, split.lower_factor * split.extent)
+                )
+    for var, extent in used.items():
+        reach = 1
+        for low, high in sorted(spans.get(id(var), [])):
+            if low != reach:
+                return False
+            reach = high
+        if reach != extent:
+            return False
+    return True
 
 
 def _vars_of(expr: PrimExpr) -> list[object]:

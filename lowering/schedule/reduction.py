@@ -255,6 +255,28 @@ def rfactor(state: ScheduleState, loop: For, factor_axis: int) -> Block:
     touched = [
         iv for iv, v in pairs if iv.kind == IterKind.REDUCE and depends_on(v, loop.loop_var)
     ]
+    # A reduction iter var sharing a loop with those (after fuse and split, ours reads
+    # `v_i = f_0 // 128` beside `v_j = f_0 % 128 * 2 + f_1`; TVM keeps `(f_0 * 2 + f_1) // 256`)
+    # is rebound through the new per-loop iter vars too: kept with its old binding it would
+    # read a loop another new iter var reads as well, and the rf block's bindings would no
+    # longer be affine (decompose_reduction, parallel refused on it)
+    binding_of = {id(iv): v for iv, v in pairs}
+    shared_loops = {
+        id(lp)
+        for lp in loops
+        for iv in touched
+        if depends_on(binding_of[id(iv)], lp.loop_var)
+    }
+    grew = True
+    while grew:
+        grew = False
+        for iv, v in pairs:
+            if iv.kind != IterKind.REDUCE or any(iv is t for t in touched):
+                continue
+            if any(id(lp) in shared_loops and depends_on(v, lp.loop_var) for lp in loops):
+                touched.append(iv)
+                shared_loops |= {id(lp) for lp in loops if depends_on(v, lp.loop_var)}
+                grew = True
     unit = isinstance(loop.extent, IntImm) and loop.extent.value == 1
     if not touched and not unit:
         # a unit loop bound to nothing (left by a split or fuse) still factors, into a

@@ -229,7 +229,7 @@ class DataPrimitives(ScheduleBase):
             layout.IndexMap.from_func(
                 pad_value,
                 len(mapping.final_indices) if layout.takes_varargs(pad_value) else None,
-                dtype,
+                index_dtype=dtype,
             )
             if callable(pad_value) and not isinstance(pad_value, layout.IndexMap)
             else pad_value
