@@ -33,7 +33,8 @@ the others it uses: ``for i in T.parallel(m): for j in range(n): acc = T.alloc_b
 acc[0] = 0; for k: acc[0] += A[i, k] * B[k, j]; C[i, j] = acc[0]`` (a TVM user's matmul)
 runs ``j`` in lanes, every lane with its own copy of the scratch (at most
 :data:`MAX_SCRATCH` elements, indexed independently of ``j``), the groups in a serial loop
-as wide as :data:`COLUMN_BLOCK_BYTES` (the parallel loop gives the threads their work). On
+as wide as :data:`COLUMN_BLOCK_BYTES` (the parallel loop gives the threads their work) and
+the per-lane scratch they carry across the inner loop within half the vector registers. On
 the Zen 5 host a 512^3 float32 matmul written so went from 30 to 1.5 ms.
 
 ``jam_parallel_reductions`` and ``branch_select_updates`` run earlier and would turn such a
@@ -157,9 +158,12 @@ def vectorize_column_loop(loop: For, target: Target, kind: ForKind = ForKind.PAR
     n = loop.extent
     if isinstance(n, IntImm) and n.value < lanes:
         return None
+    carried = sum(a.extent.value * a.dtype.itemsize for a in scratch
+                  if isinstance(a, Allocate) and isinstance(a.extent, IntImm))
     while (
         isinstance(n, IntImm)
         and 2 * lanes * item <= COLUMN_BLOCK_BYTES
+        and 2 * lanes * carried <= _register_budget(target)
         and n.value // (2 * lanes) >= min_groups
     ):
         lanes *= 2
@@ -194,6 +198,16 @@ def vectorize_column_loop(loop: For, target: Target, kind: ForKind = ForKind.PAR
         if narrower is not None:
             return SeqStmt((vectorized, narrower), span=loop.span)
     return SeqStmt((vectorized, leftover), span=loop.span)
+
+
+def _register_budget(target: Target) -> int:
+    """Bytes of per-lane scratch a group may hold: half the vector registers (the scratch
+    carries accumulators across an inner loop; LLVM keeps them in registers only when they
+    fit). A TVM user's 512^3 matmul, jammed four rows deep, held 4 x 64 lanes: 16 AVX-512
+    registers, but 32 of AVX2's 16 (spilled: 7.9 ms; 16 lanes, 8 registers: see the pass
+    doc)."""
+    registers = 32 if target.has_feature("avx512f") else 16
+    return registers * target.vector_bits // 8 // 2
 
 
 def _per_lane(scratch: list[Stmt], body: Stmt, var: Var) -> bool:

@@ -7,6 +7,8 @@ the loop as written runs when the arrays overlap."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from late_kit import (
@@ -21,6 +23,7 @@ from late_kit import (
     stmts,
 )
 
+import tvmscript
 from irbuilder.ir import Allocate, BufferStore, For, ForKind, IfThenElse, PrimFunc, Ramp
 from irbuilder.ir.functor import post_order_visit
 from lowering.target import Target
@@ -156,3 +159,32 @@ def test_overlapping_arrays_run_the_loop_as_written(target: Target, offset: int 
     offsets = [0, sizes[0], sizes[0] + (sum(sizes) - sizes[0] if offset is None else offset)]
     agrees_with_interpreter(
         matmul_grid, lambda: one_storage(matmul_grid, offsets, np.random.default_rng(7)), target)
+
+
+@T.prim_func
+def matmul_jammed(A: T.Buffer((64, 33), "float32"), B: T.Buffer((33, 256), "float32"),
+                  C: T.Buffer((64, 256), "float32")):
+    for i in T.parallel(64):
+        for j in range(256):
+            acc = T.alloc_buffer((1,), "float32")
+            acc[0] = T.float32(0)
+            for k in range(33):
+                acc[0] = acc[0] + A[i, k] * B[k, j]
+            C[i, j] = acc[0]
+
+
+@pytest.mark.parametrize("target, lanes", [(AVX2, 16), (AVX512, 64)], ids=["avx2", "avx512"])
+def test_groups_keep_their_accumulators_in_half_the_registers(target: Target,
+                                                             lanes: int) -> None:
+    # jam_parallel_reductions gives each column four accumulators (four rows): 16 lanes
+    # are 8 of AVX2's 16 registers (64 lanes would be 32: spilled), 64 lanes 16 of
+    # AVX-512's 32
+    tir = tvmscript.build(matmul_jammed, target=target, cache=False).get_source("tir")
+    assert "i_jam" in tir
+    widths = set(re.findall(r"acc_lanes(?:_\d+)? = T.decl_buffer\(\((\d+),\)", tir))
+    assert widths == {str(lanes)}
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+def test_jammed_accumulators_agree_with_the_interpreter(target: Target) -> None:
+    agrees_with_interpreter(matmul_jammed, lambda: standard_normal(matmul_jammed, 5), target)
