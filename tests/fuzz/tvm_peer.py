@@ -129,14 +129,16 @@ class Peer:
 
     def __init__(self, python: str, mcpu: str, timeout: float) -> None:
         self.python, self.mcpu, self.timeout = python, mcpu, timeout
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.version = ""
+        self.pending = b""
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [self.python, str(Path(__file__).resolve()), "--worker", "--mcpu", self.mcpu],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env={**os.environ, "PYTHONPATH": ""})
+            env={**os.environ, "PYTHONPATH": ""})
+        self.pending = b""
         reply = self._read(120.0)
         if reply is None or "ready" not in reply:
             raise RuntimeError(f"the TVM worker did not start: {reply}")
@@ -149,25 +151,36 @@ class Peer:
             self.proc = None
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
+        """The worker's next reply line; None on timeout or when the worker died."""
         assert self.proc is not None and self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        return json.loads(line) if line else None
+        fd = self.proc.stdout.fileno()
+        deadline = time.time() + timeout
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        reply: dict[str, Any] = json.loads(line)
+        return reply
 
     def run(self, req: dict[str, Any]) -> dict[str, Any]:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
         reply = self._read(self.timeout)
         if reply is None:
-            code = self.proc.poll()
+            try:  # died (a trap, a signal) or still running (a hang)
+                code = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
             self.stop()
-            return {"error": "crash" if code is not None else "timeout",
-                    "code": code}
+            return {"error": f"crash (exit {code})" if code is not None else "timeout"}
         return reply
 
 
@@ -261,6 +274,7 @@ def to_tvm027(text: str) -> str:
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint32")
 FLOATS = ("float32", "float64")
+HALF = "float16"  # arithmetic, min/max, selects and casts only (no math intrinsics)
 _TRANSCENDENTAL = ("exp", "log", "sqrt", "tanh", "sigmoid", "erf", "pow")
 
 
@@ -277,7 +291,7 @@ class ExprGen:
 
     def const(self, dt: str) -> str:
         r = self.r
-        if dt in FLOATS:
+        if dt in FLOATS or dt == HALF:
             return f"T.{dt}({r.choice([0.0, 1.0, -2.5, 0.5, 3.0, -7.0, 1.5, -0.5, 2.5])})"
         if dt == "bool":
             return r.choice(["True", "False"])
@@ -322,9 +336,22 @@ class ExprGen:
             return self.cond(depth)
         s = depth - 1
         ops = ["arith", "arith", "minmax", "select", "ite", "cast", "cast", "abs", "pyconst"]
-        ops += ["fmath", "fmath", "fdiv"] if dt in FLOATS else ["div", "div", "bits", "shift"]
+        if dt == HALF:
+            ops = ["arith", "minmax", "select", "cast", "cast", "abs"]
+        elif dt in FLOATS:
+            ops += ["fmath", "fmath", "fdiv", "mixed"]
+        else:
+            ops += ["div", "div", "bits", "shift", "mixed"]
         op = r.choice(ops)
         a = self.expr(dt, s)
+        if op == "mixed":  # operands of two dtypes: TVM's BinaryOpMatchTypes promotes one
+            other = r.choice([*INTS, *FLOATS, "bool"] if dt in FLOATS else [*INTS, "bool"])
+            b = self.expr(other, s) if other != "bool" else self.cond(s)
+            sym = r.choice(["+", "-", "*", "T.min", "T.max"] if other != "bool" else ["+", "*"])
+            pair = (a, b) if r.randrange(2) else (b, a)
+            value = f"T.{sym[2:]}({pair[0]}, {pair[1]})" if sym.startswith("T.") else \
+                f"({pair[0]} {sym} {pair[1]})"
+            return f"T.Cast(\"{dt}\", {value})"
         if op == "arith":
             return f"({a} {r.choice('+-*')} {self.expr(dt, s)})"
         if op == "pyconst":  # a Python literal takes the other operand's dtype
@@ -341,8 +368,8 @@ class ExprGen:
             fn = "T.Select" if op == "select" else "T.if_then_else"
             return f"{fn}({self.cond(s)}, {a}, {self.expr(dt, s)})"
         if op == "cast":
-            src = r.choice([*INTS, *FLOATS, "bool"])
-            if src in FLOATS and dt not in FLOATS:
+            src = r.choice([*INTS, *FLOATS, "bool", HALF])
+            if src in (*FLOATS, HALF) and dt not in (*FLOATS, HALF):
                 self.exact += 1
                 inner = self.expr(src, s)
                 self.exact -= 1
@@ -413,6 +440,8 @@ class ExprGen:
         dt = r.choice([*INTS, *FLOATS])
         self.exact += 1
         a, b = self.expr(dt, min(depth, 2)), self.expr(dt, min(depth, 2))
+        if r.randrange(4) == 0:  # a comparison of two dtypes
+            b = self.expr(r.choice([*INTS, *FLOATS]), min(depth, 2))
         self.exact -= 1
         return f"({a} {r.choice(['<', '<=', '==', '!=', '>', '>='])} {b})"
 
@@ -421,14 +450,16 @@ def expr_program(seed: int) -> tuple[str, bool, list[str]]:
     """(TVMScript text in our spelling, whether floats need a wider tolerance, notes)."""
     r = random.Random(seed)
     n = r.choice([4, 7, 8, 16, 17])
-    outs = [r.choice([*INTS, *FLOATS]) for _ in range(r.randrange(1, 3))]
-    params = [f"IN_{dt}: T.Buffer(({n},), \"{dt}\")" for dt in (*INTS, *FLOATS)]
+    outs = [r.choice([*INTS, *FLOATS, HALF]) for _ in range(r.randrange(1, 3))]
+    params = [f"IN_{dt}: T.Buffer(({n},), \"{dt}\")" for dt in (*INTS, *FLOATS, HALF)]
     params += [f"OUT{k}: T.Buffer(({n},), \"{dt}\")" for k, dt in enumerate(outs)]
     body: list[str] = []
     notes: list[str] = []
     inexact = False
     for k, dt in enumerate(outs):
-        shape = r.choice(["loop", "loop", "let", "block", "reduce", "alloc", "view"])
+        shape = r.choice(["loop", "loop", "let", "block", "reduce", "alloc", "view", "match"])
+        if dt == HALF and shape == "reduce":
+            shape = "loop"
         notes.append(shape)
         lo = r.choice([0, 0, 2, -3])
         kind = r.choice(["range", "T.serial", "T.parallel", "T.vectorized", "T.unroll"])
@@ -489,6 +520,19 @@ def expr_program(seed: int) -> tuple[str, bool, list[str]]:
             g.index = idx
             acc = " + ".join(f"T.Cast(\"{dt}\", tmp{k}[{j}])" for j in range(m))
             body.append(f"    OUT{k}[{idx}] = {acc}")
+        elif shape == "match":  # a block's match_buffer of a two-element window of an input
+            mdt = r.choice([*INTS, *FLOATS])
+            rows = n // 2
+            body.append(f"for i in {kind}({rows}):".replace("T.vectorized", "T.serial"))
+            body.append(f"    with T.block(\"m{k}\"):")
+            body.append(f"        vi = T.axis.spatial({rows}, i)")
+            body.append(f"        T.reads(IN_{mdt}[vi * 2:vi * 2 + 2])")
+            body.append(f"        T.writes(OUT{k}[vi])")
+            body.append(f"        S{k} = T.match_buffer(IN_{mdt}[vi * 2:vi * 2 + 2], (2,), "
+                        f"\"{mdt}\", offset_factor=1)")
+            g.index = "vi"
+            window = f"T.Cast(\"{dt}\", S{k}[1]) - T.Cast(\"{dt}\", S{k}[0])"
+            body.append(f"        OUT{k}[vi] = {window} + {g.expr(dt, 2)}")
         else:  # view: a decl_buffer with elem_offset and strides over an input
             vdt = r.choice([*INTS, *FLOATS])
             rows = r.choice([1, 2])
@@ -699,6 +743,40 @@ def expr_cases(count: int, seed: int) -> Iterator[Case]:
         yield Case(func, func.script(), expr_args(s, shapes), inexact, "expr " + "+".join(notes))
 
 
+def load_saved(path: Path) -> Case:
+    """A program :func:`_save` wrote (its inputs in ``# in`` lines), as a case."""
+    import tvmscript
+    from irbuilder.ir import PrimFunc
+
+    text = path.read_text()
+    args: list[Any] = []
+    for _, dt, values in re.findall(r"^# in (\d+): (\w+) (.*)$", text, re.M):
+        arr = np.array(json.loads(values), dtype=dt)
+        args.append(arr if arr.ndim else int(arr))
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("# "))
+    func = tvmscript.from_source("from tvmscript import tir as T\n" + body)
+    assert isinstance(func, PrimFunc)
+    origin = text.splitlines()[0][2:]
+    return Case(func, func.script(), args, "transcendental" in origin or "inexact" in text, origin)
+
+
+def replay(path: Path, peer: Peer, work: Path) -> int:
+    """Run one saved program on both sides and print every output."""
+    case = load_saved(path)
+    print("TVM-undefined:", ub_reasons(case))
+    for opt in (0, 3):
+        got, err = ours(case, opt)
+        print(f"ours opt_level {opt}:", err or [a.tolist() for a in got or []
+                                                 if isinstance(a, np.ndarray)])
+    reply = peer.run(_case_files(case, work, 0))
+    if "error" in reply:
+        print("TVM:", reply["error"])
+        return 1
+    data = np.load(_case_files_out(work, 0))
+    print("TVM:", [data[f"a{k}"].tolist() for k in range(len(data.files))])
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tvm-python", default=os.environ.get("TVMSCRIPT_TVM_PYTHON"))
@@ -708,6 +786,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=None, help="folder for the differing programs")
     ap.add_argument("--mcpu", default="znver3")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--replay", default=None, help="run one saved program on both sides")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     if opts.worker:
@@ -721,13 +800,22 @@ def main(argv: list[str]) -> int:
         print(f"skip: {opts.tvm_python} cannot import tvm")
         return 0
     sys.path.insert(0, str(HERE.parent.parent))
+    import faulthandler
+
     import tvmscript  # noqa: F401  (installs the printer)
 
-    out = Path(opts.out or tempfile.mkdtemp(prefix="tvm_peer_"))
-    out.mkdir(parents=True, exist_ok=True)
+    faulthandler.enable()  # a fatal signal in our kernel: the traceback goes to stderr
+
     work = Path(tempfile.mkdtemp(prefix="tvm_peer_work_"))
     peer = Peer(opts.tvm_python, opts.mcpu, opts.timeout)
     peer.start()
+    if opts.replay:
+        try:
+            return replay(Path(opts.replay), peer, work)
+        finally:
+            peer.stop()
+    out = Path(opts.out or tempfile.mkdtemp(prefix="tvm_peer_"))
+    out.mkdir(parents=True, exist_ok=True)
     print(f"peer TVM {peer.version}; differing programs go to {out}", flush=True)
 
     def cases() -> Iterator[Case]:
@@ -759,10 +847,14 @@ def main(argv: list[str]) -> int:
             ub[(reasons[0] if reasons else err or "").split(" of ")[0]] += 1
             continue
         opt = (ident % 4) if ident % 3 == 0 else 3
+        # kept until the next program: what was running if our own build or kernel dies
+        _save(out, "_current", 0, case, f"running with opt_level {opt}")
         got, our_err = ours(case, opt)
         reply = peer.run(_case_files(case, work, ident))
         if "error" in reply:
             key = f"TVM {reply['error'][:100]}"
+            if not key.startswith(("TVM parse", "TVM compile")) and known_bug(case.text):
+                key += f" (meets known TVM bug {known_bug(case.text)})"
         elif our_err:
             key = f"ours {our_err}"
         else:
