@@ -646,12 +646,16 @@ def ub_reasons(case: Case) -> tuple[list[str], str | None]:
     return watch.reasons, err
 
 
+MCPU = ["host"]
+"""The CPU both sides compile for (resolved from ``--mcpu``; ``host``: LLVM's name of this one)."""
+
+
 def ours(case: Case, opt_level: int) -> tuple[list[Any] | None, str | None]:
     import tvmscript
 
     args = _copies(case.args)
     try:
-        kernel = tvmscript.build(case.func, opt_level=opt_level, target="llvm -mcpu=znver3")
+        kernel = tvmscript.build(case.func, opt_level=opt_level, target=f"llvm -mcpu={MCPU[0]}")
     except Exception as exc:
         return None, f"build {type(exc).__name__}: {_first(exc)[:120]}"
     try:
@@ -784,7 +788,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kind", choices=["progen", "expr", "both"], default="both")
     ap.add_argument("--out", default=None, help="folder for the differing programs")
-    ap.add_argument("--mcpu", default="znver3")
+    ap.add_argument("--mcpu", default="host",
+                    help="the CPU both sides compile for (another CPU's instructions may "
+                         "not run here: znver3's SSE4A traps on Intel)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--replay", default=None, help="run one saved program on both sides")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -802,6 +808,12 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(HERE.parent.parent))
     import faulthandler
 
+    if opts.mcpu == "host":
+        import llvmlite.binding as llvm
+
+        opts.mcpu = llvm.get_host_cpu_name()
+    MCPU[0] = opts.mcpu
+
     import tvmscript  # noqa: F401  (installs the printer)
 
     faulthandler.enable()  # a fatal signal in our kernel: the traceback goes to stderr
@@ -816,7 +828,8 @@ def main(argv: list[str]) -> int:
             peer.stop()
     out = Path(opts.out or tempfile.mkdtemp(prefix="tvm_peer_"))
     out.mkdir(parents=True, exist_ok=True)
-    print(f"peer TVM {peer.version}; differing programs go to {out}", flush=True)
+    print(f"peer TVM {peer.version}, -mcpu={opts.mcpu}; differing programs go to {out}",
+          flush=True)
 
     def cases() -> Iterator[Case]:
         if opts.kind in ("progen", "both"):
