@@ -504,8 +504,13 @@ def expr_program(seed: int) -> tuple[str, bool, list[str]]:
             body.append(f"for i, kk in T.grid({n}, {kext}):")
             body.append(f"    with T.block(\"r{k}\"):")
             body.append("        v, vk = T.axis.remap(\"SR\", [i, kk])")
-            if r.randrange(2):
+            pred = r.randrange(4)
+            if pred == 1:
                 body.append(f"        T.where(i * {kext} + kk < {r.randrange(1, n * kext + 1)})")
+            elif pred == 2:  # the first reduction step skipped: no init for those rows
+                body.append(f"        T.where(kk >= {r.randrange(0, kext)} or i % 3 == 0)")
+            elif pred == 3:
+                body.append(f"        T.where((i + kk) % {r.choice([2, 3])} != 0)")
             g.index = "v"
             body.append("        with T.init():")
             body.append(f"            OUT{k}[v] = {g.const(dt)}")
