@@ -786,8 +786,9 @@ def _case_files(case: Case, work: Path, ident: int) -> dict[str, Any]:
             "outputs": str(work / f"p{ident}_out.npz"), "name": name.group(1) if name else "main"}
 
 
-def progen_cases(count: int, seed: int) -> Iterator[Case]:
-    """Programs of :mod:`progen` (hypothesis, seeded), as cases."""
+def progen_cases(count: int, seed: int, parallel: bool = False) -> Iterator[Case]:
+    """Programs of :mod:`progen` (or :mod:`progen_parallel`'s race-free ones: a planted race
+    is refused by our build and runs racily in TVM's), hypothesis-seeded, as cases."""
     import queue
     import threading
 
@@ -795,14 +796,17 @@ def progen_cases(count: int, seed: int) -> Iterator[Case]:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hseed
     from progen import programs
+    from progen_parallel import parallel_programs
 
     q: queue.Queue[Case | None] = queue.Queue(maxsize=1)
 
     @hseed(seed)
     @settings(max_examples=count, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(programs())
+    @given(parallel_programs() if parallel else programs())
     def gen(prog: Any) -> None:
+        if getattr(prog, "racy", False):
+            return
         # progen's own inputs are 40% full-range integers, so that most programs would wrap
         # a cast or overflow somewhere (TVM-undefined: skipped); 5% here
         shapes: dict[str, tuple[tuple[int, ...], str]] = {}
@@ -814,7 +818,7 @@ def progen_cases(count: int, seed: int) -> Iterator[Case]:
             shapes[buf.name] = (tuple(int(d) for d in buf.shape), str(buf.dtype))
         args = expr_args(prog.arg_seed, shapes, 0.05) if shapes else prog.args()
         q.put(Case(prog.func, prog.func.script(), args, prog.inexact,
-                   "progen " + "+".join(prog.notes)))
+                   ("progen_parallel " if parallel else "progen ") + "+".join(prog.notes)))
 
     def produce() -> None:
         try:
@@ -887,7 +891,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tvm-python", default=os.environ.get("TVMSCRIPT_TVM_PYTHON"))
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kind", choices=["progen", "expr", "both"], default="both")
+    ap.add_argument("--kind", choices=["progen", "parallel", "expr", "both"], default="both",
+                    help="progen's programs, progen_parallel's race-free ones, this file's "
+                         "expression programs, or progen and expr alternately")
     ap.add_argument("--out", default=None, help="folder for the differing programs")
     ap.add_argument("--mcpu", default="host",
                     help="the CPU both sides compile for (another CPU's instructions may "
@@ -933,8 +939,8 @@ def main(argv: list[str]) -> int:
           flush=True)
 
     def cases() -> Iterator[Case]:
-        if opts.kind == "progen":
-            yield from progen_cases(opts.count, opts.seed)
+        if opts.kind in ("progen", "parallel"):
+            yield from progen_cases(opts.count, opts.seed, opts.kind == "parallel")
         elif opts.kind == "expr":
             yield from expr_cases(opts.count, opts.seed)
         else:  # alternately
