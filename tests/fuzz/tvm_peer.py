@@ -271,10 +271,29 @@ def to_tvm027(text: str) -> str:
     """Our TVMScript (TVM 0.16's spelling) as TVM 0.27 parses it."""
     lines = [ln for ln in text.splitlines() if not ln.startswith(("# from", "from tvmscript",
                                                                    "import tvmscript"))]
-    body = "\n".join(lines)
+    body = "\n".join(_decl_buffer_statements(lines))
     body = re.sub(r"\bT\.block\(", "T.sblock(", body)
     body = re.sub(r"@T\.prim_func\b(\(\))?", "@T.prim_func(check_well_formed=False)", body)
     return "import tvm\nfrom tvm.script import tirx as T\n\n" + body + "\n"
+
+
+def _decl_buffer_statements(lines: list[str]) -> list[str]:
+    """``with T.decl_buffer(...) as x:`` and its body as ``x = T.decl_buffer(...)`` and the
+    body one level out (0.27 parses only the statement form; 0.16 both)."""
+    out: list[str] = []
+    dedent: list[int] = []  # the indent of each open with-statement being removed
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        while dedent and line.strip() and indent <= dedent[-1]:
+            dedent.pop()
+        shift = 4 * len(dedent)
+        m = re.match(r"^(\s*)with (T\.decl_buffer\(.*\)) as (\w+):$", line)
+        if m:
+            out.append(f"{m.group(1)[shift:]}{m.group(3)} = {m.group(2)}")
+            dedent.append(indent)
+            continue
+        out.append(line[shift:] if line[:shift].strip() == "" else line)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
