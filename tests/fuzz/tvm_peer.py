@@ -279,7 +279,8 @@ def to_tvm027(text: str) -> str:
 
 def _decl_buffer_statements(lines: list[str]) -> list[str]:
     """``with T.decl_buffer(...) as x:`` and its body as ``x = T.decl_buffer(...)`` and the
-    body one level out (0.27 parses only the statement form; 0.16 both)."""
+    body one level out (0.27 parses only the statement form; 0.16 both); ``with
+    T.LetStmt(v) as x:`` likewise as ``x = T.Bind(v)`` (0.27's name of the binding)."""
     out: list[str] = []
     dedent: list[int] = []  # the indent of each open with-statement being removed
     for line in lines:
@@ -287,9 +288,10 @@ def _decl_buffer_statements(lines: list[str]) -> list[str]:
         while dedent and line.strip() and indent <= dedent[-1]:
             dedent.pop()
         shift = 4 * len(dedent)
-        m = re.match(r"^(\s*)with (T\.decl_buffer\(.*\)) as (\w+):$", line)
+        m = re.match(r"^(\s*)with (T\.decl_buffer\(.*\)|T\.LetStmt\(.*\)) as (\w+):$", line)
         if m:
-            out.append(f"{m.group(1)[shift:]}{m.group(3)} = {m.group(2)}")
+            value = re.sub(r"^T\.LetStmt\(", "T.Bind(", m.group(2))
+            out.append(f"{m.group(1)[shift:]}{m.group(3)} = {value}")
             dedent.append(indent)
             continue
         out.append(line[shift:] if line[:shift].strip() == "" else line)
