@@ -55,6 +55,7 @@ def f(A: T.Buffer((4,), "int32")):
 def test_known_bug_tags() -> None:
     assert known_bug("    B[v] = A[(16 - v) // 3]") == "index-floordiv"
     assert known_bug("    B[v] = A[(v + 1) // 3]") is None
+    assert known_bug("    B[i] = A[i] % 2 // -2") == "negative-divisor"
     vectorized_let = ("    for i in T.vectorized(8):\n        x: T.float32 = A[i]\n"
                       "        B[i] = x\n")
     assert known_bug(vectorized_let) == "vectorized-let"
@@ -85,11 +86,11 @@ def test_control_program_computes_the_same() -> None:
     def decreasing(A: T.Buffer((17,), "int32"), B: T.Buffer((17,), "int32")):
         for v in T.vectorized(17):
             x: T.int32 = A[(16 - v) // 3] + A[(-v - 6) % 7]
-            B[v] = x + A[(v * -2 + 30) % 17]
+            B[v] = x + A[(v * -2 + 30) % 17] + A[v] % 2 // -2 + A[v] % -3
 
     control = bind_indices(decreasing)
     script = control.script()
-    assert "T.vectorized" not in script and "ix0" in script
+    assert "T.vectorized" not in script and "ix0" in script and "-2" not in script
     args = [np.arange(17, dtype="int32") * 7, np.zeros(17, "int32")]
     want, got = _copies(args), _copies(args)
     tvmscript.build(decreasing, target="interp")(*want)

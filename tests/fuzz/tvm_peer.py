@@ -620,6 +620,8 @@ KNOWN_TVM_BUGS = {
     "vectorized-inner-loop": "TVM 0.27 vectorizes a T.vectorized loop whose body runs a serial "
                              "loop filling a scratch buffer as if every lane saw the last lane's "
                              "scratch (B[i] = tmp[0] + tmp[1] is 15 for every i)",
+    "negative-divisor": "TVM 0.27 folds a floordiv by a negative constant of a value it bounds "
+                        "in [0, |c|) to 0: (x % 2) // -2 is 0 for odd x (floor(1 / -2) = -1)",
     "vectorized-let": "TVM 0.27 gives every lane of a T.vectorized loop the last lane's value "
                       "of a variable bound in its body (x: T.float32 = A[i] + 1; B[i] = x "
                       "stores 8.0 at every i of 8)",
@@ -637,10 +639,13 @@ def _subscripts(text: str) -> Iterator[str]:
 
 
 def known_bug(text: str) -> str | None:
-    """The :data:`KNOWN_TVM_BUGS` key a program may meet, judged from its text."""
-    for sub in _subscripts(text):
-        if ("//" in sub or "%" in sub) and "-" in sub:  # the control run decides
-            return "index-floordiv"
+    """The :data:`KNOWN_TVM_BUGS` keys a program may meet, judged from its text (joined by
+    ``+``; the control run decides whether they explain a difference)."""
+    found: list[str] = []
+    if any(("//" in sub or "%" in sub) and "-" in sub for sub in _subscripts(text)):
+        found.append("index-floordiv")
+    if re.search(r"(//|%) -\d|T\.floor(div|mod)\([^()]*, -\d", text):
+        found.append("negative-divisor")
     lines = text.splitlines()
     for k, line in enumerate(lines):
         if "T.vectorized(" in line and line.lstrip().startswith("for "):
@@ -648,16 +653,17 @@ def known_bug(text: str) -> str | None:
             for inner in lines[k + 1:]:
                 if inner.strip() and len(inner) - len(inner.lstrip()) <= indent:
                     break
-                if inner.lstrip().startswith("for "):
-                    return "vectorized-inner-loop"
-                if re.match(r"^\s*\w+: T\.\w+ = ", inner):
-                    return "vectorized-let"
-    return None
+                if inner.lstrip().startswith("for ") and "vectorized-inner-loop" not in found:
+                    found.append("vectorized-inner-loop")
+                if re.match(r"^\s*\w+: T\.\w+ = ", inner) and "vectorized-let" not in found:
+                    found.append("vectorized-let")
+    return "+".join(found) or None
 
 
 def bind_indices(func: Any) -> Any:
     """``func`` with every buffer index that holds a floordiv or floormod bound by a
-    ``LetStmt`` just before its store, and vectorized loops serial: the same program,
+    ``LetStmt`` just before its store, vectorized loops serial and divisions by a negative
+    constant by its absolute value (``a // -c`` as ``(0 - a) // c``): the same program,
     which TVM 0.27 computes right (the control run that confirms a difference tagged
     with one of :data:`KNOWN_TVM_BUGS`). Indices are in
     bounds whatever the guards (progen and :func:`expr_program` reduce them modulo the
@@ -712,6 +718,21 @@ def bind_indices(func: Any) -> Any:
                 new = LetStmt(var, expr, new)
             self.bound = outer
             return new
+
+        def visit_floor_div_(self, node: FloorDiv) -> PrimExpr:
+            # a // -c as (-a) // c: TVM 0.27 folds (x % 2) // -2 to 0
+            a, b = self.visit_expr(node.a), self.visit_expr(node.b)
+            if isinstance(b, IntImm) and b.value < 0:
+                return FloorDiv(IntImm(a.dtype, 0) - a, IntImm(b.dtype, -b.value))
+            return FloorDiv(a, b)
+
+        def visit_floor_mod_(self, node: FloorMod) -> PrimExpr:
+            # a % -c as -((-a) % c)
+            a, b = self.visit_expr(node.a), self.visit_expr(node.b)
+            if isinstance(b, IntImm) and b.value < 0:
+                zero = IntImm(a.dtype, 0)
+                return zero - FloorMod(zero - a, IntImm(b.dtype, -b.value))
+            return FloorMod(a, b)
 
         def visit_for_(self, loop: For) -> Stmt:
             # TVM's vectorizer puts the bound index back into the vector index: serial
