@@ -681,7 +681,7 @@ def bind_indices(func: Any) -> Any:
         post_order_visit,
     )
     from irbuilder.ir.functor import StmtExprMutator, rebuild
-    from irbuilder.ir.stmt import For, ForKind
+    from irbuilder.ir.stmt import Block, For, ForKind
 
     def has_division(expr: PrimExpr) -> bool:
         found: list[bool] = []
@@ -692,10 +692,11 @@ def bind_indices(func: Any) -> Any:
         def __init__(self) -> None:
             self.bound: list[tuple[Var, PrimExpr]] = []
             self.count = 0
+            self.in_regions = False  # a block's own fields: its regions stay as they are
 
         def index(self, expr: PrimExpr) -> PrimExpr:
             expr = self.visit_expr(expr)
-            if isinstance(expr, (Var, IntImm)) or not has_division(expr):
+            if self.in_regions or isinstance(expr, (Var, IntImm)) or not has_division(expr):
                 return expr
             var = Var(f"ix{self.count}", expr.dtype)
             self.count += 1
@@ -711,12 +712,19 @@ def bind_indices(func: Any) -> Any:
 
         def visit_stmt(self, stmt: Stmt) -> Stmt:
             # the bindings a statement's own expressions made go just before it (each
-            # statement inside it keeps its own)
+            # statement inside it keeps its own); a block's regions are left alone (they
+            # use its iter vars, and a BlockRealize must hold the block itself)
+            if isinstance(stmt, Block):
+                regions, self.in_regions = self.in_regions, True
+                block = super().visit_stmt(stmt)
+                self.in_regions = regions
+                return block
             outer, self.bound = self.bound, []
+            regions, self.in_regions = self.in_regions, False
             new = super().visit_stmt(stmt)
             for var, expr in reversed(self.bound):
                 new = LetStmt(var, expr, new)
-            self.bound = outer
+            self.bound, self.in_regions = outer, regions
             return new
 
         def visit_floor_div_(self, node: FloorDiv) -> PrimExpr:
