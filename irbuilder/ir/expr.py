@@ -801,7 +801,7 @@ PROMOTION_RULES: tuple[tuple[str, str], ...] = (
     ("Python float with an integer or bool expression", "float32"),
     ("Python bool with an expression", "the expression's type (bool -> 0/1 for numbers)"),
     ("bool with an integer or float", "the integer or float type"),
-    ("int/uint of different widths", "the wider; same width: the signed type"),
+    ("int/uint of different widths", "the wider; same width: the unsigned type (as TVM)"),
     ("integer with float", "the float type"),
     ("float of different widths", "the wider"),
     ("scalar with vector", "the scalar is broadcast to the vector's lanes"),
@@ -811,11 +811,12 @@ PROMOTION_RULES: tuple[tuple[str, str], ...] = (
 
 def _rank(dtype: DataType) -> tuple[int, int, int]:
     # Floats win over integers, integers over bool; among integers the wider
-    # wins and, at equal width, the signed type wins.
+    # wins and, at equal width, the unsigned type wins (TVM's BinaryOpMatchTypes:
+    # int8 & uint8 is computed in uint8).
     if dtype.is_float:
         return (2, dtype.bits, 0)
     if dtype.is_integer:
-        return (1, dtype.bits, 1 if dtype.is_int else 0)
+        return (1, dtype.bits, 1 if dtype.is_uint else 0)
     if dtype.is_bool:
         return (0, 0, 0)
     raise TypeError(f"no arithmetic on {dtype} values")
