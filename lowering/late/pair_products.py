@@ -11,17 +11,13 @@ cores). x86's ``pmaddwd`` multiplies sixteen-bit lanes and adds each adjacent pa
 
 does both steps in one instruction per native vector (fused with the add into
 ``vpdpwssd`` where the CPU has AVX-512 VNNI). The interleaved column pair is built once per
-pair of steps and shared by the tile's ``R`` rows. Unsigned by signed bytes (a quantized
-layer's uint8 activations and int8 weights) on an AVX-512 VNNI target take four steps per
-``vpdpbusd`` instead (each 32-bit lane adds four byte products to the accumulator; the
-unsigned operand goes first, whichever of the row and the columns it is).
+pair of steps and shared by the tile's ``R`` rows.
 
 Exact: an operand of 8 bits (or a 16-bit signed one) is exact as a 16-bit lane, each pair's
 sum is formed in 32 bits, and integer addition wraps, so grouping two steps before adding
 them to the accumulator gives the same 32-bit result as adding them one by one (TVM's
 ``add nsw`` leaves an overflowing sum undefined anyway). An odd step count ends with the
-last step as written (the steps left over by four, for ``vpdpbusd``, whose four products
-of at most ``255 * 128`` in magnitude sum exactly in 32 bits).
+last step as written.
 
 Applies to an update ``acc + int32(a) * int32(b)`` (either order) with ``a`` and ``b`` of
 type int8, uint8 or int16, one varying with the tile's rows and not its columns and the
@@ -34,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irbuilder.ir import (
+    EQ,
     Add,
     BufferLoad,
     BufferStore,
@@ -43,7 +40,7 @@ from irbuilder.ir import (
     FloorDiv,
     FloorMod,
     For,
-    ForKind,
+    IfThenElse,
     IntImm,
     Mul,
     PrimExpr,
@@ -62,15 +59,7 @@ from ..target import Target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import vectorize_expr
 
-__all__ = [
-    "Instruction",
-    "PairProduct",
-    "choose_instruction",
-    "match_pair_product",
-    "native_lanes",
-    "pair_lanes",
-    "paired_steps",
-]
+__all__ = ["PairProduct", "match_pair_product", "native_lanes", "pair_lanes", "paired_steps"]
 
 _NARROW = frozenset({"int8", "uint8", "int16"})
 """Element types exact as signed 16-bit lanes."""
@@ -144,81 +133,38 @@ def match_pair_product(value: PrimExpr, element: BufferLoad, i: Var, j: Var
     return None
 
 
-@dataclass(frozen=True)
-class Instruction:
-    """A dot-product instruction the tile's updates use: ``group`` reduction steps per
-    32-bit lane, ``lanes`` lanes per instruction."""
-
-    name: str
-    group: int
-    lanes: int
-    accumulates: bool
-    """Whether the instruction adds into its first operand (``vpdpbusd``)."""
-    unsigned_row: bool = False
-    """``vpdpbusd`` only: whether the row's operand is the unsigned one (it goes first)."""
-
-
-_VPDPBUSD = {16: "llvm.x86.avx512.vpdpbusd.512", 8: "llvm.x86.avx512.vpdpbusd.256"}
-
-
-def choose_instruction(target: Target, width: int, pair: PairProduct) -> Instruction | None:
-    """The instruction for tile rows of ``width`` 32-bit lanes: ``vpdpbusd`` (four steps)
-    for an unsigned by signed byte product on an AVX-512 VNNI target, else ``pmaddwd``
-    (two steps); None when no width divides ``width``."""
-    types = {str(pair.row.dtype), str(pair.col.dtype)}
-    if target.has_feature("avx512vnni") and types == {"uint8", "int8"}:
-        for lanes in (16, 8):
-            if width % lanes == 0:
-                return Instruction(_VPDPBUSD[lanes], 4, lanes, True,
-                                   str(pair.row.dtype) == "uint8")
-    lanes = native_lanes(target, width)
-    return Instruction(_INTRINSICS[lanes], 2, lanes, False) if lanes else None
-
-
-def _operands(pair: PairProduct, k: Var, first: PrimExpr, lane: Var, base: PrimExpr,
-              width: int, group: int) -> tuple[list[PrimExpr], list[PrimExpr]]:
-    """The columns of steps ``first`` .. ``first + group - 1`` (vectors of ``width`` lanes)
-    and the row's values at those steps; as int16 for two steps per lane, as they are
-    (bytes) for four."""
-    steps = [first + IntImm(first.dtype, n) if n else first for n in range(group)]
-    cols = [vectorize_expr(lane, substitute_expr(pair.col, {k: step}), base, width)
-            for step in steps]
-    rows = [substitute_expr(pair.row, {k: step}) for step in steps]
-    if group == 2:
-        cols = [Cast(_I16.with_lanes(width), c) for c in cols]
-        rows = [Cast(_I16, r) for r in rows]
+def _pairs(pair: PairProduct, k: Var, first: PrimExpr, lane: Var, base: PrimExpr,
+           width: int) -> tuple[list[PrimExpr], list[PrimExpr]]:
+    """The columns of steps ``first`` and ``first + 1`` (int16 vectors of ``width`` lanes)
+    and the row's two values (int16)."""
+    second = first + IntImm(first.dtype, 1)
+    cols: list[PrimExpr] = [
+        Cast(_I16.with_lanes(width),
+             vectorize_expr(lane, substitute_expr(pair.col, {k: step}), base, width))
+        for step in (first, second)
+    ]
+    rows: list[PrimExpr] = [Cast(_I16, substitute_expr(pair.row, {k: step}))
+                            for step in (first, second)]
     return cols, rows
 
 
-def _as_words(value: PrimExpr, lanes: int) -> PrimExpr:
-    """``value``'s bytes as ``lanes`` int32 lanes (the instructions' operand type before
-    LLVM 21, which upgrades it)."""
-    return Call(_I32.with_lanes(lanes), "reinterpret", (value,), CallKind.BUILTIN)
-
-
-def _dot(acc: BufferLoad, cols: list[PrimExpr], rows: list[PrimExpr], width: int,
-         op: Instruction) -> PrimExpr:
-    """The accumulator's ``width`` lanes after ``op`` on the columns (interleaved: each lane
-    gets its ``group`` steps side by side) and the row's values (repeated)."""
-    group = op.group
-    interleaved = [lane + n * width for lane in range(width) for n in range(group)]
-    name = StringImm(op.name)
+def _madd(cols: list[PrimExpr], rows: list[PrimExpr], width: int, native: int) -> PrimExpr:
+    """``width`` 32-bit lanes of the pair sums of the columns (interleaved) and the row's
+    pair (repeated), in ``pmaddwd`` instructions of ``native`` lanes."""
+    interleaved: list[int] = []
+    for lane in range(width):
+        interleaved += [lane, lane + width]
+    name = StringImm(_INTRINSICS[native])
     parts: list[PrimExpr] = []
-    for start in range(0, width, op.lanes):
-        col = Shuffle(tuple(cols), tuple(interleaved[group * start: group * (start + op.lanes)]))
-        row = Shuffle(tuple(rows), tuple(range(group)) * op.lanes)
-        if op.accumulates:
-            words = Shuffle((acc,), tuple(range(start, start + op.lanes)))
-            first, second = (row, col) if op.unsigned_row else (col, row)
-            args: tuple[PrimExpr, ...] = (name, IntImm(_U32, 3), words,
-                                          _as_words(first, op.lanes),
-                                          _as_words(second, op.lanes))
-        else:
-            args = (name, IntImm(_U32, 2), col, row)
-        parts.append(Call(_I32.with_lanes(op.lanes), "call_llvm_pure_intrin", args,
+    for start in range(0, width, native):
+        picked = interleaved[2 * start: 2 * (start + native)]
+        parts.append(Call(_I32.with_lanes(native), "call_llvm_pure_intrin",
+                          (name, IntImm(_U32, 2), Shuffle(tuple(cols), tuple(picked)),
+                           Shuffle(tuple(rows), (0, 1) * native)),
                           CallKind.BUILTIN))
-    total = parts[0] if len(parts) == 1 else Shuffle(tuple(parts), tuple(range(width)))
-    return total if op.accumulates else Add(acc, total)
+    if len(parts) == 1:
+        return parts[0]
+    return Shuffle(tuple(parts), tuple(range(width)))
 
 
 def native_lanes(target: Target, width: int) -> int:
@@ -232,31 +178,26 @@ def native_lanes(target: Target, width: int) -> int:
 
 def paired_steps(steps: For, step: Stmt,
                  updates: list[tuple[PairProduct, BufferLoad, Var, PrimExpr]],
-                 width: int, op: Instruction) -> Stmt:
-    """The reduction loop ``steps`` (whose body is the vector statements ``step``)
-    ``op.group`` steps at a time: each update (its pair product, the accumulator's
-    ``width``-lane vector, the lane variable and the columns' first index) becomes an
-    ``op`` update; the steps left over run ``step``."""
+                 width: int, native: int) -> Stmt:
+    """The reduction loop ``steps`` (whose body is the vector statements ``step``) two steps
+    at a time: each update (its pair product, the accumulator's ``width``-lane vector, the
+    lane variable and the columns' first index) becomes a ``pmaddwd`` update; an odd last
+    step runs ``step``."""
     k = steps.loop_var
-    group = IntImm(k.dtype, op.group)
-    kg = Var(k.name + ("_pair" if op.group == 2 else "_quad"), k.dtype)
-    first = steps.min + kg * group
+    kp = Var(k.name + "_pair", k.dtype)
+    two = IntImm(k.dtype, 2)
+    first = steps.min + kp * two
     body: list[Stmt] = []
     for pair, acc, lane, base in updates:
-        cols, rows = _operands(pair, k, first, lane, base, width, op.group)
-        body.append(BufferStore(acc.buffer, _dot(acc, cols, rows, width, op), acc.indices))
-    loop = For(kg, IntImm(k.dtype, 0), FloorDiv(steps.extent, group), steps.kind,
+        cols, rows = _pairs(pair, k, first, lane, base, width)
+        body.append(BufferStore(acc.buffer, Add(acc, _madd(cols, rows, width, native)),
+                                acc.indices))
+    loop = For(kp, IntImm(k.dtype, 0), FloorDiv(steps.extent, two), steps.kind,
                SeqStmt(tuple(body)), steps.thread_binding, steps.annotations, span=steps.span)
-    done = steps.min + FloorDiv(steps.extent, group) * group
+    last = steps.min + steps.extent - IntImm(k.dtype, 1)
+    tail = copy_with_fresh_vars(step, {k: last})
     if isinstance(steps.extent, IntImm):
-        left = steps.extent.value % op.group
-        if not left:
-            return loop
-        start = steps.min + IntImm(k.dtype, steps.extent.value - left)
-        tails = [copy_with_fresh_vars(step, {k: start + IntImm(k.dtype, n) if n else start})
-                 for n in range(left)]
-        return SeqStmt((loop, *tails))
-    kt = Var(k.name + "_left", k.dtype)
-    tail = For(kt, IntImm(k.dtype, 0), FloorMod(steps.extent, group), ForKind.SERIAL,
-               copy_with_fresh_vars(step, {k: done + kt}))
-    return SeqStmt((loop, tail))
+        return loop if steps.extent.value % 2 == 0 else SeqStmt((loop, tail))
+    odd = EQ(FloorMod(steps.extent, two), IntImm(k.dtype, 1))
+    return SeqStmt((loop, IfThenElse(odd, tail, None)))
+

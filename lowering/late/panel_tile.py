@@ -113,7 +113,7 @@ from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_for
 from .interchange import interchange_nests, split_reduction_nest
-from .pair_products import PairProduct, choose_instruction, match_pair_product, paired_steps
+from .pair_products import PairProduct, match_pair_product, native_lanes, paired_steps
 from .versioning import (
     NOALIAS_ATTR,
     all_of,
@@ -574,11 +574,11 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     fill: list[Stmt] = []
     update: list[Stmt] = []
     drain: list[Stmt] = []
+    native = native_lanes(pair_target, width) if pair_target is not None and nest.lanes == 1 \
+        else 0
     (index,) = nest.store.indices
-    pair = None if pair_target is None or nest.lanes != 1 else match_pair_product(
+    pair = None if not native else match_pair_product(
         nest.store.value, BufferLoad(target, (index,)), nest.rows.loop_var, nest.cols.loop_var)
-    instruction = None if pair is None or pair_target is None else \
-        choose_instruction(pair_target, width, pair)
     paired: list[tuple[PairProduct, BufferLoad, Var, PrimExpr]] = []
     try:
         for r in range(shape.rows):
@@ -589,7 +589,7 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
                 at = {i: row, j: jo * IntImm(jdt, width) + lane}
                 slot: PrimExpr = IntImm(jdt, r * width) + lane
                 parts = _tile_steps(nest, at, slot, acc)
-                if pair is not None and instruction is not None:
+                if pair is not None:
                     moved = PairProduct(substitute_expr(pair.row, at),
                                         substitute_expr(pair.col, at))
                     vector = BufferLoad(acc, (Ramp(IntImm(jdt, r * width), IntImm(jdt, 1),
@@ -620,11 +620,9 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
         steps.annotations,
         span=steps.span,
     )
-    if paired and instruction is not None and not (
-            isinstance(steps.extent, IntImm) and steps.extent.value < instruction.group):
+    if paired and not (isinstance(steps.extent, IntImm) and steps.extent.value < 2):
         try:
-            accumulate = paired_steps(steps, SeqStmt(tuple(update)), paired, width,
-                                      instruction)
+            accumulate = paired_steps(steps, SeqStmt(tuple(update)), paired, width, native)
         except CannotVectorize:
             pass
     tile = Allocate(
