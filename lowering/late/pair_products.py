@@ -133,14 +133,15 @@ def match_pair_product(value: PrimExpr, element: BufferLoad, i: Var, j: Var
     return None
 
 
-def _pairs(pair: PairProduct, k: Var, first: PrimExpr, lane: Var, base: PrimExpr,
+def _pairs(pair: PairProduct, k: Var, first: PrimExpr, lane: Var,
            width: int) -> tuple[list[PrimExpr], list[PrimExpr]]:
     """The columns of steps ``first`` and ``first + 1`` (int16 vectors of ``width`` lanes)
     and the row's two values (int16)."""
     second = first + IntImm(first.dtype, 1)
     cols: list[PrimExpr] = [
         Cast(_I16.with_lanes(width),
-             vectorize_expr(lane, substitute_expr(pair.col, {k: step}), base, width))
+             vectorize_expr(lane, substitute_expr(pair.col, {k: step}),
+                            IntImm(lane.dtype, 0), width))
         for step in (first, second)
     ]
     rows: list[PrimExpr] = [Cast(_I16, substitute_expr(pair.row, {k: step}))
@@ -177,19 +178,19 @@ def native_lanes(target: Target, width: int) -> int:
 
 
 def paired_steps(steps: For, step: Stmt,
-                 updates: list[tuple[PairProduct, BufferLoad, Var, PrimExpr]],
+                 updates: list[tuple[PairProduct, BufferLoad, Var]],
                  width: int, native: int) -> Stmt:
     """The reduction loop ``steps`` (whose body is the vector statements ``step``) two steps
-    at a time: each update (its pair product, the accumulator's ``width``-lane vector, the
-    lane variable and the columns' first index) becomes a ``pmaddwd`` update; an odd last
+    at a time: each update (its pair product, the accumulator's ``width``-lane vector and the
+    lane variable, the columns' lanes from 0) becomes a ``pmaddwd`` update; an odd last
     step runs ``step``."""
     k = steps.loop_var
     kp = Var(k.name + "_pair", k.dtype)
     two = IntImm(k.dtype, 2)
     first = steps.min + kp * two
     body: list[Stmt] = []
-    for pair, acc, lane, base in updates:
-        cols, rows = _pairs(pair, k, first, lane, base, width)
+    for pair, acc, lane in updates:
+        cols, rows = _pairs(pair, k, first, lane, width)
         body.append(BufferStore(acc.buffer, Add(acc, _madd(cols, rows, width, native)),
                                 acc.indices))
     loop = For(kp, IntImm(k.dtype, 0), FloorDiv(steps.extent, two), steps.kind,

@@ -579,7 +579,7 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     (index,) = nest.store.indices
     pair = None if not native else match_pair_product(
         nest.store.value, BufferLoad(target, (index,)), nest.rows.loop_var, nest.cols.loop_var)
-    paired: list[tuple[PairProduct, BufferLoad, Var, PrimExpr]] = []
+    paired: list[tuple[PairProduct, BufferLoad, Var]] = []
     try:
         for r in range(shape.rows):
             row = io * IntImm(idt, block) + IntImm(idt, r)
@@ -594,7 +594,7 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
                                         substitute_expr(pair.col, at))
                     vector = BufferLoad(acc, (Ramp(IntImm(jdt, r * width), IntImm(jdt, 1),
                                                    width),))
-                    paired.append((moved, vector, lane, IntImm(jdt, 0)))
+                    paired.append((moved, vector, lane))
                 fill.append(_vector(lane, width, parts[0]))
                 update.append(_vector(lane, width, parts[1]))
                 drain.append(_vector(lane, width, parts[2]))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from late_kit import AVX2, AVX512, runs_avx2
+from late_kit import AVX2, AVX512, agrees_with_interpreter, pinned_targets, runs_avx2
 
 import tvmscript
 from lowering.target import Target
@@ -201,3 +201,17 @@ def test_a_target_intrinsic_named_by_the_user(func: Any, lanes: int, target: Tar
         c = np.zeros(lanes, np.int32)
         kernel(a, b, c)
         np.testing.assert_array_equal(c, want)
+
+
+@pytest.mark.parametrize("func", [dense_int8, matmul_u8_i8_odd, matmul_i16],
+                         ids=["dense_int8", "u8_i8_parallel", "i16"])
+@pytest.mark.parametrize("target", pinned_targets())
+def test_pair_tiles_agree_with_the_interpreter(func: Any, target: Target) -> None:
+    # default threads (every core for the parallel loop), three runs on fresh copies
+    def make() -> list[np.ndarray[Any, Any]]:
+        rng = np.random.default_rng(9)
+        return [_ints(rng, tuple(int(d) for d in b.shape), str(b.dtype))
+                for b in func.buffer_map.values()]
+
+    assert "pmadd" in tvmscript.build(func, target=target, cache=False).get_source("tir")
+    agrees_with_interpreter(func, make, target)
