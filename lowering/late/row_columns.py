@@ -1,6 +1,6 @@
 """The vector form of one reduction chain of a row group (``row_vectorize.py``): each tile
 of ``L`` columns is ``L`` contiguous row loads transposed in registers (two-vector shuffles,
-``transpose_tiles.transpose_bindings``), the chain's update once per column in the lanes,
+``register_transpose.transpose_bindings``), the chain's update once per column in the lanes,
 the leftover columns from strided loads, and prefetches of the next group's rows."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from ..analysis.vars import depends_on
 from ..arith import simplify_expr, to_linear
 from ..arith.canonical import linear_coefficient
 from .row_chains import Chain, Update, loads
-from .transpose_tiles import HALF_LOADS_MIN_BITS, transpose_bindings, transpose_from_halves
+from .register_transpose import HALF_LOADS_MIN_BITS, transpose_bindings, transpose_from_halves
 
 __all__ = ["ChainVectorizer", "tiled_loads"]
 
@@ -68,7 +68,7 @@ def tiled_loads(chain: Chain, row: Var) -> list[BufferLoad]:
 
 def _transpose(rows: list[Var], name: str) -> tuple[list[LetStmt], list[PrimExpr]]:
     """Bindings transposing ``rows`` (vectors of as many lanes as there are rows) by
-    two-vector shuffles (:func:`.transpose_tiles.transpose_bindings`), and the columns: lane
+    two-vector shuffles (:func:`.register_transpose.transpose_bindings`), and the columns: lane
     ``u`` of column ``k`` is lane ``k`` of row ``u``."""
     bindings, columns = transpose_bindings(list(rows), name)
     return [LetStmt(var, value, _NOP) for var, value in bindings], columns
@@ -108,7 +108,7 @@ class ChainVectorizer:
         self.blocks = blocks
         self.halves = halves
         """Whether tiles of at least ``HALF_LOADS_MIN_BITS`` are read as half rows
-        (:func:`.transpose_tiles.transpose_from_halves`)."""
+        (:func:`.register_transpose.transpose_from_halves`)."""
         self.dtype = chain.dtype.with_lanes(lanes)
         self.last_row = last_row
         """The loop's last row, when the next group's rows are to be prefetched."""
@@ -246,7 +246,7 @@ class ChainVectorizer:
     def _transpose_halves(self, load: BufferLoad, start: PrimExpr, block: int,
                           name: str) -> tuple[list[LetStmt], list[PrimExpr]]:
         """The tile of ``load`` for vector ``block`` from half-row loads
-        (:func:`.transpose_tiles.transpose_from_halves`): bindings and columns."""
+        (:func:`.register_transpose.transpose_from_halves`): bindings and columns."""
         h = self.lanes // 2
 
         def half_row(u: int, p: int) -> PrimExpr:

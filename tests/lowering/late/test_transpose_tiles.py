@@ -25,9 +25,12 @@ from late_kit import (
 import tvmscript
 from irbuilder.ir import AttrStmt, BufferLoad, BufferStore, LetStmt, Ramp, Shuffle, Var
 from irbuilder.ir.functor import post_order_visit
+from lowering.arith import simplify_expr
 from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.late.transpose_tiles import (
+    BLOCK_ELEMS,
     HALF_LOADS_MAX_BYTES,
+    MIN_PARALLEL_BLOCKS,
     transpose_from_halves,
     transpose_shuffles,
 )
@@ -94,20 +97,36 @@ def test_tiles_follow_the_targets_lanes(target: Target, lanes: int) -> None:
     after = run_pass("transpose_tiles", before, target)
     counts = _counts(after)
     rounds = lanes.bit_length() - 1
+    # tile rows narrower than a cache line (AVX2's 8 floats) go two tiles side by side
+    tiles = 2 if lanes * 4 < 64 else 1
     # rows loaded as halves (two per row), the halves of rows k and k + L/2 side by side
     # (one shuffle each: x86's insert from memory), then the rounds within the halves
-    assert counts == {"shuffle": lanes * rounds, "vector_load": 2 * lanes,
-                      "vector_store": lanes}
+    assert counts == {"shuffle": tiles * lanes * rounds, "vector_load": tiles * 2 * lanes,
+                      "vector_store": tiles * lanes}
     half_loads = [ld for ld in _vector_loads(after) if ld.dtype.lanes == lanes // 2]
-    assert len(half_loads) == 2 * lanes
+    assert len(half_loads) == tiles * 2 * lanes
     # constant shapes: only the no-overlap test remains
     (branch,) = versioning_ifs(after, NOALIAS_ATTR)
     assert "%" not in str(branch.condition) and "n >=" not in after.script()
+    # 64 x 48 is one block (BLOCK_ELEMS): the tile loops alone, pairs along B's rows (i)
     tile_loops = [lp for lp in loops(after) if lp.loop_var.name.endswith("_tile")]
-    assert [int(lp.extent) for lp in tile_loops] == [64 // lanes, 48 // lanes]  # type: ignore[call-overload]
+    assert [int(lp.extent) for lp in tile_loops] == [64 // lanes // tiles, 48 // lanes]  # type: ignore[call-overload]
     lets = [s for s in stmts(after) if isinstance(s, LetStmt) and s.var.dtype.lanes > 1]
-    assert len(lets) == lanes * rounds
+    assert len(lets) == tiles * lanes * rounds
     assert all(s.var.dtype.lanes == lanes for s in lets)
+
+
+def test_paired_tiles_fill_cache_lines_one_after_the_other() -> None:
+    """AVX2 tiles (32-byte rows) go in pairs along B's rows: each B row's two halves of a
+    64-byte line are stored one after the other."""
+    after = run_pass("transpose_tiles", before_late(transpose_static, AVX2), AVX2)
+    stores = [s for s in stmts(after) if isinstance(s, BufferStore)
+              and isinstance(s.indices[-1], Ramp)]
+    assert len(stores) == 16
+    for first, second in zip(stores[::2], stores[1::2], strict=True):
+        (a,), (b,) = first.indices, second.indices
+        assert isinstance(a, Ramp) and isinstance(b, Ramp)
+        assert tvmscript.ir.structural_equal(simplify_expr(b.base - a.base), T.int32(8))
 
 
 def test_symbolic_shapes_are_tested_at_run_time() -> None:
@@ -155,9 +174,28 @@ def test_a_source_beyond_the_cache_bound_is_read_in_whole_rows(target: Target,
     assert 4096 * 4096 * 4 > HALF_LOADS_MAX_BYTES
     after = run_pass("transpose_tiles", before_late(transpose_large, target), target)
     rounds = lanes.bit_length() - 1
-    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": lanes,
-                              "vector_store": lanes}
+    tiles = 2 if lanes * 4 < 64 else 1  # AVX2 tiles in pairs
+    assert _counts(after) == {"shuffle": tiles * lanes * rounds, "vector_load": tiles * lanes,
+                              "vector_store": tiles * lanes}
     assert all(ld.dtype.lanes == lanes for ld in _vector_loads(after))
+
+
+@pytest.mark.parametrize(("target", "tile_span"), [(AVX2, (16, 8)), (AVX512, (16, 16))],
+                         ids=["avx2", "avx512"])
+def test_large_nests_go_in_blocks(target: Target, tile_span: tuple[int, int]) -> None:
+    """A 4096-square transpose goes in blocks of BLOCK_ELEMS a side (the parallel loop over
+    row blocks keeps MIN_PARALLEL_BLOCKS of them): its lines of A are read whole while they
+    are cached, and a block touches few pages."""
+    after = run_pass("transpose_tiles", before_late(transpose_large, target), target)
+    by_name = {lp.loop_var.name: lp for lp in loops(after)}
+    rows, cols = tile_span  # a tile (pair) spans rows along i (B's rows) and columns along j
+    outer, inner = by_name["i_tile_block"], by_name["j_tile_block"]
+    assert outer.kind.name == "PARALLEL"
+    assert int(outer.extent) * int(by_name["i_tile_in"].extent) * rows == 4096  # type: ignore[call-overload]
+    assert int(inner.extent) * int(by_name["j_tile_in"].extent) * cols == 4096  # type: ignore[call-overload]
+    assert int(by_name["i_tile_in"].extent) * rows == BLOCK_ELEMS  # type: ignore[call-overload]
+    assert int(by_name["j_tile_in"].extent) * cols == BLOCK_ELEMS  # type: ignore[call-overload]
+    assert int(outer.extent) >= MIN_PARALLEL_BLOCKS  # type: ignore[call-overload]
 
 
 @pytest.mark.parametrize("lanes", [4, 8, 16])
@@ -188,8 +226,28 @@ def test_half_loaded_rounds_transpose_a_matrix(lanes: int) -> None:
     assert len(bindings) == lanes * (lanes.bit_length() - 1)
 
 
+@T.prim_func
+def transpose_ragged_blocks(A: T.Buffer((304, 432), "float32"), B: T.Buffer((432, 304), "float32"),
+                            C: T.Buffer((432, 304), "float32")):
+    for i in T.parallel(304):
+        for j in range(432):
+            B[j, i] = A[i, j] * T.float32(2) + C[j, i]
+
+
+@T.prim_func
+def transpose_ragged_symbolic(a: T.handle, b: T.handle):
+    n = T.int32()
+    m = T.int32()
+    A = T.match_buffer(a, (n, m), "float32")
+    B = T.match_buffer(b, (m, n), "float32")
+    for i in T.parallel(n):
+        for j in range(m):
+            B[j, i] = A[i, j]
+
+
 @pytest.mark.parametrize(
-    "func", [transpose_static, transpose_tiled_f64], ids=["float32", "float64"]
+    "func", [transpose_static, transpose_tiled_f64, transpose_ragged_blocks],
+    ids=["float32", "float64", "ragged-blocks"]
 )
 @runs_avx2
 def test_same_numbers_before_and_after(func: Any) -> None:
@@ -290,17 +348,19 @@ def test_a_nest_writing_rows_along_the_inner_loop_is_tiled_too(target: Target,
     before = before_late(gather_rows, target)
     after = run_pass("transpose_tiles", before, target)
     rounds = lanes.bit_length() - 1
-    assert _counts(after) == {"shuffle": lanes * rounds, "vector_load": 2 * lanes,
-                              "vector_store": lanes}
+    tiles = 2 if lanes * 4 < 64 else 1  # AVX2 tiles in pairs along B's rows (j)
+    assert _counts(after) == {"shuffle": tiles * lanes * rounds,
+                              "vector_load": tiles * 2 * lanes, "vector_store": tiles * lanes}
     text = after.script()
     # tile rows are rows of A (contiguous along i), tile columns rows of B (along j)
-    assert f"A_flat[T.Ramp(j_tile * {lanes * 64} + i_tile * {lanes}, 1, {lanes // 2})]" in text
-    assert f"B_flat[T.Ramp(i_tile * {lanes * 48} + j_tile * {lanes}, 1, {lanes})]" in text
+    span = tiles * lanes
+    assert f"A_flat[T.Ramp(j_tile * {span * 64} + i_tile * {lanes}, 1, {lanes // 2})]" in text
+    assert f"B_flat[T.Ramp(i_tile * {lanes * 48} + j_tile * {span}, 1, {lanes})]" in text
     block = before_late(block_transpose, target)
     (outer,) = [lp for lp in loops(block) if lp.loop_var.name == "i"]
     assert "tvmscript.parallel_if" in outer.annotations
     tiled = run_pass("transpose_tiles", block, target)
-    (tile,) = [lp for lp in loops(tiled) if lp.loop_var.name == "i_tile"]
+    (tile,) = [lp for lp in loops(tiled) if lp.loop_var.name in ("i_tile", "i_tile_block")]
     assert tile.annotations == outer.annotations
 
 
@@ -416,3 +476,17 @@ def test_values_it_cannot_tile_are_left_alone() -> None:
     for func in (two_transposed, index_in_value, reads_output):
         before = before_late(func, AVX2)
         assert run_pass("transpose_tiles", before, AVX2) is before, func.script()
+
+
+@runs_avx2
+def test_symbolic_ragged_blocks_same_numbers() -> None:
+    """Symbolic extents whose tile counts leave a partial last block in both directions."""
+    def make_args(rng: np.random.Generator) -> list[np.ndarray[Any, Any]]:
+        return [rng.standard_normal((16 * 19, 16 * 27)).astype("float32"),
+                np.zeros((16 * 27, 16 * 19), "float32")]
+
+    for target in (AVX2, AVX512):
+        before = before_late(transpose_ragged_symbolic, target)
+        after = run_pass("transpose_tiles", before, target)
+        assert "i_tile_block" in after.script() and "T.min(" in after.script()
+        assert_same_numbers(transpose_ragged_symbolic, before, after, make_args=make_args)
