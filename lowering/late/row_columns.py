@@ -42,8 +42,8 @@ from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
 from ..arith import simplify_expr, to_linear
 from ..arith.canonical import linear_coefficient
-from .row_chains import Chain, Update, loads
 from .register_transpose import HALF_LOADS_MIN_BITS, transpose_bindings, transpose_from_halves
+from .row_chains import Chain, Update, loads
 
 __all__ = ["ChainVectorizer", "tiled_loads"]
 

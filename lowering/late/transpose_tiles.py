@@ -79,6 +79,7 @@ from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.auto_parallel import PARALLEL_IF
+from .align_streams import TRANSPOSED_ATTR
 from .register_transpose import (
     HALF_LOADS_MIN_BITS,
     transpose_bindings,
@@ -170,8 +171,10 @@ def _extent_checks(extent: PrimExpr, lanes: int) -> tuple[list[PrimExpr], PrimEx
     return [EQ(FloorMod(extent, by), IntImm(extent.dtype, 0))], FloorDiv(extent, by)
 
 
-def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | None:
-    """``loop`` as transposed tiles under its run-time tests (module doc), or None."""
+def transpose_nest(loop: For, local_data: set[int], target: Target,
+                   tiled_outputs: set[int] | None = None) -> Stmt | None:
+    """``loop`` as transposed tiles under its run-time tests (module doc), or None. The id
+    of the data var the tiles write is added to ``tiled_outputs``."""
     inner = loop.body
     # A parallel loop made by parallelize_loops keeps its run-time test on the tiled loop (it
     # tests sizes and overlap only, which tiling does not change); other annotations stay.
@@ -289,6 +292,8 @@ def transpose_nest(loop: For, local_data: set[int], target: Target) -> Stmt | No
         tile_parts.append(tile(row_tile, col_tile, src.name + (f"_{half}" if pair else "")))
     tiled = wrap(_tile_bodies(dst, tile_parts, half_loads_pay(src)))
     fast = AttrStmt((dst.data, src.data), NOALIAS_ATTR, IntImm(as_dtype("int32"), 1), tiled)
+    if tiled_outputs is not None:
+        tiled_outputs.add(id(dst.data))
     if not checks:
         return fast
     return IfThenElse(all_of(checks), fast, loop, span=loop.span)
@@ -535,7 +540,13 @@ def _transpose_tiles(func: PrimFunc) -> PrimFunc:
     """Run transposing copy nests as register-transposed vector tiles (module doc), sized
     for the PassContext's target (the host when none)."""
     target = as_target(PassContext.current().target)
-    return rewrite_versioned_loops(func, lambda loop, local: transpose_nest(loop, local, target))
+    tiled_outputs: set[int] = set()
+    out = rewrite_versioned_loops(
+        func, lambda loop, local: transpose_nest(loop, local, target, tiled_outputs))
+    positions = [i for i, param in enumerate(out.params)
+                 if param in out.buffer_map and id(out.buffer_map[param].data) in tiled_outputs]
+    # large outputs written in tiles stream even beside a large cache (align_streams)
+    return out.with_attr(TRANSPOSED_ATTR, positions) if positions else out
 
 
 transpose_tiles: FunctionPass = _transpose_tiles
