@@ -22,6 +22,8 @@ ours. ``--check`` compares every side with a numpy reference instead of timing::
     PYTHONPATH=. /work/peers/bin/python benchmarks/tvm_style11.py [--rounds 3] [--only a,b] [--check]
 """
 
+# ruff: noqa: E501 - TVMScript sources: one statement per line
+
 from __future__ import annotations
 
 import os
