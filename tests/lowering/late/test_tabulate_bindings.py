@@ -110,3 +110,50 @@ def test_a_parallel_loops_threads_share_tables_filled_before_it() -> None:
     text = after.script()
     assert text.index("x_table[w] = x") < text.index("for h in T.parallel(64")
     assert "f: T.float32 = f_table[w]" in text
+
+
+@T.prim_func
+def nearest_columns(A: T.Buffer((4, 14, 14), "float32"), O: T.Buffer((4, 20, 20), "float32")):
+    # TOPI's nearest resize: the source column computed inside the load's index
+    for c, h, w in T.grid(4, 20, 20):
+        O[c, h, w] = A[c, T.max(T.min(T.Cast("int32", T.floor(
+            T.float32(0.7) * T.Cast("float32", h) + T.float32(1e-05))), 13), 0),
+            T.max(T.min(T.Cast("int32", T.floor(
+                T.float32(0.7) * T.Cast("float32", w) + T.float32(1e-05))), 13), 0)] \
+            + A[c, 0, w // 2]
+
+
+def test_costly_column_values_inside_indices_become_tables() -> None:
+    """The largest expression of the inner variable alone with a call or a conversion is
+    bound and tabulated (once however often it appears); the row's (LLVM hoists it) and a
+    division by a constant (cheap, and readable in an index) stay."""
+    after = run_pass("tabulate_bindings", _serial(nearest_columns))
+    text = after.script()
+    assert "w_col0_table = T.decl_buffer((20,)" in text
+    assert "w_col0: T.int32 = w_col0_table[w]" in text
+    assert text.count("T.floor(") == 2  # the table loop's column, the row's in the nest
+    assert "w_col1" not in text and "w // 2" in text  # no call, no conversion
+
+
+@runs_avx2
+def test_column_value_tables_give_the_same_bits() -> None:
+    before = _serial(nearest_columns)
+    after = run_pass("tabulate_bindings", before)
+    assert after is not before
+    assert_same_numbers(nearest_columns, before, after)
+
+
+def test_a_guarded_division_and_a_builtin_stay_in_place() -> None:
+    """An expression that may trap (a division by the column) would run for every column
+    in the table, also those the body's condition skips; a builtin call has an effect."""
+
+    @T.prim_func
+    def guarded(A: T.Buffer((8, 64), "int32"), O: T.Buffer((8, 64), "float32")):
+        for h, w in T.grid(8, 64):
+            if w > 0:
+                O[h, w] = T.Cast("float32", T.floordiv(A[h, 0], w) + T.Cast("int32", T.floor(
+                    T.Cast("float32", 100 // w))))
+
+    before = _serial(guarded)
+    after = run_pass("tabulate_bindings", before)
+    assert structural_equal(after, before)
