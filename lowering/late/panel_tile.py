@@ -55,9 +55,9 @@ the rows and the row's broadcast by the panels. One accumulator per panel was on
 (numba's dot products of rows 4.8).
 
 The tile's rows share a panel of the operand ``f`` reads along ``j`` (``B[k, jo*W:+W]``).
-When its rows lie far apart (:data:`PACK_MIN_STRIDE_BYTES`) and one panel's walk over all
-``k`` spans more than :data:`PACK_MIN_WALK_BYTES` (``B`` of a 1024^3 matmul: rows 4 KiB
-apart, 4 MiB walked), every step is a new page and, at a power-of-two stride, the same
+When its rows lie far apart (``panel_copy.py``: :data:`.panel_copy.PACK_MIN_STRIDE_BYTES`)
+and one panel's walk over all ``k`` spans more than :data:`PACK_MIN_WALK_BYTES` (``B`` of a
+1024^3 matmul: rows 4 KiB apart, 4 MiB walked), every step is a new page and, at a power-of-two stride, the same
 cache set: the panel is first copied into a contiguous local buffer that the tiles of the
 rows then read (per row block for a parallel row loop, each block its own copy; once for
 all the rows of a serial one, the panel loop then outside the rows). The copy reads exactly
@@ -73,16 +73,12 @@ from dataclasses import dataclass, replace
 
 from irbuilder.ir import (
     EQ,
-    GE,
     GT,
-    LE,
-    Add,
     Allocate,
     AttrStmt,
     Buffer,
     BufferLoad,
     BufferStore,
-    Cast,
     DeclBuffer,
     FloorDiv,
     FloorMod,
@@ -100,20 +96,22 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     make_data_var,
+    rebuild,
     structural_equal,
 )
 
 from ..analysis.loads import LoadCollector, reads_memory
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import depends_on
-from ..arith import simplify_expr, to_linear
+from ..arith import to_linear
 from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
-from ..transforms.vectorize import CannotVectorize, vectorize_for
+from ..transforms.vectorize import CannotVectorize
 from .interchange import interchange_nests, split_reduction_nest
 from .pair_products import PairProduct, match_pair_product, native_lanes, paired_steps
+from .panel_copy import PACK_MIN_WALK_BYTES, ToPanel, shared_panel, vector_lanes
 from .versioning import (
     NOALIAS_ATTR,
     all_of,
@@ -123,22 +121,6 @@ from .versioning import (
 )
 
 __all__ = ["TileShape", "tile_reduction_nest", "tile_reduction_panels", "tile_shape"]
-
-PACK_MIN_STRIDE_BYTES = 1024
-"""A shared operand whose rows (one per ``k`` step) lie at least this far apart is copied
-into a contiguous panel before its tiles read it: each step of such a walk is a new page
-for the prefetchers and, at power-of-two strides, the same cache set."""
-
-PACK_MIN_WALK_BYTES = 2 * 1024 * 1024
-"""...and only when one panel's walk down the operand (``K`` rows of its stride) spans
-more than this: well beyond the L2 cache, where the strided walk misses. On the Zen 5 host
-a 1024^3 matmul went 24 -> 12 ms as AVX2 code with panels (4 MiB walked), 7.4 -> 5.5 as
-AVX-512 code; a 512^3 one 1.22 -> 1.34 ms (1 MiB walked), a 256 x 1024 x 512 dense layer
-(2 MiB) 0.78 -> 0.86 as AVX-512 code, 1.82 -> 1.68 as AVX2 code. The option
-``pack_min_walk_bytes`` of the pass (``PassContext`` config) overrides it."""
-
-PACK_MAX_BYTES = 256 * 1024
-"""The largest panel copied (``K x W`` elements): it must stay in the L2 cache."""
 
 SYMBOLIC_ROW_TILES = 8
 """Tiles per row block of a nest with a symbolic row count whose shared operand is copied
@@ -166,7 +148,7 @@ def tile_shape(target: Target) -> TileShape:
 
 
 @dataclass
-class _Nest:
+class TileNest:
     rows: For
     cols: For
     init: BufferStore | None
@@ -178,7 +160,7 @@ class _Nest:
     elements (a panel the schedule vectorized: ``C[i, j*16:j*16 + 16]``)."""
 
 
-def _match(loop: For, local_data: set[int]) -> _Nest | None:
+def _match(loop: For, local_data: set[int]) -> TileNest | None:
     cols = loop.body
     if not (isinstance(cols, For) and cols.kind is ForKind.SERIAL):
         return None
@@ -259,7 +241,7 @@ def _match(loop: For, local_data: set[int]) -> _Nest | None:
         # only shared operand is a tap broadcast to every lane: 0.56 and 0.40 ms as AVX2
         # code (0.51 and 0.56 for AVX-512).
         return None
-    return _Nest(loop, cols, init, steps, store, others, lanes)
+    return TileNest(loop, cols, init, steps, store, others, lanes)
 
 
 def _rows_apart(index: PrimExpr, i: Var, cols: PrimExpr) -> bool:
@@ -294,15 +276,6 @@ class _ToAccumulator(StmtExprMutator):
         return self.generic_mutate(node)
 
 
-def _vector(lane: Var, width: int, body: Stmt) -> Stmt:
-    """``for lane in T.vectorized(width): body`` as vector statements."""
-    loop = copy_with_fresh_vars(
-        For(lane, IntImm(lane.dtype, 0), IntImm(lane.dtype, width), ForKind.VECTORIZED, body)
-    )
-    assert isinstance(loop, For)
-    return vectorize_for(loop, max_width=width, strict=True)
-
-
 def _narrowed(shape: TileShape, cols: PrimExpr, itemsize: int) -> TileShape:
     """``shape`` with fewer vectors per row and as many more rows (the same accumulators)
     when a constant ``cols`` is not a multiple of its width but of a narrower one: a
@@ -328,7 +301,7 @@ def _panels(shape: TileShape, cols: PrimExpr, panel_bytes: int) -> int:
     return panels
 
 
-def _tile_steps(nest: _Nest, at: dict[Var, PrimExpr], slot: PrimExpr,
+def _tile_steps(nest: TileNest, at: dict[Var, PrimExpr], slot: PrimExpr,
                 acc: Buffer) -> tuple[Stmt, Stmt, Stmt]:
     """The init, update and write-back of one accumulator of the tile: the nest's element
     at ``at`` kept in ``acc[slot]``."""
@@ -359,138 +332,6 @@ def _rows_per_iteration(rows: int, tile_rows: int) -> int:
     return best
 
 
-@dataclass
-class _Panel:
-    """The shared operand ``load`` copied, per column panel, into ``buffer``."""
-
-    load: BufferLoad
-    buffer: Buffer
-    copy: Stmt
-    checks: tuple[PrimExpr, ...] = ()
-    """Run-time conditions of the copy (symbolic ``K`` or stride), empty when proven."""
-
-    def allocated(self, body: Stmt) -> Stmt:
-        """``body`` with the panel allocated around it."""
-        size = IntImm(_I32, int(self.buffer.shape[0]))
-        return Allocate(self.buffer.data, self.buffer.dtype, size, _TRUE,
-                        DeclBuffer(self.buffer, body))
-
-
-class _ToPanel(StmtExprMutator):
-    def __init__(self, load: BufferLoad, panel: Buffer, index: PrimExpr) -> None:
-        self.load, self.panel, self.index = load, panel, index
-
-    def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
-        if node.buffer.data is self.load.buffer.data and structural_equal(
-                node.indices[0], self.load.indices[0]):
-            return BufferLoad(self.panel, (self.index,))
-        return self.generic_mutate(node)
-
-
-def _panel(nest: _Nest, width: int, reuse: int, jo: Var, min_walk: int) -> _Panel | None:
-    """The panel copy of the operand the tile's rows share, when its rows are far apart
-    (:data:`PACK_MIN_STRIDE_BYTES`), the panel is reused by ``reuse >= 2`` tiles and fits
-    :data:`PACK_MAX_BYTES`; None otherwise. The copy reads exactly the elements the tiles
-    read (every ``k`` of the loop, the panel's ``width`` columns)."""
-    steps = nest.steps
-    if reuse < 2 or nest.lanes != 1:
-        return None
-    i, j, k = nest.rows.loop_var, nest.cols.loop_var, steps.loop_var
-    found = LoadCollector()
-    found.visit_expr(nest.store.value)
-    for load in found.loads:
-        if load.buffer.data is nest.store.buffer.data or len(load.indices) != 1:
-            continue
-        (index,) = load.indices
-        if depends_on(index, i) or linear_coefficient(index, j) != 1 or reads_memory(index):
-            continue
-        stride = linear_coefficient(index, k)
-        itemsize = load.buffer.dtype.itemsize
-        checks: tuple[PrimExpr, ...] = ()
-        if stride is not None and isinstance(steps.extent, IntImm):
-            depth = steps.extent.value
-            if (abs(stride) * itemsize < PACK_MIN_STRIDE_BYTES
-                    or depth * abs(stride) * itemsize <= min_walk):
-                continue
-            if depth * width * itemsize > PACK_MAX_BYTES:
-                return None
-            capacity = depth * width
-        else:
-            checks = _symbolic_panel_checks(index, k, steps.extent, width, itemsize, min_walk)
-            if not checks:
-                continue
-            capacity = PACK_MAX_BYTES // itemsize
-        name = f"{load.buffer.name}_panel"
-        # a heap buffer (above the stack limit): its data var named as the printed
-        # script's decl_buffer re-parses it, which the allocation failure message quotes
-        data = make_data_var(f"{name}_data", load.buffer.dtype, "local")
-        buffer = Buffer(name, data, (IntImm(_I32, capacity),), load.buffer.dtype,
-                        scope="local")
-        kk, lane = Var(k.name + "_p", k.dtype), Var(j.name + "_p", j.dtype)
-        source = substitute_expr(load, {k: kk + steps.min,
-                                        j: jo * IntImm(j.dtype, width) + lane})
-        slot = kk * IntImm(k.dtype, width) + lane
-        try:
-            row = _vector(lane, width, BufferStore(buffer, source, (slot,)))
-        except CannotVectorize:
-            return None
-        copy = For(kk, IntImm(k.dtype, 0), steps.extent, ForKind.SERIAL, row)
-        return _Panel(load, buffer, copy, checks)
-    return None
-
-
-def _step_of(index: PrimExpr, k: Var) -> PrimExpr | None:
-    """What ``index`` grows by per step of ``k``: the sum of its terms ``c * k`` and
-    ``c * k * s`` (``s`` free of ``k``) without ``k``; None when ``k`` appears otherwise."""
-    if not index.dtype.is_int:
-        return None
-    parts: list[PrimExpr] = []
-    for atom, coef in to_linear(index).live_terms():
-        if not depends_on(atom, k):
-            continue
-        if atom is k:
-            parts.append(IntImm(index.dtype, coef))
-            continue
-        if not isinstance(atom, Mul) or (atom.a is k) == (atom.b is k):
-            return None
-        other = atom.b if atom.a is k else atom.a
-        if depends_on(other, k):
-            return None
-        parts.append(other if coef == 1 else Mul(other, IntImm(other.dtype, coef)))
-    if not parts:
-        return None
-    step = parts[0]
-    for part in parts[1:]:
-        step = Add(step, part)
-    return simplify_expr(step)
-
-
-def _symbolic_panel_checks(
-    index: PrimExpr, k: Var, depth: PrimExpr, width: int, itemsize: int, min_walk: int
-) -> tuple[PrimExpr, ...]:
-    """The run-time form of the panel's conditions when the walk's stride (the step of
-    ``index`` per ``k``) or its length ``depth`` is symbolic: a stride of at least
-    :data:`PACK_MIN_STRIDE_BYTES`, a walk longer than ``min_walk`` and ``depth x width``
-    elements within :data:`PACK_MAX_BYTES` (in 64 bits: no product overflows); empty when
-    the stride is not a loop-invariant expression."""
-    step = _step_of(index, k)
-    if step is None or reads_memory(step):
-        return ()
-
-    def wide(expr: PrimExpr) -> PrimExpr:
-        return expr if expr.dtype == _I64 else Cast(_I64, expr)
-
-    def imm(value: int) -> IntImm:
-        return IntImm(_I64, value)
-
-    stride_bytes = Mul(wide(step), imm(itemsize))
-    return (
-        GE(stride_bytes, imm(PACK_MIN_STRIDE_BYTES)),
-        GT(Mul(wide(depth), stride_bytes), imm(min_walk)),
-        LE(Mul(wide(depth), imm(width * itemsize)), imm(PACK_MAX_BYTES)),
-    )
-
-
 def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
                         min_walk: int = PACK_MIN_WALK_BYTES, panels: bool = True,
                         pair_target: Target | None = None) -> Stmt | None:
@@ -498,7 +339,32 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     operand whose panel walk spans more than ``min_walk`` bytes is copied into panels
     (never with ``panels=False``: the version that runs when a panel's run-time test
     fails). With ``pair_target``, narrow integer products take two steps per multiply-add
-    (``pair_products``)."""
+    (``pair_products``). A constant row count that is not a multiple of the tile's rows
+    has its last rows peeled: the tiles take the rows before them, and the leftover rows
+    run after them as written (``interchange_reductions`` may still take those). The
+    interior of a convolution whose padding was inlined and partitioned (4090 of 4096
+    rows) is such a count."""
+    tiled = _tile_reduction_rows(loop, local_data, shape, min_walk, panels, pair_target)
+    rows = loop.extent
+    if (tiled is not None or not isinstance(rows, IntImm) or rows.value <= shape.rows
+            or not rows.value % shape.rows or _match(loop, local_data) is None):
+        return tiled
+    left = rows.value % shape.rows
+    whole = IntImm(rows.dtype, rows.value - left)
+    tiled = _tile_reduction_rows(rebuild(loop, {"extent": whole}), local_data, shape,
+                                 min_walk, panels, pair_target)
+    if tiled is None:
+        return None
+    i = loop.loop_var
+    rest = Var(f"{i.name}_rest", i.dtype)
+    leftover = For(rest, IntImm(i.dtype, 0), IntImm(i.dtype, left), ForKind.SERIAL,
+                   copy_with_fresh_vars(loop.body, {i: whole + rest}), span=loop.span)
+    return SeqStmt((tiled, leftover), span=loop.span)
+
+
+def _tile_reduction_rows(loop: For, local_data: set[int], shape: TileShape, min_walk: int,
+                         panels: bool, pair_target: Target | None) -> Stmt | None:
+    """:func:`tile_reduction_nest` of a loop whose rows the tiles divide."""
     nest = _match(loop, local_data)
     if nest is None:
         return None
@@ -541,10 +407,10 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     panels_outside = nest.rows.kind is ForKind.SERIAL and isinstance(rows, IntImm)
     reuse = rows.value // shape.rows if isinstance(rows, IntImm) and panels_outside else \
         block // shape.rows
-    panel = _panel(nest, width, reuse, jo, min_walk) if panels else None
+    panel = shared_panel(nest, width, reuse, jo, min_walk) if panels else None
     wide_blocks = False  # symbolic rows in blocks of several tiles, for the panel
     if panel is None and panels and not isinstance(rows, IntImm):
-        panel = _panel(nest, width, SYMBOLIC_ROW_TILES, jo, min_walk)
+        panel = shared_panel(nest, width, SYMBOLIC_ROW_TILES, jo, min_walk)
         if panel is not None:
             block = shape.rows * SYMBOLIC_ROW_TILES
             wide_blocks = True
@@ -555,13 +421,13 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     fallback: Stmt | None = None
     if panel is not None and (panel.checks or wide_blocks):
         checks.extend(panel.checks)
-        fallback = tile_reduction_nest(loop, local_data, shape, min_walk, panels=False,
+        fallback = _tile_reduction_rows(loop, local_data, shape, min_walk, panels=False,
                                        pair_target=pair_target)
     if panel is not None:
         k = nest.steps.loop_var
         column = j - jo * IntImm(jdt, width)  # the lane, once j is the tile's column
         at_panel = (k - nest.steps.min) * IntImm(k.dtype, width) + column
-        value = _ToPanel(panel.load, panel.buffer, at_panel).visit_expr(nest.store.value)
+        value = ToPanel(panel.load, panel.buffer, at_panel).visit_expr(nest.store.value)
         nest = replace(nest, store=BufferStore(nest.store.buffer, value, nest.store.indices))
     acc_data = make_data_var(f"{target.name}_tile", target.dtype, "local")
     acc = Buffer(
@@ -595,9 +461,9 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
                     vector = BufferLoad(acc, (Ramp(IntImm(jdt, r * width), IntImm(jdt, 1),
                                                    width),))
                     paired.append((moved, vector, lane))
-                fill.append(_vector(lane, width, parts[0]))
-                update.append(_vector(lane, width, parts[1]))
-                drain.append(_vector(lane, width, parts[2]))
+                fill.append(vector_lanes(lane, width, parts[0]))
+                update.append(vector_lanes(lane, width, parts[1]))
+                drain.append(vector_lanes(lane, width, parts[2]))
                 continue
             for v in range(width):  # panels: already vectors
                 at = {i: row, j: jo * IntImm(jdt, width) + IntImm(jdt, v)}

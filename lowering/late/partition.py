@@ -55,6 +55,7 @@ from irbuilder.ir import (
     LT,
     Add,
     And,
+    Call,
     CmpOp,
     For,
     ForKind,
@@ -225,7 +226,7 @@ class _DecidePart(StmtExprMutator):
             for kept, other in ((new.b, new.a), (new.a, new.b)):
                 if isinstance(other, IntImm) and other.value == identity:
                     return kept
-        return new
+        return _decided_choice(new)
 
 
 Windows = dict[int, tuple[int, int, bool]]
@@ -245,6 +246,16 @@ def _windows(body: Stmt, var: Var, ranges: Ranges) -> Windows:
     return found
 
 
+def _decided_choice(expr: PrimExpr) -> PrimExpr:
+    """``T.if_then_else`` of a decided condition is the operand it chooses (it evaluates
+    only that one): the passes between this one and the late ``simplify`` (the register
+    tiles of a convolution whose padding was inlined) see the load, not a builtin call."""
+    if (isinstance(expr, Call) and expr.op == "if_then_else" and len(expr.args) == 3
+            and isinstance(expr.args[0], IntImm)):
+        return expr.args[1] if expr.args[0].value else expr.args[2]
+    return expr
+
+
 class _Decide(StmtExprMutator):
     """Every comparison of ``var`` against ``cut`` becomes ``below``: its value on a part
     that lies below the cut if True, at or above it if False."""
@@ -257,7 +268,7 @@ class _Decide(StmtExprMutator):
             cut = _cut(expr, self.var)
             if cut is not None and structural_equal(cut[0], self.cut):
                 return IntImm(_BOOL, int(cut[1] == self.below), span=expr.span)
-        return super().visit_expr(expr)
+        return _decided_choice(super().visit_expr(expr))
 
 
 def _part(loop: For, start: PrimExpr, extent: PrimExpr, body: Stmt) -> For:

@@ -47,10 +47,11 @@ def test_a_concatenation_becomes_two_contiguous_copies() -> None:
     extents = [int(f.extent) for f in loops(after) if f.kind is ForKind.SERIAL]
     assert sorted(extents) == [3, 32, 48]
     text = after.script()
-    # decided; the late simplify folds the constant conditions (see the build test below)
-    assert "j < 32" not in text
-    assert "T.if_then_else(True, A_flat[i * 32 + j]" in text
-    assert "T.if_then_else(False, A_flat[i * 32 + (j + 32)]" in text
+    # decided, and a decided T.if_then_else is the operand it chooses (the late simplify
+    # folds the index arithmetic: see the build test below)
+    assert "j < 32" not in text and "if_then_else" not in text
+    assert "O_flat[i * 80 + j] = A_flat[i * 32 + j]" in text
+    assert "O_flat[i * 80 + (j + 32)] = B_flat[i * 48 + (j + 32) - 32]" in text
     assert structural_equal(tvmscript.from_source(text), after)
 
 
@@ -127,8 +128,7 @@ def test_a_threshold_of_an_outer_variable_cuts_the_inner_loop() -> None:
     assert "j <= i" not in text
     inner = [f for f in loops(after) if f.loop_var.name.startswith("j")]
     assert len(inner) == 2  # the kept columns, then the masked ones
-    assert "T.if_then_else(True, A_flat" in text
-    assert "T.if_then_else(False, A_flat" in text
+    assert "if_then_else" not in text  # each part's operand chosen
 
 
 def test_a_threshold_the_loop_changes_is_left_alone() -> None:
@@ -234,12 +234,10 @@ def test_a_window_comparison_peels_the_borders_of_short_loops() -> None:
     # the border rows keep their columns whole (peeled parts are not split again); the
     # inner rows peel their first and last column
     assert columns == [1, 1, 38, 40, 40]
-    assert any("if_then_else(True" in line for line in _comparisons(text))
-    # the inner rows (h + 1) keep the tests of their first and last column
-    inner = [
-        line for line in _comparisons(text)
-        if "(h + 1) * 40" in line and "if_then_else(True" not in line
-    ]
+    assert "if_then_else(True" not in text and "if_then_else(False" not in text
+    # the inner rows (h + 1) keep the tests of their first and last column; the border
+    # rows and the inner rows' inner columns are decided: their operand chosen
+    inner = [line for line in _comparisons(text) if "(h + 1) * 40" in line]
     assert len(inner) == 2
 
 
@@ -250,7 +248,8 @@ def test_a_window_threshold_cuts_where_every_offset_agrees() -> None:
     extents = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("i"))
     assert extents == [4, 11, 49]  # i + k < 60 is True below 49, False from 60
     text = after.script()
-    assert "T.if_then_else(True, A_flat" in text and "T.if_then_else(False, A_flat" in text
+    assert "if_then_else(True" not in text and "if_then_else(False" not in text
+    assert "if_then_else" in text  # the 11 rows in between keep the test
 
 
 @runs_avx2
