@@ -58,13 +58,14 @@ The tile's rows share a panel of the operand ``f`` reads along ``j`` (``B[k, jo*
 When its rows lie far apart (``panel_copy.py``: :data:`.panel_copy.PACK_MIN_STRIDE_BYTES`)
 and one panel's walk over all ``k`` spans more than :data:`PACK_MIN_WALK_BYTES` (``B`` of a
 1024^3 matmul: rows 4 KiB apart, 4 MiB walked), every step is a new page and, at a
-power-of-two stride, the same cache set: the panel is first copied into a contiguous local buffer that the tiles of the
-rows then read (per row block for a parallel row loop, each block its own copy; once for
-all the rows of a serial one, the panel loop then outside the rows). The copy reads exactly
-the elements the tiles read, and the arithmetic is unchanged. With a symbolic ``K`` or
-stride the conditions (stride, walk, the panel within :data:`PACK_MAX_BYTES`) are tested
-at run time, and with symbolic rows the row blocks hold :data:`SYMBOLIC_ROW_TILES` tiles
-(``M`` a multiple of that, also tested); the tiles without a panel run when a test fails.
+power-of-two stride, the same cache set: the panel is first copied into a contiguous local
+buffer that the tiles of the rows then read (per row block for a parallel row loop, each
+block its own copy; once for all the rows of a serial one, the panel loop then outside the
+rows). The copy reads exactly the elements the tiles read, and the arithmetic is unchanged.
+With a symbolic ``K`` or stride the conditions (stride, walk, the panel within
+:data:`PACK_MAX_BYTES`) are tested at run time, and with symbolic rows the row blocks hold
+:data:`SYMBOLIC_ROW_TILES` tiles (``M`` a multiple of that, also tested); the tiles without
+a panel run when a test fails.
 """
 
 from __future__ import annotations
