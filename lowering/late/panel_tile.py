@@ -340,25 +340,34 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     operand whose panel walk spans more than ``min_walk`` bytes is copied into panels
     (never with ``panels=False``: the version that runs when a panel's run-time test
     fails). With ``pair_target``, narrow integer products take two steps per multiply-add
-    (``pair_products``). A constant row count that is not a multiple of the tile's rows
-    has its last rows peeled: the tiles take the rows before them, and the leftover rows
-    run after them as written (``interchange_reductions`` may still take those). The
-    interior of a convolution whose padding was inlined and partitioned (4090 of 4096
-    rows) is such a count."""
-    tiled = _tile_reduction_rows(loop, local_data, shape, min_walk, panels, pair_target)
+    (``pair_products``). A row count that is not a multiple of the tile's rows has its
+    last rows peeled: the tiles take the rows before them, and the leftover rows run after
+    them as written (``interchange_reductions`` may still take those). The interior of a
+    convolution whose padding was inlined and partitioned (4090 of 4096 rows) is such a
+    count; a symbolic one is always peeled (``n % R`` rows left, none when ``R`` divides
+    it), where its run-time test used to send the whole nest to the interchanged form
+    (a 513-row symbolic matmul: 10.8 ms against 2.5 for 512 rows)."""
     rows = loop.extent
-    if (tiled is not None or not isinstance(rows, IntImm) or rows.value <= shape.rows
-            or not rows.value % shape.rows or _match(loop, local_data) is None):
+    symbolic = not isinstance(rows, IntImm)
+    tiled = None if symbolic else _tile_reduction_rows(loop, local_data, shape, min_walk,
+                                                       panels, pair_target)
+    if tiled is not None or _match(loop, local_data) is None:
         return tiled
-    left = rows.value % shape.rows
-    whole = IntImm(rows.dtype, rows.value - left)
+    by = IntImm(rows.dtype, shape.rows)
+    if isinstance(rows, IntImm):
+        if rows.value <= shape.rows or not rows.value % shape.rows:
+            return None
+        whole: PrimExpr = IntImm(rows.dtype, rows.value - rows.value % shape.rows)
+        left: PrimExpr = IntImm(rows.dtype, rows.value % shape.rows)
+    else:
+        whole, left = rows - FloorMod(rows, by), FloorMod(rows, by)
     tiled = _tile_reduction_rows(rebuild(loop, {"extent": whole}), local_data, shape,
                                  min_walk, panels, pair_target)
     if tiled is None:
         return None
     i = loop.loop_var
     rest = Var(f"{i.name}_rest", i.dtype)
-    leftover = For(rest, IntImm(i.dtype, 0), IntImm(i.dtype, left), ForKind.SERIAL,
+    leftover = For(rest, IntImm(i.dtype, 0), left, ForKind.SERIAL,
                    copy_with_fresh_vars(loop.body, {i: whole + rest}), span=loop.span)
     return SeqStmt((tiled, leftover), span=loop.span)
 

@@ -63,10 +63,12 @@ def test_jammed_rowsum_matches_interpreter(m: int) -> None:
 
 def test_symbolic_matmul_is_interchanged_under_trip_count_tests() -> None:
     text = lower_for(matmul, AVX2).script()
-    # register tiles when n divides into them (tile_reduction_panels; with B's rows copied
-    # into panels when n is a multiple of 32 rows and far enough apart), else the interchange
-    assert "if n % 32 == 0 and n % 16 == 0 and" in text
-    assert "if n % 4 == 0 and n % 16 == 0 and" in text
+    # register tiles when the columns divide into them (tile_reduction_panels; with B's rows
+    # copied into panels when the tiled rows are a multiple of 32 and far enough apart), the
+    # rows past a multiple of 4 after them; else the interchange
+    assert "if (n - n % 4) % 32 == 0 and n % 16 == 0 and" in text
+    assert "elif (n - n % 4) % 4 == 0 and n % 16 == 0 and" in text
+    assert "for i_rest in range(n % 4):" in text
     assert "if n >= 16 and n > 0 and" in text
     assert re.search(r"for k(_\d+)?, j(_\d+)? in T.grid\(n, n\):", text)
 

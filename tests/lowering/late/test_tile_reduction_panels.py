@@ -258,13 +258,14 @@ def square(a: T.handle, b: T.handle, c: T.handle):
             C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
 
-@pytest.mark.parametrize("n", [0, 4, 20, 32, 48])
+@pytest.mark.parametrize("n", [0, 4, 20, 32, 48, 50])
 @runs_avx2
 def test_symbolic_extents_are_tested_at_run_time(n: int) -> None:
-    # AVX2 tiles are 4 x 16: n = 32 and 48 run the tiles, 20 the interchanged nest
+    # AVX2 tiles are 4 x 16: n = 32 and 48 run the tiles, 20 the interchanged nest (its
+    # columns); the rows past a multiple of 4 run after the tiles (none here)
     kernel = tvmscript.build(square, target=AVX2)
     source = kernel.get_source("tir")
-    assert "_tile" in source and "n % 16 == 0" in source and "n % 4 == 0" in source
+    assert "_tile" in source and "n % 16 == 0" in source and "i_rest" in source
     with lowering.PassContext(disabled_passes=frozenset({"tile_reduction_panels"})):
         plain = tvmscript.build(square, target=AVX2, cache=False)
     reference = tvmscript.build(square, target="interp")
@@ -466,10 +467,13 @@ def test_symbolic_shapes_copy_panels_under_run_time_tests() -> None:
     # rows in blocks of 8 tiles of 4, each block its own panel; the stride, walk and panel
     # size tested at run time (64-bit products)
     assert loops[-1].kind is ForKind.PARALLEL and "for i_m in range(8):" in text
-    assert "if n % 32 == 0 and n % 16 == 0 and" in text and 'T.Cast("int64", n) * T.int64(4) >= T.int64(1024)' in text
+    assert "if (n - n % 4) % 32 == 0 and n % 16 == 0 and" in text
+    assert 'T.Cast("int64", n) * T.int64(4) >= T.int64(1024)' in text
     assert 'T.Cast("int64", n) * T.int64(64) <= T.int64(262144)' in text  # 16 columns
-    # when they fail: the tiles without a panel, then the interchanged nest
-    assert len(re.findall(r"_tile(_\d+)? = T.decl_buffer", text)) == 2 and "n % 4 == 0" in text
+    # when they fail: the tiles without a panel, then the interchanged nest; the rows past
+    # a multiple of 4 after them
+    assert len(re.findall(r"_tile(_\d+)? = T.decl_buffer", text)) == 2
+    assert "for i_rest, j in T.grid(n % 4, n):" in text
 
 
 @pytest.mark.parametrize("n", [256, 288, 272, 260])
