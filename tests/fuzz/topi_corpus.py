@@ -41,7 +41,7 @@ def entry(name: str, fn: Callable[[], Op]) -> None:
 
 
 def _outs(x: Any) -> list[Any]:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
+    return [x] if isinstance(x, te.Tensor) else list(x)
 
 
 def simple(name: str, make: Callable[..., Any], *inputs: Any, inexact: bool = False,
@@ -331,7 +331,7 @@ for _mode in ("fast", "clip", "wrap"):
     simple(f"take_flat_{_mode}", lambda a, i, _m=_mode: topi.take(a, i, mode=_m),
            P((3, 4), "int8"), P((2, 3), "int64", "I"), I=(0, 11) if _mode == "fast" else (-13, 20))
 simple("take_batch_dims", lambda a, i: topi.take(a, i, 1, batch_dims=1), P((2, 5, 3)),
-       P((2, 4), "int32", "I"), I=(0, 4))
+       P((2, 4, 2), "int32", "I"), I=(0, 4))
 simple("gather", lambda a, i: topi.gather(a, 1, i), P((3, 5)), P((3, 4), "int32", "I"), I=(0, 4))
 simple("gather_nd", lambda a, i: topi.gather_nd(a, i), P((4, 5, 3)), P((2, 6), "int32", "I"),
        I=(0, 3))
@@ -375,7 +375,8 @@ entry("eye", lambda: Op([], [topi.eye(3, 4, 1)]))
 simple("full_like", lambda a: topi.full_like(a, 2.5), P((2, 3)))
 simple("reverse_sequence", lambda a, l: topi.reverse_sequence(a, l, 1, 0), P((3, 5)),
        P((3,), "int32", "L"), L=(1, 5))
-simple("unravel_index", lambda i: topi.unravel_index(i, (3, 4)), P((5,), "int32", "I"), I=(0, 11))
+simple("unravel_index", lambda i, s: topi.unravel_index(i, s), P((5,), "int32", "I"),
+       P((2,), "int32", "S"), I=(0, 8), S=(3, 4))
 simple("sliding_window", lambda a: topi.sliding_window(a, 1, (2, 3), (1, 2)), P((2, 4, 7)))
 simple("searchsorted", lambda s, v: topi.searchsorted(s, v), P((7,), name="S"), P((5,), name="V"))
 
@@ -423,4 +424,4 @@ symbolic("sym_cumsum", lambda n: (lambda a: Op([a], [topi.cumsum(a, 0)], {}, {"n
 simple("sort", lambda a: topi.sort(a), P((3, 5)))
 simple("argsort", lambda a: topi.argsort(a), P((3, 5)))
 simple("topk", lambda a: topi.topk(a, 2), P((3, 5)))
-simple("unique", lambda a: topi.unique(a), P((6,), "int32"))
+simple("unique", lambda a: topi.unique.unique(a), P((6,), "int32"))

@@ -139,7 +139,33 @@ def to_tvm016(text: str) -> str:
     out = re.sub(r"\bT\.sblock_attr\(", "T.block_attr(", out)
     out = re.sub(r"\bT\.sblock\(", "T.block(", out)
     out = out.replace('"tirx.noalias"', '"tir.noalias"')
-    return _symbolic_params(out) + "\n"
+    # a let-bound variable's annotation: 0.27 marks it T.let[...]
+    out = re.sub(r": T\.let\[(T\.\w+)\] = ", r": \1 = ", out)
+    # a block's annotations as one dict argument (0.16: T.block_attr)
+    out = re.sub(r"^(\s+)T\.attr\(\{", r"\1T.block_attr({", out, flags=re.M)
+    return _symbolic_params(_scalar_locals(out)) + "\n"
+
+
+def _scalar_locals(text: str) -> str:
+    """0.27 prints a one-element local buffer as a scalar variable (``x: T.int64`` declares
+    it, ``x = v`` stores, ``x`` loads); 0.16 spells it as a buffer of one element."""
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines):
+        m = re.match(r"^(\s+)(\w+): T\.(\w+)$", lines[k])
+        if not m:
+            k += 1
+            continue
+        indent, name, dtype = m.groups()
+        lines[k] = f'{indent}{name} = T.decl_buffer((1,), "{dtype}", scope="local")'
+        use = re.compile(rf"(?<![\w.\"]){name}\b(?!\s*\[)")
+        j = k + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].startswith(indent)
+                                  and len(lines[j]) - len(lines[j].lstrip()) >= len(indent)):
+            lines[j] = use.sub(f"{name}[0]", lines[j])
+            j += 1
+        k += 1
+    return "\n".join(lines)
 
 
 def _symbolic_params(text: str) -> str:
@@ -280,11 +306,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default=None, help="folder for the non-agreeing programs")
     ap.add_argument("--only", default=None, help="a regular expression: run matching names")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--mcpu", default="znver3",
-                    help="the CPU both sides compile for (our target: llvm -mcpu=M)")
+    ap.add_argument("--target", default="llvm -mcpu=znver3", help="our build's target")
+    ap.add_argument("--tvm-mcpu", default="host",
+                    help="the CPU TVM compiles for (host: LLVM's name of this one; another "
+                         "CPU's instructions may not run here: znver3's SSE4A traps on Intel, "
+                         "and TVM does not leave them out as our Target does)")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--quiet", action="store_true", help="print only non-agreeing operators")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--mcpu", help=argparse.SUPPRESS)  # the worker's: Peer passes --tvm-mcpu
     opts = ap.parse_args(argv)
     if opts.worker:
         sys.path.insert(0, str(HERE))
@@ -306,14 +336,18 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="topi_peer_work_"))
     out = Path(opts.out or tempfile.mkdtemp(prefix="topi_peer_"))
     out.mkdir(parents=True, exist_ok=True)
-    peer = Peer(opts.tvm_python, opts.mcpu, opts.timeout, worker=Path(__file__).resolve())
+    if opts.tvm_mcpu == "host":
+        import llvmlite.binding as llvm
+
+        opts.tvm_mcpu = llvm.get_host_cpu_name()
+    peer = Peer(opts.tvm_python, opts.tvm_mcpu, opts.timeout, worker=Path(__file__).resolve())
     peer.start()
     names: list[str] = peer.run({"op": "list"})["names"]
     if opts.only:
         names = [n for n in names if re.search(opts.only, n)]
-    print(f"peer TVM {peer.version}, -mcpu={opts.mcpu}, {len(names)} operators; "
-          f"non-agreeing programs go to {out}", flush=True)
-    target = f"llvm -mcpu={opts.mcpu}"
+    print(f"peer TVM {peer.version} (-mcpu={opts.tvm_mcpu}), ours {opts.target!r}; "
+          f"{len(names)} operators; non-agreeing programs go to {out}", flush=True)
+    target = opts.target
     counts: collections.Counter[str] = collections.Counter()
     groups: collections.Counter[str] = collections.Counter()
     start = time.time()
