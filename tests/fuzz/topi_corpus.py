@@ -26,6 +26,8 @@ class Op:
     """symbolic dimension name -> its value in the run"""
     inexact: bool = False
     """transcendental math: compared with the wider tolerance"""
+    special: tuple[str, ...] = ()
+    """float placeholders that get NaN, +inf and -inf in about a quarter of their elements"""
 
 
 def P(shape: Any, dtype: str = "float32", name: str = "A") -> Any:
@@ -418,6 +420,124 @@ symbolic("sym_reshape", lambda n: (lambda a: Op([a], [topi.reshape(a, (n * 3,))]
                                                 {"n": 4}))(P((n, 3))))
 symbolic("sym_cumsum", lambda n: (lambda a: Op([a], [topi.cumsum(a, 0)], {}, {"n": 5}))(
     P((n, 2), "int32")))
+
+
+
+def symbolic64(name: str, make: Callable[[Any, Any], Op]) -> None:
+    """Relax's legalisation gives shape variables int64: ``n`` and ``m``."""
+    entry(name, lambda: make(te.var("n", "int64"), te.var("m", "int64")))
+
+
+def _n(op: Callable[..., Any], *tensors: Any, binds: dict[str, int], inexact: bool = False,
+       **ranges: tuple[float, float]) -> Op:
+    return Op(list(tensors), _outs(op(*tensors)), dict(ranges), binds, inexact)
+
+
+symbolic64("sym64_exp", lambda n, m: _n(topi.exp, P((n, m)), binds={"n": 3, "m": 5},
+                                       inexact=True))
+symbolic64("sym64_sum_keep", lambda n, m: _n(lambda a: topi.sum(a, 1, True), P((n, m)),
+                                            binds={"n": 3, "m": 6}))
+symbolic64("sym64_max_axis0", lambda n, m: _n(lambda a: topi.max(a, 0), P((n, m), "int8"),
+                                             binds={"n": 4, "m": 3}))
+symbolic64("sym64_softmax", lambda n, m: _n(topi.nn.softmax, P((n, m)), binds={"n": 2, "m": 7},
+                                           inexact=True))
+symbolic64("sym64_matmul", lambda n, m: _n(lambda a, b: topi.matmul(a, b), P((n, 8)),
+                                          P((8, m), name="B"), binds={"n": 3, "m": 5}))
+symbolic64("sym64_batch_matmul", lambda n, m: _n(
+    lambda a, b: topi.nn.batch_matmul(a, b, transpose_b=False), P((2, n, 4)),
+    P((2, 4, m), name="B"), binds={"n": 3, "m": 5}))
+symbolic64("sym64_take", lambda n, m: _n(lambda a, i: topi.take(a, i, 0), P((n, 3)),
+                                        P((m,), "int64", "I"), binds={"n": 4, "m": 6}, I=(0, 3)))
+symbolic64("sym64_cumsum_cols2", lambda n, m: _n(lambda a: topi.cumsum(a, 0), P((n, 2), "int32"),
+                                                binds={"n": 5}))
+symbolic64("sym64_cumsum_cols3", lambda n, m: _n(lambda a: topi.cumsum(a, 0), P((n, 3)),
+                                                binds={"n": 5}))
+symbolic64("sym64_cumsum_last", lambda n, m: _n(lambda a: topi.cumsum(a, 1), P((3, n), "int32"),
+                                               binds={"n": 5}))
+symbolic64("sym64_cumprod_rows", lambda n, m: _n(lambda a: topi.cumprod(a, 1), P((n, 4)),
+                                                binds={"n": 3}))
+symbolic64("sym64_reshape", lambda n, m: _n(lambda a: topi.reshape(a, (n * m,)), P((n, m)),
+                                           binds={"n": 3, "m": 4}))
+symbolic64("sym64_concat", lambda n, m: _n(lambda a, b: topi.concatenate([a, b], 1),
+                                          P((2, n), name="A"), P((2, m), name="B"),
+                                          binds={"n": 3, "m": 2}))
+symbolic64("sym64_strided_slice", lambda n, m: _n(
+    lambda a: topi.strided_slice(a, [0, 1], [n, m], [1, 2]), P((n, m)), binds={"n": 3, "m": 7}))
+symbolic64("sym64_layer_norm", lambda n, m: _n(
+    lambda a, g, b: topi.nn.layer_norm(a, g, b, [-1]), P((n, 8)), P((8,), name="G"),
+    P((8,), name="B"), binds={"n": 3}, inexact=True))
+symbolic64("sym64_rms_norm", lambda n, m: _n(lambda a, g: topi.nn.rms_norm(a, g, [-1]),
+                                            P((n, m)), P((m,), name="G"), binds={"n": 3, "m": 6},
+                                            inexact=True))
+symbolic64("sym64_pool2d_avg", lambda n, m: _n(lambda a: topi.nn.pool2d(
+    a, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "avg", False, "NCHW", False), P((1, 2, n, m)),
+    binds={"n": 5, "m": 4}))
+symbolic64("sym64_conv2d", lambda n, m: _n(lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1),
+                                          P((1, 2, n, m)), P((3, 2, 3, 3), name="W"),
+                                          binds={"n": 5, "m": 4}))
+symbolic64("sym64_transpose", lambda n, m: _n(lambda a: topi.transpose(a, (1, 0)),
+                                             P((n, m), "int8"), binds={"n": 3, "m": 5}))
+symbolic64("sym64_argmax", lambda n, m: _n(lambda a: topi.argmax(a, 1), P((n, m)),
+                                          binds={"n": 3, "m": 5}))
+symbolic64("sym64_where", lambda n, m: _n(topi.where, P((n, 1), "bool", "C"), P((n, m), name="A"),
+                                         P((m,), name="B"), binds={"n": 3, "m": 4}))
+symbolic64("sym64_one_hot", lambda n, m: _n(lambda i: topi.one_hot(i, 1.0, 0.0, 4, -1, "float32"),
+                                           P((n,), "int64", "I"), binds={"n": 5}, I=(0, 3)))
+symbolic64("sym64_resize", lambda n, m: _n(lambda a: topi.image.resize2d(
+    a, (0.0,) * 4, (n * 2, m * 2), "NCHW", "linear", "half_pixel"), P((1, 1, n, m)),
+    binds={"n": 3, "m": 2}, inexact=True))
+
+# ---- float16 --------------------------------------------------------------------------------
+
+for _fn in ("exp", "tanh", "sigmoid", "sqrt", "log"):
+    simple(f"{_fn}_float16", getattr(topi, _fn), P((3, 7), "float16"), inexact=True,
+           **({"A": (0.1, 5.0)} if _fn in ("sqrt", "log") else {}))
+simple("softmax_float16", topi.nn.softmax, P((3, 7), "float16"), inexact=True)
+simple("layer_norm_float16", lambda a, g, b: topi.nn.layer_norm(a, g, b, [-1]),
+       P((3, 8), "float16"), P((8,), "float16", "G"), P((8,), "float16", "B"), inexact=True)
+simple("conv2d_float16", lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1), P((1, 2, 5, 5), "float16"),
+       P((3, 2, 3, 3), "float16", "W"))
+simple("dense_float16", lambda a, w: topi.nn.dense(a, w), P((3, 8), "float16"),
+       P((4, 8), "float16", "W"))
+simple("pool2d_avg_float16", lambda a: topi.nn.pool2d(
+    a, (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), "avg", False, "NCHW", True), P((1, 2, 4, 4), "float16"))
+simple("sum_float16", lambda a: topi.sum(a, 1), P((3, 9), "float16"))
+simple("resize2d_float16", lambda a: topi.image.resize2d(a, (0.0,) * 4, (5, 6)),
+       P((1, 1, 3, 4), "float16"), inexact=True)
+simple("cumsum_float16", lambda a: topi.cumsum(a, 1), P((3, 6), "float16"))
+
+# ---- NaN and infinities --------------------------------------------------------------------
+
+
+def special(name: str, make: Callable[..., Any], *inputs: Any, inexact: bool = False) -> None:
+    names = tuple(t.op.name for t in inputs if t.dtype.startswith("float"))
+    entry(name, lambda: Op(list(inputs), _outs(make(*inputs)), {}, {}, inexact, names))
+
+
+for _fn in ("isnan", "isinf", "isfinite", "abs", "floor", "round", "sign", "negative", "exp",
+            "sigmoid", "tanh"):
+    special(f"special_{_fn}", getattr(topi, _fn), P((4, 6)), inexact=_fn in ("exp", "sigmoid",
+                                                                          "tanh"))
+special("special_relu", topi.nn.relu, P((4, 6)))
+special("special_leaky_relu", lambda a: topi.nn.leaky_relu(a, 0.2), P((4, 6)))
+special("special_clip", lambda a: topi.clip(a, -1.0, 1.0), P((4, 6)))
+special("special_maximum", topi.maximum, P((4, 6), name="A"), P((4, 6), name="B"))
+special("special_minimum", topi.minimum, P((4, 6), name="A"), P((4, 6), name="B"))
+special("special_max_reduce", lambda a: topi.max(a, 1), P((4, 6)))
+special("special_min_reduce", lambda a: topi.min(a, 0), P((4, 6)))
+special("special_sum", lambda a: topi.sum(a, 1), P((4, 6)))
+special("special_argmax", lambda a: topi.argmax(a, 1), P((4, 6)))
+special("special_argmin", lambda a: topi.argmin(a, 1), P((4, 6)))
+special("special_pool_max", lambda a: topi.nn.pool2d(
+    a, (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), "max", False, "NCHW", True), P((1, 2, 4, 4)))
+special("special_softmax", topi.nn.softmax, P((3, 6)), inexact=True)
+special("special_equal", topi.equal, P((4, 6), name="A"), P((4, 6), name="B"))
+special("special_not_equal", topi.not_equal, P((4, 6), name="A"), P((4, 6), name="B"))
+special("special_less", topi.less, P((4, 6), name="A"), P((4, 6), name="B"))
+special("special_cast_f16", lambda a: topi.cast(a, "float16"), P((4, 6)))
+special("special_cast_f32", lambda a: topi.cast(a, "float32"), P((4, 6), "float16"))
+special("special_where", lambda c, a: topi.where(c, a, topi.negative(a)), P((4, 6), "bool", "C"),
+        P((4, 6)))
 
 # ---- packed/extern operators (skipped: they call into TVM's runtime) -------------------------
 

@@ -78,8 +78,14 @@ def _worker(mcpu: str) -> int:
             return rng.integers(0, 2, shape).astype(bool)
         if dtype.startswith("float"):
             if lo is None:
-                return rng.standard_normal(shape).astype(dtype)
-            return rng.uniform(lo, hi, shape).astype(dtype)
+                data = rng.standard_normal(shape)
+            else:
+                data = rng.uniform(lo, hi, shape)
+            if name in op.special:
+                pick = rng.integers(0, 12, shape)
+                data = np.where(pick == 0, np.nan, np.where(pick == 1, np.inf, np.where(
+                    pick == 2, -np.inf, data)))
+            return data.astype(dtype)
         if lo is None:
             lo, hi = (0, 15) if dtype.startswith("uint") else (-20, 20)
         return rng.integers(int(lo), int(hi), shape, endpoint=True).astype(dtype)
@@ -228,7 +234,7 @@ def _failure(stage: str, exc: BaseException) -> Outcome:
 
 
 def check_ours(text: str, args: list[Any], want: list[Any], inexact: bool,
-               target: str) -> Outcome:
+               target: str, opt_level: int | None = None) -> Outcome:
     """Parse, round-trip, watch, build and run ``text`` on ``args``; compare with ``want``."""
     import tvm_peer
     from tvm_peer import _first
@@ -261,7 +267,8 @@ def check_ours(text: str, args: list[Any], want: list[Any], inexact: bool,
         return Outcome(f"TVM-undefined: {watch.reasons[0].split(' of ')[0]}")
     native_args = tvm_peer._copies(args)
     try:
-        kernel = tvmscript.build(func, target=target)
+        options = {} if opt_level is None else {"opt_level": opt_level}
+        kernel = tvmscript.build(func, target=target, **options)
     except Exception as exc:
         return _failure("build", exc)
     try:
@@ -307,6 +314,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--only", default=None, help="a regular expression: run matching names")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", default="llvm -mcpu=znver3", help="our build's target")
+    ap.add_argument("--opt-level", type=int, default=None,
+                    help="our build's opt_level (default: build's)")
     ap.add_argument("--tvm-mcpu", default="host",
                     help="the CPU TVM compiles for (host: LLVM's name of this one; another "
                          "CPU's instructions may not run here: znver3's SSE4A traps on Intel, "
@@ -363,7 +372,8 @@ def main(argv: list[str]) -> int:
         else:
             args = [a for _, a in sorted(np.load(inputs).items(), key=_arg_order)]
             want = [a for _, a in sorted(np.load(outputs).items(), key=_arg_order)]
-            outcome = check_ours(text, args, want, bool(reply.get("inexact")), target)
+            outcome = check_ours(text, args, want, bool(reply.get("inexact")), target,
+                                 opts.opt_level)
         category = _category(outcome.key)
         counts[category] += 1
         if category != "agree":
