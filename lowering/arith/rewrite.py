@@ -281,7 +281,7 @@ class ExprSimplifier(StmtExprMutator):
                 return FloorMod(a.a, IntImm(dtype, c))
         form = to_linear(a)
         if self.analyzer.linear_bound(form) is None:
-            return self._power_of_two_mod(expr, form, c)
+            return expr
         quotient = LinearForm(dtype)
         remainder = LinearForm(dtype)
         for atom, coef in form.live_terms():
@@ -314,23 +314,6 @@ class ExprSimplifier(StmtExprMutator):
             return FloorMod(r_expr, IntImm(dtype, c), span=expr.span)
         # floor((c*Q + R) / c) == Q + floor(R / c); every part fits the dtype
         return self.rewrite(Add(from_linear(quotient), FloorDiv(r_expr, IntImm(dtype, c))))
-
-    def _power_of_two_mod(self, expr: PrimExpr, form: LinearForm, c: int) -> PrimExpr:
-        """``(c*Q + R) % c`` as ``R % c`` for a power of two ``c``, even where the sum may
-        wrap: wrap-around changes it by multiples of ``2**bits``, which ``c`` divides. (A
-        TOPI scan over a symbolic extent indexes ``(j + 2*k + 2) % 2`` with ``k < n``.)"""
-        if not isinstance(expr, FloorMod) or c & (c - 1) or c.bit_length() > form.dtype.bits - 1:
-            return expr
-        remainder = LinearForm(form.dtype)
-        for atom, coef in form.live_terms():
-            if coef % c:
-                remainder.add_term(atom, coef)
-        remainder.const = form.const % c
-        dropped = len(remainder.live_terms()) < len(form.live_terms())
-        if not dropped and remainder.const == form.const:
-            return expr
-        return self.rewrite(FloorMod(from_linear(remainder), IntImm(form.dtype, c),
-                                     span=expr.span))
 
     def _divide_by_factor(self, form: LinearForm, c: int, is_div: bool) -> PrimExpr | None:
         """``(f*H + L) // c`` is ``H // (c/f)`` and ``(f*H + L) % c`` is ``f*(H % (c/f)) + L``
