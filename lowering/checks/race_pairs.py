@@ -214,6 +214,7 @@ class PairCheck:
     def _separates(self, ia: PrimExpr, ib: PrimExpr) -> bool:
         if ia.dtype != ib.dtype or not supports_linear(ia.dtype):
             return False
+        ia, ib = self._exact_divisions(ia), self._exact_divisions(ib)
         if _varies(ia, self.written) or _varies(ib, self.written):
             return False  # a load of memory the loop writes may differ between iterations
         diff = self.analyzer.compare(ia, ib)
@@ -235,6 +236,52 @@ class PairCheck:
         if not structural_equal(stride_a, stride_b):
             return False
         return self._below(rest_a, stride_a, self.a) and self._below(rest_b, stride_b, self.b)
+
+    def _exact_divisions(self, index: PrimExpr) -> PrimExpr:
+        """``index`` with each ``(c*Q + R) // c`` and ``(c*Q + R) % c`` whose ``R`` lies in
+        one block ``[k*c, (k+1)*c)`` as ``Q + k`` and ``R - k*c``. Exact for mathematical
+        integers, which index arithmetic is assumed to be (docs/race-check.md, "Limits"); the
+        simplifier cannot assume it where ``Q`` is unbounded: TOPI's scans over a symbolic
+        extent index column ``j`` as ``(j + 3*(k + 1)) % 3`` with ``k < n - 1``."""
+        if not supports_linear(index.dtype):
+            return index
+        form = to_linear(index, wrap=False)
+        out = LinearForm(index.dtype, wrap=False)
+        out.const = form.const
+        changed = False
+        for atom, coef in form.live_terms():
+            exact = self._exact_division(atom)
+            if exact is None:
+                out.add_term(atom, coef)
+            else:
+                out.add_form(exact, coef)
+                changed = True
+        return from_linear(out) if changed else index
+
+    def _exact_division(self, atom: PrimExpr) -> LinearForm | None:
+        if not isinstance(atom, (FloorDiv, FloorMod)) or not supports_linear(atom.a.dtype):
+            return None
+        c = _divisor(atom)
+        if c <= 0:
+            return None
+        dividend = to_linear(self._exact_divisions(atom.a), wrap=False)
+        quotient = LinearForm(atom.dtype, wrap=False)
+        remainder = LinearForm(atom.dtype, wrap=False)
+        for term, coef in dividend.live_terms():
+            if coef % c == 0:
+                quotient.add_term(term, coef // c)
+            else:
+                remainder.add_term(term, coef)
+        quotient.const, remainder.const = divmod(dividend.const, c)
+        bound = self.analyzer.linear_bound(remainder)
+        if bound is None or bound.lo // c != bound.hi // c:
+            return None
+        block = bound.lo // c
+        if isinstance(atom, FloorDiv):
+            quotient.add_const(block)
+            return quotient
+        remainder.add_const(-block * c)
+        return remainder
 
     def _multiple_of_extent(self, rest_a: PrimExpr, rest_b: PrimExpr) -> bool:
         """Whether ``rest_a - rest_b`` is a multiple of the loop's extent ``S`` (every term
