@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from irbuilder.ir import (
     EQ,
+    LT,
     Buffer,
     BufferLoad,
     Call,
@@ -93,8 +94,8 @@ class PairCheck:
         an.bind_range(p, loop.min, loop.extent)
         an.bind_range(q, loop.min, loop.extent)
         for side in (self.a, self.b):
-            for lp in side.loops:
-                an.bind_range(lp.var, lp.min, lp.extent)
+            for lp in side.loops:  # symbolic too: k in range(n - 1) proves k + 1 < n
+                an.bind_symbolic_range(lp.var, lp.min, lp.extent)
         for side in (self.a, self.b):
             for cond in side.conds:
                 an.add_constraint(cond)
@@ -262,6 +263,8 @@ class PairCheck:
         if not isinstance(atom, (FloorDiv, FloorMod)) or not supports_linear(atom.a.dtype):
             return None
         c = _divisor(atom)
+        if c == 0 and not mentions(atom.b, self.inner) and not _varies(atom.b, self.written):
+            return self._exact_symbolic_division(atom)
         if c <= 0:
             return None
         dividend = to_linear(self._exact_divisions(atom.a), wrap=False)
@@ -282,6 +285,31 @@ class PairCheck:
             return quotient
         remainder.add_const(-block * c)
         return remainder
+
+    def _exact_symbolic_division(self, atom: FloorDiv | FloorMod) -> LinearForm | None:
+        """:meth:`_exact_division` by a loop-invariant ``d`` that is not a constant:
+        ``(X*d + R) // d`` is ``X`` and ``% d`` is ``R`` when ``0 <= R < d``, or when ``R`` is
+        0 (any ``d`` but 0, and a division by 0 raises before the access): TOPI's scans
+        along a symbolic last axis index ``B[(v*n + k) // n, (v*n + k) % n]``."""
+        d = atom.b
+        dividend = to_linear(self._exact_divisions(atom.a), wrap=False)
+        quotient = LinearForm(atom.dtype, wrap=False)
+        remainder = LinearForm(atom.dtype, wrap=False)
+        remainder.const = dividend.const
+        for term, coef in dividend.live_terms():
+            factor = _cofactor(term, d)
+            if factor is None:
+                remainder.add_term(term, coef)
+            else:
+                quotient.add_term(factor, coef)
+        if not quotient.live_terms():
+            return None
+        if not (remainder.is_const and remainder.const == 0):
+            rest = from_linear(remainder)
+            if self.analyzer.const_int_bound(rest).lo < 0 or not self.analyzer.prove(
+                    LT(rest, d)):
+                return None
+        return quotient if isinstance(atom, FloorDiv) else remainder
 
     def _multiple_of_extent(self, rest_a: PrimExpr, rest_b: PrimExpr) -> bool:
         """Whether ``rest_a - rest_b`` is a multiple of the loop's extent ``S`` (every term
@@ -378,6 +406,16 @@ def _varies(expr: PrimExpr, written: set[Var]) -> bool:
 
 def _is_zero(expr: PrimExpr) -> bool:
     return isinstance(expr, IntImm) and expr.value == 0
+
+
+def _cofactor(term: PrimExpr, d: PrimExpr) -> PrimExpr | None:
+    """``X`` of ``term == X * d`` (or ``d * X``), else None."""
+    if isinstance(term, Mul):
+        if structural_equal(term.b, d):
+            return term.a
+        if structural_equal(term.a, d):
+            return term.b
+    return None
 
 
 def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:

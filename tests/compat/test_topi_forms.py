@@ -32,9 +32,9 @@ def test_truncmod_of_floats_is_c_fmod(target: str, dtype: str) -> None:
 
 
 def test_truncdiv_and_truncmod_refuse_bool_and_truncdiv_floats() -> None:
-    with pytest.raises(TypeError, match="T.truncdiv needs integer operands"):
+    with pytest.raises(TypeError, match=r"T\.truncdiv needs integer operands"):
         T.truncdiv(T.float32(1), T.float32(2))
-    with pytest.raises(TypeError, match="T.truncmod needs integer or float operands"):
+    with pytest.raises(TypeError, match=r"T\.truncmod needs integer or float operands"):
         T.truncmod(T.bool(True), T.bool(True))
 
 
@@ -100,3 +100,42 @@ def test_a_division_spanning_blocks_still_refused() -> None:
 
     with pytest.raises(tvmscript.DiagnosticError, match="parallel loop over 'c'"):
         tvmscript.build(mixed, target="llvm -mcpu=znver3")
+
+
+@T.prim_func
+def _scan_last_axis(a: T.handle, b: T.handle):
+    # rows in parallel, the flat offset v*n + k split by a symbolic row length n
+    n = T.int64()
+    A = T.match_buffer(a, (3, n), "int32")
+    B = T.match_buffer(b, (3, n), "int32")
+    for v in T.parallel(3):
+        B[T.Cast("int64", v) * n // n, T.Cast("int64", v) * n % n] = A[
+            T.Cast("int64", v) * n // n, T.Cast("int64", v) * n % n]
+        for k in range(n - T.int64(1)):
+            B[(T.Cast("int64", v) * n + (k + T.int64(1))) // n,
+              (T.Cast("int64", v) * n + (k + T.int64(1))) % n] = B[
+                (T.Cast("int64", v) * n + k) // n, (T.Cast("int64", v) * n + k) % n] + A[
+                (T.Cast("int64", v) * n + (k + T.int64(1))) // n,
+                (T.Cast("int64", v) * n + (k + T.int64(1))) % n]
+
+
+@pytest.mark.parametrize("target", _TARGETS)
+def test_parallel_scan_along_a_symbolic_last_axis(target: str) -> None:
+    a = (np.arange(18, dtype="int32").reshape(3, 6) * 7) % 11 - 5
+    b = np.zeros_like(a)
+    tvmscript.build(_scan_last_axis, target=target)(a, b)
+    np.testing.assert_array_equal(b, np.cumsum(a, axis=1))
+
+
+def test_a_symbolic_division_whose_remainder_may_reach_the_divisor_is_refused() -> None:
+    # k runs to n inclusive: (v*n + n) // n is row v + 1, which iteration v + 1 writes too
+    @T.prim_func
+    def spill(a: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (4, n), "int32")
+        for v in T.parallel(3):
+            for k in range(n + T.int64(1)):
+                A[(T.Cast("int64", v) * n + k) // n, (T.Cast("int64", v) * n + k) % n] = v
+
+    with pytest.raises(tvmscript.DiagnosticError, match="parallel loop over 'v'"):
+        tvmscript.build(spill, target="llvm -mcpu=znver3")
