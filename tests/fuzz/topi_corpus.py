@@ -15,12 +15,14 @@ from typing import Any
 
 from tvm import te, topi  # type: ignore[import-not-found]
 
+Ranges = dict[str, tuple[float, float]]
+
 
 @dataclass
 class Op:
     inputs: list[Any]
     outputs: list[Any]
-    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    ranges: Ranges = field(default_factory=dict)
     """placeholder name -> [lo, hi] of its values (integers: inclusive; floats: uniform)"""
     binds: dict[str, int] = field(default_factory=dict)
     """symbolic dimension name -> its value in the run"""
@@ -47,8 +49,11 @@ def _outs(x: Any) -> list[Any]:
 
 
 def simple(name: str, make: Callable[..., Any], *inputs: Any, inexact: bool = False,
-           **ranges: tuple[float, float]) -> None:
-    entry(name, lambda: Op(list(inputs), _outs(make(*inputs)), dict(ranges), {}, inexact))
+           ranges: Ranges | None = None, **more: tuple[float, float]) -> None:
+    """One operator of fixed shapes: ``make(*inputs)`` gives its outputs; the value ranges
+    come as ``ranges`` and as keywords (``I=(0, 4)``)."""
+    every = {**(ranges or {}), **more}
+    entry(name, lambda: Op(list(inputs), _outs(make(*inputs)), every, {}, inexact))
 
 
 # ---- elementwise unary math -----------------------------------------------------------------
@@ -64,8 +69,8 @@ for _fn in _TRANSC:
             else ("float32",):
         if _fn.startswith("fast_") and _dt != "float32":
             continue
-        _rng = {"A": _POSITIVE[_fn]} if _fn in _POSITIVE else {}
-        simple(f"{_fn}_{_dt}", getattr(topi, _fn), P((3, 7), _dt), inexact=True, **_rng)
+        _pos: Ranges = {"A": _POSITIVE[_fn]} if _fn in _POSITIVE else {}
+        simple(f"{_fn}_{_dt}", getattr(topi, _fn), P((3, 7), _dt), inexact=True, ranges=_pos)
 for _fn in ["abs", "negative", "floor", "ceil", "round", "trunc", "sign", "isnan", "isinf",
             "isfinite", "logical_not", "bitwise_not", "identity"]:
     for _dt in ("float32", "float16", "int32", "int8"):
@@ -108,7 +113,7 @@ for _k, _fn in enumerate(_BIN):
     else:
         _dts = ["float32", "int32", "float16", "uint8"] if _k % 2 else ["float32", "int64"]
     for _dt in _dts:
-        _rng: dict[str, tuple[float, float]] = {}
+        _rng: Ranges = {}
         if _fn in ("left_shift", "right_shift"):
             _rng = {"B": (0, 7), "A": (0, 15) if _fn == "left_shift" else (-100, 100)}
             if _dt == "uint8":
@@ -118,7 +123,7 @@ for _k, _fn in enumerate(_BIN):
         elif _fn == "power":
             _rng = {"A": (0.2, 3.0)}
         simple(f"{_fn}_{_dt}_{len(_sa)}x{len(_sb)}", getattr(topi, _fn), P(_sa, _dt, "A"),
-               P(_sb, _dt, "B"), inexact=_fn in ("atan2", "power", "log_add_exp"), **_rng)
+               P(_sb, _dt, "B"), inexact=_fn in ("atan2", "power", "log_add_exp"), ranges=_rng)
 simple("add_mixed_scalar", lambda a: topi.add(a, 3), P((3, 4), "int8"))
 simple("multiply_const_f16", lambda a: topi.multiply(a, 0.5), P((3, 4), "float16"))
 simple("where", topi.where, P((3, 4), "bool", "C"), P((3, 4), "float32", "A"),
@@ -137,12 +142,12 @@ for _src in _CAST_DT:
             continue
         # values that fit every destination: float -> int casts of out-of-range values are
         # undefined in TVM (the watch would skip them anyway)
-        _r = {"A": (-3.0, 100.0)} if _src.startswith("f") else \
+        _r: Ranges = {"A": (-3.0, 100.0)} if _src.startswith("f") else \
             {"A": (0, 100) if _src == "uint8" else (-100, 100)}
         if _dst == "uint8" or _src == "uint8":
             _r = {"A": (0.0, 200.0) if _src.startswith("f") else (0, 120)}
         simple(f"cast_{_src}_{_dst}", lambda a, _d=_dst: topi.cast(a, _d), P((3, 5), _src),
-               **_r)
+               ranges=_r)
 
 # ---- reductions -----------------------------------------------------------------------------
 
@@ -156,15 +161,16 @@ for _fn, _dts in [("sum", ["float32", "int32", "int8"]), ("max", ["float32", "in
             _shape = (3, 4, 5)
             simple(f"{_fn}_{_dt}_axis{_axis}_{'keep' if _keep else 'drop'}",
                    lambda a, _f=_fn, _x=_axis, _k=_keep: getattr(topi, _f)(a, _x, _k),
-                   P(_shape, _dt), **_r)
+                   P(_shape, _dt), ranges=_r)
 simple("argmax_last", lambda a: topi.argmax(a, 1, False, True), P((4, 6), "int8"), A=(0, 3))
 simple("argmin_last", lambda a: topi.argmin(a, 0, True, True), P((4, 6), "int8"), A=(0, 3))
 simple("collapse_sum", lambda a: topi.collapse_sum(a, (4, 1)), P((3, 4, 5)))
 
 # ---- nn: convolutions, dense, pooling ---------------------------------------------------------
 
-_I8 = {"A": (-8, 8), "W": (-8, 8)}
-simple("conv1d_ncw", lambda a, w: topi.nn.conv1d(a, w, 1, 1, 1), P((2, 3, 9)), P((4, 3, 3), name="W"))
+_I8: Ranges = {"A": (-8, 8), "W": (-8, 8)}
+simple("conv1d_ncw", lambda a, w: topi.nn.conv1d(a, w, 1, 1, 1), P((2, 3, 9)),
+       P((4, 3, 3), name="W"))
 simple("conv1d_nwc_stride_dil", lambda a, w: topi.nn.conv1d(a, w, 2, (1, 2), 2, 1, "NWC", "WIO"),
        P((2, 11, 3)), P((3, 3, 4), name="W"))
 simple("conv1d_groups", lambda a, w: topi.nn.group_conv1d_ncw(a, w, 1, 1, 1, 2),
@@ -178,7 +184,7 @@ simple("conv2d_nchw_dilation", lambda a, w: topi.nn.conv2d(a, w, 1, 2, 2), P((1,
 simple("conv2d_nhwc", lambda a, w: topi.nn.conv2d(a, w, (2, 1), "SAME", 1, "NHWC", "HWIO"),
        P((1, 8, 7, 3)), P((3, 3, 3, 5), name="W"))
 simple("conv2d_nchw_int8", lambda a, w: topi.nn.conv2d(a, w, 1, 0, 1, out_dtype="int32"),
-       P((1, 4, 6, 6), "int8"), P((4, 4, 3, 3), "int8", "W"), **_I8)
+       P((1, 4, 6, 6), "int8"), P((4, 4, 3, 3), "int8", "W"), ranges=_I8)
 simple("conv2d_nhwc_uint8_int32", lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1, "NHWC", "HWIO",
                                                               out_dtype="int32"),
        P((1, 5, 5, 4), "uint8"), P((3, 3, 4, 2), "int8", "W"), A=(0, 15), W=(-8, 8))
@@ -205,7 +211,7 @@ simple("dense", lambda a, w: topi.nn.dense(a, w), P((3, 8)), P((5, 8), name="W")
 simple("dense_bias", lambda a, w, b: topi.nn.dense(a, w, b), P((3, 8)), P((5, 8), name="W"),
        P((5,), name="B"))
 simple("dense_int8_int32", lambda a, w: topi.nn.dense(a, w, out_dtype="int32"),
-       P((4, 16), "int8"), P((6, 16), "int8", "W"), **_I8)
+       P((4, 16), "int8"), P((6, 16), "int8", "W"), ranges=_I8)
 simple("dense_f16_f32", lambda a, w: topi.nn.dense(a, w, out_dtype="float32"),
        P((3, 8), "float16"), P((5, 8), "float16", "W"))
 simple("matmul_tt", lambda a, b: topi.nn.matmul(a, b, None, None, True, True), P((8, 3)),
@@ -327,9 +333,9 @@ simple("flip_neg_axis", lambda a: topi.flip(a, -1), P((3, 4), "uint8"))
 simple("tile", lambda a: topi.tile(a, (2, 1, 3)), P((2, 3)))
 simple("repeat", lambda a: topi.repeat(a, 3, 1), P((2, 3), "int32"))
 for _mode in ("fast", "clip", "wrap"):
-    _r = (0, 4) if _mode == "fast" else (-7, 9)
+    _ix = (0, 4) if _mode == "fast" else (-7, 9)
     simple(f"take_axis0_{_mode}", lambda a, i, _m=_mode: topi.take(a, i, 0, mode=_m),
-           P((5, 3)), P((4,), "int32", "I"), I=_r)
+           P((5, 3)), P((4,), "int32", "I"), I=_ix)
     simple(f"take_flat_{_mode}", lambda a, i, _m=_mode: topi.take(a, i, mode=_m),
            P((3, 4), "int8"), P((2, 3), "int64", "I"), I=(0, 11) if _mode == "fast" else (-13, 20))
 simple("take_batch_dims", lambda a, i: topi.take(a, i, 1, batch_dims=1), P((2, 5, 3)),
@@ -354,7 +360,7 @@ simple("one_hot_axis0_int8", lambda i: topi.one_hot(i, 7, -1, 4, 0, "int8"),
 simple("layout_transform", lambda a: topi.layout_transform(a, "NCHW", "NCHW4c"), P((1, 8, 2, 3)))
 simple("layout_transform_back", lambda a: topi.layout_transform(a, "NCHW2c", "NCHW"),
        P((1, 2, 3, 2, 2)))
-simple("sequence_mask", lambda a, l: topi.sequence_mask(a, l, -1.0, 0), P((4, 3, 2)),
+simple("sequence_mask", lambda a, lens: topi.sequence_mask(a, lens, -1.0, 0), P((4, 3, 2)),
        P((3,), "int32", "L"), L=(0, 4))
 simple("matrix_set_diag", lambda a, d: topi.matrix_set_diag(a, d), P((2, 4, 5)),
        P((2, 4), name="D"))
@@ -368,14 +374,15 @@ for _fn in ("cumsum", "cumprod"):
         for _ex in (False, True):
             _r = {"A": (-2, 2)} if _fn == "cumprod" and _dt == "int32" else {}
             simple(f"{_fn}_{_dt}_{'excl' if _ex else 'incl'}",
-                   lambda a, _f=_fn, _e=_ex: getattr(topi, _f)(a, 1, None, _e), P((3, 5), _dt), **_r)
+                   lambda a, _f=_fn, _e=_ex: getattr(topi, _f)(a, 1, None, _e), P((3, 5), _dt),
+                   ranges=_r)
 simple("cumsum_flat_int8_to_int32", lambda a: topi.cumsum(a, None, "int32"), P((3, 4), "int8"))
 entry("arange", lambda: Op([], [topi.arange(1.5, 7.0, 0.5)]))
 entry("arange_int", lambda: Op([], [topi.arange(10, 0, -3, "int32")]))
 entry("full", lambda: Op([], [topi.full((2, 3), "int8", 7)]))
 entry("eye", lambda: Op([], [topi.eye(3, 4, 1)]))
 simple("full_like", lambda a: topi.full_like(a, 2.5), P((2, 3)))
-simple("reverse_sequence", lambda a, l: topi.reverse_sequence(a, l, 1, 0), P((3, 5)),
+simple("reverse_sequence", lambda a, lens: topi.reverse_sequence(a, lens, 1, 0), P((3, 5)),
        P((3,), "int32", "L"), L=(1, 5))
 simple("unravel_index", lambda i, s: topi.unravel_index(i, s), P((5,), "int32", "I"),
        P((2,), "int32", "S"), I=(0, 8), S=(3, 4))
@@ -491,7 +498,7 @@ symbolic64("sym64_resize", lambda n, m: _n(lambda a: topi.image.resize2d(
 
 for _fn in ("exp", "tanh", "sigmoid", "sqrt", "log"):
     simple(f"{_fn}_float16", getattr(topi, _fn), P((3, 7), "float16"), inexact=True,
-           **({"A": (0.1, 5.0)} if _fn in ("sqrt", "log") else {}))
+           ranges={"A": (0.1, 5.0)} if _fn in ("sqrt", "log") else None)
 simple("softmax_float16", topi.nn.softmax, P((3, 7), "float16"), inexact=True)
 simple("layer_norm_float16", lambda a, g, b: topi.nn.layer_norm(a, g, b, [-1]),
        P((3, 8), "float16"), P((8,), "float16", "G"), P((8,), "float16", "B"), inexact=True)
@@ -500,7 +507,8 @@ simple("conv2d_float16", lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1), P((1, 2, 5,
 simple("dense_float16", lambda a, w: topi.nn.dense(a, w), P((3, 8), "float16"),
        P((4, 8), "float16", "W"))
 simple("pool2d_avg_float16", lambda a: topi.nn.pool2d(
-    a, (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), "avg", False, "NCHW", True), P((1, 2, 4, 4), "float16"))
+    a, (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), "avg", False, "NCHW", True),
+    P((1, 2, 4, 4), "float16"))
 simple("sum_float16", lambda a: topi.sum(a, 1), P((3, 9), "float16"))
 simple("resize2d_float16", lambda a: topi.image.resize2d(a, (0.0,) * 4, (5, 6)),
        P((1, 1, 3, 4), "float16"), inexact=True)
@@ -510,7 +518,7 @@ simple("cumsum_float16", lambda a: topi.cumsum(a, 1), P((3, 6), "float16"))
 
 
 def special(name: str, make: Callable[..., Any], *inputs: Any, inexact: bool = False) -> None:
-    names = tuple(t.op.name for t in inputs if t.dtype.startswith("float"))
+    names = tuple(t.op.name for t in inputs if str(t.dtype).startswith("float"))
     entry(name, lambda: Op(list(inputs), _outs(make(*inputs)), {}, {}, inexact, names))
 
 
