@@ -288,7 +288,6 @@ simple("space_to_depth", lambda a: topi.nn.space_to_depth(a, 2), P((1, 2, 4, 6))
 simple("dilate", lambda a: topi.nn.dilate(a, (1, 2, 3)), P((2, 3, 4)))
 simple("flatten", topi.nn.flatten, P((2, 3, 4)))
 simple("space_to_batch_nd", lambda a: topi.nn.space_to_batch_nd(a, [2], [1], [1]), P((2, 4, 3)))
-simple("batch_to_space_nd", lambda a: topi.nn.batch_to_space_nd(a, [2], [1], [0]), P((4, 3, 2)))
 for _m in ("nearest_neighbor", "bilinear", "bicubic"):
     simple(f"upsampling_{_m}", lambda a, _m=_m: topi.nn.upsampling(a, 2, 1.5, "NCHW", _m),
            P((1, 2, 3, 4)), inexact=True)
@@ -338,8 +337,6 @@ for _mode in ("fast", "clip", "wrap"):
            P((5, 3)), P((4,), "int32", "I"), I=_ix)
     simple(f"take_flat_{_mode}", lambda a, i, _m=_mode: topi.take(a, i, mode=_m),
            P((3, 4), "int8"), P((2, 3), "int64", "I"), I=(0, 11) if _mode == "fast" else (-13, 20))
-simple("take_batch_dims", lambda a, i: topi.take(a, i, 1, batch_dims=1), P((2, 5, 3)),
-       P((2, 4, 2), "int32", "I"), I=(0, 4))
 simple("gather", lambda a, i: topi.gather(a, 1, i), P((3, 5)), P((3, 4), "int32", "I"), I=(0, 4))
 simple("gather_nd", lambda a, i: topi.gather_nd(a, i), P((4, 5, 3)), P((2, 6), "int32", "I"),
        I=(0, 3))
@@ -547,9 +544,65 @@ special("special_cast_f32", lambda a: topi.cast(a, "float32"), P((4, 6), "float1
 special("special_where", lambda c, a: topi.where(c, a, topi.negative(a)), P((4, 6), "bool", "C"),
         P((4, 6)))
 
+# ---- medium shapes: large enough for the late stage's tiles, pairs and row vectors ----------
+
+_I7: Ranges = {"A": (-127, 127), "W": (-127, 127), "B": (-127, 127)}
+simple("m_dense", lambda a, w: topi.nn.dense(a, w), P((33, 70)), P((45, 70), name="W"))
+simple("m_matmul", lambda a, b: topi.matmul(a, b), P((40, 64)), P((64, 52), name="B"))
+simple("m_dense_int8_int32", lambda a, w: topi.nn.dense(a, w, out_dtype="int32"),
+       P((48, 64), "int8"), P((40, 64), "int8", "W"), ranges=_I7)
+simple("m_dense_uint8_int8", lambda a, w: topi.nn.dense(a, w, out_dtype="int32"),
+       P((32, 96), "uint8"), P((24, 96), "int8", "W"), A=(0, 255), W=(-128, 127))
+simple("m_matmul_int16", lambda a, b: topi.matmul(a, b), P((20, 36), "int16"),
+       P((36, 28), "int16", "B"), A=(-30, 30), B=(-30, 30))
+simple("m_batch_matmul", lambda a, b: topi.nn.batch_matmul(a, b), P((2, 17, 33)),
+       P((2, 19, 33), name="B"))
+simple("m_batch_matmul_int8", lambda a, b: topi.nn.batch_matmul(a, b, out_dtype="int32"),
+       P((3, 16, 64), "int8"), P((3, 24, 64), "int8", "B"), ranges=_I7)
+simple("m_conv2d", lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1), P((1, 8, 17, 17)),
+       P((16, 8, 3, 3), name="W"))
+simple("m_conv2d_nhwc_int8", lambda a, w: topi.nn.conv2d(a, w, 1, 1, 1, "NHWC", "HWIO",
+                                                         out_dtype="int32"),
+       P((1, 12, 12, 16), "int8"), P((3, 3, 16, 32), "int8", "W"), ranges=_I7)
+simple("m_depthwise", lambda a, w: topi.nn.depthwise_conv2d_nchw(a, w, 1, 1, 1),
+       P((1, 16, 20, 20)), P((16, 1, 3, 3), name="W"))
+simple("m_pool2d_max", lambda a: topi.nn.pool2d(
+    a, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max", False, "NCHW", True), P((2, 8, 31, 29)))
+simple("m_pool2d_avg", lambda a: topi.nn.pool2d(
+    a, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "avg", True, "NCHW", False), P((2, 8, 31, 29)))
+simple("m_global_avg", lambda a: topi.nn.global_pool(a, "avg"), P((2, 64, 9, 9)))
+simple("m_softmax", lambda a: topi.nn.softmax(a), P((5, 1030)), inexact=True)
+simple("m_log_softmax", lambda a: topi.nn.log_softmax(a), P((7, 257)), inexact=True)
+simple("m_layer_norm", lambda a, g, b: topi.nn.layer_norm(a, g, b, [-1]), P((9, 768)),
+       P((768,), name="G"), P((768,), name="B"), inexact=True)
+simple("m_rms_norm", lambda a, g: topi.nn.rms_norm(a, g, [-1]), P((6, 1000)),
+       P((1000,), name="G"), inexact=True)
+simple("m_sum_rows", lambda a: topi.sum(a, 1), P((13, 1000)))
+simple("m_sum_cols", lambda a: topi.sum(a, 0), P((300, 67)))
+simple("m_sum_int32", lambda a: topi.sum(a, 1), P((13, 1001), "int32"))
+simple("m_max_rows", lambda a: topi.max(a, 1), P((13, 515)))
+simple("m_argmax_rows", lambda a: topi.argmax(a, 1), P((9, 517)))
+simple("m_transpose", lambda a: topi.transpose(a), P((67, 45)))
+simple("m_transpose_int8", lambda a: topi.transpose(a), P((128, 96), "int8"))
+simple("m_transpose_3d", lambda a: topi.transpose(a, (0, 2, 1)), P((3, 64, 48)))
+simple("m_cast_f16", lambda a: topi.cast(a, "float16"), P((70, 130)))
+simple("m_cast_u8_f32", lambda a: topi.cast(a, "float32"), P((70, 130), "uint8"))
+simple("m_cast_f32_i8", lambda a: topi.cast(a, "int8"), P((70, 130)), A=(-100.0, 100.0))
+simple("m_add_bcast", topi.add, P((64, 1, 130), name="A"), P((7, 130), name="B"))
+simple("m_take", lambda a, i: topi.take(a, i, 0), P((500, 16)), P((1000,), "int32", "I"),
+       I=(0, 499))
+simple("m_gather", lambda a, i: topi.gather(a, 1, i), P((40, 300)), P((40, 200), "int64", "I"),
+       I=(0, 299))
+simple("m_resize", lambda a: topi.image.resize2d(a, (0.0,) * 4, (61, 59)),
+       P((1, 3, 30, 29)), inexact=True)
+simple("m_cumsum", lambda a: topi.cumsum(a, 1), P((8, 300)))
+simple("m_where", topi.where, P((64, 130), "bool", "C"), P((64, 130), name="A"),
+       P((130,), name="B"))
+simple("m_exp", topi.exp, P((70, 130)), inexact=True)
+simple("m_tanh_f16", topi.tanh, P((70, 130), "float16"), inexact=True)
+
 # ---- packed/extern operators (skipped: they call into TVM's runtime) -------------------------
 
 simple("sort", lambda a: topi.sort(a), P((3, 5)))
 simple("argsort", lambda a: topi.argsort(a), P((3, 5)))
 simple("topk", lambda a: topi.topk(a, 2), P((3, 5)))
-simple("unique", lambda a: topi.unique.unique(a), P((6,), "int32"))

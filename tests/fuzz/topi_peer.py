@@ -7,7 +7,7 @@ Not a pytest module (run it as a script, from the repository)::
         --out /tmp/topi_peer
 
 Real TVM users get most PrimFuncs from TOPI/TE (``te.create_prim_func``, what Relax's
-legalisation produces). :mod:`topi_corpus` lists ~400 operators at small shapes (several
+legalisation produces). :mod:`topi_corpus` lists ~500 operators at small shapes (several
 dtypes, symbolic dimensions for some). A worker process of the peer interpreter
 (``--tvm-python``; this file is also the worker: ``--worker``) builds each one, prints its
 script, compiles it for LLVM, runs it on random inputs and hands back the script, the inputs
