@@ -106,9 +106,9 @@ def _worker(mcpu: str) -> int:
             print(json.dumps({"error": f"topi: {type(exc).__name__}: {_first(exc)}"}),
                   flush=True)
             continue
-        if _EXTERN.search(text):
-            print(json.dumps({"skip": _EXTERN.search(text).group(1),  # type: ignore[union-attr]
-                              "script": text}), flush=True)
+        extern = _EXTERN.search(text)
+        if extern:
+            print(json.dumps({"skip": extern.group(1), "script": text}), flush=True)
             continue
         try:
             lib = tvm.compile(tvm.IRModule({"main": func}), target=target)
