@@ -152,11 +152,12 @@ def truncdiv(a: ExprLike, b: ExprLike) -> PrimExpr:
 
 
 def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
-    """Remainder of :func:`truncdiv`, with the dividend's sign (C's ``%``).
+    """Remainder of :func:`truncdiv`, with the dividend's sign (C's ``%``; on floats, C's
+    ``fmod``, as TVM's ``truncmod`` and TOPI's ``mod``).
 
     Parameters
     ----------
-    a, b : int or PrimExpr
+    a, b : int, float or PrimExpr
         The operands (promoted to a common type).
 
     Returns
@@ -170,7 +171,9 @@ def truncmod(a: ExprLike, b: ExprLike) -> PrimExpr:
     IntImm(int32, -1) IntImm(int32, 1)
     """
     x, y = _pair(a, b, "T.truncmod")
-    _integers(x, y, "T.truncmod")
+    # TVM's truncmod (unlike truncdiv) takes float operands too: C's fmod (TOPI's float mod)
+    if x.dtype.element_of().is_bool:
+        raise TypeError(f"T.truncmod needs integer or float operands, got {x.dtype}")
     return binary(Mod, x, y)
 
 

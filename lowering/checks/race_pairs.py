@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from irbuilder.ir import (
     EQ,
+    LT,
     Buffer,
     BufferLoad,
     Call,
@@ -93,8 +94,8 @@ class PairCheck:
         an.bind_range(p, loop.min, loop.extent)
         an.bind_range(q, loop.min, loop.extent)
         for side in (self.a, self.b):
-            for lp in side.loops:
-                an.bind_range(lp.var, lp.min, lp.extent)
+            for lp in side.loops:  # symbolic too: k in range(n - 1) proves k + 1 < n
+                an.bind_symbolic_range(lp.var, lp.min, lp.extent)
         for side in (self.a, self.b):
             for cond in side.conds:
                 an.add_constraint(cond)
@@ -214,6 +215,7 @@ class PairCheck:
     def _separates(self, ia: PrimExpr, ib: PrimExpr) -> bool:
         if ia.dtype != ib.dtype or not supports_linear(ia.dtype):
             return False
+        ia, ib = self._exact_divisions(ia), self._exact_divisions(ib)
         if _varies(ia, self.written) or _varies(ib, self.written):
             return False  # a load of memory the loop writes may differ between iterations
         diff = self.analyzer.compare(ia, ib)
@@ -235,6 +237,79 @@ class PairCheck:
         if not structural_equal(stride_a, stride_b):
             return False
         return self._below(rest_a, stride_a, self.a) and self._below(rest_b, stride_b, self.b)
+
+    def _exact_divisions(self, index: PrimExpr) -> PrimExpr:
+        """``index`` with each ``(c*Q + R) // c`` and ``(c*Q + R) % c`` whose ``R`` lies in
+        one block ``[k*c, (k+1)*c)`` as ``Q + k`` and ``R - k*c``. Exact for mathematical
+        integers, which index arithmetic is assumed to be (docs/race-check.md, "Limits"); the
+        simplifier cannot assume it where ``Q`` is unbounded: TOPI's scans over a symbolic
+        extent index column ``j`` as ``(j + 3*(k + 1)) % 3`` with ``k < n - 1``."""
+        if not supports_linear(index.dtype):
+            return index
+        form = to_linear(index, wrap=False)
+        out = LinearForm(index.dtype, wrap=False)
+        out.const = form.const
+        changed = False
+        for atom, coef in form.live_terms():
+            exact = self._exact_division(atom)
+            if exact is None:
+                out.add_term(atom, coef)
+            else:
+                out.add_form(exact, coef)
+                changed = True
+        return from_linear(out) if changed else index
+
+    def _exact_division(self, atom: PrimExpr) -> LinearForm | None:
+        if not isinstance(atom, (FloorDiv, FloorMod)) or not supports_linear(atom.a.dtype):
+            return None
+        c = _divisor(atom)
+        if c == 0 and not mentions(atom.b, self.inner) and not _varies(atom.b, self.written):
+            return self._exact_symbolic_division(atom)
+        if c <= 0:
+            return None
+        dividend = to_linear(self._exact_divisions(atom.a), wrap=False)
+        quotient = LinearForm(atom.dtype, wrap=False)
+        remainder = LinearForm(atom.dtype, wrap=False)
+        for term, coef in dividend.live_terms():
+            if coef % c == 0:
+                quotient.add_term(term, coef // c)
+            else:
+                remainder.add_term(term, coef)
+        quotient.const, remainder.const = divmod(dividend.const, c)
+        bound = self.analyzer.linear_bound(remainder)
+        if bound is None or bound.lo // c != bound.hi // c:
+            return None
+        block = bound.lo // c
+        if isinstance(atom, FloorDiv):
+            quotient.add_const(block)
+            return quotient
+        remainder.add_const(-block * c)
+        return remainder
+
+    def _exact_symbolic_division(self, atom: FloorDiv | FloorMod) -> LinearForm | None:
+        """:meth:`_exact_division` by a loop-invariant ``d`` that is not a constant:
+        ``(X*d + R) // d`` is ``X`` and ``% d`` is ``R`` when ``0 <= R < d``, or when ``R`` is
+        0 (any ``d`` but 0, and a division by 0 raises before the access): TOPI's scans
+        along a symbolic last axis index ``B[(v*n + k) // n, (v*n + k) % n]``."""
+        d = atom.b
+        dividend = to_linear(self._exact_divisions(atom.a), wrap=False)
+        quotient = LinearForm(atom.dtype, wrap=False)
+        remainder = LinearForm(atom.dtype, wrap=False)
+        remainder.const = dividend.const
+        for term, coef in dividend.live_terms():
+            factor = _cofactor(term, d)
+            if factor is None:
+                remainder.add_term(term, coef)
+            else:
+                quotient.add_term(factor, coef)
+        if not quotient.live_terms():
+            return None
+        if not (remainder.is_const and remainder.const == 0):
+            rest = from_linear(remainder)
+            if self.analyzer.const_int_bound(rest).lo < 0 or not self.analyzer.prove(
+                    LT(rest, d)):
+                return None
+        return quotient if isinstance(atom, FloorDiv) else remainder
 
     def _multiple_of_extent(self, rest_a: PrimExpr, rest_b: PrimExpr) -> bool:
         """Whether ``rest_a - rest_b`` is a multiple of the loop's extent ``S`` (every term
@@ -331,6 +406,16 @@ def _varies(expr: PrimExpr, written: set[Var]) -> bool:
 
 def _is_zero(expr: PrimExpr) -> bool:
     return isinstance(expr, IntImm) and expr.value == 0
+
+
+def _cofactor(term: PrimExpr, d: PrimExpr) -> PrimExpr | None:
+    """``X`` of ``term == X * d`` (or ``d * X``), else None."""
+    if isinstance(term, Mul):
+        if structural_equal(term.b, d):
+            return term.a
+        if structural_equal(term.a, d):
+            return term.b
+    return None
 
 
 def _symbolic_factor(atom: PrimExpr, p: Var) -> PrimExpr | None:

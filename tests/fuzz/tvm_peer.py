@@ -131,17 +131,23 @@ def _first(exc: BaseException) -> str:
 
 
 class Peer:
-    """A TVM worker process; restarted after a crash (a trap in a TVM kernel kills it)."""
+    """A TVM worker process; restarted after a crash (a trap in a TVM kernel kills it).
 
-    def __init__(self, python: str, mcpu: str, timeout: float) -> None:
+    ``worker`` is the script the peer's interpreter runs with ``--worker --mcpu M`` (this
+    file by default; ``topi_peer.py`` has its own): it prints ``{"ready": version}``, then
+    answers each JSON request line with one JSON reply line."""
+
+    def __init__(self, python: str, mcpu: str, timeout: float,
+                 worker: Path | None = None) -> None:
         self.python, self.mcpu, self.timeout = python, mcpu, timeout
+        self.worker = worker or Path(__file__).resolve()
         self.proc: subprocess.Popen[bytes] | None = None
         self.version = ""
         self.pending = b""
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [self.python, str(Path(__file__).resolve()), "--worker", "--mcpu", self.mcpu],
+            [self.python, str(self.worker), "--worker", "--mcpu", self.mcpu],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": ""})
         self.pending = b""
@@ -935,6 +941,15 @@ def replay(path: Path, peer: Peer, work: Path) -> int:
     return 0
 
 
+def tvm_python_problem(python: str | None) -> str | None:
+    """Why ``python`` cannot be the peer (None when it can ``import tvm``)."""
+    if not python or not Path(python).exists():
+        return "no TVM python given (--tvm-python PATH or TVMSCRIPT_TVM_PYTHON)"
+    probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    return f"{python} cannot import tvm" if probe.returncode != 0 else None
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tvm-python", default=os.environ.get("TVMSCRIPT_TVM_PYTHON"))
@@ -953,13 +968,9 @@ def main(argv: list[str]) -> int:
     opts = ap.parse_args(argv)
     if opts.worker:
         return _worker(opts.mcpu)
-    if not opts.tvm_python or not Path(opts.tvm_python).exists():
-        print("skip: no TVM python given (--tvm-python PATH or TVMSCRIPT_TVM_PYTHON)")
-        return 0
-    probe = subprocess.run([opts.tvm_python, "-c", "import tvm; print(tvm.__version__)"],
-                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
-    if probe.returncode != 0:
-        print(f"skip: {opts.tvm_python} cannot import tvm")
+    problem = tvm_python_problem(opts.tvm_python)
+    if problem:
+        print(f"skip: {problem}")
         return 0
     sys.path.insert(0, str(HERE.parent.parent))
     import faulthandler
