@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from benchmarks._numba_tvm_style5 import nb_matmul  # row of accumulators in C's dtype
+
 fm = dict(parallel=True, fastmath=True, cache=False)
 
 
@@ -128,19 +130,6 @@ def nb_index_add_rows(X, idx, A, out):
 
 
 @njit(**fm)
-def nb_matmul_f64(A, B, C):
-    n, K = A.shape
-    m = B.shape[1]
-    for i in prange(n):
-        row = np.zeros(m, np.float64)
-        for k in range(K):
-            a = A[i, k]
-            for j in range(m):
-                row[j] += a * B[k, j]
-        C[i, :] = row
-
-
-@njit(**fm)
 def nb_causal_softmax(S, O):
     nb, n, m = S.shape
     for t in prange(nb * n):
@@ -234,7 +223,7 @@ def numba_twins() -> dict[str, Any]:
         conv3d_ncdhw=nb_conv3d_ncdhw, dwconv1d_nwc=nb_dwconv1d_nwc,
         bn_train_stats=nb_bn_train_stats, lrn=nb_lrn, space_to_depth=nb_space_to_depth,
         gather_axis1=nb_gather_axis1, index_add_rows=nb_index_add_rows,
-        matmul_f64=nb_matmul_f64, causal_softmax=nb_causal_softmax,
+        matmul_f64=nb_matmul, causal_softmax=nb_causal_softmax,
         reflect_pad=nb_reflect_pad, resize_nearest=nb_resize_nearest, blend_u16=nb_blend_u16,
         mean_all=nb_mean_all, leaky_clip_u8=nb_leaky_clip_u8,
     )

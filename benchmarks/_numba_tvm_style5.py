@@ -35,7 +35,7 @@ def nb_matmul(A, B, C):
     n, K = A.shape
     m = B.shape[1]
     for i in prange(n):
-        row = np.zeros(m, np.float32)
+        row = np.zeros(m, C.dtype)  # float32 here, float64 for set 11's matmul_f64
         for k in range(K):
             a = A[i, k]
             for j in range(m):
