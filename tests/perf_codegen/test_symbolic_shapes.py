@@ -63,12 +63,13 @@ def test_jammed_rowsum_matches_interpreter(m: int) -> None:
 
 def test_symbolic_matmul_is_interchanged_under_trip_count_tests() -> None:
     text = lower_for(matmul, AVX2).script()
-    # register tiles when the columns divide into them (tile_reduction_panels; with B's rows
-    # copied into panels when the tiled rows are a multiple of 32 and far enough apart), the
-    # rows past a multiple of 4 after them; else the interchange
-    assert "if (n - n % 4) % 32 == 0 and n % 16 == 0 and" in text
-    assert "elif (n - n % 4) % 4 == 0 and n % 16 == 0 and" in text
-    assert "for i_rest in range(n % 4):" in text
+    # register tiles (tile_reduction_panels; with B's rows copied into panels when the tiled
+    # rows are a multiple of 32 and far enough apart), the rows past a multiple of 4 and the
+    # columns past a multiple of 16 after them, all under a no-overlap test; else the
+    # interchange
+    assert "if (n - n % 4) % 32 == 0 and (n - n % 16) % 16 == 0 and" in text
+    assert "elif (n - n % 4) % 4 == 0 and (n - n % 16) % 16 == 0 and" in text
+    assert "for i_rest in range(n % 4):" in text and "for j_rest in range(n % 16):" in text
     assert "if n >= 16 and n > 0 and" in text
     assert re.search(r"for k(_\d+)?, j(_\d+)? in T.grid\(n, n\):", text)
 
