@@ -32,6 +32,7 @@ a non-empty ``k`` loop), the original nest otherwise.
 
 Applies when some vector operand of ``f`` is shared by the rows (depends on ``j`` but not
 on ``i``: the reuse the tile exists for), ``M`` is a multiple of ``R`` and ``N`` of ``W``
+(rows and columns past the last multiple are peeled: :func:`tile_reduction_nest`)
 (symbolic extents: tested at run time, with ``RB = R``, and a failed test runs the nest the
 way ``interchange_reductions`` rewrites it), loops start at 0, the value is pure and
 vectorizes along ``j``, and it reads
