@@ -149,7 +149,8 @@ def streaming_data_vars(func: PrimFunc, symbolic: bool = False) -> frozenset[int
     total = _static_footprint(func)
     only: frozenset[int] | None = None  # when set, the only arrays that may stream
     if total is not None and total < streaming_min_footprint():
-        only = _transposed_data_vars(func) if total >= STREAMING_MIN_FOOTPRINT else None
+        only = _listed_data_vars(func, TRANSPOSED_ATTR) if total >= STREAMING_MIN_FOOTPRINT \
+            else None
         if not only:
             return frozenset()
     candidates: set[int] = set()
@@ -180,18 +181,6 @@ def streaming_data_vars(func: PrimFunc, symbolic: bool = False) -> frozenset[int
     post_order_visit(func.body, visit)
     streams = candidates - excluded
     return frozenset(streams if only is None else streams & only)
-
-
-def _transposed_data_vars(func: PrimFunc) -> frozenset[int]:
-    """Ids of the data vars of the parameters listed in ``func``'s :data:`TRANSPOSED_ATTR`."""
-    positions = func.attrs.get(TRANSPOSED_ATTR) or ()
-    out: set[int] = set()
-    for position in positions:
-        if isinstance(position, int) and 0 <= position < len(func.params):
-            buffer = func.buffer_map.get(func.params[position])
-            if buffer is not None:
-                out.add(id(buffer.data))
-    return frozenset(out)
 
 
 _I64 = as_dtype("int64")
@@ -552,17 +541,21 @@ mark_streams: FunctionPass = _mark_streams
 
 def streamed_data_vars(func: PrimFunc) -> frozenset[int]:
     """Ids of the data vars of the parameters listed in ``func``'s :data:`STREAMS_ATTR`."""
-    positions = func.attrs.get(STREAMS_ATTR) or ()
+    return _listed_data_vars(func, STREAMS_ATTR)
+
+
+def _listed_data_vars(func: PrimFunc, attr: str) -> frozenset[int]:
+    """Ids of the data vars of the buffer parameters whose positions ``func``'s attribute
+    ``attr`` lists (:data:`STREAMS_ATTR`, :data:`TRANSPOSED_ATTR`)."""
+    positions = func.attrs.get(attr) or ()
     out: set[int] = set()
     for position in positions:
         if not isinstance(position, int) or not 0 <= position < len(func.params):
-            raise ValueError(
-                f"{func.name}: attr {STREAMS_ATTR!r} lists a bad position {position!r}"
-            )
+            raise ValueError(f"{func.name}: attr {attr!r} lists a bad position {position!r}")
         buffer = func.buffer_map.get(func.params[position])
         if buffer is None:
             raise ValueError(
-                f"{func.name}: attr {STREAMS_ATTR!r} lists parameter {position}, not a buffer"
+                f"{func.name}: attr {attr!r} lists parameter {position}, not a buffer"
             )
         out.add(id(buffer.data))
     return frozenset(out)
