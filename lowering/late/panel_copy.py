@@ -47,7 +47,7 @@ from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_for
 
 if TYPE_CHECKING:
-    from .panel_tile import TileNest
+    from .panel_match import TileNest
 
 __all__ = [
     "PACK_MAX_BYTES",

@@ -71,7 +71,7 @@ a panel run when a test fails.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from irbuilder.ir import (
     EQ,
@@ -88,14 +88,12 @@ from irbuilder.ir import (
     ForKind,
     IfThenElse,
     IntImm,
-    Mul,
     PrimExpr,
     PrimFunc,
     Ramp,
     SeqStmt,
     Stmt,
     StmtExprMutator,
-    Sub,
     Var,
     as_dtype,
     make_data_var,
@@ -104,18 +102,20 @@ from irbuilder.ir import (
     structural_equal,
 )
 
-from ..analysis.loads import LoadCollector, reads_memory
 from ..analysis.substitute import substitute, substitute_expr
-from ..analysis.vars import depends_on
-from ..arith import to_linear
-from ..arith.canonical import linear_coefficient
 from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize
-from .interchange import interchange_nests, split_reduction_nest
+from .interchange import interchange_nests
 from .pair_products import PairProduct, match_pair_product, native_lanes, paired_steps
 from .panel_copy import PACK_MIN_WALK_BYTES, ToPanel, shared_panel, vector_lanes
+from .panel_match import (
+    TileNest,
+    TileShape,
+    match_tile_nest,
+    tile_shape,
+)
 from .versioning import (
     NOALIAS_ATTR,
     all_of,
@@ -134,146 +134,6 @@ from :func:`_rows_per_iteration`)."""
 _TRUE = IntImm(as_dtype("bool"), 1)
 _I64 = as_dtype("int64")
 _I32 = as_dtype("int32")
-
-
-@dataclass(frozen=True)
-class TileShape:
-    """``rows`` x ``vectors`` registers of ``vector_bytes`` each accumulate one tile."""
-
-    rows: int
-    vectors: int
-    vector_bytes: int
-
-
-def tile_shape(target: Target) -> TileShape:
-    """The register tile for ``target``: 16 accumulators of 32 registers, 8 of 16."""
-    vector_bytes = target.vector_bits // 8
-    return TileShape(4, 4 if target.has_feature("avx512f") else 2, vector_bytes)
-
-
-@dataclass
-class TileNest:
-    rows: For
-    cols: For
-    init: BufferStore | None
-    steps: For
-    store: BufferStore
-    others: dict[int, Buffer]
-    lanes: int = 1
-    """1 for scalar columns; else each ``j`` updates a contiguous vector of ``lanes``
-    elements (a panel the schedule vectorized: ``C[i, j*16:j*16 + 16]``)."""
-
-
-def _match(loop: For, local_data: set[int]) -> TileNest | None:
-    cols = loop.body
-    if not (isinstance(cols, For) and cols.kind is ForKind.SERIAL):
-        return None
-    parts = split_reduction_nest(cols)
-    if parts is None:
-        return None
-    init, steps, store = parts
-    i, j, k = loop.loop_var, cols.loop_var, steps.loop_var
-    if steps.kind is not ForKind.SERIAL or loop.kind not in (ForKind.SERIAL, ForKind.PARALLEL):
-        return None
-    for lp in (loop, cols):
-        if not _is_zero(lp.min) or reads_memory(lp.extent) or not lp.extent.dtype.is_int:
-            return None
-    if depends_on(cols.extent, i):
-        return None
-    for bound in (steps.min, steps.extent):
-        if reads_memory(bound) or depends_on(bound, i) or depends_on(bound, j):
-            return None
-    target = store.buffer
-    if id(target.data) in local_data or len(store.indices) != 1:
-        return None
-    if target.dtype.lanes != 1 or target.dtype.is_bool:
-        return None
-    (index,) = store.indices
-    lanes = store.value.dtype.lanes
-    first = index
-    if lanes != 1:
-        # a vector panel per j: contiguous, the panels of one row side by side
-        if not (isinstance(index, Ramp) and isinstance(index.stride, IntImm)
-                and index.stride.value == 1 and index.lanes == lanes
-                and isinstance(cols.extent, IntImm)):
-            return None
-        first = index.base
-    if reads_memory(index) or depends_on(index, k) or linear_coefficient(first, j) != lanes:
-        return None
-    span = cols.extent
-    if lanes != 1:
-        assert isinstance(span, IntImm)
-        span = IntImm(span.dtype, span.value * lanes)
-    if not _rows_apart(first, i, span):
-        return None  # two (i, j) could meet at one element
-    if init is not None and not (
-        init.buffer.data is target.data
-        and len(init.indices) == 1
-        and structural_equal(init.indices[0], index)
-    ):
-        return None
-    found = LoadCollector(traps_are_effects=True)
-    found.visit_expr(store.value)
-    init_loads = LoadCollector(traps_are_effects=True)
-    if init is not None:
-        init_loads.visit_expr(init.value)
-    if found.impure or init_loads.impure:
-        return None
-    reads_self = False
-    others: dict[int, Buffer] = {}
-    for load in found.loads:
-        if load.buffer.data is target.data:
-            if len(load.indices) != 1 or not structural_equal(load.indices[0], index):
-                return None
-            reads_self = True
-        elif id(load.buffer.data) not in local_data:
-            others.setdefault(id(load.buffer.data), load.buffer)
-    for load in init_loads.loads:
-        if load.buffer.data is target.data:
-            return None
-        if id(load.buffer.data) not in local_data:
-            others.setdefault(id(load.buffer.data), load.buffer)
-    if not reads_self:
-        return None
-    if not any(load.buffer.data is not target.data and not depends_on(load, i)
-               and depends_on(load, j) for load in found.loads):
-        # No vector operand shared by the tile's rows: nothing worth a register tile is
-        # reused, and the tile's walk (R rows, W columns, all of k, then the next W) is
-        # worse than the interchanged nest's contiguous rows. On the Zen 5 host, a sum
-        # over the outer axis of 64 x 256 x 512 float32: 0.41 ms tiled, 0.26 interchanged
-        # (0.72 and 0.47 as AVX2 code); a 7-tap convolution of 64 rows of 65536, whose
-        # only shared operand is a tap broadcast to every lane: 0.56 and 0.40 ms as AVX2
-        # code (0.51 and 0.56 for AVX-512).
-        return None
-    return TileNest(loop, cols, init, steps, store, others, lanes)
-
-
-def _rows_apart(index: PrimExpr, i: Var, cols: PrimExpr) -> bool:
-    """Whether the rows ``index`` writes are at least ``cols`` elements apart: a constant
-    stride of ``i`` not below a constant ``cols``, or the term ``i * cols`` itself."""
-    stride = linear_coefficient(index, i)
-    if stride is not None:
-        return isinstance(cols, IntImm) and abs(stride) >= cols.value
-    terms = [(atom, coef) for atom, coef in to_linear(index).live_terms() if depends_on(atom, i)]
-    if len(terms) != 1 or terms[0][1] != 1 or not isinstance(terms[0][0], Mul):
-        return False
-    atom = terms[0][0]
-    for var, factor in ((atom.a, atom.b), (atom.b, atom.a)):
-        if var is i and (structural_equal(factor, cols) or _peeled_from(cols, factor)):
-            return True
-    return False
-
-
-def _peeled_from(cols: PrimExpr, extent: PrimExpr) -> bool:
-    """Whether ``cols`` is ``extent - extent % c`` (``c > 0``): at most ``extent``, the
-    columns :func:`_tile_peeling_columns` leaves to the tiles."""
-    return (isinstance(cols, Sub) and structural_equal(cols.a, extent)
-            and isinstance(cols.b, FloorMod) and structural_equal(cols.b.a, extent)
-            and isinstance(cols.b.b, IntImm) and cols.b.b.value > 0)
-
-
-def _is_zero(expr: PrimExpr) -> bool:
-    return isinstance(expr, IntImm) and expr.value == 0
 
 
 class _ToAccumulator(StmtExprMutator):
@@ -357,7 +217,7 @@ def tile_reduction_nest(loop: For, local_data: set[int], shape: TileShape,
     72 ms against 11 ms for 1024; a symbolic column count is always peeled (``n % W``
     columns left, none when ``W`` divides it)."""
     cols_loop = loop.body
-    nest = _match(loop, local_data)
+    nest = match_tile_nest(loop, local_data)
     if nest is None or not isinstance(cols_loop, For):
         return None
     cols = cols_loop.extent
@@ -424,7 +284,7 @@ def _tile_peeling_rows(loop: For, local_data: set[int], shape: TileShape,
     symbolic = not isinstance(rows, IntImm)
     tiled = None if symbolic else _tile_reduction_rows(loop, local_data, shape, min_walk,
                                                        panels, pair_target)
-    if tiled is not None or _match(loop, local_data) is None:
+    if tiled is not None or match_tile_nest(loop, local_data) is None:
         return tiled
     by = IntImm(rows.dtype, shape.rows)
     if isinstance(rows, IntImm):
@@ -448,7 +308,7 @@ def _tile_peeling_rows(loop: For, local_data: set[int], shape: TileShape,
 def _tile_reduction_rows(loop: For, local_data: set[int], shape: TileShape, min_walk: int,
                          panels: bool, pair_target: Target | None) -> Stmt | None:
     """:func:`tile_reduction_nest` of a loop whose rows the tiles divide."""
-    nest = _match(loop, local_data)
+    nest = match_tile_nest(loop, local_data)
     if nest is None:
         return None
     target = nest.store.buffer
