@@ -17,6 +17,7 @@ from irbuilder.ir import (
     Allocate,
     BufferLoad,
     BufferStore,
+    DeclBuffer,
     ForKind,
     IntImm,
     LetStmt,
@@ -624,6 +625,48 @@ def test_an_accumulator_rescaled_after_its_loop_runs_in_lanes(target: Target) ->
     for seed in range(2):
         _interp_and_built(row_variance, _random(row_variance, np.random.default_rng(seed)),
                           target)
+
+
+@T.prim_func
+def row_variance_groups(A: T.Buffer((67, 40), "float32"), V: T.Buffer((67,), "float32")):
+    for i in T.parallel(67):
+        m = T.alloc_buffer((1,), "float32")
+        v = T.alloc_buffer((1,), "float32")
+        m[0] = T.float32(0)
+        for j in range(40):
+            m[0] = m[0] + A[i, j]
+        m[0] = m[0] / T.float32(40)
+        v[0] = T.float32(0)
+        for j in range(40):
+            v[0] = v[0] + (A[i, j] - m[0]) * (A[i, j] - m[0])
+        V[i] = v[0] / T.float32(40)
+
+
+def test_a_multiply_chain_rereading_cached_rows_takes_two_vectors_with_avx2() -> None:
+    # the squared deviations re-read the rows the mean's loop brought into cache: latency
+    # bounds that loop, so even with 16 registers two vectors of rows run interleaved; a
+    # first-pass multiply-add (row_dots) keeps one vector with AVX2, two with AVX-512
+    f32 = T.float32(0).dtype
+    assert row_blocks(AVX2, 8, f32, 67 * 40 * 4, multiplies=True, rereads=True) == 2
+    assert row_blocks(AVX2, 8, f32, 67 * 40 * 4, multiplies=True) == 1
+    assert row_blocks(AVX2, 8, f32, 67 * 40 * 4, multiplies=False, rereads=True) == 1
+    assert row_blocks(AVX2, 8, f32, 64 << 20, multiplies=True, rereads=True) == 1
+    for func, blocks in ((row_variance_groups, 2), (row_dots, 1)):
+        after = _vectorized(func, AVX2)
+        named = {f.loop_var.name: f for f in loops(after)}
+        rows = named["i_rows"]
+        (extent,) = {int(b.shape[0]) for b in _lane_buffers_of(after)}
+        assert extent == 8 * blocks, func
+        assert int(rows.extent) == int(func.buffer_map[func.params[0]].shape[0]) // (8 * blocks)
+    for seed in range(3):
+        args = _random(row_variance_groups, np.random.default_rng(seed))
+        for target in [t for t in (AVX2, AVX512) if not t.missing_on_host()]:
+            _interp_and_built(row_variance_groups, args, target)
+
+
+def _lane_buffers_of(func: PrimFunc) -> list[Any]:
+    return [s.buffer for s in stmts(func)
+            if isinstance(s, DeclBuffer) and s.buffer.name.endswith("_rows")]
 
 
 def test_a_second_loop_into_the_same_accumulator_is_left_alone() -> None:
