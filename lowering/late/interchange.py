@@ -274,7 +274,7 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
     if reads_memory(loop.min):
         return None
     target = store.buffer
-    if id(target.data) in local_data or len(store.indices) != 1:
+    if len(store.indices) != 1:
         return None
     if store.value.dtype.lanes != 1 or target.dtype.lanes != 1:
         return None
@@ -340,7 +340,7 @@ def interchange_loop(loop: For, local_data: set[int], divided: bool = False) -> 
         return None
     written = byte_range(target)
     checks: list[PrimExpr] | None = []
-    if others:
+    if others and id(target.data) not in local_data:  # an allocation overlaps no parameter
         checks = None if written is None else no_overlap_checks(written, others.values())
     if checks is None:
         return None

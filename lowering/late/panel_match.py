@@ -82,7 +82,7 @@ def match_tile_nest(loop: For, local_data: set[int]) -> TileNest | None:
         if reads_memory(bound) or depends_on(bound, i) or depends_on(bound, j):
             return None
     target = store.buffer
-    if id(target.data) in local_data or len(store.indices) != 1:
+    if len(store.indices) != 1:
         return None
     if target.dtype.lanes != 1 or target.dtype.is_bool:
         return None

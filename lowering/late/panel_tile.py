@@ -256,8 +256,7 @@ def _tile_peeling_columns(loop: For, nest: TileNest, width: int, local_data: set
     leftover = rebuild(loop, {"body": For(
         rest, IntImm(j.dtype, 0), left, ForKind.SERIAL,
         substitute(cols_loop.body, {j: whole + rest}), span=cols_loop.span)})
-    written = byte_range(nest.store.buffer)
-    checks = None if written is None else no_overlap_checks(written, nest.others.values())
+    checks = _overlap_checks(nest, local_data)
     if checks is None:
         return None
     both = copy_with_fresh_vars(seq([tiled, leftover]))  # flat: the row peel's too
@@ -333,8 +332,7 @@ def _tile_reduction_rows(loop: For, local_data: set[int], shape: TileShape, min_
             return None
     else:
         shape_checks.append(EQ(FloorMod(cols, IntImm(cols.dtype, width)), IntImm(cols.dtype, 0)))
-    written = byte_range(target)
-    checks = None if written is None else no_overlap_checks(written, nest.others.values())
+    checks = _overlap_checks(nest, local_data)
     if checks is None:
         return None
     checks = [*shape_checks, *checks]
@@ -472,6 +470,17 @@ def _tile_reduction_rows(loop: For, local_data: set[int], shape: TileShape, min_
     if fallback is None:
         fallback = interchange_nests(loop, local_data)
     return IfThenElse(all_of(checks), fast, fallback, span=loop.span)
+
+
+def _overlap_checks(nest: TileNest, local_data: set[int]) -> list[PrimExpr] | None:
+    """The run-time tests that the written array overlaps none the nest reads, or None when
+    one cannot be stated. A function's own allocation (an intermediate stage of a TE graph,
+    a root ``T.alloc_buffer``) overlaps no parameter: none then."""
+    target = nest.store.buffer
+    if id(target.data) in local_data:
+        return []
+    written = byte_range(target)
+    return None if written is None else no_overlap_checks(written, nest.others.values())
 
 
 def _divided(extent: PrimExpr, by: int) -> PrimExpr:

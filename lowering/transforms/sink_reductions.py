@@ -40,8 +40,9 @@ C[idx] = init``), where
 * ``C`` overlaps no other array the nest reads: tested at run time for parameters, the nest
   as written when the test fails;
 * the late stage takes the row-by-row nest: ``interchange_reductions`` applies to its
-  innermost output loop (contiguous columns, at least 16; ``C`` not the function's own
-  allocation), so it never stays one scalar chain per element, slower than as written.
+  innermost output loop (contiguous columns, at least 16; ``C`` may be the function's own
+  allocation, which needs no overlap test), so it never stays one scalar chain per element,
+  slower than as written.
 
 A parallel loop over blocks of rows whose whole body is such a nest (a schedule's
 ``T.parallel(i_0)`` over 4 rows ``i_1``) becomes one parallel loop over the rows when its
@@ -226,8 +227,7 @@ def sink_reduction_nest(loop: For, local_data: set[int]) -> Stmt | None:
         return None
     if interchange_loop(row, local_data) is None:
         # the late stage would leave the row-by-row nest as it is: one scalar chain per
-        # element, slower than the nest as written (a local accumulator, columns not
-        # contiguous, a short row)
+        # element, slower than the nest as written (columns not contiguous, a short row)
         return None
     for lp in reversed([*outputs, *reductions]):
         kind = lp.kind if lp.kind is ForKind.UNROLLED and id(lp) in output_ids \
