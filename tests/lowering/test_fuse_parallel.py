@@ -202,3 +202,67 @@ def test_loops_over_other_rows_or_both_serial_stay_apart() -> None:
     lowered = lower_for(both_serial, AVX2).script()
     assert "T.parallel" not in lowered
     assert lowered.count("for i") == 2
+
+
+@T.prim_func
+def gradient_chain(dy: T.Buffer((2048, 256), "float32"), x: T.Buffer((2048, 256), "float32"),
+                   dx: T.Buffer((2048, 256), "float32")):
+    # a layer-norm backward's shape: the output holds an intermediate stage (written beside
+    # the inputs, so every fusion needs the no-overlap test), then two row sums read it
+    # and the last loop rewrites it
+    xhat = T.alloc_buffer((2048, 256), "float32")
+    s = T.alloc_buffer((2048,), "float32")
+    q = T.alloc_buffer((2048,), "float32")
+    for i, j in T.grid(2048, 256):
+        with T.block("xhat"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            xhat[vi, vj] = x[vi, vj] * T.float32(0.5)
+    for i, j in T.grid(2048, 256):
+        with T.block("g"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            dx[vi, vj] = dy[vi, vj] * T.float32(2)
+    for i, j in T.grid(2048, 256):
+        with T.block("s"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                s[vi] = T.float32(0)
+            s[vi] = s[vi] + dx[vi, vj]
+    for i, j in T.grid(2048, 256):
+        with T.block("q"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                q[vi] = T.float32(0)
+            q[vi] = q[vi] + dx[vi, vj] * xhat[vi, vj]
+    for i, j in T.grid(2048, 256):
+        with T.block("dx"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            dx[vi, vj] = dx[vi, vj] - s[vi] * T.float32(0.01) - xhat[vi, vj] * q[vi]
+
+
+def test_a_guarded_fusion_goes_on_with_the_next_loops() -> None:
+    """Every stage joins one loop behind one test (the loops as written in its else
+    branch), so each row is read from memory once."""
+    lowered = lower_for(gradient_chain, AVX2)
+    (version,) = _versions(lowered)
+    assert len(_parallel_loops(lowered.with_body(version.then_case))) == 1
+    assert len(_parallel_loops(lowered.with_body(version.else_case))) >= 3
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param(t, id=t.mcpu, marks=needs_host_features(t)) for t in (AVX2, AVX512)])
+def test_the_chained_fusion_computes_the_unfused_numbers(target: Target) -> None:
+    """Apart and overlapping (``dx`` a view into ``x``: the loops as written), three runs
+    each on all cores, against the interpreter."""
+    n = 2048 * 256
+    storage = np.random.default_rng(3).standard_normal(3 * n).astype("float32")
+    kernel = tvmscript.build(gradient_chain, target=target, cache=False)
+    for offset in (256, 2 * n):
+        want = storage.copy()
+        run_reference(gradient_chain, [want[n:2 * n].reshape(2048, 256),
+                                       want[:n].reshape(2048, 256),
+                                       want[offset:offset + n].reshape(2048, 256)])
+        for _ in range(3):
+            got = storage.copy()
+            kernel(got[n:2 * n].reshape(2048, 256), got[:n].reshape(2048, 256),
+                   got[offset:offset + n].reshape(2048, 256))
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)  # lane-wise sums
