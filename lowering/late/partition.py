@@ -59,6 +59,7 @@ from irbuilder.ir import (
     CmpOp,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     Max,
     Min,
@@ -270,6 +271,26 @@ class _Decide(StmtExprMutator):
                 return IntImm(_BOOL, int(cut[1] == self.below), span=expr.span)
         return _decided_choice(super().visit_expr(expr))
 
+    def visit_if_then_else_(self, stmt: IfThenElse) -> Stmt:
+        return _decided_branch(self.generic_mutate(stmt))
+
+
+def _decided_branch(stmt: Stmt) -> Stmt:
+    """An ``if`` on a decided condition is the branch it takes (nothing for a false one
+    without ``else``): the passes before the late ``simplify`` see the part's loop as a
+    plain loop (a last chunk's guard ``if c * W + k < n``: its row loop then runs in vector
+    lanes), and a part that does nothing is dropped (:func:`_does_nothing`)."""
+    if isinstance(stmt, IfThenElse) and isinstance(stmt.condition, IntImm):
+        if stmt.condition.value:
+            return stmt.then_case
+        return stmt.else_case if stmt.else_case is not None else SeqStmt(())
+    return stmt
+
+
+def _does_nothing(part: Stmt) -> bool:
+    """A part's loop whose body is empty (every statement under a false test)."""
+    return isinstance(part, For) and isinstance(part.body, SeqStmt) and not part.body.seq
+
 
 def _part(loop: For, start: PrimExpr, extent: PrimExpr, body: Stmt) -> For:
     var = loop.loop_var
@@ -315,7 +336,7 @@ def _symbolic_parts(loop: For, cut: PrimExpr) -> Stmt | None:
     var = loop.loop_var
     below = _part(loop, lo, simplify_expr(at - lo), _Decide(var, cut, True).visit_stmt(loop.body))
     above = _part(loop, at, simplify_expr(hi - at), _Decide(var, cut, False).visit_stmt(loop.body))
-    return seq([below, above])
+    return seq([part for part in (below, above) if not _does_nothing(part)])
 
 
 def partition_loop(loop: For) -> Stmt | None:

@@ -39,9 +39,9 @@ from irbuilder.ir.functor import post_order_visit
 
 from ..analysis.loads import reads_memory
 from ..analysis.substitute import substitute_expr
-from ..analysis.vars import free_vars
+from ..analysis.vars import depends_on, free_vars
 from ..arith.canonical import linear_coefficient
-from .row_spans import affine_in_row
+from .row_spans import affine_in_row, row_end
 
 __all__ = [
     "MAX_CHAINS",
@@ -184,7 +184,10 @@ def _match_chain(red: Stmt, row: Var, inner: set[int], locals_: dict[int, Alloca
         return None
     if red.kind is not ForKind.SERIAL or red.annotations or red.thread_binding is not None:
         return None
-    for bound in (red.min, red.extent):  # a triangle's row-dependent bounds: row_spans.py
+    # a triangle's row-dependent bounds (row_spans.py): the first and the last column, or
+    # the extent when it does not depend on the row
+    last = red.extent if not depends_on(red.extent, row) else row_end(red)
+    for bound in (red.min, last):
         if any(id(v) in inner for v in free_vars(bound)) or not affine_in_row(bound, row):
             return None
     body_stmts = bound_stores(red.body, {})
@@ -286,8 +289,9 @@ def match_rows(loop: For) -> RowBody | None:
 
 
 def affine_bounds_depend(chain: Chain, row: Var) -> bool:
-    """Whether the chain loop's bounds depend on the row (they are affine in it)."""
-    return any(linear_coefficient(b, row) != 0 for b in (chain.loop.min, chain.loop.extent))
+    """Whether the chain loop's bounds depend on the row (they are affine in it, or a
+    ``min``/``max`` of such bounds)."""
+    return any(depends_on(b, row) for b in (chain.loop.min, chain.loop.extent))
 
 
 def _constant_accesses(stmt: Stmt, accs: list[Buffer]) -> bool:

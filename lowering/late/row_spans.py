@@ -13,8 +13,12 @@ row still takes its columns in ascending order:
 with ``L = max lo(u)`` and ``H = min hi(u)``. A row ending before ``L`` is done after its
 head (the common span is then empty: ``H <= hi(u) < L``). ``lo`` and ``hi`` are affine in
 the row, so ``L`` and ``H`` are their values at the group's first or last row, by the sign
-of the row's coefficient. A bound that does not depend on the row gives no heads (``lo``)
-or no tails (``hi``).
+of the row's coefficient. A bound may also be a ``T.min``/``T.max`` of such bounds (a last
+chunk cut short, ``T.min(n - c * W, W)``, which ``partition_loops`` makes of a guard ``if c
+* W + k < n``): ``L`` and ``H`` are then the same ``min``/``max`` of their operands' values,
+exact for ``H`` of a ``min`` and ``L`` of a ``max``, otherwise a bound on the safe side
+(``L`` no lower, ``H`` no higher: the heads and tails take what the common span leaves). A
+bound that does not depend on the row gives no heads (``lo``) or no tails (``hi``).
 """
 
 from __future__ import annotations
@@ -34,15 +38,28 @@ from irbuilder.ir import (
 
 from ..analysis.loads import reads_memory
 from ..analysis.substitute import substitute_expr
+from ..analysis.vars import depends_on
 from ..arith.canonical import linear_coefficient
+from ..arith.rewrite import simplify_expr
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["RowSpans", "affine_in_row"]
+__all__ = ["RowSpans", "affine_in_row", "row_end"]
+
+
+def row_end(loop: For) -> PrimExpr:
+    """The end of ``loop``'s columns, ``min + extent`` simplified: ``T.max(i - 30, 0)`` to
+    ``T.min(n - i, 64)`` is the extent ``T.min(..) - T.max(..)``, whose end is the ``min``."""
+    return simplify_expr(loop.min + loop.extent)
 
 
 def affine_in_row(bound: PrimExpr, row: Var) -> bool:
-    """Whether ``bound`` is affine in ``row`` (or free of it) and reads no memory."""
-    return not reads_memory(bound) and linear_coefficient(bound, row) is not None
+    """Whether ``bound`` is affine in ``row`` (or free of it), or a ``min``/``max`` of such
+    bounds, and reads no memory."""
+    if reads_memory(bound):
+        return False
+    if isinstance(bound, (Min, Max)):
+        return affine_in_row(bound.a, row) and affine_in_row(bound.b, row)
+    return linear_coefficient(bound, row) is not None
 
 
 class RowSpans:
@@ -54,7 +71,7 @@ class RowSpans:
         self.loop, self.row, self.first, self.count = loop, row, first, count
         jdt = loop.loop_var.dtype
         self.lo = loop.min
-        self.hi = loop.min + loop.extent
+        self.hi = row_end(loop)
         self.start = Var(f"{loop.loop_var.name}_from", jdt)
         self.extent = Var(f"{loop.loop_var.name}_count", jdt)
 
@@ -66,6 +83,8 @@ class RowSpans:
         return substitute_expr(bound, {self.row: row_at})
 
     def _extreme(self, bound: PrimExpr, largest: bool) -> PrimExpr:
+        if isinstance(bound, (Min, Max)) and depends_on(bound, self.row):
+            return type(bound)(self._extreme(bound.a, largest), self._extreme(bound.b, largest))
         coefficient = linear_coefficient(bound, self.row)
         assert coefficient is not None
         last = (coefficient >= 0) == largest
@@ -94,14 +113,14 @@ class RowSpans:
 
     def heads(self, lane: Var) -> Stmt | None:
         """Row ``first + lane``'s head loop, or None when ``lo`` does not depend on the row."""
-        if linear_coefficient(self.lo, self.row) == 0:
+        if not depends_on(self.lo, self.row):
             return None
         lo, hi = self._at(self.lo, lane), self._at(self.hi, lane)
         return self._per_row(lane, lo, Min(self.start, hi) - lo, "head")
 
     def tails(self, lane: Var) -> Stmt | None:
         """Row ``first + lane``'s tail loop, or None when ``hi`` does not depend on the row."""
-        if linear_coefficient(self.hi, self.row) == 0:
+        if not depends_on(self.hi, self.row):
             return None
         begin = self.start + self.extent
         return self._per_row(lane, begin, self._at(self.hi, lane) - begin, "tail")

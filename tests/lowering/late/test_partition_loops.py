@@ -9,7 +9,7 @@ import numpy as np
 from late_kit import AVX2, assert_same_numbers, before_late, loops, run_pass, runs_avx2
 
 import tvmscript
-from irbuilder.ir import ForKind, PrimFunc, structural_equal
+from irbuilder.ir import BufferStore, ForKind, Min, PrimFunc, structural_equal
 from tvmscript import tir as T
 
 
@@ -301,3 +301,38 @@ def test_a_guarded_tail_agrees_with_numpy_at_every_size() -> None:
         B = np.full(n, 5, "float32")
         kernel(A, B)
         np.testing.assert_array_equal(B, A * 2)
+
+
+def test_a_decided_guard_leaves_the_part_and_a_dead_part_goes() -> None:
+    """Below the cut the guard is true: the part's body is the guarded statement itself; at
+    and above it the guard is false and nothing else is there: no part at all."""
+    after = run_pass("partition_loops", _serial(guarded_tail))
+    text = after.script()
+    assert "T.If(" not in text and "if T.bool(" not in text and "if True" not in text, text
+    (inner,) = [lp for lp in loops(after) if lp.loop_var.name == "ii"]
+    assert isinstance(inner.extent, Min) and isinstance(inner.body, BufferStore)
+
+
+@T.prim_func
+def chunk_sums(a: T.Buffer((1000,), "float32"), part: T.Buffer((12,), "float32")):
+    for c in T.parallel(12):  # 12 chunks of ceil(1000 / 12) = 84: the last one is cut short
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for k in range(84):
+            if c * 84 + k < 1000:
+                acc[0] = acc[0] + a[c * 84 + k]
+        part[c] = acc[0]
+
+
+@runs_avx2
+def test_guarded_chunk_sums_run_in_lanes_and_agree_with_the_interpreter() -> None:
+    kernel = tvmscript.build(chunk_sums, target=AVX2, cache=False, fp_contract=False)
+    assert "acc_rows" in kernel.get_source("tir")  # vectorize_row_reductions took them
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        a = rng.standard_normal(1000).astype("float32")
+        want = np.zeros(12, "float32")
+        tvmscript.build(chunk_sums, target="interp")(a, want)
+        got = np.full(12, 7, "float32")
+        kernel(a, got)
+        np.testing.assert_array_equal(got, want)

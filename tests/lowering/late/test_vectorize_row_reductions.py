@@ -729,9 +729,19 @@ def steep(A: T.Buffer((40, 120), "float32"), y: T.Buffer((40,), "float32")):
         y[i] = acc[0]
 
 
+@T.prim_func
+def clamped(A: T.Buffer((40, 120), "float32"), y: T.Buffer((40,), "float32")):
+    for i in T.parallel(40):  # min/max bounds: chunks cut short, a floor, rows with none
+        acc = T.alloc_buffer((1,), "float32")
+        acc[0] = T.float32(0)
+        for j in range(T.max(i - 30, 0), T.min(T.max(500 - i * 13, 3), 100)):
+            acc[0] = acc[0] + A[i, j + 10] * T.float32(3)
+        y[i] = acc[0]
+
+
 @pytest.mark.parametrize("target", _targets())
-@pytest.mark.parametrize("func", [lower_triangle, upper_triangle, band, steep],
-                         ids=["lower", "upper", "band", "steep"])
+@pytest.mark.parametrize("func", [lower_triangle, upper_triangle, band, steep, clamped],
+                         ids=["lower", "upper", "band", "steep", "clamped"])
 def test_rows_whose_columns_depend_on_the_row_are_bit_identical(func: PrimFunc,
                                                                 target: Target) -> None:
     for seed in range(2):
