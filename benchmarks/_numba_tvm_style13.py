@@ -2,9 +2,10 @@
 user writes (``prange`` over the independent axis, ``fastmath`` everywhere: every kernel
 here is float arithmetic a reassociation may reorder; the dense layers take one output
 column per task so a batch-1 layer still runs on every core, each output a contiguous dot
-product; the convolutions accumulate an output row or plane with the padding taken out of
-the loop bounds; the softmaxes keep the exponentials in the output). Imported only when
-numba is importable."""
+product; the convolutions accumulate an output row with the padding taken out of the loop
+bounds, or, on the small 7 x 7 and 14 x 14 planes, a whole plane over a padded copy (one
+long contiguous loop per tap); the softmaxes keep the exponentials in the output). Imported
+only when numba is importable."""
 
 # ruff: noqa: E741 - kernel sources kept close to the TVMScript ones
 
@@ -64,22 +65,30 @@ def nb_gap(data, out):
 
 @njit(**fm)
 def nb_conv_plane(data, kernel, out):
-    """Stride 1, pad ``KH // 2``: one output plane per task (short rows: 7 or 14)."""
+    """Stride 1, pad ``KH // 2``, small planes (7 x 7, 14 x 14): the input padded once, one
+    output plane per task accumulated over the padded width (``W + 2p`` columns, the extra
+    ones dropped at the end), so each tap is one long contiguous multiply-add loop."""
     F, C, KH, KW = kernel.shape
     H, W = out.shape[2], out.shape[3]
     p = KH // 2
+    Wp = W + 2 * p
+    xp = np.zeros((C, (H + 2 * p) * Wp + 2 * p), np.float32)
+    for c in prange(C):
+        for y in range(H):
+            for x in range(W):
+                xp[c, (y + p) * Wp + x + p] = data[0, c, y, x]
     for f in prange(F):
-        acc = np.zeros((H, W), np.float32)
+        acc = np.zeros(H * Wp, np.float32)
         for c in range(C):
             for ky in range(KH):
-                y0, y1 = max(0, p - ky), min(H, H + p - ky)
                 for kx in range(KW):
-                    x0, x1 = max(0, p - kx), min(W, W + p - kx)
                     w = kernel[f, c, ky, kx]
-                    for y in range(y0, y1):
-                        for x in range(x0, x1):
-                            acc[y, x] += data[0, c, y + ky - p, x + kx - p] * w
-        out[0, f, :, :] = acc
+                    o = ky * Wp + kx
+                    for q in range(H * Wp):
+                        acc[q] += xp[c, q + o] * w
+        for y in range(H):
+            for x in range(W):
+                out[0, f, y, x] = acc[y * Wp + x]
 
 
 @njit(**fm)
