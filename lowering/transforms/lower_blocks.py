@@ -70,6 +70,7 @@ from irbuilder.ir.linear_form import to_linear
 
 from ..analysis import add, free_vars, mul, product, substitute, uses_buffer_data
 from ..pass_infra import function_pass
+from .update_lets import inline_update_lets
 
 __all__ = [
     "LANE_COMBINERS",
@@ -338,6 +339,7 @@ class _BlockLowerer(StmtExprMutator):
             views = [self._match_view(m) for m in block.match_buffers]
             body = self.visit_stmt(block.body)
             if block.init is not None:
+                body = inline_update_lets(body)  # a tuple reduction's bound values
                 self._mark_reduce_loops(block, values, body)
                 init = self.visit_stmt(block.init)
                 cond = self._init_condition(block, values)
