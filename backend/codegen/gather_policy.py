@@ -10,15 +10,29 @@ average pool also gained 13-27%, and no kernel of the suite or of ``benchmarks/t
 lost. Such functions get the function attribute ``"target-features"`` with LLVM's
 ``+prefer-no-gather`` tuning added to the machine's features.
 
-A function that means to gather keeps the default: one with a ``version_gathers`` no-overlap
-region (its loop vectorizes into hardware gathers, the point of that pass) or with an
+A function that means to gather keeps the default: one with a no-overlap region whose loads
+gathers vectorize (a ``version_gathers`` loop at data-dependent indices, the point of that
+pass; a stride-2 window's columns: without gathers a stride-2 depthwise convolution, max
+pool and average pool ran 1.4-1.8x slower) or with an
 explicit vector load at a data-dependent index (``llvm.masked.gather``, which the tuning
 would turn back into per-lane loads).
 """
 
 from __future__ import annotations
 
-from irbuilder.ir import AttrStmt, Broadcast, BufferLoad, PrimFunc, Ramp, post_order_visit
+from irbuilder.ir import (
+    AttrStmt,
+    Broadcast,
+    BufferLoad,
+    For,
+    IntImm,
+    PrimFunc,
+    Ramp,
+    Stmt,
+    post_order_visit,
+)
+from lowering.analysis.loads import reads_memory
+from lowering.arith.canonical import linear_coefficient
 from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.target import Target
 
@@ -32,11 +46,100 @@ def intends_gathers(func: PrimFunc) -> bool:
     def visit(node: object) -> None:
         nonlocal found
         if isinstance(node, AttrStmt) and node.attr_key == NOALIAS_ATTR:
-            found = True
+            found = found or _gathers_pay(node.body)
         elif isinstance(node, BufferLoad) and node.dtype.lanes > 1 and node.indices:
             found = found or not isinstance(node.indices[-1], (Ramp, Broadcast))
 
     post_order_visit(func.body, visit)
+    return found
+
+
+SHORT_LOOP = 8
+"""Trip count below which LLVM unrolls a loop whole and vectorizes the one around it (a 3-tap
+window's column loop): the loop whose strides decide (:func:`_gathers_pay`)."""
+
+
+def _gathers_pay(region: Stmt) -> bool:
+    """Whether a no-overlap region has loads only gathers vectorize: at a data-dependent
+    index (``version_gathers``' loops) or with a stride other than 0 or 1 along the loop
+    LLVM vectorizes (the innermost one, or the one around a short innermost loop: a
+    stride-2 window's columns). Where that loop walks every load contiguously, the
+    gathers LLVM forms vectorize across the rows of a short row instead: a 14 x 14
+    convolution's interchanged window (rows 16 apart in its padded input) became 168
+    ``vgatherdps``, 163 -> 18 ms one thread with the tuning."""
+    found = False
+
+    def strided(loop: For) -> bool:
+        var = loop.loop_var
+        hit = False
+
+        def visit(node: object) -> None:
+            nonlocal hit
+            if not isinstance(node, BufferLoad) or not node.indices:
+                return
+            index = node.indices[-1]
+            if isinstance(index, Ramp):
+                hit = hit or not (isinstance(index.stride, IntImm)
+                                  and index.stride.value in (0, 1))
+                index = index.base
+            step = linear_coefficient(index, var)
+            hit = hit or step is None or abs(step) > 1
+
+        post_order_visit(loop.body, visit)
+        return hit
+
+    def walk(stmt: Stmt, loops: list[For]) -> None:
+        nonlocal found
+        if found:
+            return
+        if isinstance(stmt, For):
+            if not _has_loop(stmt.body):
+                chosen = [*loops, stmt]
+                at = len(chosen) - 1
+                while at > 0 and _short(chosen[at]):
+                    at -= 1
+                found = strided(chosen[at])
+                return
+            walk(stmt.body, [*loops, stmt])
+            return
+        for child in _children(stmt):
+            walk(child, loops)
+
+    def data_dependent(node: object) -> None:
+        nonlocal found
+        if isinstance(node, BufferLoad) and any(reads_memory(i) for i in node.indices):
+            found = True
+
+    post_order_visit(region, data_dependent)
+    walk(region, [])
+    return found
+
+
+def _short(loop: For) -> bool:
+    extent = loop.extent
+    return isinstance(extent, IntImm) and extent.value < SHORT_LOOP
+
+
+def _children(stmt: Stmt) -> list[Stmt]:
+    out: list[Stmt] = []
+    for name in ("body", "then_case", "else_case"):
+        child = getattr(stmt, name, None)
+        if isinstance(child, Stmt):
+            out.append(child)
+    seq = getattr(stmt, "seq", None)
+    if seq is not None:
+        out.extend(seq)
+    return out
+
+
+def _has_loop(stmt: Stmt) -> bool:
+    found = False
+
+    def visit(node: object) -> None:
+        nonlocal found
+        found = found or isinstance(node, For)
+
+    post_order_visit(stmt, visit)
     return found
 
 

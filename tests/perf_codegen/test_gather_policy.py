@@ -92,3 +92,65 @@ def test_parallel_argmin_gives_the_interpreter_result_on_every_run() -> None:
         O = np.zeros(64, "int32")
         kernel(A, O)
         np.testing.assert_array_equal(O, want)
+
+
+@T.prim_func
+def conv14(data: T.Buffer((1, 32, 14, 14), "float32"), kernel: T.Buffer((32, 32, 3, 3), "float32"),
+           out: T.Buffer((1, 32, 14, 14), "float32")):
+    pad = T.alloc_buffer((1, 32, 16, 16))
+    for i0, i1, i2, i3 in T.grid(1, 32, 16, 16):
+        with T.block("pad"):
+            v0, v1, v2, v3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            pad[v0, v1, v2, v3] = T.if_then_else(
+                1 <= v2 and v2 < 15 and 1 <= v3 and v3 < 15,
+                data[v0, v1, v2 - 1, v3 - 1], T.float32(0))
+    for n, f, y, x, c, ry, rx in T.grid(1, 32, 14, 14, 32, 3, 3):
+        with T.block("conv"):
+            vn, vf, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, c, ry, rx])
+            with T.init():
+                out[vn, vf, vy, vx] = T.float32(0)
+            out[vn, vf, vy, vx] = out[vn, vf, vy, vx] + pad[vn, vc, vy + vry, vx + vrx] * kernel[vf, vc, vry, vrx]
+
+
+@T.prim_func
+def pool_s2(A: T.Buffer((16, 113, 113), "float32"), O: T.Buffer((16, 56, 56), "float32")):
+    for c, h, w in T.grid(16, 56, 56):
+        with T.block("pool"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            O[vc, vh, vw] = T.float32(-3.4e38)
+            for rh, rw in T.grid(3, 3):
+                O[vc, vh, vw] = T.max(O[vc, vh, vw], A[vc, vh * 2 + rh, vw * 2 + rw])
+
+
+def test_a_region_walking_its_rows_contiguously_gets_no_gathers() -> None:
+    """The interchanged window of a 14 x 14 convolution reads every row contiguously along
+    its column loop: gathers there vectorize across rows (168 of them, ~7x slower)."""
+    lowered = lower_for(conv14, AVX512)
+    assert "tvms.noalias_region" in lowered.script()
+    assert not intends_gathers(lowered)
+    assert "vgather" not in _assembly(conv14, AVX512)
+
+
+def test_a_stride_two_window_keeps_its_gathers() -> None:
+    # the 3-tap column loop is unrolled whole; the output column loop around it reads
+    # every other input column: gathers (or none at all) are what vectorize it
+    lowered = lower_for(pool_s2, AVX512)
+    if "tvms.noalias_region" not in lowered.script():
+        pytest.skip("no no-overlap region in this nest: the policy is not asked")
+    assert intends_gathers(lowered)
+
+
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_the_convolution_gives_the_interpreters_numbers(target: object) -> None:
+    if target.missing_on_host():  # type: ignore[attr-defined]
+        pytest.skip("the host cannot run this target's code")
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal((1, 32, 14, 14)).astype("float32")
+    weights = rng.standard_normal((32, 32, 3, 3)).astype("float32")
+    want = np.zeros((1, 32, 14, 14), "float32")
+    tvmscript.build(conv14, target="interp")(data, weights, want)
+    kernel = tvmscript.build(conv14, target=target, cache=False)
+    for _ in range(2):
+        got = np.zeros_like(want)
+        kernel(data, weights, got)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
