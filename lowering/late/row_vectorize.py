@@ -120,6 +120,7 @@ from ..pass_infra import FunctionPass, PassContext, function_pass
 from ..target import Target, as_target
 from ..transforms.auto_parallel import PARALLEL_IF, has_loop, no_alias_condition
 from ..transforms.unroll import copy_with_fresh_vars
+from .first_iteration import hoist_inits
 from .jam import merge_copies
 from .row_chains import Chain, match_rows, stores_to
 from .row_columns import ChainVectorizer, tiled_loads
@@ -480,6 +481,16 @@ class _Rows(StmtExprMutator):
         """The row lanes of ``loop`` (groups of rows in a loop of ``kind``) and the tests
         that the arrays do not overlap they need: none, or those of rows accumulating into
         array elements (``row_promote.py``)."""
+        found = self._lanes_as_is(loop, kind)
+        if found is not None:
+            return found
+        # a short block reduction's init still at its first step (first_iteration.py)
+        hoisted = hoist_inits(loop.body, plain=True)
+        if hoisted is loop.body:
+            return None
+        return self._lanes_as_is(rebuild(loop, {"body": hoisted}), kind)
+
+    def _lanes_as_is(self, loop: For, kind: ForKind) -> tuple[Stmt, list[PrimExpr]] | None:
         out = vectorize_row_loop(loop, self.target, self.max_bits, self.prefetch, self.blocks,
                                  kind)
         if out is not None:

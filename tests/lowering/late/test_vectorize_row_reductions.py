@@ -816,3 +816,31 @@ def test_three_chain_loops_each_run_in_lanes(target: Target) -> None:
     for seed in range(2):
         _interp_and_built(standardized_max,
                           _random(standardized_max, np.random.default_rng(seed)), target)
+
+
+@T.prim_func
+def global_pool_7x7(data: T.Buffer((1, 2051, 7, 7), "float32"),
+                    avg: T.Buffer((1, 2051, 1, 1), "float32")):
+    # TOPI's global average pool: a 49-step block sum per channel, too short for
+    # vectorize_reductions, so its init stays at the first step until the rows take it
+    pool_sum = T.alloc_buffer((1, 2051, 1, 1))
+    for ax0, ax1, ax2, ax3, rv0, rv1 in T.grid(1, 2051, 1, 1, 7, 7):
+        with T.block("adaptive_pool_sum"):
+            v0, v1, v2, v3, r0, r1 = T.axis.remap("SSSSRR", [ax0, ax1, ax2, ax3, rv0, rv1])
+            with T.init():
+                pool_sum[v0, v1, v2, v3] = T.float32(0)
+            pool_sum[v0, v1, v2, v3] = pool_sum[v0, v1, v2, v3] + data[v0, v1, v2 * 7 + r0, v3 * 7 + r1]
+    for ax0, ax1, ax2, ax3 in T.grid(1, 2051, 1, 1):
+        with T.block("adaptive_pool_avg"):
+            v0, v1, v2, v3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+            avg[v0, v1, v2, v3] = pool_sum[v0, v1, v2, v3] * T.float32(0.020408163265306121)
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_a_short_block_sums_init_moves_before_it_and_the_rows_take_the_lanes(
+        target: Target) -> None:
+    text = tvmscript.build(global_pool_7x7, target=target, cache=False).get_source("tir")
+    assert "_row_acc_rows = T.decl_buffer" in text, text
+    for seed in range(2):
+        _interp_and_built(global_pool_7x7,
+                          _random(global_pool_7x7, np.random.default_rng(seed)), target)
