@@ -62,6 +62,8 @@ def hoist_first_iteration(loop: For) -> Stmt | None:
         return None
     body = loop.body
     stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    if not stmts:
+        return None
     first = stmts[0]
     if not isinstance(first, IfThenElse) or first.else_case is not None:
         return None

@@ -844,3 +844,13 @@ def test_a_short_block_sums_init_moves_before_it_and_the_rows_take_the_lanes(
     for seed in range(2):
         _interp_and_built(global_pool_7x7,
                           _random(global_pool_7x7, np.random.default_rng(seed)), target)
+
+
+def test_an_empty_loop_body_is_no_first_iteration() -> None:
+    from irbuilder.ir import For as ForNode
+    from irbuilder.ir import IntImm, SeqStmt, Var
+    from lowering.late.first_iteration import hoist_first_iteration
+
+    k = Var("k", "int32")
+    empty = ForNode(k, IntImm("int32", 0), IntImm("int32", 8), ForKind.SERIAL, SeqStmt(()))
+    assert hoist_first_iteration(empty) is None
