@@ -255,6 +255,9 @@ def _parse(text: str) -> DataType:
         if bits_text is None:
             raise ValueError(f"data type {text!r} needs a bit width")
         bits = int(bits_text)
+        if code == TypeCode.UINT and bits == 1:
+            # TVM's bool is the one-bit unsigned type: "uint1" (and "uint1x4") name it.
+            code = TypeCode.BOOL
     lanes = int(lanes_text) if lanes_text else 1
     return DataType(code, bits, lanes, scalable is not None)
 
