@@ -35,6 +35,7 @@ from lowering.analysis.loads import reads_memory
 from lowering.arith.canonical import linear_coefficient
 from lowering.late.alias_version import NOALIAS_ATTR
 from lowering.target import Target
+from lowering.transforms.auto_parallel import child_stmts, has_loop
 
 __all__ = ["function_attributes", "intends_gathers"]
 
@@ -93,7 +94,7 @@ def _gathers_pay(region: Stmt) -> bool:
         if found:
             return
         if isinstance(stmt, For):
-            if not _has_loop(stmt.body):
+            if not has_loop(stmt.body):
                 chosen = [*loops, stmt]
                 at = len(chosen) - 1
                 while at > 0 and _short(chosen[at]):
@@ -102,7 +103,7 @@ def _gathers_pay(region: Stmt) -> bool:
                 return
             walk(stmt.body, [*loops, stmt])
             return
-        for child in _children(stmt):
+        for child in child_stmts(stmt):
             walk(child, loops)
 
     def data_dependent(node: object) -> None:
@@ -118,29 +119,6 @@ def _gathers_pay(region: Stmt) -> bool:
 def _short(loop: For) -> bool:
     extent = loop.extent
     return isinstance(extent, IntImm) and extent.value < SHORT_LOOP
-
-
-def _children(stmt: Stmt) -> list[Stmt]:
-    out: list[Stmt] = []
-    for name in ("body", "then_case", "else_case"):
-        child = getattr(stmt, name, None)
-        if isinstance(child, Stmt):
-            out.append(child)
-    seq = getattr(stmt, "seq", None)
-    if seq is not None:
-        out.extend(seq)
-    return out
-
-
-def _has_loop(stmt: Stmt) -> bool:
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        found = found or isinstance(node, For)
-
-    post_order_visit(stmt, visit)
-    return found
 
 
 def function_attributes(func: PrimFunc, target: Target, machine_features: str) -> str:

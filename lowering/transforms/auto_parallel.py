@@ -82,8 +82,8 @@ from .compact_buffer import compact_buffer_allocation
 from .plan_alloc import plan_allocation_location
 from .unroll import copy_with_fresh_vars
 
-__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "has_loop", "no_alias_condition",
-           "param_bytes", "parallelize_loops"]
+__all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "child_stmts", "has_loop",
+           "no_alias_condition", "param_bytes", "parallelize_loops"]
 
 PARALLEL_IF = "tvmscript.parallel_if"
 """Loop annotation of a parallel loop: a bool expression; when false at run time the loop
@@ -126,7 +126,7 @@ def _inner_work(loop: For) -> int | None:
     def work(stmt: Any) -> int:
         nonlocal unknown
         best = 1
-        for child in _children(stmt):
+        for child in child_stmts(stmt):
             best = max(best, work(child))
         if isinstance(stmt, For):
             if isinstance(stmt.extent, IntImm):
@@ -150,7 +150,7 @@ def _symbolic_work(loop: For) -> PrimExpr | None:
 
     def work(stmt: Any) -> PrimExpr | None:
         total: PrimExpr | None = None
-        for child in _children(stmt):
+        for child in child_stmts(stmt):
             part = work(child)
             if part is None:
                 return None
@@ -183,7 +183,8 @@ def _symbolic_work(loop: For) -> PrimExpr | None:
     return None if any(id(v) in inside for v in free_vars(total)) else total
 
 
-def _children(stmt: Any) -> list[Stmt]:
+def child_stmts(stmt: Any) -> list[Stmt]:
+    """The statements directly inside ``stmt`` (body, branches, sequence)."""
     out: list[Stmt] = []
     for name in ("body", "then_case", "else_case"):
         child = getattr(stmt, name, None)

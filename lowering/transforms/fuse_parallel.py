@@ -57,6 +57,7 @@ from irbuilder.ir import (
 )
 
 from ..checks.race_check import loop_race
+from ..late.row_promote import Swap
 from ..late.versioning import all_of
 from ..pass_infra import FunctionPass, function_pass
 from .auto_parallel import PARALLEL_IF, no_alias_condition
@@ -172,19 +173,6 @@ class _FuseFirst(StmtExprMutator):
         return stmt
 
 
-class _Replace(StmtExprMutator):
-    """Replaces one statement (by identity)."""
-
-    def __init__(self, old: Stmt, new: Stmt) -> None:
-        self.old, self.new = old, new
-
-    def visit_expr(self, expr: PrimExpr) -> PrimExpr:
-        return expr
-
-    def visit_stmt(self, stmt: Stmt) -> Stmt:
-        return self.new if stmt is self.old else super().visit_stmt(stmt)
-
-
 _Guards = dict[int, tuple[list[PrimExpr], list[Stmt]]]
 """Per :data:`FUSED_BEHIND_TEST` key: the fused loop's tests and the loops as written."""
 
@@ -245,7 +233,7 @@ def _fuse_parallel_loops(func: PrimFunc) -> PrimFunc:
             key = len(guards)
             guards[key] = (checks, written)
             marked = rebuild(fused, {"annotations": {FUSED_BEHIND_TEST: key}})
-            trial = func.with_body(_Replace(fused, marked).visit_stmt(body))
+            trial = func.with_body(Swap(fused, marked).visit_stmt(body))
         func = trial
     if not guards:
         return func
