@@ -42,6 +42,7 @@ from irbuilder.ir import (
     StmtExprVisitor,
     Var,
     post_order_visit,
+    seq,
     structural_equal,
 )
 
@@ -146,7 +147,9 @@ def merge_copies(copies: list[Stmt]) -> Stmt:
     first = copies[0]
     if all(isinstance(c, SeqStmt) and len(c.seq) == len(first.seq) for c in copies):  # type: ignore[attr-defined]
         seqs = [c.seq for c in copies]  # type: ignore[attr-defined]
-        return SeqStmt(tuple(merge_copies([s[k] for s in seqs]) for k in range(len(seqs[0]))))
+        # one flat sequence (a statement of several copies is itself a sequence), as the
+        # printer writes it and the parser reads it back
+        return seq([merge_copies([s[k] for s in seqs]) for k in range(len(seqs[0]))])
     if isinstance(first, For) and all(
         isinstance(c, For) and c.kind is first.kind and _same(c.min, first.min)
         and _same(c.extent, first.extent) and not set(c.annotations) - {_REDUCTION}
@@ -180,7 +183,7 @@ def merge_copies(copies: list[Stmt]) -> Stmt:
         for let in reversed(lets):
             out = LetStmt(let.var, let.value, out, span=let.span)
         return out
-    return SeqStmt(tuple(copies))
+    return seq(copies)
 
 
 def jam_parallel_loop(loop: For, factor: int = DEFAULT_FACTOR) -> Stmt | None:
