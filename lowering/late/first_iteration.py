@@ -32,6 +32,7 @@ from irbuilder.ir import (
 from ..analysis.substitute import substitute
 from ..analysis.vars import depends_on
 from ..transforms.lower_blocks import REDUCTION_ANNOTATION
+from .versioning import all_of
 
 __all__ = ["hoist_first_iteration", "hoist_inits"]
 
@@ -74,10 +75,7 @@ def hoist_first_iteration(loop: For) -> Stmt | None:
         return None
     init = substitute(first.then_case, {loop.loop_var: loop.min})
     if rest:
-        cond = rest[0]
-        for more in rest[1:]:
-            cond = And(cond, more)
-        init = IfThenElse(cond, init, span=first.span)
+        init = IfThenElse(all_of(rest), init, span=first.span)
     remaining = stmts[1:]
     if not remaining:
         return init

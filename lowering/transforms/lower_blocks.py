@@ -70,7 +70,7 @@ from irbuilder.ir.linear_form import to_linear
 
 from ..analysis import add, free_vars, mul, product, substitute, uses_buffer_data
 from ..pass_infra import function_pass
-from .update_lets import inline_update_lets
+from .update_lets import inline_update_lets, surely_distinct
 
 __all__ = [
     "LANE_COMBINERS",
@@ -115,17 +115,6 @@ def _store_update(store: Stmt) -> tuple[str, PrimExpr] | None:
     return None
 
 
-def _surely_distinct(a: BufferStore, b: BufferStore) -> bool:
-    """``a`` and ``b`` store to different elements: other buffers, or constant indices that
-    differ in some dimension."""
-    if a.buffer.data is not b.buffer.data:
-        return True
-    return any(
-        isinstance(i, IntImm) and isinstance(j, IntImm) and i.value != j.value
-        for i, j in zip(a.indices, b.indices)
-    )
-
-
 def _update_kind(body: Stmt) -> str | None:
     """The annotation of a reduction block's body, or None.
 
@@ -149,7 +138,7 @@ def _update_kind(body: Stmt) -> str | None:
     for i, a in enumerate(stores):
         for b, kind_b in zip(stores[i + 1 :], kinds[i + 1 :]):
             assert isinstance(a, BufferStore) and isinstance(b, BufferStore)
-            if kinds[i] != kind_b and not _surely_distinct(a, b):
+            if kinds[i] != kind_b and not surely_distinct(a, b):
                 return None
     return kinds[0] if len(set(kinds)) == 1 else ",".join(kinds)
 

@@ -27,32 +27,24 @@ from irbuilder.ir import (
     BufferStore,
     IntImm,
     LetStmt,
-    PrimExpr,
     SeqStmt,
     Stmt,
-    post_order_visit,
 )
 
 from ..analysis.loads import LoadCollector
 from ..analysis.substitute import substitute_expr
 from ..analysis.vars import free_vars
 
-__all__ = ["inline_update_lets"]
+__all__ = ["inline_update_lets", "surely_distinct"]
 
 
-def _distinct(load: BufferLoad, store: BufferStore) -> bool:
-    """``load`` reads an element ``store`` does not write: another buffer, or constant
-    indices that differ in some dimension."""
-    if load.buffer.data is not store.buffer.data:
+def surely_distinct(a: BufferLoad | BufferStore, b: BufferStore) -> bool:
+    """``a`` accesses an element ``b`` does not write: another buffer, or constant indices
+    that differ in some dimension."""
+    if a.buffer.data is not b.buffer.data:
         return True
     return any(isinstance(i, IntImm) and isinstance(j, IntImm) and i.value != j.value
-               for i, j in zip(load.indices, store.indices, strict=False))
-
-
-def _loads(expr: PrimExpr) -> list[BufferLoad]:
-    found: list[BufferLoad] = []
-    post_order_visit(expr, lambda n: found.append(n) if isinstance(n, BufferLoad) else None)
-    return found
+               for i, j in zip(a.indices, b.indices, strict=False))
 
 
 def inline_update_lets(body: Stmt) -> Stmt:
@@ -87,8 +79,10 @@ def inline_update_lets(body: Stmt) -> Stmt:
         if any(v in bound for v in free_vars(value)):
             return body
         earlier = stores[:k]
-        for load in _loads(value):
-            if any(not _distinct(load, e) for e in earlier if isinstance(e, BufferStore)):
+        reads = LoadCollector()
+        reads.visit_expr(value)
+        for load in reads.loads:
+            if any(not surely_distinct(load, e) for e in earlier if isinstance(e, BufferStore)):
                 return body
         out.append(BufferStore(store.buffer, value, store.indices, span=store.span))
     if len(out) == 1:
