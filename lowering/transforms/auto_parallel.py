@@ -79,7 +79,7 @@ from ..checks.race_check import loop_race
 from ..late.versioning import all_of, disjoint
 from ..pass_infra import PassContext, function_pass
 from .compact_buffer import compact_buffer_allocation
-from .plan_alloc import plan_allocation_location
+from .plan_alloc import STACK_BUFFER_BYTES, plan_allocation_location
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["MIN_EXTENT", "MIN_WORK", "PARALLEL_IF", "child_stmts", "has_loop",
@@ -426,9 +426,6 @@ def _find_loop(body: Stmt, loop: For) -> For | None:
     return found[0] if found else None
 
 
-_STACK_LIMIT = 4096
-
-
 def _heap_inside(loop: For) -> bool:
     """Whether an allocation inside the loop would be a heap allocation per iteration."""
     heap: list[bool] = []
@@ -436,7 +433,8 @@ def _heap_inside(loop: For) -> bool:
     def visit(node: Any) -> None:
         if isinstance(node, Allocate):
             size = node.extent
-            if not (isinstance(size, IntImm) and size.value * node.dtype.itemsize <= _STACK_LIMIT):
+            bytes_ = size.value * node.dtype.itemsize if isinstance(size, IntImm) else None
+            if bytes_ is None or bytes_ > STACK_BUFFER_BYTES:
                 heap.append(True)
 
     post_order_visit(loop.body, visit)

@@ -610,6 +610,11 @@ def _shifted(index: PrimExpr, minimum: PrimExpr | None) -> PrimExpr:
     return Sub(index, minimum)
 
 
+def compacted(stmt: Stmt) -> Stmt:
+    """``stmt`` with its allocations compacted, loops outside it unknown."""
+    return _Compactor().visit_stmt(stmt)
+
+
 @function_pass("compact_buffer_allocation")
 def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     """Shrink every allocation to the box its accesses use (see module)."""

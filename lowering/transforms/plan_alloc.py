@@ -39,6 +39,12 @@ Where we differ from TVM's letter, and why:
   are never entered for their own sake); we do not do it for a parallel loop, whose
   iterations carrying values through a buffer would race anyway.
 
+Besides TVM's rule, ``place_allocations`` takes split points (``fuse_parallel_loops``'
+no-overlap tests): an allocation used in both branches of such an ``if`` and nowhere else
+carries no value across it, so each branch may have its own. It is split only where a
+branch's copy then enters a concurrent loop and compacts there to at most
+``SPLIT_BUFFER_BYTES``; otherwise it stays where it was.
+
 A buffer inside a parallel body holds undefined values at the start of each
 iteration (TVM's rule): a program must not read what an earlier iteration wrote.
 """
@@ -52,6 +58,7 @@ from irbuilder.ir import (
     For,
     ForKind,
     IfThenElse,
+    IntImm,
     LetStmt,
     PrimExpr,
     PrimFunc,
@@ -60,13 +67,26 @@ from irbuilder.ir import (
     StmtExprMutator,
     Var,
     While,
+    post_order_visit,
     rebuild,
 )
 
 from ..analysis import buffer_accesses
 from ..pass_infra import function_pass
+from .compact_buffer import compacted
+from .unroll import copy_with_fresh_vars
 
-__all__ = ["plan_allocation_location"]
+__all__ = ["STACK_BUFFER_BYTES", "place_allocations", "plan_allocation_location"]
+
+STACK_BUFFER_BYTES = 4096
+"""Largest allocation inside a concurrent loop's body that the code generator puts on the
+stack (``backend`` option ``stack_limit``'s default); a larger one is a heap block per
+iteration."""
+
+SPLIT_BUFFER_BYTES = 32768
+"""Largest per-iteration buffer a split allocation (``place_allocations``' ``split_at``)
+may compact to: a row that stays in the L1 cache. Above the stack size it is a heap block
+per iteration, whose allocation costs far less than the row's memory traffic it saves."""
 
 #: Loop kinds an allocation never enters (see the module docstring).
 _OPAQUE_LOOPS = (ForKind.VECTORIZED,)
@@ -140,11 +160,13 @@ class _Placement:
     only on the way to one.
     """
 
-    def __init__(self, alloc: Allocate, decls: list[DeclBuffer], index: _UseIndex) -> None:
+    def __init__(self, alloc: Allocate, decls: list[DeclBuffer], index: _UseIndex,
+                 split_at: tuple[PrimExpr, ...] = ()) -> None:
         self.index = index
         self.alloc = alloc
         self.decls = decls
         self.data = alloc.buffer_var
+        self.split_at = split_at
         self.last_wrapped: Stmt | None = None
 
     def wrap(self, stmt: Stmt) -> tuple[Stmt, bool]:
@@ -183,7 +205,34 @@ class _Placement:
             if not in_then and stmt.else_case is not None:
                 other, inside = self.place(stmt.else_case)
                 return rebuild(stmt, {"else_case": other}), inside
+            if any(stmt.condition is c for c in self.split_at):
+                return self._split(stmt)
         return self.wrap(stmt)
+
+    def _split(self, stmt: IfThenElse) -> tuple[Stmt, bool]:
+        """One allocation per branch of ``stmt`` (both use it, nothing outside does: no
+        value crosses the ``if``), kept only where a branch's copy then enters a
+        concurrent loop and compacts to a small buffer there."""
+        assert stmt.else_case is not None
+        fresh = copy_with_fresh_vars(self.wrap(stmt.else_case)[0])
+        assert isinstance(fresh, Allocate)
+        decls: list[DeclBuffer] = []
+        body = fresh.body
+        while isinstance(body, DeclBuffer) and body.buffer.data is fresh.buffer_var:
+            decls.append(body)
+            body = body.body
+        other_side = _Placement(fresh, decls, self.index, self.split_at)
+        then, then_inside = self.place(stmt.then_case)
+        other, other_inside = other_side.place(body)
+        then_inside = then_inside and _compacts_to_stack(then, self.data)
+        other_inside = other_inside and _compacts_to_stack(other, fresh.buffer_var)
+        if not (then_inside or other_inside):
+            return self.wrap(stmt)
+        if not then_inside:
+            then = self.wrap(stmt.then_case)[0]
+        if not other_inside:
+            other = other_side.wrap(body)[0]
+        return rebuild(stmt, {"then_case": then, "else_case": other}), True
 
     def _place_in_loop(self, loop: For) -> tuple[Stmt, bool]:
         if loop.kind in _OPAQUE_LOOPS or self.uses(loop.min) or self.uses(loop.extent):
@@ -218,10 +267,26 @@ class _Placement:
         return SeqStmt((*stmt.seq[:lo], inner, *stmt.seq[hi + 1 :]), span=stmt.span), inside
 
 
+def _compacts_to_stack(placed: Stmt, data: Var) -> bool:
+    """Whether every allocation of ``data`` in ``placed`` compacts to at most
+    :data:`SPLIT_BUFFER_BYTES`."""
+    sizes: list[bool] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, Allocate) and node.buffer_var is data:
+            extent = node.extent
+            sizes.append(isinstance(extent, IntImm)
+                         and extent.value * node.dtype.itemsize <= SPLIT_BUFFER_BYTES)
+
+    post_order_visit(compacted(placed), visit)
+    return bool(sizes) and all(sizes)
+
+
 class _Planner(StmtExprMutator):
-    def __init__(self) -> None:
+    def __init__(self, split_at: tuple[PrimExpr, ...] = ()) -> None:
         super().__init__()
         self.index = _UseIndex()
+        self.split_at = split_at
 
     def visit_allocate_(self, node: Allocate) -> Stmt:
         # Inner allocations first, so an outer one sinks through their final places.
@@ -230,12 +295,21 @@ class _Planner(StmtExprMutator):
         while isinstance(body, DeclBuffer) and body.buffer.data is node.buffer_var:
             decls.append(body)
             body = body.body
-        placed, _ = _Placement(node, decls, self.index).place(body)
+        placed, _ = _Placement(node, decls, self.index, self.split_at).place(body)
         return placed
+
+
+def place_allocations(func: PrimFunc, split_at: tuple[PrimExpr, ...] = ()) -> PrimFunc:
+    """Move every allocation to the lowest common ancestor of its uses (see module); an
+    allocation used in both branches of an ``if`` whose condition is (the object) one of
+    ``split_at``, and nowhere else, becomes one allocation per branch where that lets a
+    branch's copy enter a concurrent loop as a small buffer (``fuse_parallel_loops``'s
+    guarded fusions: the fused branch then has its rows private to each iteration)."""
+    body = _Planner(split_at).visit_stmt(func.body)
+    return func if body is func.body else func.with_body(body)
 
 
 @function_pass("plan_allocation_location")
 def plan_allocation_location(func: PrimFunc) -> PrimFunc:
     """Move every allocation to the lowest common ancestor of its uses (see module)."""
-    body = _Planner().visit_stmt(func.body)
-    return func if body is func.body else func.with_body(body)
+    return place_allocations(func)

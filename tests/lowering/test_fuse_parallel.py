@@ -122,7 +122,13 @@ def test_a_block_layernorms_statistics_run_in_one_parallel_loop() -> None:
     slow = _parallel_loops(fused.with_body(version.else_case))
     assert (len(fast), len(slow)) == (1, 2)
     text = fused.with_body(version.then_case).script()
-    assert "S[i" in text and "Q[i" in text and "O_flat[" in text
+    # the row statistics, used by both branches, get one allocation per branch: in the
+    # fused loop each iteration has its own (one element each), the loops as written
+    # keep the whole vectors
+    assert "S[0]" in text and "Q[0]" in text and "O_flat[" in text
+    assert 'S = T.decl_buffer((1,), "float32")' in text
+    other = fused.with_body(version.else_case).script()
+    assert "S[i" in other and "Q[i" in other
 
 
 def test_fused_loops_compute_the_unfused_numbers() -> None:
@@ -266,3 +272,69 @@ def test_the_chained_fusion_computes_the_unfused_numbers(target: Target) -> None
             kernel(got[n:2 * n].reshape(2048, 256), got[:n].reshape(2048, 256),
                    got[offset:offset + n].reshape(2048, 256))
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)  # lane-wise sums
+
+
+def _allocations_in_loops(stmt: object) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of every buffer declared over an allocation inside a parallel loop."""
+    from irbuilder.ir import Allocate, DeclBuffer
+    found: list[tuple[str, tuple[int, ...]]] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, For) and node.kind is ForKind.PARALLEL:
+            nodes: list[object] = []
+            post_order_visit(node.body, nodes.append)
+            allocated = {n.buffer_var for n in nodes if isinstance(n, Allocate)}
+            found.extend((n.buffer.name, tuple(int(d) for d in n.buffer.shape))
+                         for n in nodes
+                         if isinstance(n, DeclBuffer) and n.buffer.data in allocated)
+
+    post_order_visit(stmt, visit)
+    return found
+
+
+def test_an_intermediate_of_a_guarded_fusion_becomes_a_row_per_iteration() -> None:
+    """``xhat`` and the row sums, used by both branches of the no-overlap test, get one
+    allocation per branch: the fused loop's is one row private to each iteration (in the L1
+    cache; the whole intermediate no longer goes through memory), the loops as written keep
+    the whole buffers (outside their loops)."""
+    lowered = lower_for(gradient_chain, AVX2)
+    (version,) = _versions(lowered)
+    fast = _allocations_in_loops(version.then_case)
+    assert ("xhat", (1, 256)) in fast and ("s", (1,)) in fast and ("q", (1,)) in fast
+    # the loops as written: only the vectorizer's partial sums are inside loops
+    assert all(name.endswith("_lanes") for name, _ in _allocations_in_loops(version.else_case))
+    text = lowered.with_body(version.else_case).script()
+    assert "xhat_flat[i * 256 + j]" in text
+
+
+@T.prim_func
+def wide_chain(x: T.Buffer((64, 16384), "float32"), dx: T.Buffer((64, 16384), "float32")):
+    xhat = T.alloc_buffer((64, 16384))
+    for i, j in T.grid(64, 16384):
+        with T.block("xhat"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            xhat[vi, vj] = x[vi, vj] * T.float32(0.5)
+    for i, j in T.grid(64, 16384):
+        with T.block("dx"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            dx[vi, vj] = xhat[vi, vj] * xhat[vi, vj] + x[vi, vj]
+
+
+def test_an_intermediate_whose_row_is_too_large_stays_one_allocation() -> None:
+    """A 64 KB row would be a heap block per iteration bigger than the L1 cache: the
+    intermediate stays one allocation around the test (numbers as the interpreter's)."""
+    lowered = lower_for(wide_chain, AVX2)
+    (version,) = _versions(lowered)
+    assert len(_parallel_loops(lowered.with_body(version.then_case))) == 1
+    assert not [a for a in _allocations_in_loops(lowered.body) if a[0].startswith("xhat")]
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param(t, id=t.mcpu, marks=needs_host_features(t)) for t in (AVX2, AVX512)])
+def test_the_wide_chain_computes_the_interpreters_numbers(target: Target) -> None:
+    x = np.random.default_rng(4).standard_normal((64, 16384)).astype("float32")
+    want = np.zeros_like(x)
+    run_reference(wide_chain, [x, want])
+    got = np.zeros_like(x)
+    tvmscript.build(wide_chain, target=target, cache=False)(x, got)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)  # a contracted multiply-add
