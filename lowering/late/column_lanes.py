@@ -80,6 +80,7 @@ from ..target import Target, as_target
 from ..transforms.auto_parallel import PARALLEL_IF
 from ..transforms.unroll import copy_with_fresh_vars
 from ..transforms.vectorize import CannotVectorize, vectorize_body
+from .panel_order import panel_major
 from .row_chains import peel
 from .row_promote import interleave_nest_level
 from .versioning import all_of, interleaved_behind_parallel_if
@@ -317,8 +318,14 @@ class _Columns(StmtExprMutator):
         if level is None:
             return None
         body, tests = level
+        lanes: For = rebuild(loop, {"body": body})
+        # the column groups are independent as the parallel iterations are: panel-major
+        # order when the operand every iteration re-reads would not stay in a cache
+        ordered: Stmt = lanes
+        if PassContext.current().option("vectorize_parallel_columns", "panel_major", True):
+            ordered = panel_major(lanes) or lanes
         # fresh variables: the loop as written stays beside it, in the else branch
-        out = copy_with_fresh_vars(rebuild(loop, {"body": body}))
+        out = copy_with_fresh_vars(ordered)
         return IfThenElse(all_of(tests), out, loop, span=loop.span) if tests else out
 
 

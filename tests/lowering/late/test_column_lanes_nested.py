@@ -23,6 +23,7 @@ from late_kit import (
     stmts,
 )
 
+import lowering
 import tvmscript
 from irbuilder.ir import Allocate, BufferStore, For, ForKind, IfThenElse, PrimFunc, Ramp
 from irbuilder.ir.functor import post_order_visit
@@ -179,7 +180,7 @@ def test_groups_keep_their_accumulators_in_half_the_registers(target: Target,
     # jam_parallel_reductions gives each column four accumulators (four rows): 16 lanes
     # are 8 of AVX2's 16 registers (64 lanes would be 32: spilled), 64 lanes 16 of
     # AVX-512's 32
-    tir = tvmscript.build(matmul_jammed, target=target, cache=False).get_source("tir")
+    tir = lowering.lower(matmul_jammed, opt_level=3, target=target).script()
     assert "i_jam" in tir
     widths = set(re.findall(r"acc_lanes(?:_\d+)? = T.decl_buffer\(\((\d+),\)", tir))
     assert widths == {str(lanes)}
