@@ -365,6 +365,11 @@ def print_host() -> None:
         print(f"# every side compiles for {target.mcpu} (TVMSCRIPT_BENCH_TARGET), not the host")
 
 
+MIN_SIDE_TIME = 0.1
+"""Seconds each side's kernel is timed for, per round, at least (``suite.best_time``: the
+previous side's spinning threads must not decide a short kernel's time)."""
+
+
 def time_and_print(names: list[str], sides: dict[str, dict[str, list[np.ndarray]]],
                    runners: dict[str, dict[str, Any]], rounds: int, repeat: int,
                    agrees: Agrees) -> None:
@@ -375,7 +380,7 @@ def time_and_print(names: list[str], sides: dict[str, dict[str, list[np.ndarray]
         for name in names:
             for side, table in runners.items():
                 if name in table:
-                    t = best_time(table[name], repeat)
+                    t = best_time(table[name], repeat, MIN_SIDE_TIME)
                     best[side][name] = min(best[side].get(name, t), t)
     print(f"{'kernel':20s}{'ours ms':>10s}{'tvm ms':>10s}{'/ours':>7s}{'numba ms':>10s}{'/ours':>7s}")
     ratios: list[float] = []
