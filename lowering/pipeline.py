@@ -60,6 +60,9 @@ Order (passes above the context's ``opt_level`` are skipped)::
                             loops fused by a schedule (f // c, f % c) unfused into rows
     partition_loops         loops split where comparisons of their variable change value
     branch_select_updates   select-kept accumulators (a tuple argmax) stored in a branch
+    promote_index_reductions
+                            an argmax's accumulators in registers, its index tie test
+                            decided (under a no-overlap test)
     tabulate_bindings       costly bindings of an inner loop's variable alone computed
                             once into a table the nest reads (a resize's source columns)
     transpose_tiles         copy nests B[j, i] = A[i, j] in register-transposed tiles
@@ -106,6 +109,7 @@ from .late.align_streams import align_streams, mark_streams
 from .late.column_lanes import vectorize_parallel_columns
 from .late.distribute import distribute_reductions
 from .late.divided_loops import split_divided_loops
+from .late.index_reductions import promote_index_reductions
 from .late.interchange import interchange_divided_reductions, interchange_reductions
 from .late.jam import jam_parallel_reductions
 from .late.panel_tile import tile_reduction_panels
@@ -189,6 +193,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "split_divided_loops",
     "partition_loops",
     "branch_select_updates",
+    "promote_index_reductions",
     "tabulate_bindings",
     "transpose_tiles",
     "vectorize_streams",
@@ -269,6 +274,7 @@ def lowering_passes(
         "split_divided_loops": split_divided_loops,
         "interchange_divided_reductions": interchange_divided_reductions,
         "branch_select_updates": branch_select_updates,
+        "promote_index_reductions": promote_index_reductions,
         "tabulate_bindings": tabulate_bindings,
         "fuse_contiguous_loops": fuse_contiguous_loops,
         "transpose_tiles": transpose_tiles,

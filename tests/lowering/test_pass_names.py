@@ -47,6 +47,7 @@ def test_late_stage_names() -> None:
         "split_divided_loops",
         "partition_loops",
         "branch_select_updates",
+        "promote_index_reductions",
         "tabulate_bindings",
         "transpose_tiles",
         "vectorize_streams",

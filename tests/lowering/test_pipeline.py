@@ -66,6 +66,7 @@ from lowering.late.distribute import distribute_reductions
 from lowering.late.divided_loops import split_divided_loops
 from lowering.late.interchange import interchange_divided_reductions
 from lowering.late.select_branches import branch_select_updates
+from lowering.late.index_reductions import promote_index_reductions
 from lowering.transforms.distribute_tiles import distribute_tile_consumers
 from lowering.transforms.forward_copies import forward_tile_copies
 from lowering.transforms.inline_pads import inline_padding
@@ -532,6 +533,7 @@ def test_default_pipeline_order() -> None:
         split_divided_loops,
         partition_loops,
         branch_select_updates,
+        promote_index_reductions,
         tabulate_bindings,
         transpose_tiles,
         vectorize_streams,
