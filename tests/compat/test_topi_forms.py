@@ -4,13 +4,19 @@ the same shapes, checked against numpy and the interpreter."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tvmscript
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "perf_codegen"))
+from pinned import runnable_targets
 from tvmscript import tir as T
 
-_TARGETS = ["interp", "llvm -mcpu=znver3", "llvm -mcpu=skylake-avx512"]
+_TARGETS = runnable_targets("interp", "llvm -mcpu=znver3", "llvm -mcpu=skylake-avx512")
 
 
 @pytest.mark.parametrize("target", _TARGETS)

@@ -5,12 +5,18 @@ interpreter."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tvmscript
 
-_TARGETS = ["interp", "llvm -mcpu=znver3", "llvm -mcpu=skylake-avx512"]
+sys.path.insert(0, str(Path(__file__).parent.parent / "perf_codegen"))
+from pinned import runnable_targets
+
+_TARGETS = runnable_targets("interp", "llvm -mcpu=znver3", "llvm -mcpu=skylake-avx512")
 
 _UINT1 = """
 from tvm.script import tir as T

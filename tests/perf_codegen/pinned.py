@@ -57,3 +57,14 @@ def assembly(func: PrimFunc, target: Target) -> str:
 
     module = llvm.parse_assembly(optimized_ir(func, target))
     return str(codegen_target_machine(3, target=target).emit_assembly(module))
+
+
+def runnable_targets(*targets: str) -> list[object]:
+    """``targets`` (target strings, or ``"interp"``) as pytest params, each one whose code
+    this host cannot run skipped with the reason (an AVX-512 target on an AVX2 host)."""
+    params: list[object] = []
+    for target in targets:
+        missing = [] if target == "interp" else Target(target).missing_on_host()
+        params.append(pytest.param(target, id=target, marks=pytest.mark.skipif(
+            bool(missing), reason=f"the host lacks {', '.join(missing)} (target {target})")))
+    return params
