@@ -26,6 +26,7 @@ import tvmscript
 from irbuilder.ir import BufferStore, Call, For, ForKind, IntImm, PrimFunc, Ramp
 from irbuilder.ir.functor import post_order_visit
 from lowering.target import Target
+from tvmscript import tir as T
 
 _SOURCE = """
 @T.prim_func
@@ -120,3 +121,23 @@ def test_overlapping_arrays_run_the_loop_as_written(target: Target) -> None:
     agrees_with_interpreter(
         func, lambda: one_storage(func, [0, 2 * n, 18 * 12],
                                   np.random.default_rng(4)), target, runs=1)
+
+
+@T.prim_func
+def shifted_rows(A: T.Buffer((6, 16), "float32"), B: T.Buffer((6, 16), "float32")):
+    # the row above, zero for the first row: the test is the same for every lane of j
+    for i in range(6):
+        for j in T.vectorized(16):
+            B[i, j] = T.if_then_else(i > 0, A[i - 1, j], T.float32(0))
+
+
+def test_a_vectorized_loop_keeps_a_lane_invariant_choice_as_one_branch() -> None:
+    lowered = lowering.lower(shifted_rows, opt_level=3, target=AVX2)
+    calls = [n for n in _nodes(lowered.body) if isinstance(n, Call) and n.op == "if_then_else"]
+    assert calls and all(c.dtype.lanes == 16 and c.args[0].dtype.lanes == 1 for c in calls)
+    assert not any(isinstance(s, For) and s.loop_var.name == "j" for s in stmts(lowered))
+
+
+@pytest.mark.parametrize("target", pinned_targets())
+def test_the_lane_invariant_choice_agrees_with_the_interpreter(target: Target) -> None:
+    agrees_with_interpreter(shifted_rows, lambda: standard_normal(shifted_rows, 1), target)
