@@ -9,7 +9,8 @@ Lanes: the extent itself when it is a constant power of two <= ``max_width``
 (``PassContext.option("vectorize_loop", "max_width", 16)``); otherwise a serial loop
 over full vectors of the chosen width plus a scalar remainder loop (also for
 non-constant extents). An inner serial loop whose bounds do not depend on the vectorized
-variable runs once for all lanes, its body vectorized (TVM's rule). A body that cannot be
+variable runs once for all lanes, its body vectorized (TVM's rule). A ``T.if_then_else``
+whose condition is the same on every lane stays one branch for all of them. A body that cannot be
 vectorized (allocations, extern calls, data-dependent control flow other than an if/else
 of two stores to the same place whose values cannot fault -- see
 :mod:`lowering.transforms.vectorize_speculation` --, an inner loop with lane-dependent
@@ -257,6 +258,8 @@ class _Vectorizer:
         args = tuple(self.expr(a) for a in expr.args)
         if all(n is o for n, o in zip(args, expr.args)):
             return expr
+        if expr.kind is CallKind.BUILTIN and expr.op == "if_then_else" and len(args) == 3:
+            return self._if_then_else(expr, *args)
         spec = INTRINSICS.get(expr.op) if expr.kind is CallKind.INTRINSIC else None
         if spec is not None and not spec.pure:
             raise CannotVectorize(f"intrinsic {expr.op!r} has side effects")
@@ -268,6 +271,18 @@ class _Vectorizer:
             raise CannotVectorize(f"no vector form for {expr.kind.value} call {expr.op!r}")
         widened = tuple(self.widen(a) for a in args)
         return Call(expr.dtype.with_lanes(self.lanes), expr.op, widened, expr.kind, span=expr.span)
+
+    def _if_then_else(self, expr: Call, cond: PrimExpr, then: PrimExpr, other: PrimExpr
+                      ) -> PrimExpr:
+        """``T.if_then_else(c, a, b)`` whose condition is the same on every lane (a padded
+        convolution's row test, inlined into a loop over channels) keeps its branch: one
+        test for all the lanes, and only the chosen side evaluated, as in the scalar form
+        (the other may read out of bounds). A condition that varies by lane has no such
+        form."""
+        if self._varying(cond):
+            raise CannotVectorize("if_then_else condition depends on the loop var")
+        return Call(expr.dtype.with_lanes(self.lanes), expr.op,
+                    (cond, self.widen(then), self.widen(other)), expr.kind, span=expr.span)
 
     def _indices(self, indices: tuple[PrimExpr, ...], what: str) -> tuple[PrimExpr, ...]:
         new = tuple(self.expr(i) for i in indices)
