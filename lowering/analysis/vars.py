@@ -19,9 +19,10 @@ from irbuilder.ir import (
     StmtExprVisitor,
     Var,
     const,
+    post_order_visit,
 )
 
-__all__ = ["add", "depends_on", "free_vars", "is_const", "mul", "product"]
+__all__ = ["add", "defined_var_ids", "depends_on", "free_vars", "is_const", "mul", "product"]
 
 
 class _FreeVars(StmtExprVisitor):
@@ -92,6 +93,23 @@ def free_vars(node: Stmt | PrimExpr) -> list[Var]:
     else:
         visitor.visit_expr(node)
     return list(visitor.free)
+
+
+def defined_var_ids(stmt: Stmt) -> set[int]:
+    """Ids of the variables the statements of ``stmt`` bind by their own syntax (loop
+    variables, ``LetStmt`` variables, allocations' data variables)."""
+    found: set[int] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, LetStmt):
+            found.add(id(node.var))
+        elif isinstance(node, For):
+            found.add(id(node.loop_var))
+        elif isinstance(node, Allocate):
+            found.add(id(node.buffer_var))
+
+    post_order_visit(stmt, visit)
+    return found
 
 
 def depends_on(node: Stmt | PrimExpr, var: Var) -> bool:

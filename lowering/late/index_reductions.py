@@ -75,13 +75,12 @@ from irbuilder.ir import (
     Var,
     as_dtype,
     make_data_var,
-    post_order_visit,
     seq,
     structural_equal,
 )
 
 from ..analysis.loads import LoadCollector, LocalAllocations
-from ..analysis.vars import depends_on, free_vars
+from ..analysis.vars import defined_var_ids, depends_on, free_vars
 from ..arith import simplify_expr
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
@@ -320,22 +319,6 @@ class _Rewrite(StmtExprMutator):
         return self.generic_mutate(stmt)
 
 
-def _defined(stmt: Stmt) -> set[int]:
-    """The variables (by id) that ``stmt`` defines."""
-    found: set[int] = set()
-
-    def visit(node: object) -> None:
-        if isinstance(node, For):
-            found.add(id(node.loop_var))
-        elif isinstance(node, LetStmt):
-            found.add(id(node.var))
-        elif isinstance(node, Allocate):
-            found.add(id(node.buffer_var))
-
-    post_order_visit(stmt, visit)
-    return found
-
-
 class _Nests(StmtExprMutator):
     """Offers each outermost loop's nest to :class:`_Rewrite`; versions it on the test."""
 
@@ -357,7 +340,7 @@ class _Nests(StmtExprMutator):
             tests.append(disjoint(ra, rb))
         if not tests:
             return fast
-        inside = _defined(stmt)
+        inside = defined_var_ids(stmt)
         if any(id(v) in inside for t in tests for v in free_vars(t)):
             return stmt  # an array's pointer or extent is defined inside the nest
         return IfThenElse(all_of(tests), copy_with_fresh_vars(fast), stmt, span=stmt.span)

@@ -41,6 +41,7 @@ from irbuilder.opaque_access import opaque_use
 from irbuilder.regions import infer_regions
 from irbuilder.tir.control import REALIZE_ATTR
 from irbuilder.tir.memory import ALLOCATE_CONST_DATA
+from lowering.analysis.vars import defined_var_ids as body_definitions
 from lowering.transforms.declare_buffers import (
     buffers_used,
     implicit_buffers,
@@ -66,22 +67,6 @@ _LOOP_FUNCS: dict[ForKind, str] = {
     ForKind.VECTORIZED: "T.vectorized",
     ForKind.UNROLLED: "T.unroll",
 }
-
-
-def body_definitions(stmt: Stmt) -> set[int]:
-    """Ids of the vars that a statement of ``stmt`` binds by its own syntax."""
-    found: set[int] = set()
-
-    def visit(node: Any) -> None:
-        if isinstance(node, LetStmt):
-            found.add(id(node.var))
-        elif isinstance(node, For):
-            found.add(id(node.loop_var))
-        elif isinstance(node, Allocate):
-            found.add(id(node.buffer_var))
-
-    post_order_visit(stmt, visit)
-    return found
 
 
 def _is_true(expr: PrimExpr) -> bool:
