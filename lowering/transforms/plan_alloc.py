@@ -43,7 +43,9 @@ Besides TVM's rule, ``place_allocations`` takes split points (``fuse_parallel_lo
 no-overlap tests): an allocation used in both branches of such an ``if`` and nowhere else
 carries no value across it, so each branch may have its own. It is split only where a
 branch's copy then enters a concurrent loop and compacts there to at most
-``SPLIT_BUFFER_BYTES``; otherwise it stays where it was.
+``SPLIT_BUFFER_BYTES``; otherwise it stays where it was. With split points, any other
+allocation (placed once already) moves again only under the same condition: into a
+concurrent loop (one the fusion made), compacting there to at most that size.
 
 A buffer inside a parallel body holds undefined values at the start of each
 iteration (TVM's rule): a program must not read what an earlier iteration wrote.
@@ -167,6 +169,7 @@ class _Placement:
         self.decls = decls
         self.data = alloc.buffer_var
         self.split_at = split_at
+        self.did_split = False
         self.last_wrapped: Stmt | None = None
 
     def wrap(self, stmt: Stmt) -> tuple[Stmt, bool]:
@@ -232,6 +235,7 @@ class _Placement:
             then = self.wrap(stmt.then_case)[0]
         if not other_inside:
             other = other_side.wrap(body)[0]
+        self.did_split = True
         return rebuild(stmt, {"then_case": then, "else_case": other}), True
 
     def _place_in_loop(self, loop: For) -> tuple[Stmt, bool]:
@@ -290,12 +294,18 @@ class _Planner(StmtExprMutator):
 
     def visit_allocate_(self, node: Allocate) -> Stmt:
         # Inner allocations first, so an outer one sinks through their final places.
-        body = self.visit_stmt(node.body)
+        visited = body = self.visit_stmt(node.body)
         decls: list[DeclBuffer] = []
         while isinstance(body, DeclBuffer) and body.buffer.data is node.buffer_var:
             decls.append(body)
             body = body.body
-        placed, _ = _Placement(node, decls, self.index, self.split_at).place(body)
+        placement = _Placement(node, decls, self.index, self.split_at)
+        placed, inside = placement.place(body)
+        if self.split_at and not placement.did_split and not (
+                inside and _compacts_to_stack(placed, node.buffer_var)):
+            # placed once already: another moves again only into a concurrent loop (a fused
+            # one) where it compacts as a split one must
+            return node if visited is node.body else rebuild(node, {"body": visited})
         return placed
 
 
