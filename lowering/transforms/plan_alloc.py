@@ -227,8 +227,8 @@ class _Placement:
         other_side = _Placement(fresh, decls, self.index, self.split_at)
         then, then_inside = self.place(stmt.then_case)
         other, other_inside = other_side.place(body)
-        then_inside = then_inside and _compacts_to_stack(then, self.data)
-        other_inside = other_inside and _compacts_to_stack(other, fresh.buffer_var)
+        then_inside = then_inside and _compacts_small(then, self.data)
+        other_inside = other_inside and _compacts_small(other, fresh.buffer_var)
         if not (then_inside or other_inside):
             return self.wrap(stmt)
         if not then_inside:
@@ -271,7 +271,7 @@ class _Placement:
         return SeqStmt((*stmt.seq[:lo], inner, *stmt.seq[hi + 1 :]), span=stmt.span), inside
 
 
-def _compacts_to_stack(placed: Stmt, data: Var) -> bool:
+def _compacts_small(placed: Stmt, data: Var) -> bool:
     """Whether every allocation of ``data`` in ``placed`` compacts to at most
     :data:`SPLIT_BUFFER_BYTES`."""
     sizes: list[bool] = []
@@ -302,7 +302,7 @@ class _Planner(StmtExprMutator):
         placement = _Placement(node, decls, self.index, self.split_at)
         placed, inside = placement.place(body)
         if self.split_at and not placement.did_split and not (
-                inside and _compacts_to_stack(placed, node.buffer_var)):
+                inside and _compacts_small(placed, node.buffer_var)):
             # placed once already: another moves again only into a concurrent loop (a fused
             # one) where it compacts as a split one must
             return node if visited is node.body else rebuild(node, {"body": visited})

@@ -335,6 +335,8 @@ def test_the_wide_chain_computes_the_interpreters_numbers(target: Target) -> Non
     x = np.random.default_rng(4).standard_normal((64, 16384)).astype("float32")
     want = np.zeros_like(x)
     run_reference(wide_chain, [x, want])
-    got = np.zeros_like(x)
-    tvmscript.build(wide_chain, target=target, cache=False)(x, got)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)  # a contracted multiply-add
+    kernel = tvmscript.build(wide_chain, target=target, cache=False)
+    for _ in range(3):  # all cores, three runs
+        got = np.zeros_like(x)
+        kernel(x, got)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)  # a contracted multiply-add
