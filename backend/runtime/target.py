@@ -32,6 +32,7 @@ __all__ = [
     "host_target_machine",
     "optimize",
     "optimize_count",
+    "run_pipeline",
 ]
 
 _init_lock = threading.Lock()
@@ -289,6 +290,14 @@ def optimize(
         module = apply_fastmath(module)
     with _optimize_lock:
         _optimize_runs += 1
+    run_pipeline(module, level, target=target, slp=slp)
+    return module
+
+
+def run_pipeline(module: Any, level: int, *, target: Target | None = None,
+                 slp: bool | None = None) -> None:
+    """:func:`optimize`'s ``default<O{level}>`` run on *module* in place, not counted by
+    :func:`optimize_count` (the prewarm thread's throwaway compilation uses it)."""
     # default<O0> still runs the always-inliner, so alwaysinline runtime helpers disappear.
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = level >= 2
@@ -297,4 +306,3 @@ def optimize(
     pto.slp_vectorization = level >= 2 and bool(slp)
     pb = llvm.create_pass_builder(codegen_target_machine(level, target=target), pto)
     pb.getModulePassManager().run(module, pb)
-    return module

@@ -210,3 +210,42 @@ def test_a_build_from_the_disk_cache_imports_no_code_generation(tmp_path: Path) 
     assert _run_code(tmp_path, _BUILD_TWICE, TVMSCRIPT_PREWARM="0", **cache)[0] == "True 2.0 none"
     # with the thread: the build stops its remaining imports and still gets the cached kernel
     assert _run_code(tmp_path, _BUILD_TWICE, **cache)[0].startswith("True 2.0")
+
+
+_WARMED_UP = textwrap.dedent(
+    """
+    import tvmscript
+    from tvmscript import _prewarm
+    from backend.runtime import compile_stats, optimize_count
+    from tvmscript.compiler.build import build_cache_info
+    if _prewarm.started():
+        _prewarm._thread.join()
+    stats = compile_stats()
+    print("backend.codegen" in sys.modules, stats["cold_compiles"], stats["cache_writes"],
+          build_cache_info()["compiles"], optimize_count())
+    """
+)
+
+
+def test_the_thread_compiles_a_throwaway_kernel_that_nothing_counts(tmp_path: Path) -> None:
+    # The warm-up (tvmscript.compiler.warmup) imports code generation and runs LLVM, but
+    # links, caches and counts nothing: statistics a program reads start at zero.
+    cache = {"TVMSCRIPT_CACHE_DIR": str(tmp_path / "cache")}
+    assert _run_code(tmp_path, _WARMED_UP, **cache)[0] == "True 0 0 0 0"
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    without = _run_code(tmp_path, _WARMED_UP, TVMSCRIPT_PREWARM="0", **cache)[0]
+    assert without == "False 0 0 0 0"
+
+
+def test_the_warm_up_runs_its_steps_in_order() -> None:
+    from tvmscript.compiler import warmup
+
+    assert list(warmup.steps()) == ["imports", "lowering", "codegen", "llvm"]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.25, 0.4])
+def test_a_build_that_starts_during_the_warm_up_gives_the_right_answer(
+    tmp_path: Path, delay: float
+) -> None:
+    # The build stops the thread after its current step, whichever it is by then.
+    assert _run(tmp_path, after_parse=f"import time; time.sleep({delay})") == "started"

@@ -602,6 +602,25 @@ def _load_cached(
     return _assemble(ir, library, entries, options, counters)
 
 
+def module_text(
+    ir: PrimFunc | IRModule, funcs: list[PrimFunc], lowered: list[PrimFunc],
+    options: BuildOptions,
+) -> tuple[str, list[PrimFunc], list[PrimFunc], list[EntrySpec]]:
+    """The LLVM module of a build: the lowered functions' code and an entry wrapper for each
+    one callable from Python (not a subroutine of the module). Returns the text and the
+    callable functions (source and lowered) with their entry specs."""
+    from backend.codegen import generate
+
+    result = generate(lowered, options.codegen_options())
+    internal = _subroutines(ir)
+    callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
+    funcs = [f for f, _ in callable_]
+    lowered = [low for _, low in callable_]
+    specs = [_entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)]
+    wrappers = [entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)]
+    return result.text + "\n" + "\n".join(wrappers), funcs, lowered, specs
+
+
 def _build_llvm(
     ir: PrimFunc | IRModule,
     options: BuildOptions,
@@ -618,23 +637,7 @@ def _build_llvm(
         lowered = [lower_for_build(f, options, [progress]) for f in funcs]
         counters, symbols = _new_counters(options)
         with progress.phase("codegen"):
-            from backend.codegen import generate
-
-            result = generate(
-                lowered,
-                options.codegen_options(),
-            )
-            internal = _subroutines(ir)
-            callable_ = [(f, low) for f, low in zip(funcs, lowered) if f.name not in internal]
-            funcs = [f for f, _ in callable_]
-            lowered = [low for _, low in callable_]
-            specs = [
-                _entry_spec(f, options, _handles_in_body(src)) for f, src in zip(lowered, funcs)
-            ]
-            wrappers = [
-                entry_wrapper_ir(s, f.name, with_prelude=False) for s, f in zip(specs, lowered)
-            ]
-        text = result.text + "\n" + "\n".join(wrappers)
+            text, funcs, lowered, specs = module_text(ir, funcs, lowered, options)
         library = compile_ir(
             # fastmath is already in the IR's instruction flags (codegen); compile_ir's flag
             # would add nnan/ninf everywhere.
