@@ -372,6 +372,12 @@ class Cast(PrimExpr):
         _set(self, "dtype", dtype)
         if dtype.lanes != self.value.dtype.lanes:
             raise TypeError(f"cannot cast {self.value.dtype} to {dtype}: lanes differ")
+        source = self.value.dtype
+        if (source.is_handle and dtype.is_float) or (dtype.is_handle and source.is_float):
+            raise TypeError(
+                f"cannot cast {source} to {dtype}: a handle (pointer) converts to and from "
+                "integer types only"
+            )
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -272,3 +272,25 @@ def test_block_predicate_over_the_loop_variable_works() -> None:
     a, b = np.arange(16, dtype="float32"), np.zeros(16, "float32")
     tvmscript.build(func, target="interp")(a, b)
     np.testing.assert_array_equal(b, np.where(np.arange(16) < 6, a, 0))
+
+
+# ------------------------------------------------------------- handle casts
+
+
+HHEAD = ('@T.prim_func\ndef f(a: T.handle, c: T.handle):\n'
+         '    A = T.match_buffer(a, (8,), "float32")\n'
+         '    C = T.match_buffer(c, (8,), "float32")\n')
+
+
+@pytest.mark.parametrize("expr", ["T.float32(c)", 'T.Cast("float64", c)',
+                                  'T.Cast("handle", A[0])'])
+def test_a_handle_cast_to_or_from_a_float_is_rejected_where_it_is_written(expr: str) -> None:
+    # Once invalid LLVM IR (a ptrtoint to float) reported by LLVM's parser at build time.
+    err = error(kernel(f"for i in range(8):\n    T.evaluate({expr})", head=HHEAD))
+    assert "handle (pointer) converts to and from integer types only" in err.message
+    assert at(err)[0] == 6
+
+
+def test_a_handle_still_casts_to_an_integer() -> None:
+    f = from_source(kernel('C[0] = T.Cast("float32", T.Cast("int64", c) % 64)', head=HHEAD))
+    assert 'T.Cast("int64", c)' in f.script()
