@@ -41,7 +41,7 @@ from irbuilder.ir import (
     as_dtype,
     make_data_var,
 )
-from irbuilder.ir.functor import post_order_visit
+from irbuilder.ir.functor import StmtExprVisitor, post_order_visit
 from irbuilder.ir.stmt import seq
 
 from ..cpu.support import UnsupportedConstructError
@@ -194,9 +194,39 @@ def _with_flag(body: Stmt, flag: Buffer) -> Stmt:
     )
 
 
+class _RetInExpression(StmtExprVisitor):
+    """Finds a ``T.ret`` that is not a statement's whole value: ``T.ret`` is a statement
+    (``return x``, ``T.evaluate(T.ret(x))``), one nested in an expression is refused at the
+    statement holding it."""
+
+    def __init__(self, func: PrimFunc) -> None:
+        self.func = func
+        self.holder: Stmt | None = None
+
+    def visit_stmt(self, stmt: Stmt) -> None:
+        outer, self.holder = self.holder, stmt
+        if isinstance(stmt, Evaluate) and _is_ret(stmt):
+            assert isinstance(stmt.value, Call)
+            for arg in stmt.value.args:
+                self.visit_expr(arg)
+        else:
+            super().visit_stmt(stmt)
+        self.holder = outer
+
+    def visit_call_(self, call: Call) -> None:
+        if call.kind is CallKind.BUILTIN and call.op == "ret":
+            raise UnsupportedConstructError(
+                "T.ret inside an expression (T.ret is a statement: `return x` or "
+                "`T.evaluate(T.ret(x))`)", None if self.holder is None else self.holder.span,
+                self.func.name,
+            )
+        self.generic_visit(call)
+
+
 def _returning_into(func: PrimFunc, buffer: Buffer) -> Stmt:
     """``func``'s body with each ``T.ret(v)`` storing ``v`` into ``buffer[0]`` (and, for an
     early return, skipping what follows)."""
+    _RetInExpression(func).visit_stmt(func.body)
     try:
         return _Rewriter(func, buffer).tail(func.body)
     except UnsupportedConstructError:

@@ -113,6 +113,22 @@ def test_return_inside_a_parallel_loop_is_refused() -> None:
         build(func)
 
 
+@pytest.mark.parametrize("use", ['A[i] = T.Cast("int32", T.ret(i))', "A[T.ret(i)] = 1",
+                                 "if T.ret(i) > 0:\n                    A[i] = 1"])
+def test_ret_inside_an_expression_is_refused_at_its_statement(use: str) -> None:
+    # It reached code generation as an unknown intrinsic once.
+    func = round_trip(f"""
+        @T.prim_func
+        def f(A: T.Buffer((8,), "int32")) -> T.int32:
+            for i in range(8):
+                {use}
+            return -1
+        """)
+    with pytest.raises(UnsupportedConstructError, match=r"T\.ret inside an expression") as info:
+        build(func)
+    assert ":7:9:" in str(info.value)  # the statement (round_trip adds two header lines)
+
+
 def test_allocate_const_holds_numpy_data() -> None:
     data = np.arange(6, dtype="float32").reshape(2, 3) * 1.5
     values = ", ".join(repr(float(v)) for v in data.ravel())
