@@ -35,6 +35,17 @@ k`` the ``i`` loop inside the head loop (one copy per head). The copy is a loop 
 array, the packed nest runs behind a run-time test that those arrays do not overlap the
 packed operand (the loop as written otherwise): the copy is taken before the nest runs, so
 a write into the operand during the nest would otherwise go unseen.
+
+Records are packed field by field: a load at ``base + s * j + c`` (``2 <= s <=``
+:data:`MAX_RECORD_STRIDE`, ``0 <= c < s`` a constant field, no ``k`` loop) in the innermost
+loop ``j`` of the nest, which stores contiguously along ``j``, reads field ``c`` of record
+``j`` (the corners of a box ``B[j, 0..3]``, a point's coordinates). LLVM vectorizes such a
+loop with interleaved loads, shuffling the fields apart for every vector of every outer
+iteration; the copy ``B_packed[f * n + jj] = B[base + (j0 + jj) * s + c_f]`` (one loop over
+the records, one row per field read) is made once, and the nest reads ``B_packed[f * n + j -
+j0]`` contiguously. On the Zen 2 host, an IoU matrix of 3001 x 1499 boxes (two threads):
+2.5 -> 0.6 ms (numba, the columns copied out by hand: 0.73). The reuse, size, bounds and
+overlap conditions are the transposed copy's.
 """
 
 from __future__ import annotations
@@ -77,12 +88,12 @@ from irbuilder.ir import (
 from irbuilder.ir.linear_form import supports_linear, to_linear
 
 from ..analysis.loads import LocalAllocations, reads_memory
-from ..analysis.vars import depends_on, free_vars
+from ..analysis.vars import free_vars
 from ..arith import simplify_expr
-from ..arith.canonical import linear_coefficient
 from ..late.versioning import all_of, byte_range, no_overlap_checks
 from ..pass_infra import FunctionPass, function_pass
 from .auto_parallel import PURE_BUILTINS
+from .pack_facts import NestFacts, trip_count
 from .unroll import copy_with_fresh_vars
 
 __all__ = ["pack_transposed_operands"]
@@ -96,6 +107,11 @@ MIN_REUSE = 16
 MAX_PACK_BYTES = 32 << 20
 """Largest packed copy (bytes)."""
 
+MAX_RECORD_STRIDE = 16
+"""Widest record (elements from one ``j`` to the next) whose fields are packed: the fields
+of a box, a point, a complex number or a pixel. A wider stride reads a column of a matrix,
+left as it is (the copy would touch a cache line per element just the same)."""
+
 PARALLEL_PACK = 1 << 16
 """Elements from which a copy made outside any parallel loop runs in parallel itself."""
 
@@ -105,37 +121,49 @@ _I32 = as_dtype("int32")
 
 @dataclass
 class _Operand:
-    """The loads of one buffer at ``base + stride * j + k`` in a nest."""
+    """The loads of one buffer at ``base + stride * j + k`` in a nest, or (``k`` None) at
+    ``base + stride * j + c`` for a few constant fields ``c`` of a record (:data:`fields`)."""
 
     buffer: Buffer
     j: For
-    k: For
+    k: For | None
     stride: int
     base: PrimExpr
     loads: list[BufferLoad] = field(default_factory=list)
     reuse_test: PrimExpr | None = None
     """Run-time test that the nest reuses the copy enough (symbolic trip counts), if any."""
+    fields: list[int] = field(default_factory=list)
+    """A record operand's fields read, ascending (one row of the copy each)."""
+    field_of: dict[int, int] = field(default_factory=dict)
+    """A record operand's field each load reads, by load id."""
+
+    def add_field(self, load: BufferLoad, offset: int) -> None:
+        self.loads.append(load)
+        self.field_of[id(load)] = offset
+        if offset not in self.fields:
+            self.fields = sorted([*self.fields, offset])
 
     @property
     def columns(self) -> int:
         """Iterations of ``j``: the packed copy's row length."""
-        trips = _trips(self.j)
+        trips = trip_count(self.j)
         assert trips is not None  # constant (_decompose)
         return trips
 
     @property
     def rows(self) -> int:
-        """Iterations of ``k``: the packed copy's rows."""
-        trips = _trips(self.k)
+        """Iterations of ``k`` (or the fields read): the packed copy's rows."""
+        if self.k is None:
+            return len(self.fields)
+        trips = trip_count(self.k)
         assert trips is not None  # constant (_decompose)
         return trips
 
-
-def _trips(loop: For) -> int | None:
-    """The loop's constant trip count (constant bounds), or None."""
-    if isinstance(loop.min, IntImm) and isinstance(loop.extent, IntImm):
-        return loop.extent.value
-    return None
+    def row_of(self, load: BufferLoad) -> PrimExpr:
+        """The copy's row ``load`` reads."""
+        if self.k is None:
+            return IntImm(self.base.dtype, self.fields.index(self.field_of[id(load)]))
+        return Sub(self.k.loop_var, self.k.min)
 
 
 def _copy_in_bounds(operand: _Operand) -> bool:
@@ -144,63 +172,24 @@ def _copy_in_bounds(operand: _Operand) -> bool:
     (extent,) = operand.buffer.shape
     if not (isinstance(operand.base, IntImm) and isinstance(extent, IntImm)):
         return False
-    j0, k0 = operand.j.min, operand.k.min
-    assert isinstance(j0, IntImm) and isinstance(k0, IntImm)  # constant loops (_decompose)
-    first = operand.base.value + j0.value * operand.stride + k0.value
-    last = first + (operand.columns - 1) * operand.stride + operand.rows - 1
+    j0 = operand.j.min
+    assert isinstance(j0, IntImm)  # constant loops (_decompose)
+    if operand.k is None:
+        low, high = operand.fields[0], operand.fields[-1]
+    else:
+        k0 = operand.k.min
+        assert isinstance(k0, IntImm)
+        low, high = k0.value, k0.value + operand.rows - 1
+    first = operand.base.value + j0.value * operand.stride + low
+    last = first - low + (operand.columns - 1) * operand.stride + high
     return 0 <= first and last < extent.value
 
 
-class _Facts:
-    """What the candidate nests of one function share: each load's index as coefficients of
-    variables, and per loop whether it accumulates / stores contiguously (each computed once:
-    every loop of a nest is offered in turn)."""
-
-    def __init__(self) -> None:
-        self._forms: dict[int, tuple[dict[int, int], set[int]] | None] = {}
-        self._accumulates: dict[int, bool] = {}
-        self._contiguous: dict[int, bool] = {}
-
-    def coefficient(self, load: BufferLoad, var: Var) -> int | None:
-        """``linear_coefficient(load's index, var)``, from one linear form per load."""
-        key = id(load)
-        if key not in self._forms:
-            self._forms[key] = _linear_terms(load.indices[0])
-        form = self._forms[key]
-        if form is None:
-            return None
-        coefs, nonlinear = form
-        return None if id(var) in nonlinear else coefs.get(id(var), 0)
-
-    def accumulates(self, loop: For) -> bool:
-        if id(loop) not in self._accumulates:
-            self._accumulates[id(loop)] = _accumulates_along(loop)
-        return self._accumulates[id(loop)]
-
-    def contiguous(self, loop: For) -> bool:
-        if id(loop) not in self._contiguous:
-            self._contiguous[id(loop)] = _stores_contiguously_along(loop)
-        return self._contiguous[id(loop)]
-
-
-def _linear_terms(index: PrimExpr) -> tuple[dict[int, int], set[int]] | None:
-    """The factor of each variable (by id) appearing alone in ``index``'s linear form, and
-    the variables inside non-linear terms; None when ``index`` has no linear form."""
-    if not supports_linear(index.dtype):
-        return None
-    coefs: dict[int, int] = {}
-    nonlinear: set[int] = set()
-    for atom, factor in to_linear(index).live_terms():
-        if isinstance(atom, Var):
-            coefs[id(atom)] = coefs.get(id(atom), 0) + factor
-        else:
-            nonlinear.update(id(v) for v in free_vars(atom))
-    return coefs, nonlinear
-
-
 def _decompose(load: BufferLoad, loops: Sequence[For],
-               facts: _Facts) -> tuple[For, For, int, PrimExpr] | None:
-    """``(j, k, s, base)`` with ``load``'s index ``base + s * j + k`` (module doc), or None."""
+               facts: NestFacts) -> tuple[For, For | None, int, PrimExpr, int] | None:
+    """``(j, k, s, base, 0)`` with ``load``'s index ``base + s * j + k``, or ``(j, None, s,
+    base, c)`` with it ``base + s * j + c`` (a record's field, ``0 <= c < s``; module doc),
+    or None."""
     if len(load.indices) != 1:
         return None
     index = load.indices[0]
@@ -218,9 +207,11 @@ def _decompose(load: BufferLoad, loops: Sequence[For],
             j_loop, stride = loop, coef
         elif coef != 0:
             return None
+    if j_loop is not None and k_loop is None:
+        return _record_field(index, j_loop, stride, loops, facts)
     if j_loop is None or k_loop is None or loops.index(k_loop) < loops.index(j_loop):
         return None
-    j_trips, k_trips = _trips(j_loop), _trips(k_loop)
+    j_trips, k_trips = trip_count(j_loop), trip_count(k_loop)
     if j_trips is None or k_trips is None or stride < k_trips or j_trips < MIN_COLUMNS:
         return None
     if not (facts.accumulates(k_loop) and facts.contiguous(j_loop)):
@@ -230,40 +221,30 @@ def _decompose(load: BufferLoad, loops: Sequence[For],
                                         k_loop.loop_var)))
     if reads_memory(base):
         return None
-    return j_loop, k_loop, stride, base  # base's variables: checked by the caller
+    return j_loop, k_loop, stride, base, 0  # base's variables: checked by the caller
 
 
-def _accumulates_along(loop: For) -> bool:
-    """Whether ``loop`` is a reduction: it stores, and only to elements that do not
-    depend on its variable (the same accumulators every iteration)."""
-    indices: list[PrimExpr] = []
-
-    def visit(node: object) -> None:
-        if isinstance(node, BufferStore):
-            indices.extend(node.indices)
-
-    post_order_visit(loop.body, visit)
-    return bool(indices) and not any(depends_on(i, loop.loop_var) for i in indices)
-
-
-def _stores_contiguously_along(loop: For) -> bool:
-    """Whether some store in ``loop`` writes consecutive elements for consecutive
-    iterations (the outputs a vector of its iterations fills)."""
-    found = False
-
-    def visit(node: object) -> None:
-        nonlocal found
-        if isinstance(node, BufferStore) and len(node.indices) == 1:
-            found = found or linear_coefficient(node.indices[0], loop.loop_var) == 1
-
-    post_order_visit(loop.body, visit)
-    return found
+def _record_field(index: PrimExpr, j_loop: For, stride: int, loops: Sequence[For],
+                  facts: NestFacts) -> tuple[For, None, int, PrimExpr, int] | None:
+    """A load of field ``c`` of record ``j`` (``base + s * j + c``) in the innermost loop
+    ``j``, which stores contiguously (it vectorizes, the records' fields are strided)."""
+    trips = trip_count(j_loop)
+    if loops[-1] is not j_loop or trips is None or trips < MIN_COLUMNS \
+            or stride > MAX_RECORD_STRIDE or not facts.contiguous(j_loop):
+        return None
+    dtype = index.dtype
+    rest = simplify_expr(Sub(index, Mul(IntImm(dtype, stride), j_loop.loop_var)))
+    if reads_memory(rest):
+        return None
+    offset = to_linear(rest).const % stride if supports_linear(dtype) else 0
+    base = simplify_expr(Sub(rest, IntImm(dtype, offset)))
+    return j_loop, None, stride, base, offset
 
 
 class _NestScan(StmtExprVisitor):
     """The qualifying loads of one candidate nest, grouped by operand."""
 
-    def __init__(self, root: For, packable: set[int], facts: _Facts) -> None:
+    def __init__(self, root: For, packable: set[int], facts: NestFacts) -> None:
         self.root, self.packable, self.facts = root, packable, facts
         self._outside: set[int] | None = None
         self.operands: list[_Operand] = []
@@ -274,7 +255,7 @@ class _NestScan(StmtExprVisitor):
 
     def visit_for_(self, stmt: For) -> None:
         # a loop that may run zero times guards its body like a condition
-        trips = _trips(stmt)
+        trips = trip_count(stmt)
         sure = trips is not None and trips > 0
         self._loops.append(stmt)
         self._guards += not sure
@@ -328,7 +309,12 @@ class _NestScan(StmtExprVisitor):
         parts = _decompose(node, self._loops, self.facts)
         if parts is None:
             return
-        operand = _Operand(node.buffer, *parts, loads=[node])
+        j_loop, k_loop, stride, base, offset = parts
+        operand = _Operand(node.buffer, j_loop, k_loop, stride, base)
+        if operand.k is None:
+            operand.add_field(node, offset)
+        else:
+            operand.loads.append(node)
         if any(id(v) not in self.outside for v in free_vars(operand.base)):
             return  # the copy, made before the nest, could not compute it
         if self._guards and not _copy_in_bounds(operand):
@@ -341,7 +327,10 @@ class _NestScan(StmtExprVisitor):
             if known.buffer.data is node.buffer.data and known.j is operand.j \
                     and known.k is operand.k and known.stride == operand.stride \
                     and structural_equal(known.base, operand.base):
-                known.loads.append(node)
+                if known.k is None:
+                    known.add_field(node, offset)
+                else:
+                    known.loads.append(node)
                 return
         self.operands.append(operand)
 
@@ -354,7 +343,7 @@ class _NestScan(StmtExprVisitor):
         for loop in self._loops:
             if loop is operand.j or loop is operand.k:
                 continue
-            trips = _trips(loop)
+            trips = trip_count(loop)
             if trips is not None:
                 constant *= trips
             elif any(id(v) not in self.outside for v in free_vars(loop.extent)):
@@ -403,21 +392,33 @@ class _Repoint(StmtExprMutator):
     def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
         hit = self.packed.get(id(node))
         # a load node the tree shares with another place is repointed only inside its loops
-        if hit is None or not {id(hit[0].j), id(hit[0].k)} <= self._loops:
+        if hit is None or not {id(hit[0].j), id(hit[0].k or hit[0].j)} <= self._loops:
             return self.generic_mutate(node)
         operand, copy = hit
         dtype = node.indices[0].dtype
         columns = IntImm(dtype, operand.columns)
-        row = Sub(operand.k.loop_var, operand.k.min)
+        row = operand.row_of(node)
         col = Sub(operand.j.loop_var, operand.j.min)
         return BufferLoad(copy, (simplify_expr(Add(Mul(row, columns), col)),), span=node.span)
 
 
 def _copy_nest(operand: _Operand, copy: Buffer, parallel: bool) -> Stmt:
     """``copy[kk * n + jj] = operand[base + (j0 + jj) * s + k0 + kk]``, rows of ``copy``
-    innermost."""
+    innermost; for a record operand one loop over the records storing each field ``c``
+    read, ``copy[f * n + jj] = operand[base + (j0 + jj) * s + c]``."""
     dtype = operand.base.dtype
     n = operand.columns
+    if operand.k is None:
+        kind = ForKind.PARALLEL if parallel else ForKind.SERIAL
+        jj = Var("jj", dtype)
+        stores: list[Stmt] = []
+        for row, offset in enumerate(operand.fields):
+            source = Add(Add(operand.base,
+                             Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))),
+                         IntImm(dtype, offset))
+            stores.append(BufferStore(copy, BufferLoad(operand.buffer, (simplify_expr(source),)),
+                                      (simplify_expr(Add(jj, IntImm(dtype, row * n))),)))
+        return For(jj, IntImm(dtype, 0), IntImm(dtype, n), kind, SeqStmt(tuple(stores)))
     kk, jj = Var("kk", dtype), Var("jj", dtype)
     source = Add(Add(operand.base,
                      Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))),
@@ -436,7 +437,7 @@ class _Packer(StmtExprMutator):
         self.local = finder.vars
         self.params = {id(b.data) for b in func.buffer_map.values()}
         self.parallel_depth = 0
-        self.facts = _Facts()
+        self.facts = NestFacts()
 
     def visit_expr(self, expr: PrimExpr) -> PrimExpr:
         return expr

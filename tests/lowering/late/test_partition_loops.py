@@ -336,3 +336,51 @@ def test_guarded_chunk_sums_run_in_lanes_and_agree_with_the_interpreter() -> Non
         got = np.full(12, 7, "float32")
         kernel(a, got)
         np.testing.assert_array_equal(got, want)
+
+
+@T.prim_func
+def wide_window(X: T.Buffer((3, 400), "float32"), W: T.Buffer((3, 31), "float32"),
+                Y: T.Buffer((3, 400), "float32")):
+    for c, x, r in T.grid(3, 400, 31):
+        with T.block("conv1d"):  # 31 taps padded by 15: a window of 30 thresholds
+            vc, vx, vr = T.axis.remap("SSR", [c, x, r])
+            with T.init():
+                Y[vc, vx] = T.float32(0)
+            Y[vc, vx] = Y[vc, vx] + T.if_then_else(
+                15 <= vx + vr and vx + vr < 415, X[vc, vx + vr - 15], T.float32(0)) * W[vc, vr]
+
+
+@T.prim_func
+def wide_window_short_row(X: T.Buffer((3, 160), "float32"), W: T.Buffer((3, 31), "float32"),
+                          Y: T.Buffer((3, 160), "float32")):
+    for c, x, r in T.grid(3, 160, 31):
+        with T.block("conv1d"):  # the same window over 160 columns: more than an eighth
+            vc, vx, vr = T.axis.remap("SSR", [c, x, r])
+            with T.init():
+                Y[vc, vx] = T.float32(0)
+            Y[vc, vx] = Y[vc, vx] + T.if_then_else(
+                15 <= vx + vr and vx + vr < 175, X[vc, vx + vr - 15], T.float32(0)) * W[vc, vr]
+
+
+def test_a_wide_window_in_a_long_loop_leaves_its_middle_without_the_test() -> None:
+    # window_limit: up to an eighth of the loop (400 // 8 = 50 > 30 thresholds)
+    after = run_pass("partition_loops", _serial(wide_window))
+    extents = sorted(int(f.extent) for f in loops(after) if f.loop_var.name.startswith("x"))
+    assert extents == [15, 15, 370]  # x < 15 and x >= 385 keep the test
+    assert len(_comparisons(after.script())) == 2
+    short = _serial(wide_window_short_row)
+    assert run_pass("partition_loops", short).script() == short.script()
+
+
+@runs_avx2
+def test_a_wide_window_agrees_with_the_interpreter_and_numpy() -> None:
+    before = _serial(wide_window)
+    assert_same_numbers(wide_window, before, run_pass("partition_loops", before))
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3, 400)).astype("float32")
+    W = rng.standard_normal((3, 31)).astype("float32")
+    Y = np.zeros((3, 400), "float32")
+    tvmscript.build(wide_window, target=AVX2, cache=False)(X, W, Y)
+    padded = np.pad(X.astype("float64"), ((0, 0), (15, 15)))
+    want = sum(padded[:, r:r + 400] * W[:, r, None] for r in range(31))
+    np.testing.assert_allclose(Y, want, rtol=1e-4, atol=1e-4)
