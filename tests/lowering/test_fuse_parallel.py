@@ -340,3 +340,100 @@ def test_the_wide_chain_computes_the_interpreters_numbers(target: Target) -> Non
         got = np.zeros_like(x)
         kernel(x, got)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)  # a contracted multiply-add
+
+
+@T.prim_func
+def gradient_magnitude(A: T.Buffer((130, 258), "float32"), mag: T.Buffer((128, 256), "float32")):
+    # a Sobel magnitude's stages per row: two gradients in row buffers, then the magnitude
+    for i in T.parallel(128):
+        Gx = T.alloc_buffer((256,))
+        Gy = T.alloc_buffer((256,))
+        for j in range(256):
+            Gx[j] = A[i, j + 2] - A[i, j] + T.float32(2) * (A[i + 1, j + 2] - A[i + 1, j])
+        for j in range(256):
+            Gy[j] = A[i + 2, j] - A[i, j] + T.float32(2) * (A[i + 2, j + 1] - A[i, j + 1])
+        for j in range(256):
+            mag[i, j] = T.sqrt(Gx[j] * Gx[j] + Gy[j] * Gy[j])
+
+
+@T.prim_func
+def row_sum_then_scale(A: T.Buffer((64, 100), "float32"), B: T.Buffer((64, 100), "float32")):
+    for i in T.parallel(64):
+        s = T.alloc_buffer((1,), "float32")
+        s[0] = T.float32(0)
+        for j in range(100):
+            s[0] = s[0] + A[i, j]
+        for j in range(100):
+            B[i, j] = A[i, j] / s[0]
+
+
+@T.prim_func
+def shifted_reads(A: T.Buffer((64, 100), "float32"), B: T.Buffer((64, 100), "float32")):
+    for i in T.parallel(64):
+        t = T.alloc_buffer((101,), "float32")
+        t[0] = T.float32(0)
+        for j in range(100):
+            t[j + 1] = A[i, j] * T.float32(2)
+        for j in range(100):
+            B[i, j] = t[j + 1] + t[j]  # reads the element the previous iteration wrote
+
+
+def _inner_loops(stmt: object) -> list[For]:
+    found: list[For] = []
+    post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, For)
+                     and n.kind is ForKind.SERIAL else None)
+    return found
+
+
+def test_a_rows_elementwise_stages_run_in_one_inner_loop() -> None:
+    """Inside the fused parallel loop, the three stages' column loops become one: each
+    element's gradients stay in registers (set 12's Sobel magnitude, 2 threads on the Zen 2
+    host: 2.1 -> 1.75 ms)."""
+    lowered = lower_for(gradient_magnitude, AVX2)
+    (version,) = _versions(lowered)  # the output written beside the input: a row's test
+    assert len(_inner_loops(version.then_case)) == 1
+    assert len(_inner_loops(version.else_case)) == 3
+    with lowering.PassContext(config={"fuse_parallel_loops": {"inner": False}}):
+        assert len(_inner_loops(lower_for(gradient_magnitude, AVX2).body)) == 3
+
+
+def test_inner_loops_with_a_reduction_or_a_neighbours_element_stay_apart() -> None:
+    assert len(_inner_loops(lower_for(row_sum_then_scale, AVX2).body)) >= 2
+    assert len(_inner_loops(lower_for(shifted_reads, AVX2).body)) >= 2
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param(t, id=t.mcpu, marks=needs_host_features(t)) for t in (AVX2, AVX512)])
+@pytest.mark.parametrize("func", [gradient_magnitude, row_sum_then_scale, shifted_reads],
+                         ids=lambda f: f.name)
+def test_fused_inner_loops_compute_the_interpreters_numbers(func: PrimFunc,
+                                                            target: Target) -> None:
+    kernel = tvmscript.build(func, target=target, cache=False, fp_contract=False)
+    shapes = [tuple(int(d) for d in b.shape) for b in func.buffer_map.values()]
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        want = [rng.standard_normal(s).astype("float32") for s in shapes]
+        got = [w.copy() for w in want]
+        run_reference(func, want)
+        kernel(*got)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("target", [
+    pytest.param(t, id=t.mcpu, marks=needs_host_features(t)) for t in (AVX2, AVX512)])
+@pytest.mark.parametrize("offset", [0, 40, 130 * 258])
+def test_an_output_over_the_input_gets_the_interpreters_numbers(offset: int,
+                                                                     target: Target) -> None:
+    storage = np.random.default_rng(2).standard_normal(2 * 130 * 258).astype("float32")
+    kernel = tvmscript.build(gradient_magnitude, target=target, cache=False, fp_contract=False)
+
+    def views(buf: np.ndarray) -> list[np.ndarray]:
+        return [buf[:130 * 258].reshape(130, 258),
+                buf[offset:offset + 128 * 256].reshape(128, 256)]
+
+    want = storage.copy()
+    run_reference(gradient_magnitude, views(want))
+    got = storage.copy()
+    kernel(*views(got))
+    np.testing.assert_array_equal(got, want)
