@@ -219,8 +219,9 @@ def nb_jacobi9(A, O):
         O[i, 0] = A[i, 0]
         O[i, W - 1] = A[i, W - 1]
         for j in range(1, W - 1):
-            O[i, j] = (0.5 * A[i, j] + 0.1 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
-                       + 0.025 * (A[i - 1, j - 1] + A[i - 1, j + 1] + A[i + 1, j - 1] + A[i + 1, j + 1]))
+            edges = A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1]
+            corners = A[i - 1, j - 1] + A[i - 1, j + 1] + A[i + 1, j - 1] + A[i + 1, j + 1]
+            O[i, j] = (0.5 * A[i, j] + 0.1 * edges) + 0.025 * corners
 
 
 @njit(**fm)
