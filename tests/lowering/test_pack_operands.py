@@ -16,7 +16,7 @@ import pytest
 
 import lowering
 import tvmscript
-from irbuilder.ir import Allocate, IfThenElse, PrimFunc
+from irbuilder.ir import IfThenElse, PrimFunc
 from irbuilder.ir.functor import post_order_visit
 from lowering.pipeline import LATE_STAGE
 from tvmscript import tir as T
@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent / "late"))
 from late_kit import (
     agrees_with_interpreter,
     one_storage,
+    packed_copies,
     pinned_targets,
     standard_normal,
 )
@@ -213,26 +214,13 @@ def offset_bound_inside(A: T.Buffer((20, 37), "float32"), B: T.Buffer((70, 40), 
             C[i, j] = acc[0]
 
 
-def _packed_copies(func: PrimFunc, target: Any = "llvm -mcpu=znver3") -> list[str]:
-    """Names of the packed copies allocated in ``func`` lowered for ``target``."""
-    lowered = lowering.lower(func, target=target)
-    names: list[str] = []
-
-    def visit(node: object) -> None:
-        if isinstance(node, Allocate) and node.buffer_var.name.endswith("_packed"):
-            names.append(node.buffer_var.name)
-
-    post_order_visit(lowered.body, visit)
-    return names
-
-
 @pytest.mark.parametrize("func, operand", [
     (dense_block, "W_packed"), (matmul_nt_local, "B_packed"), (matmul_nt_grid, "B_packed"),
     (scores, "K_packed"), (window, "B_packed"), (int8_dense, "W_packed"),
     (local_operand, "Bs_packed"), (guarded, "B_packed"), (dense_rows, "W_packed"),
 ])
 def test_rows_read_across_are_packed(func: PrimFunc, operand: str) -> None:
-    assert _packed_copies(func) == [operand]
+    assert packed_copies(func) == [operand]
 
 
 @pytest.mark.parametrize("func", [matmul_nn_local, guarded_at_offset, few_rows, outer_rows,
@@ -242,12 +230,12 @@ def test_left_alone(func: PrimFunc) -> None:
     copy might read past the end of B where the nest does not); too little reuse; no
     accumulation along the rows; the nest writes the operand; the offset is bound inside
     the nest."""
-    assert _packed_copies(func) == []
+    assert packed_copies(func) == []
 
 
 def test_disabled_by_config() -> None:
     with lowering.PassContext(disabled_passes=frozenset({"pack_transposed_operands"})):
-        assert _packed_copies(matmul_nt_local) == []
+        assert packed_copies(matmul_nt_local) == []
 
 
 def test_copy_is_transposed_window() -> None:
@@ -413,7 +401,7 @@ def test_random_shapes_and_offsets(case: int, target: Any) -> None:
     text = _FORMS[form].format(I=i, J=j, K=k, KA=k + ka + spare[0], JB=j + jb + spare[1],
                                KB=k + kb + spare[2], ka=ka, jb=jb, kb=kb, dt=dt)
     func = tvmscript.from_source(text)
-    assert _packed_copies(func, target) == ["B_packed"], text
+    assert packed_copies(func, target) == ["B_packed"], text
 
     def args() -> list[np.ndarray[Any, Any]]:
         out = []

@@ -14,25 +14,30 @@ import numpy as np
 import pytest
 
 import lowering
-from irbuilder.ir import Allocate, PrimFunc
-from irbuilder.ir.functor import post_order_visit
+from irbuilder.ir import PrimFunc
 from lowering.pipeline import LATE_STAGE
 from tvmscript import tir as T
 
 sys.path.insert(0, str(Path(__file__).parent / "late"))
-from late_kit import agrees_with_interpreter, one_storage, pinned_targets, standard_normal
+from late_kit import (
+    agrees_with_interpreter,
+    one_storage,
+    packed_copies,
+    pinned_targets,
+    standard_normal,
+)
 
 
 @T.prim_func
 def iou(A: T.Buffer((40, 4), "float32"), B: T.Buffer((37, 4), "float32"),
-        O: T.Buffer((40, 37), "float32")):
+        Out: T.Buffer((40, 37), "float32")):
     for i, j in T.grid(40, 37):
         with T.block("iou"):
             vi, vj = T.axis.remap("SS", [i, j])
             w = T.max(T.min(A[vi, 2], B[vj, 2]) - T.max(A[vi, 0], B[vj, 0]), T.float32(0))
             h = T.max(T.min(A[vi, 3], B[vj, 3]) - T.max(A[vi, 1], B[vj, 1]), T.float32(0))
             area = (B[vj, 2] - B[vj, 0]) * (B[vj, 3] - B[vj, 1])
-            O[vi, vj] = w * h / (area + T.float32(1))
+            Out[vi, vj] = w * h / (area + T.float32(1))
 
 
 @T.prim_func
@@ -88,18 +93,6 @@ def writes_records(P: T.Buffer((24, 3), "float32"), Q: T.Buffer((50, 3), "float3
             Q[j, 2] = D[i, j]
 
 
-def _packed(func: PrimFunc, target: Any = "llvm -mcpu=znver3") -> list[str]:
-    lowered = lowering.lower(func, target=target)
-    names: list[str] = []
-
-    def visit(node: object) -> None:
-        if isinstance(node, Allocate) and node.buffer_var.name.endswith("_packed"):
-            names.append(node.buffer_var.name)
-
-    post_order_visit(lowered.body, visit)
-    return names
-
-
 def _early(func: PrimFunc) -> str:
     with lowering.PassContext(disabled_passes=frozenset(LATE_STAGE)):
         return lowering.lower(func, target="llvm -mcpu=znver3").script()
@@ -108,13 +101,13 @@ def _early(func: PrimFunc) -> str:
 @pytest.mark.parametrize("func, operand", [
     (iou, "B_packed"), (point_distances, "Q_packed"), (guarded_fields, "Q_packed"),
 ])
-def test_records_read_field_by_field_are_packed(func: PrimFunc, operand: str) -> None:
-    assert _packed(func) == [operand]
+def test_records_read_field_by_field_arepacked_copies(func: PrimFunc, operand: str) -> None:
+    assert packed_copies(func) == [operand]
 
 
 @pytest.mark.parametrize("func", [transposed_output, wide_records, few_rows, writes_records])
 def test_left_alone(func: PrimFunc) -> None:
-    assert _packed(func) == []
+    assert packed_copies(func) == []
 
 
 def test_only_the_fields_read_are_copied_in_one_pass_over_the_records() -> None:

@@ -253,3 +253,20 @@ def agrees_with_interpreter(func: PrimFunc, make_args: Callable[[], list[np.ndar
         kernel(*got)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def packed_copies(func: PrimFunc, target: Any = "llvm -mcpu=znver3") -> list[str]:
+    """Names of the packed copies (``pack_transposed_operands``) allocated in ``func``
+    lowered for ``target``."""
+    from irbuilder.ir import Allocate
+    from irbuilder.ir.functor import post_order_visit
+
+    lowered = lowering.lower(func, target=target)
+    names: list[str] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, Allocate) and node.buffer_var.name.endswith("_packed"):
+            names.append(node.buffer_var.name)
+
+    post_order_visit(lowered.body, visit)
+    return names
