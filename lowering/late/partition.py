@@ -86,8 +86,15 @@ from ..arith.rewrite import simplify_expr
 from ..pass_infra import FunctionPass, function_pass
 from ..transforms.unroll import copy_with_fresh_vars
 
-__all__ = ["MAX_PARTS", "MIN_PART", "PEEL_FROM", "WINDOW_SHARE", "partition_loop", "partition_loops",
-           "window_limit"]
+__all__ = [
+    "MAX_PARTS",
+    "MIN_PART",
+    "PEEL_FROM",
+    "WINDOW_SHARE",
+    "partition_loop",
+    "partition_loops",
+    "window_limit",
+]
 
 MAX_PARTS = 4
 """Most parts one loop is split into (three thresholds): code size grows with each."""

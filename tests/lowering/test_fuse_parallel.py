@@ -422,9 +422,11 @@ def test_fused_inner_loops_compute_the_interpreters_numbers(func: PrimFunc,
 
 @pytest.mark.parametrize("target", [
     pytest.param(t, id=t.mcpu, marks=needs_host_features(t)) for t in (AVX2, AVX512)])
-@pytest.mark.parametrize("offset", [0, 40, 130 * 258])
-def test_an_output_over_the_input_gets_the_interpreters_numbers(offset: int,
-                                                                     target: Target) -> None:
+@pytest.mark.parametrize("offset", [130 * 258, 130 * 258 + 40])
+def test_an_output_beside_the_input_gets_the_interpreters_numbers(offset: int,
+                                                                      target: Target) -> None:
+    # (an output overlapping the input breaks the user's T.parallel promise: rows would
+    # read what other rows write, a race whatever the compiler does)
     storage = np.random.default_rng(2).standard_normal(2 * 130 * 258).astype("float32")
     kernel = tvmscript.build(gradient_magnitude, target=target, cache=False, fp_contract=False)
 
