@@ -37,7 +37,8 @@ def _disabled() -> bool:
 # the thread spends while the program parses, instead of the first build. After them the
 # thread compiles a small kernel and drops it (``tvmscript.compiler.warmup``: lazy imports,
 # first-use caches, LLVM's pipelines and tables), stopping between its steps when a build
-# starts: a small kernel built 1 s after the import, 62-86 -> ~35 ms on the Zen 2 host.
+# starts: a small static kernel built 1 s after the import, 55-57 -> 41-45 ms on the Zen 2
+# host (a second build: 30-33 ms).
 _COMPILER = (("tvmscript.compiler.build", None), ("lowering", "lower"))
 _stop = threading.Event()
 _imports_done = threading.Event()

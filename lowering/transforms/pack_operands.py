@@ -137,11 +137,13 @@ class _Operand:
     field_of: dict[int, int] = field(default_factory=dict)
     """A record operand's field each load reads, by load id."""
 
-    def add_field(self, load: BufferLoad, offset: int) -> None:
+    def add(self, load: BufferLoad, offset: int) -> None:
+        """One more load of the operand (of field ``offset`` for a record operand)."""
         self.loads.append(load)
-        self.field_of[id(load)] = offset
-        if offset not in self.fields:
-            self.fields = sorted([*self.fields, offset])
+        if self.k is None:
+            self.field_of[id(load)] = offset
+            if offset not in self.fields:
+                self.fields = sorted([*self.fields, offset])
 
     @property
     def columns(self) -> int:
@@ -158,6 +160,11 @@ class _Operand:
         trips = trip_count(self.k)
         assert trips is not None  # constant (_decompose)
         return trips
+
+    @property
+    def loops(self) -> tuple[For, ...]:
+        """The nest's loops the operand's loads step with (``j``, and ``k`` if any)."""
+        return (self.j,) if self.k is None else (self.j, self.k)
 
     def row_of(self, load: BufferLoad) -> PrimExpr:
         """The copy's row ``load`` reads."""
@@ -311,10 +318,7 @@ class _NestScan(StmtExprVisitor):
             return
         j_loop, k_loop, stride, base, offset = parts
         operand = _Operand(node.buffer, j_loop, k_loop, stride, base)
-        if operand.k is None:
-            operand.add_field(node, offset)
-        else:
-            operand.loads.append(node)
+        operand.add(node, offset)
         if any(id(v) not in self.outside for v in free_vars(operand.base)):
             return  # the copy, made before the nest, could not compute it
         if self._guards and not _copy_in_bounds(operand):
@@ -327,10 +331,7 @@ class _NestScan(StmtExprVisitor):
             if known.buffer.data is node.buffer.data and known.j is operand.j \
                     and known.k is operand.k and known.stride == operand.stride \
                     and structural_equal(known.base, operand.base):
-                if known.k is None:
-                    known.add_field(node, offset)
-                else:
-                    known.loads.append(node)
+                known.add(node, offset)
                 return
         self.operands.append(operand)
 
@@ -392,7 +393,7 @@ class _Repoint(StmtExprMutator):
     def visit_buffer_load_(self, node: BufferLoad) -> PrimExpr:
         hit = self.packed.get(id(node))
         # a load node the tree shares with another place is repointed only inside its loops
-        if hit is None or not {id(hit[0].j), id(hit[0].k or hit[0].j)} <= self._loops:
+        if hit is None or not {id(loop) for loop in hit[0].loops} <= self._loops:
             return self.generic_mutate(node)
         operand, copy = hit
         dtype = node.indices[0].dtype
@@ -408,25 +409,24 @@ def _copy_nest(operand: _Operand, copy: Buffer, parallel: bool) -> Stmt:
     read, ``copy[f * n + jj] = operand[base + (j0 + jj) * s + c]``."""
     dtype = operand.base.dtype
     n = operand.columns
+    kind = ForKind.PARALLEL if parallel else ForKind.SERIAL
+    jj = Var("jj", dtype)
+
+    def source(within: PrimExpr) -> BufferLoad:
+        """The operand's element ``within`` record ``j0 + jj``."""
+        record = Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))
+        return BufferLoad(operand.buffer, (simplify_expr(Add(Add(operand.base, record),
+                                                             within)),))
+
     if operand.k is None:
-        kind = ForKind.PARALLEL if parallel else ForKind.SERIAL
-        jj = Var("jj", dtype)
-        stores: list[Stmt] = []
-        for row, offset in enumerate(operand.fields):
-            source = Add(Add(operand.base,
-                             Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))),
-                         IntImm(dtype, offset))
-            stores.append(BufferStore(copy, BufferLoad(operand.buffer, (simplify_expr(source),)),
-                                      (simplify_expr(Add(jj, IntImm(dtype, row * n))),)))
+        stores = [BufferStore(copy, source(IntImm(dtype, offset)),
+                              (simplify_expr(Add(jj, IntImm(dtype, row * n))),))
+                  for row, offset in enumerate(operand.fields)]
         return For(jj, IntImm(dtype, 0), IntImm(dtype, n), kind, SeqStmt(tuple(stores)))
-    kk, jj = Var("kk", dtype), Var("jj", dtype)
-    source = Add(Add(operand.base,
-                     Mul(Add(operand.j.min, jj), IntImm(dtype, operand.stride))),
-                 Add(operand.k.min, kk))
-    store = BufferStore(copy, BufferLoad(operand.buffer, (simplify_expr(source),)),
+    kk = Var("kk", dtype)
+    store = BufferStore(copy, source(Add(operand.k.min, kk)),
                         (Add(Mul(kk, IntImm(dtype, n)), jj),))
     inner = For(jj, IntImm(dtype, 0), IntImm(dtype, n), ForKind.SERIAL, store)
-    kind = ForKind.PARALLEL if parallel else ForKind.SERIAL
     return For(kk, IntImm(dtype, 0), operand.k.extent, kind, inner)
 
 
